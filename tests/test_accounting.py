@@ -1,5 +1,7 @@
 """Tests of dptoolkit.accounting."""
 import math
+import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -44,6 +46,44 @@ def test_advanced_composition_closed_form():
     assert delta_tot == ds
     _, delta_tot = advanced_composition(epsilon=eps, delta=1e-8, k=k, delta_slack=ds)
     assert delta_tot == pytest.approx(k * 1e-8 + ds, rel=1e-14)
+
+
+def _log_advanced_epsilon(eps, k, delta_slack):
+    """log of the DRV bound computed in log space (no overflow), for reference."""
+    a = math.sqrt(2 * k * math.log(1 / delta_slack))
+    # eps (a + k (e^eps - 1)) = eps e^eps k (1 + (a - k) e^-eps / k)
+    return math.log(eps) + eps + math.log(k) + math.log1p((a - k) * math.exp(-eps) / k)
+
+
+@pytest.mark.parametrize("eps", [709.0, 709.79, 710.0, 1e4, 1e300])
+@pytest.mark.parametrize("k", [1, 3, 10**6])
+def test_advanced_composition_large_epsilon_is_inf_not_overflow_error(eps, k):
+    # the bound exceeds the largest float there: inf is its rounded value
+    # (math.expm1 used to raise OverflowError for eps > 709.78)
+    assert _log_advanced_epsilon(eps, k, 1e-5) > math.log(sys.float_info.max)
+    eps_tot, delta_tot = advanced_composition(epsilon=eps, delta=1e-9, k=k, delta_slack=1e-5)
+    assert eps_tot == math.inf
+    assert delta_tot == pytest.approx(k * 1e-9 + 1e-5, rel=1e-14)
+    # and the basic bound, which is then the useful one, is finite
+    assert math.isfinite(basic_composition(epsilon=eps, k=k)[0])
+
+
+@pytest.mark.parametrize("eps", [30.0, 300.0, 690.0, 700.0])
+def test_advanced_composition_large_finite_epsilon(eps):
+    k, ds = 2, 1e-5
+    eps_tot, _ = advanced_composition(epsilon=eps, delta=0.0, k=k, delta_slack=ds)
+    assert math.isfinite(eps_tot)
+    assert math.log(eps_tot) == pytest.approx(_log_advanced_epsilon(eps, k, ds), rel=1e-14)
+
+
+def test_per_step_epsilon_up_to_largest_float():
+    # the bracket and Newton's derivative evaluate e^eps near log(DBL_MAX)
+    target = sys.float_info.max
+    for k in [1, 2, 1000, 10**9]:
+        eps = per_step_epsilon(epsilon_total=target, delta_slack=1e-5, k=k)
+        total, _ = advanced_composition(epsilon=eps, delta=0.0, k=k, delta_slack=1e-5)
+        # relative condition number of the inverse ~ eps ~ 700
+        assert abs(total - target) <= 1e-12 * target
 
 
 @pytest.mark.parametrize("target", [1e-300, 1e-100, 1e-12, 1e-3, 0.1, 1.0, 10.0, 1e4, 1e100, 1e300])
@@ -608,6 +648,15 @@ def test_budget_advanced_composition():
         acc3.spend(e_each, d_each)
     with pytest.raises(BudgetExceededError):
         acc3.check(1e-3)
+
+
+def test_budget_advanced_composition_huge_spend_no_overflow_warning():
+    # e^eps overflows for eps > 709.78: advanced bound inf, basic chosen, no warning
+    acc = BudgetAccountant(epsilon=1e4, delta=1e-5, composition="advanced")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        acc.spend(800.0).spend(1.0)
+        assert acc.spent == (801.0, 0.0)
 
 
 def test_budget_bad_input():

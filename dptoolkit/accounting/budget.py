@@ -115,8 +115,11 @@ class BudgetAccountant:
         basic = (float(math.fsum(eps)), min(1.0, delta_sum))
         if self.composition == "basic" or eps.size == 0:
             return basic
-        adv_eps = (math.sqrt(2.0 * math.log(1.0 / self.delta_slack) * float(np.sum(eps * eps)))
-                   + float(np.sum(eps * np.expm1(eps))))
+        # expm1 overflows to inf for eps > ~709.78 (the bound is then beyond the
+        # float range and basic composition wins): no RuntimeWarning for that.
+        with np.errstate(over="ignore"):
+            adv_eps = (math.sqrt(2.0 * math.log(1.0 / self.delta_slack) * float(np.sum(eps * eps)))
+                       + float(np.sum(eps * np.expm1(eps))))
         if adv_eps < basic[0]:
             return adv_eps, min(1.0, delta_sum + self.delta_slack)
         return basic

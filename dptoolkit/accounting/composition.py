@@ -77,9 +77,23 @@ def basic_composition(*, epsilon, delta=0.0, k=1):
     return k * epsilon, min(1.0, k * delta)
 
 
+def _expm1(x):
+    """``math.expm1`` that returns inf instead of raising OverflowError.
+
+    ``math.expm1``/``math.exp`` raise for x > log(DBL_MAX) ~ 709.78, where the
+    true value exceeds the largest float: inf is its correctly rounded value.
+    """
+    try:
+        return math.expm1(x)
+    except OverflowError:
+        return math.inf
+
+
 def _advanced_epsilon(epsilon, k, log_inv_slack):
-    # eps * sqrt(2 k ln(1/delta')) + k eps (e^eps - 1), with expm1 for small eps.
-    return epsilon * (math.sqrt(2.0 * k * log_inv_slack) + k * math.expm1(epsilon))
+    # eps * sqrt(2 k ln(1/delta')) + k eps (e^eps - 1), with expm1 for small eps;
+    # inf when the value exceeds the float range (e^eps - 1 >= 1 there, so the
+    # product overflows too).
+    return epsilon * (math.sqrt(2.0 * k * log_inv_slack) + k * _expm1(epsilon))
 
 
 def advanced_composition(*, epsilon, delta, k, delta_slack):
@@ -104,6 +118,14 @@ def advanced_composition(*, epsilon, delta, k, delta_slack):
     :func:`~dptoolkit.accounting.optimal_composition` is never worse than
     either.
 
+    **Large epsilon.**  The second term grows like :math:`k\varepsilon
+    e^{\varepsilon}`; when the bound exceeds the largest float (always for
+    ``epsilon`` > log(DBL_MAX) ~ 709.78, and for somewhat smaller ``epsilon``
+    when ``k * epsilon`` is large) the returned ``epsilon_total`` is
+    ``inf``, the correctly rounded value of the bound (no OverflowError).
+    The statement it makes is true but vacuous; the basic composition
+    ``k * epsilon``, which is then far smaller, is the useful bound.
+
     Parameters
     ----------
     epsilon : float
@@ -118,6 +140,7 @@ def advanced_composition(*, epsilon, delta, k, delta_slack):
     Returns
     -------
     epsilon_total : float
+        The bound above, ``inf`` if it exceeds the float range.
     delta_total : float
         ``k * delta + delta_slack`` (may exceed 1, in which case the
         guarantee is vacuous; it is returned unclipped so that the caller can
@@ -231,7 +254,7 @@ def per_step_epsilon(*, epsilon_total, delta_slack, k):
     # (eps <= sqrt(T/k)); for eps >= 1, k eps expm1(eps) >= k expm1(eps)
     # (eps <= max(1, log1p(T/k))).  All keep f finite on the bracket.
     upper = min(target / a, math.sqrt(target / k), max(1.0, math.log1p(target / k)))
-    lower = target / (a + k * math.expm1(upper))
+    lower = target / (a + k * _expm1(upper))
     # Guard the bracket against rounding in the bounds themselves.
     while f(upper) < 0.0:
         upper *= 1.0 + 1e-12
@@ -248,7 +271,7 @@ def per_step_epsilon(*, epsilon_total, delta_slack, k):
         fx = f(eps)
         if fx == 0.0:
             break
-        deriv = a + k * math.expm1(eps) + k * eps * math.exp(eps)
+        deriv = a + k * _expm1(eps) + k * eps * (_expm1(eps) + 1.0)
         new = eps - fx / deriv
         if not (lower <= new <= upper) or new == eps:
             break
