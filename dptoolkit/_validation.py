@@ -130,12 +130,30 @@ def check_random_state(random_state):
     )
 
 
+def _sparse_arrays(X):
+    """The ndarrays a scipy sparse matrix/array stores its entries in."""
+    arrays = []
+    for attr in ("data", "indices", "indptr", "row", "col", "offsets"):
+        value = getattr(X, attr, None)
+        if isinstance(value, np.ndarray):
+            arrays.append(value)
+    arrays.extend(a for a in getattr(X, "coords", ()) if isinstance(a, np.ndarray))
+    return arrays
+
+
 def check_sparse_X(X, *, name="X", formats=("csr",), dtype=np.float64):
     """Return ``X`` as a canonical scipy sparse array of float64 with int64 indices.
 
     Dense input is converted (a dense ndarray is accepted everywhere sparse is);
     every scipy.sparse format is accepted.  Duplicate entries are summed and
     indices sorted, so kernels can rely on canonical CSR/CSC.
+
+    ``X`` itself is never modified: a non-canonical input (duplicates,
+    unsorted indices) is copied before it is canonicalised, and the int64
+    index arrays are new arrays when ``X``'s are int32.  An input already
+    canonical, float64 and in the requested format is not copied: the
+    returned matrix then shares ``X``'s ``data`` (and int64 index arrays),
+    which callers must treat as read-only.
 
     Parameters
     ----------
@@ -171,10 +189,17 @@ def check_sparse_X(X, *, name="X", formats=("csr",), dtype=np.float64):
     n, d = Xs.shape
     if n == 0 or d == 0:
         raise ValueError(f"{name} must have at least one sample and one feature, got shape {Xs.shape}")
+    # The caller's arrays: conversions below may return matrices sharing them
+    # (csr -> csr_array, float64 -> float64), and sum_duplicates/sort_indices
+    # work in place, so a shared non-canonical matrix is copied first.
+    callers = _sparse_arrays(X) if sp.issparse(X) else []
     out = []
     for fmt in formats:
         M = sp.csr_array(Xs) if fmt == "csr" else sp.csc_array(Xs)
-        M = M.astype(dtype, copy=M is Xs)
+        M = M.astype(dtype, copy=False)
+        if not M.has_canonical_format and any(
+                np.may_share_memory(a, b) for a in _sparse_arrays(M) for b in callers):
+            M = M.copy()
         M.sum_duplicates()
         M.sort_indices()
         if not np.all(np.isfinite(M.data)):
