@@ -79,6 +79,16 @@ def get_data_path(name=""):
     return root / name
 
 
+def _index_dtype(nnz, n_features):
+    """int32 when the CSR index arrays fit in it (scipy's own rule), else int64.
+
+    scikit-learn's Cython estimators for sparse input (e.g. Lasso and
+    ElasticNet) accept int32 indices only; dptoolkit's kernels convert to int64
+    themselves.
+    """
+    return np.int32 if max(nnz, n_features) < np.iinfo(np.int32).max else np.int64
+
+
 def _binary_labels(y, name="y"):
     classes = np.unique(y)
     if classes.size == 2:
@@ -104,6 +114,13 @@ def load_libsvm(path, n_features=None, *, binary_labels=True):
     Returns
     -------
     X : scipy.sparse.csr_array of shape (n_samples, n_features), float64
+        Canonical CSR (sorted indices).  The ``indices`` and ``indptr`` arrays
+        are int32 when the number of stored entries and ``n_features`` fit in
+        int32 (as scipy chooses), else int64, so that ``X`` can be passed to
+        scikit-learn estimators whose sparse code takes int32 indices only
+        (:class:`~sklearn.linear_model.Lasso`,
+        :class:`~sklearn.linear_model.ElasticNet`).  dptoolkit's estimators
+        accept either.
     y : ndarray of shape (n_samples,), float64
 
     Raises
@@ -116,7 +133,11 @@ def load_libsvm(path, n_features=None, *, binary_labels=True):
         raise FileNotFoundError(f"no LIBSVM file at {path}")
     X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64,
                               zero_based=False)
-    X = sp.csr_array(X)
+    # load_svmlight_file gives int64 index arrays, which scikit-learn's sparse
+    # coordinate descent (Lasso, ElasticNet) refuses: int32 when they fit.
+    index_dtype = _index_dtype(X.nnz, X.shape[1])
+    X = sp.csr_array((X.data, X.indices.astype(index_dtype, copy=False),
+                      X.indptr.astype(index_dtype, copy=False)), shape=X.shape)
     if binary_labels:
         y, _ = _binary_labels(y)
     return X, np.asarray(y, dtype=np.float64)
@@ -745,7 +766,7 @@ def make_sparse_classification(n_samples=10_000, n_features=100_000, *, n_inform
         data = rng.choice(np.array([-1.0, 1.0]), size=keys.size)
     else:
         data = rng.uniform(-1.0, 1.0, size=keys.size)
-    index_dtype = np.int32 if max(keys.size, n_features) < np.iinfo(np.int32).max else np.int64
+    index_dtype = _index_dtype(keys.size, n_features)
     X = sp.csr_array((data, cols.astype(index_dtype), indptr.astype(index_dtype)),
                      shape=(n_samples, n_features))
 

@@ -52,6 +52,34 @@ def test_load_libsvm_binary_codings_small(tmp_path, coding):
     np.testing.assert_array_equal(y_raw, [hi, lo, hi, lo])
 
 
+def test_load_libsvm_int32_indices_work_with_sklearn_lasso(tmp_path):
+    # scikit-learn's sparse coordinate descent (Lasso, ElasticNet) refuses int64
+    # indices, which load_svmlight_file returns; load_libsvm gives int32 when they fit
+    from sklearn.linear_model import ElasticNet, Lasso
+
+    from dptoolkit.linear_model import FrankWolfeLassoClassifier
+    f = tmp_path / "tiny.svm"
+    f.write_text("1 1:0.5 3:1\n-1 2:-1 4:0.25\n1 1:1 3:0.5\n-1 2:0.5 4:-1\n1 3:1\n")
+    X, y = load_libsvm(f, n_features=4)
+    assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+    assert X.has_canonical_format
+    for est in [Lasso(alpha=0.01, fit_intercept=False), ElasticNet(alpha=0.01)]:
+        coef_sparse = est.fit(X, y).coef_
+        coef_dense = est.fit(X.toarray(), y).coef_
+        np.testing.assert_allclose(coef_sparse, coef_dense, rtol=1e-6, atol=1e-10)
+        assert np.any(coef_sparse != 0)
+    # dptoolkit's own estimators take int32 indices as well
+    clf = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=20).fit(X, y)
+    assert clf.coef_.shape == (1, 4) and np.all(np.isfinite(clf.coef_))
+
+
+def test_index_dtype_falls_back_to_int64():
+    from dptoolkit.datasets import _index_dtype
+    assert _index_dtype(10, 5) is np.int32
+    assert _index_dtype(2**31, 5) is np.int64
+    assert _index_dtype(10, 2**31) is np.int64
+
+
 def test_load_libsvm_multiclass_unchanged(tmp_path):
     f = tmp_path / "multi.svm"
     f.write_text("1 1:1\n2 2:1\n3 1:1\n")
