@@ -118,8 +118,8 @@ def advanced_composition(*, epsilon, delta, k, delta_slack):
     :func:`~dptoolkit.accounting.optimal_composition` is never worse than
     either.
 
-    **Large epsilon.**  The second term grows like :math:`k\varepsilon
-    e^{\varepsilon}`; when the bound exceeds the largest float (always for
+    **Large epsilon.**  The second term grows like :math:`k\\varepsilon
+    e^{\\varepsilon}`; when the bound exceeds the largest float (always for
     ``epsilon`` > log(DBL_MAX) ~ 709.78, and for somewhat smaller ``epsilon``
     when ``k * epsilon`` is large) the returned ``epsilon_total`` is
     ``inf``, the correctly rounded value of the bound (no OverflowError).
