@@ -2,6 +2,7 @@
 import math
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from dptoolkit.accounting import (
     advanced_composition,
     basic_composition,
     calibrate_noise_multiplier,
+    laplace_report_noisy_max_composition,
     optimal_composition,
     per_step_epsilon,
     rdp_gaussian,
@@ -657,6 +659,38 @@ def test_budget_advanced_composition_huge_spend_no_overflow_warning():
         warnings.simplefilter("error")
         acc.spend(800.0).spend(1.0)
         assert acc.spent == (801.0, 0.0)
+
+
+def test_talwar_helpers_exported_and_documented():
+    import dptoolkit.accounting as acc
+    from dptoolkit.accounting import talwar
+
+    public = ["laplace_report_noisy_max_scale", "laplace_report_noisy_max_epsilon",
+              "laplace_report_noisy_max_composition", "talwar_noise_scale"]
+    for name in public:
+        assert name in acc.__all__
+        assert getattr(acc, name) is getattr(talwar, name)
+    # every exported name is in the accounting section of the API page
+    api = Path(__file__).resolve().parents[1] / "docs" / "api.rst"
+    if not api.exists():
+        pytest.skip("docs/api.rst not available")
+    text = api.read_text()
+    section = text[text.index("currentmodule:: dptoolkit.accounting"):]
+    section = section[:section.index(".. _api_", 1)]
+    listed = {line.strip() for line in section.splitlines() if line.startswith("   ")}
+    exported = {name for name in acc.__all__ if callable(getattr(acc, name))}  # not constants
+    assert exported <= listed, exported - listed
+
+
+def test_laplace_report_noisy_max_composition_checks_delta_slack():
+    # a large step (basic composition wins) must not hide a bad delta_slack
+    for slack in [0.0, 1.0, -0.1]:
+        with pytest.raises(ValueError, match="delta_slack"):
+            laplace_report_noisy_max_composition(noise_scale=0.1, sensitivity=1.0,
+                                                 max_iter=10, delta_slack=slack)
+    eps, delta, eps_step, how = laplace_report_noisy_max_composition(
+        noise_scale=0.1, sensitivity=1.0, max_iter=10, delta_slack=1e-5)
+    assert (eps, delta, eps_step, how) == (200.0, 0.0, 20.0, "basic")
 
 
 def test_budget_bad_input():

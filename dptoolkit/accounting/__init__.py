@@ -12,6 +12,10 @@ algorithms is derived here, so that there is one place to audit.
   :class:`MomentsAccountant` (Abadi et al. 2016).
 - :func:`calibrate_noise_multiplier`.
 - :class:`BudgetAccountant` (check -> work -> spend).
+- Laplace report noisy max and Talwar et al.'s private LASSO scale
+  (:mod:`dptoolkit.accounting.talwar`): :func:`laplace_report_noisy_max_scale`,
+  its inverse :func:`laplace_report_noisy_max_epsilon`,
+  :func:`laplace_report_noisy_max_composition` and :func:`talwar_noise_scale`.
 """
 from .budget import BudgetAccountant
 from .calibration import calibrate_noise_multiplier
@@ -32,6 +36,12 @@ from .rdp import (
     rdp_to_delta,
     rdp_to_epsilon,
 )
+from .talwar import (
+    laplace_report_noisy_max_composition,
+    laplace_report_noisy_max_epsilon,
+    laplace_report_noisy_max_scale,
+    talwar_noise_scale,
+)
 
 __all__ = [
     "BudgetAccountant",
@@ -41,6 +51,9 @@ __all__ = [
     "advanced_composition",
     "basic_composition",
     "calibrate_noise_multiplier",
+    "laplace_report_noisy_max_composition",
+    "laplace_report_noisy_max_epsilon",
+    "laplace_report_noisy_max_scale",
     "optimal_composition",
     "per_step_epsilon",
     "rdp_gaussian",
@@ -49,4 +62,5 @@ __all__ = [
     "rdp_sampled_without_replacement_gaussian",
     "rdp_to_delta",
     "rdp_to_epsilon",
+    "talwar_noise_scale",
 ]

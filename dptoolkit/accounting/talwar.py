@@ -95,6 +95,15 @@ def _check_sensitivity(sensitivity):
 def laplace_report_noisy_max_scale(*, epsilon, sensitivity, monotonic=False):
     r"""Laplace scale making report noisy max ``epsilon``-DP.
 
+    Mechanism: report the argmax of :math:`u_s(D) + \mathrm{Lap}(b)` over the
+    candidates ``s``, with independent noise.  Neighbouring relation: the one
+    ``sensitivity`` is computed for (add/remove or replace-one).  For general
+    scores the guarantee is :math:`2\Delta/b` (see the module notes: the
+    threshold and the winner's score can each move by :math:`\Delta`);
+    Claim 3.9 of [DR14] (:math:`\Delta/b`) needs monotone scores.  One call
+    is one selection; ``k`` selections compose (basic or advanced composition,
+    :func:`laplace_report_noisy_max_composition`).
+
     Parameters
     ----------
     epsilon : float
@@ -115,6 +124,24 @@ def laplace_report_noisy_max_scale(*, epsilon, sensitivity, monotonic=False):
     ------
     TypeError, ValueError
         Non-numeric, non-positive or infinite ``epsilon`` or ``sensitivity``.
+
+    See Also
+    --------
+    laplace_report_noisy_max_epsilon : The inverse.
+    dptoolkit.mechanisms.ReportNoisyMax : The mechanism, with the same rule.
+
+    References
+    ----------
+    - [DR14] C. Dwork, A. Roth. "The Algorithmic Foundations of Differential
+      Privacy." 2014, Claim 3.9.
+
+    Examples
+    --------
+    >>> from dptoolkit.accounting import laplace_report_noisy_max_scale
+    >>> laplace_report_noisy_max_scale(epsilon=0.5, sensitivity=1.0)
+    4.0
+    >>> laplace_report_noisy_max_scale(epsilon=0.5, sensitivity=1.0, monotonic=True)
+    2.0
     """
     epsilon, _ = check_epsilon_delta(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
@@ -134,10 +161,29 @@ def laplace_report_noisy_max_epsilon(*, noise_scale, sensitivity, monotonic=Fals
     sensitivity : float
         Score sensitivity :math:`\Delta > 0`, in the units of ``noise_scale``.
     monotonic : bool, default=False
+        True only if all scores move in the same direction between any two
+        neighbours (see :func:`laplace_report_noisy_max_scale`).
 
     Returns
     -------
     float
+        The epsilon of one selection: :math:`2\Delta/b`
+        (:math:`\Delta/b` if ``monotonic``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric, non-positive or infinite ``noise_scale`` or ``sensitivity``.
+
+    See Also
+    --------
+    laplace_report_noisy_max_scale : The inverse.
+
+    Examples
+    --------
+    >>> from dptoolkit.accounting import laplace_report_noisy_max_epsilon
+    >>> laplace_report_noisy_max_epsilon(noise_scale=4.0, sensitivity=1.0)
+    0.5
     """
     noise_scale = check_scalar_range(noise_scale, "noise_scale", low=0.0, low_open=True)
     sensitivity = _check_sensitivity(sensitivity)
@@ -146,7 +192,7 @@ def laplace_report_noisy_max_epsilon(*, noise_scale, sensitivity, monotonic=Fals
 
 def talwar_noise_scale(*, epsilon, delta, max_iter, lipschitz=1.0, l1_bound=1.0,
                        n_samples=1, n_classes=1):
-    r"""Talwar's Laplace scale exactly as printed in papers 000/001.
+    r"""Return Talwar's Laplace scale exactly as printed in papers 000/001.
 
     .. math:: b = \frac{\lambda L \sqrt{8 T \ln(K/\delta)}}{n\,\varepsilon / K}
 
@@ -178,6 +224,36 @@ def talwar_noise_scale(*, epsilon, delta, max_iter, lipschitz=1.0, l1_bound=1.0,
     Returns
     -------
     float
+        The Laplace scale ``b`` (mean-loss units scaled by ``l1_bound / n_samples``;
+        kernel sum-score units with the defaults).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric or out-of-range input: ``epsilon`` <= 0 or infinite,
+        ``delta`` outside (0, 1), ``max_iter``, ``n_samples`` or ``n_classes``
+        < 1, ``lipschitz`` or ``l1_bound`` <= 0.
+
+    See Also
+    --------
+    laplace_report_noisy_max_composition : The guarantee this scale gives.
+
+    References
+    ----------
+    K. Talwar, A. Thakurta, L. Zhang. "Nearly Optimal Private LASSO."
+    NeurIPS 2015, Algorithm 2.  A. Khanna, F. Lu, E. Raff. "Sparse Private
+    LASSO Logistic Regression" (paper 001), Algorithm 1 and Appendix A,
+    Algorithm 3.
+
+    Examples
+    --------
+    >>> from dptoolkit.accounting import (laplace_report_noisy_max_composition,
+    ...                                   talwar_noise_scale)
+    >>> b = talwar_noise_scale(epsilon=1.0, delta=1e-4, max_iter=1000)
+    >>> eps, delta, eps_step, how = laplace_report_noisy_max_composition(
+    ...     noise_scale=b, sensitivity=1.0, max_iter=1000, delta_slack=1e-4)
+    >>> round(eps, 3), how  # more than the epsilon=1 asked for
+    (1.054, 'advanced')
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     max_iter = check_positive_int(max_iter, "max_iter")
@@ -215,14 +291,36 @@ def laplace_report_noisy_max_composition(*, noise_scale, sensitivity, max_iter,
     Returns
     -------
     epsilon_total : float
+        The smaller of the two total epsilons.
     delta_total : float
+        0 for basic composition, ``delta_slack`` for advanced.
     epsilon_step : float
         :math:`2\Delta/b`.
     composition : {"basic", "advanced"}
+        Which of the two bounds was smaller.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric or out-of-range input (``noise_scale`` or ``sensitivity``
+        <= 0, ``max_iter`` < 1, ``delta_slack`` outside (0, 1)).
+
+    See Also
+    --------
+    dptoolkit.accounting.basic_composition : The first bound.
+    dptoolkit.accounting.advanced_composition : The second bound.
+
+    References
+    ----------
+    C. Dwork, G. N. Rothblum, S. Vadhan. "Boosting and Differential
+    Privacy." FOCS 2010, Theorem III.3.
     """
     eps_step = laplace_report_noisy_max_epsilon(noise_scale=noise_scale,
                                                 sensitivity=sensitivity)
     max_iter = check_positive_int(max_iter, "max_iter")
+    if delta_slack is not None:
+        delta_slack = check_scalar_range(delta_slack, "delta_slack", low=0.0, high=1.0,
+                                         low_open=True, high_open=True)
     best = basic_composition(epsilon=eps_step, k=max_iter) + ("basic",)
     # advanced composition can only beat basic when e^eps - 1 < 1 (and would overflow
     # for huge eps)
@@ -264,6 +362,7 @@ def laplace_selector_parameters(selector, *, epsilon, delta, epsilon_step, compo
     composition : str or None
         How ``epsilon_step`` was derived (returned unchanged by ``"laplace"``).
     max_iter : int
+        Number of Frank-Wolfe steps ``T`` >= 1.
     sensitivity : float
         :math:`\Delta` of one step's scores in kernel units (``L``, or ``2L`` for
         replace-one; summed over the classes' selections of one step).
