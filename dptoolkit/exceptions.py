@@ -1,6 +1,7 @@
 """Warnings and errors of dptoolkit."""
 
-__all__ = ["PrivacyLeakWarning", "BudgetExceededError", "DataClippedWarning"]
+__all__ = ["PrivacyLeakWarning", "BudgetExceededError", "DataClippedWarning",
+           "EmptySupportWarning"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -17,6 +18,18 @@ class DataClippedWarning(UserWarning):
 
     Clipping is a per-example (local) operation, so it does not weaken the
     guarantee, but it changes the data the model is fitted on.
+    """
+
+
+class EmptySupportWarning(UserWarning):
+    """A non-private stage selected no feature at all, e.g. every block LASSO of
+    :class:`~dptoolkit.selection.TwoStageSelector` had an empty support.
+
+    The private stage that follows then chooses uniformly at random.  Usually the
+    penalty is too large for the scale of the features.  The warning is a
+    diagnostic for the analyst: whether it fires is a (non-private) function of
+    the data, so it is not covered by the privacy guarantee and must not be
+    published with the private output.
     """
 
 

@@ -527,7 +527,11 @@ import warnings  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from dptoolkit.exceptions import DataClippedWarning, PrivacyLeakWarning  # noqa: E402
+from dptoolkit.exceptions import (  # noqa: E402
+    DataClippedWarning,
+    EmptySupportWarning,
+    PrivacyLeakWarning,
+)
 from dptoolkit.selection import (  # noqa: E402
     DPSIS,
     SIS,
@@ -733,33 +737,38 @@ def _w1(seed, n=100, d=100):
     return X, y
 
 
-def test_block_counts_sensitivity_replace_one():
+@pytest.mark.parametrize("alpha_scale", ["absolute", "block_max"])
+def test_block_counts_sensitivity_replace_one(alpha_scale):
     # Same seed = same partition; replacing one example changes one block, so
-    # every count moves by at most 1 (while several counts do move).
+    # every count moves by at most 1 (while several counts do move).  With
+    # alpha_scale="block_max" the changed block's penalty changes too, and only it.
     X, y = _w1(0, n=64, d=40)
-    base = block_support_counts(X, y, n_blocks=8, random_state=1)
+    base = block_support_counts(X, y, n_blocks=8, alpha_scale=alpha_scale, random_state=1)
     rng = np.random.default_rng(2)
     moved = 0
     for i in rng.choice(64, size=6, replace=False):
         X2, y2 = X.copy(), y.copy()
         X2[i] = 10 * rng.normal(size=40); y2[i] = -50.0
-        other = block_support_counts(X2, y2, n_blocks=8, random_state=1)
+        other = block_support_counts(X2, y2, n_blocks=8, alpha_scale=alpha_scale,
+                                     random_state=1)
         assert np.max(np.abs(other - base)) <= 1
         moved += np.count_nonzero(other != base)
     assert moved > 0
 
 
-def test_block_counts_sensitivity_add_remove():
+@pytest.mark.parametrize("alpha_scale", ["absolute", "block_max"])
+def test_block_counts_sensitivity_add_remove(alpha_scale):
     # i.i.d. block labels: appending an example keeps every other example's
     # block (same seed), so counts move by at most 1.
     X, y = _w1(1, n=64, d=40)
-    base = block_support_counts(X, y, n_blocks=8, neighbouring="add_remove", random_state=4)
+    base = block_support_counts(X, y, n_blocks=8, neighbouring="add_remove",
+                                alpha_scale=alpha_scale, random_state=4)
     rng = np.random.default_rng(5)
     for _ in range(5):
         Xa = np.vstack([X, 10 * rng.normal(size=40)])
         ya = np.append(y, 40.0)
         other = block_support_counts(Xa, ya, n_blocks=8, neighbouring="add_remove",
-                                     random_state=4)
+                                     alpha_scale=alpha_scale, random_state=4)
         assert np.max(np.abs(other - base)) <= 1
 
 
@@ -792,6 +801,63 @@ def test_two_stage_selects_and_reports_budget():
         warnings.simplefilter("error", PrivacyLeakWarning)
         TwoStageSelector(k=5, epsilon=1.0, neighbouring="add_remove", n_blocks=20,
                          selector="peeling", block_support="top_k", random_state=0).fit(X, y)
+
+
+def test_two_stage_warns_when_every_block_support_is_empty():
+    # Features of order 0.01: every block's alpha_max (~0.01 here) is below the
+    # default alpha = 0.1, all supports are empty and the selection is random.
+    X, y = _w1(3, n=400)
+    X_small = 0.01 * X
+    with pytest.warns(EmptySupportWarning, match="support is empty.*alpha_scale='block_max'"):
+        est = TwoStageSelector(k=5, epsilon=50.0, random_state=0).fit(X_small, y)
+    assert est.selected_features_.shape == (5,)
+    with pytest.warns(EmptySupportWarning, match="support is empty"):
+        counts = block_support_counts(X_small, y, n_blocks=20, random_state=0)
+    assert not counts.any()
+    # the same penalty at feature scale 1 selects, silently
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmptySupportWarning)
+        assert block_support_counts(X, y, n_blocks=20, random_state=0)[:5].min() >= 10
+        TwoStageSelector(k=5, epsilon=1.0, random_state=0).fit(X, y)
+
+
+def test_block_max_alpha_is_scale_invariant():
+    # alpha_scale="block_max": each block's penalty is alpha times its own
+    # alpha_max, so rescaling X or y rescales the block problems exactly.
+    X, y = _w1(3, n=400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmptySupportWarning)
+        ref = block_support_counts(X, y, n_blocks=20, alpha=0.1, alpha_scale="block_max",
+                                   random_state=0)
+        assert ref[:5].min() >= 10 and ref[:5].min() > ref[5:].max()
+        for cx, cy in [(0.01, 1.0), (1e-3, 1e3), (100.0, 0.1)]:
+            counts = block_support_counts(cx * X, cy * y, n_blocks=20, alpha=0.1,
+                                          alpha_scale="block_max", random_state=0)
+            np.testing.assert_array_equal(counts, ref)
+        # same counts and same random stream: the same private selection
+        a = TwoStageSelector(k=5, epsilon=1.0, alpha_scale="block_max", random_state=7)
+        b = TwoStageSelector(k=5, epsilon=1.0, alpha_scale="block_max", random_state=7)
+        np.testing.assert_array_equal(a.fit(X, y).selected_features_,
+                                      b.fit(0.01 * X, y).selected_features_)
+    # a block whose y is constant has alpha_max = 0: an empty support, no error
+    with pytest.warns(EmptySupportWarning, match="y is constant"):
+        counts = block_support_counts(X, np.ones(X.shape[0]), n_blocks=4,
+                                      alpha_scale="block_max", random_state=0)
+    assert not counts.any()
+
+
+def test_two_stage_alpha_scale_bad_input():
+    X, y = _w1(3, n=100)
+    with pytest.raises(ValueError, match="alpha_scale"):
+        TwoStageSelector(k=3, alpha_scale="relative").fit(X, y)
+    for bad in [0.0, 1.0, 1.5]:
+        with pytest.raises(ValueError, match="alpha"):
+            TwoStageSelector(k=3, alpha=bad, alpha_scale="block_max").fit(X, y)
+        with pytest.raises(ValueError, match="alpha"):
+            block_support_counts(X, y, n_blocks=4, alpha=bad, alpha_scale="block_max")
+    # > 1 is a valid absolute penalty
+    with pytest.warns(EmptySupportWarning):
+        TwoStageSelector(k=3, alpha=1e6, random_state=0).fit(X, y)
 
 
 # ---------------------------------------------------------------------------

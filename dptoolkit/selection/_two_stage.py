@@ -13,7 +13,7 @@ from sklearn.linear_model import Lasso
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_epsilon_delta, check_random_state, check_scalar_range
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import EmptySupportWarning, PrivacyLeakWarning
 from ._sis import (
     _NEIGHBOURING,
     _SELECTORS,
@@ -42,9 +42,88 @@ def _block_labels(n, n_blocks, neighbouring, shuffle, rng):
     return labels
 
 
-def block_support_counts(X, y, *, n_blocks, alpha=0.1, max_support=None,
-                         neighbouring="replace_one", shuffle=True, max_iter=1000,
-                         tol=1e-4, random_state=None):
+_ALPHA_SCALES = ("absolute", "block_max")
+
+
+def _check_n_blocks(n_blocks, n):
+    if isinstance(n_blocks, (bool, np.bool_)) or not isinstance(n_blocks, numbers.Integral):
+        raise TypeError(f"n_blocks must be an integer, got {type(n_blocks).__name__}")
+    if not 1 <= n_blocks <= n:
+        raise ValueError(f"n_blocks must be in [1, n_samples] = [1, {n}], got {n_blocks}")
+    return int(n_blocks)
+
+
+def _check_alpha(alpha, alpha_scale):
+    alpha_scale = _check_choice(alpha_scale, "alpha_scale", _ALPHA_SCALES)
+    if alpha_scale == "block_max":
+        alpha = check_scalar_range(alpha, "alpha", low=0.0, high=1.0, low_open=True,
+                                   high_open=True)
+    else:
+        alpha = check_scalar_range(alpha, "alpha", low=0.0, low_open=True)
+    return alpha, alpha_scale
+
+
+def _block_alpha_max(Xb, yb):
+    """Smallest penalty giving an empty support for Lasso (with intercept) on one block.
+
+    ``max_j |x_j^T (y - mean(y))| / n_b``; centring the columns of X too would
+    not change it, since ``y - mean(y)`` sums to zero.
+    """
+    return float(np.max(np.abs(np.asarray(Xb.T @ (yb - yb.mean())).ravel()))) / yb.size
+
+
+def _warn_if_all_empty(counts, alpha, alpha_scale, stacklevel):
+    if counts.any():
+        return
+    if alpha_scale == "absolute":
+        hint = ("the penalty must be below each block's alpha_max = "
+                "max_j |x_j^T (y - mean(y))| / n_block, which shrinks with the scale of the "
+                "features and of y: lower alpha, or use alpha_scale='block_max' (alpha as a "
+                "fraction of each block's own alpha_max, no extra privacy cost)")
+    else:
+        hint = ("with alpha_scale='block_max' this happens when y is constant (or X is "
+                "zero) on every block, or alpha is too close to 1")
+    warnings.warn(
+        f"every block's LASSO support is empty (alpha={alpha:g}, "
+        f"alpha_scale={alpha_scale!r}): all counts are 0, so the private top-k "
+        f"selection is uniformly random; {hint}.  This warning depends on the data "
+        "and is not covered by the privacy guarantee.", EmptySupportWarning,
+        stacklevel=stacklevel + 1)
+
+
+def _support_counts(X, y, labels, n_blocks, alpha, alpha_scale, max_support, max_iter,
+                    tol):
+    """The counts of :func:`block_support_counts` for validated input."""
+    n, d = X.shape
+    if sp.issparse(X):
+        X = sp.csr_array(X)
+    counts = np.zeros(d, dtype=np.int64)
+    for b in range(n_blocks):
+        rows = np.flatnonzero(labels == b)
+        if rows.size < 2:
+            continue            # an intercept-only fit: empty support
+        Xb, yb = X[rows], y[rows]
+        if alpha_scale == "block_max":
+            # a function of this block's data only: inside the sensitivity argument
+            alpha_b = alpha * _block_alpha_max(Xb, yb)
+            if not alpha_b > 0.0:
+                continue        # y constant or X zero on the block: empty support
+        else:
+            alpha_b = alpha
+        model = Lasso(alpha=alpha_b, max_iter=max_iter, tol=tol)
+        model.fit(Xb, yb)
+        coef = model.coef_
+        support = np.flatnonzero(coef)
+        if max_support is not None and support.size > max_support:
+            order = np.argsort(-np.abs(coef[support]), kind="stable")
+            support = support[order[:max_support]]
+        counts[support] += 1
+    return counts
+
+
+def block_support_counts(X, y, *, n_blocks, alpha=0.1, alpha_scale="absolute",
+                         max_support=None, neighbouring="replace_one", shuffle=True,
+                         max_iter=1000, tol=1e-4, random_state=None):
     """How many disjoint blocks' LASSO supports contain each feature (not private).
 
     The examples are split into ``n_blocks`` disjoint blocks (see
@@ -59,6 +138,16 @@ def block_support_counts(X, y, *, n_blocks, alpha=0.1, max_support=None,
     (l-infinity sensitivity 1; the l1 sensitivity is up to twice the support
     size).  The counts themselves are not private.
 
+    **The penalty and the feature scale.**  A block's support is empty as soon
+    as ``alpha`` >= its ``alpha_max = max_j |x_j^T (y - mean(y))| / n_b``, which
+    is proportional to the scale of the features (and of ``y``): features 100
+    times smaller need a penalty 100 times smaller for the same support.  With
+    ``alpha_scale="block_max"`` the penalty of every block is ``alpha`` times
+    that block's own ``alpha_max``, which makes the supports invariant to
+    rescaling ``X`` or ``y``.  Each block's penalty then depends on that block's
+    data only, so one example still changes one block's support and the
+    sensitivity stays 1 (a penalty derived from *all* the data would not).
+
     Parameters
     ----------
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -66,7 +155,11 @@ def block_support_counts(X, y, *, n_blocks, alpha=0.1, max_support=None,
     n_blocks : int
         Number of blocks, ``1 <= n_blocks <= n_samples``.
     alpha : float, default=0.1
-        LASSO penalty of every block (> 0).
+        LASSO penalty of every block: with ``alpha_scale="absolute"`` in the
+        units of :class:`~sklearn.linear_model.Lasso` (> 0); with
+        ``"block_max"`` a fraction of each block's ``alpha_max``, in (0, 1).
+    alpha_scale : {"absolute", "block_max"}, default="absolute"
+        How ``alpha`` is read (see above).
     max_support : int, optional
         Keep at most this many features per block (largest ``|w_j|``, ties to
         the lower index).  ``None``: the whole support.
@@ -87,34 +180,25 @@ def block_support_counts(X, y, *, n_blocks, alpha=0.1, max_support=None,
     Returns
     -------
     ndarray of int64, shape (n_features,)
+
+    Warns
+    -----
+    EmptySupportWarning
+        When every block's support is empty (all counts 0), typically because
+        ``alpha`` is too large for the scale of the features.
     """
     X, y = _validate_X_y(None, X, y)
     n, d = X.shape
-    if isinstance(n_blocks, (bool, np.bool_)) or not isinstance(n_blocks, numbers.Integral):
-        raise TypeError(f"n_blocks must be an integer, got {type(n_blocks).__name__}")
-    if not 1 <= n_blocks <= n:
-        raise ValueError(f"n_blocks must be in [1, n_samples] = [1, {n}], got {n_blocks}")
-    alpha = check_scalar_range(alpha, "alpha", low=0.0, low_open=True)
+    n_blocks = _check_n_blocks(n_blocks, n)
+    alpha, alpha_scale = _check_alpha(alpha, alpha_scale)
     if max_support is not None:
         max_support = _check_k_features(max_support, d + 1)
     neighbouring = _check_choice(neighbouring, "neighbouring", _NEIGHBOURING)
     rng = check_random_state(random_state)
-    labels = _block_labels(n, int(n_blocks), neighbouring, bool(shuffle), rng)
-    if sp.issparse(X):
-        X = sp.csr_array(X)
-    counts = np.zeros(d, dtype=np.int64)
-    for b in range(int(n_blocks)):
-        rows = np.flatnonzero(labels == b)
-        if rows.size < 2:
-            continue            # an intercept-only fit: empty support
-        model = Lasso(alpha=alpha, max_iter=max_iter, tol=tol)
-        model.fit(X[rows], y[rows])
-        coef = model.coef_
-        support = np.flatnonzero(coef)
-        if max_support is not None and support.size > max_support:
-            order = np.argsort(-np.abs(coef[support]), kind="stable")
-            support = support[order[:max_support]]
-        counts[support] += 1
+    labels = _block_labels(n, n_blocks, neighbouring, bool(shuffle), rng)
+    counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale, max_support,
+                             max_iter, tol)
+    _warn_if_all_empty(counts, alpha, alpha_scale, stacklevel=2)
     return counts
 
 
@@ -133,7 +217,23 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     step runs with sensitivity 1 and the selector is ``epsilon``-DP (pure,
     delta = 0).  The LASSO fits may use their block's data freely (they are
     inside the sensitivity argument); global, data-derived preprocessing
-    before the split would break it.
+    before the split would break it.  This is why ``alpha_scale="block_max"``
+    (each block's penalty relative to that block's own ``alpha_max``) is
+    private, while a penalty relative to the ``alpha_max`` of the whole data
+    set would not be.
+
+    **The penalty and the feature scale.**  With the default
+    ``alpha_scale="absolute"``, ``alpha`` is in the units of
+    :class:`~sklearn.linear_model.Lasso` and a block's support is empty once
+    ``alpha`` >= ``max_j |x_j^T (y - mean(y))| / n_b``, a quantity proportional
+    to the scale of the features: ``alpha=0.1`` suits features and target of
+    order 1 (e.g. standardised, as in Swope et al.), but with entries of order
+    0.01 every support can be empty, the counts are all 0 and the selection is
+    uniformly random (an :class:`~dptoolkit.exceptions.EmptySupportWarning` is
+    then raised; it depends on the data and is not part of the private
+    output).  Either scale ``alpha`` with the public feature bounds or use
+    ``alpha_scale="block_max"``, where ``alpha`` in (0, 1) is a fraction of
+    each block's ``alpha_max`` and the result does not depend on the scale.
 
     **Choices the papers leave open** (Swope et al. 2024, Sec. 3 and 5;
     Kifer et al. 2012, Sec. 4): the block count (``floor(sqrt(n))``, blocks
@@ -153,7 +253,11 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     epsilon : float
         Privacy budget (> 0).
     alpha : float, default=0.1
-        LASSO penalty of every block.
+        LASSO penalty of every block (see ``alpha_scale``).
+    alpha_scale : {"absolute", "block_max"}, default="absolute"
+        ``"absolute"``: ``alpha`` > 0 in scikit-learn's Lasso units (the
+        setting of Swope et al.).  ``"block_max"``: ``alpha`` in (0, 1) is a
+        fraction of every block's own ``alpha_max`` (scale-free, same privacy).
     n_blocks : int, optional
         Number of blocks.  Default ``floor(sqrt(n_samples))``; with
         ``neighbouring="add_remove"`` that uses the private sample size and
@@ -177,6 +281,11 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         ``(epsilon, 0.0)``.
     n_features_in_ : int
 
+    Warns
+    -----
+    EmptySupportWarning
+        In ``fit``, when every block's support is empty.
+
     References
     ----------
     D. Kifer, A. Smith and A. Thakurta. Private convex empirical risk
@@ -186,13 +295,14 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     differentially private correlations. AISec 2024, Sections 3 and 5.
     """
 
-    def __init__(self, k=5, *, epsilon=1.0, alpha=0.1, n_blocks=None,
+    def __init__(self, k=5, *, epsilon=1.0, alpha=0.1, alpha_scale="absolute", n_blocks=None,
                  block_support="nonzero", neighbouring="replace_one",
                  selector="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
                  lasso_tol=1e-4, random_state=None):
         self.k = k
         self.epsilon = epsilon
         self.alpha = alpha
+        self.alpha_scale = alpha_scale
         self.n_blocks = n_blocks
         self.block_support = block_support
         self.neighbouring = neighbouring
@@ -217,8 +327,15 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Bad ``k``, ``epsilon``, ``n_blocks``, ``alpha`` or option; X and y
-            of different lengths; non-finite values.
+            Bad ``k``, ``epsilon``, ``n_blocks``, ``alpha`` (for its
+            ``alpha_scale``) or option; X and y of different lengths;
+            non-finite values.
+
+        Warns
+        -----
+        EmptySupportWarning
+            When every block's support is empty (the selection is then
+            uniformly random).
         """
         X, y = _validate_X_y(self, X, y)
         n, d = X.shape
@@ -228,6 +345,7 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         selector = _check_choice(self.selector, "selector", _SELECTORS)
         block_support = _check_choice(self.block_support, "block_support", ("nonzero", "top_k"))
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
+        alpha, alpha_scale = _check_alpha(self.alpha, self.alpha_scale)
         rng = check_random_state(self.random_state)
         if self.n_blocks is None:
             n_blocks = max(1, math.isqrt(n))
@@ -237,11 +355,12 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
                               "n_blocks", PrivacyLeakWarning, stacklevel=2)
         else:
             n_blocks = self.n_blocks
-        counts = block_support_counts(
-            X, y, n_blocks=n_blocks, alpha=self.alpha,
-            max_support=k if block_support == "top_k" else None,
-            neighbouring=neighbouring, max_iter=self.lasso_max_iter, tol=self.lasso_tol,
-            random_state=rng)
+        n_blocks = _check_n_blocks(n_blocks, n)
+        labels = _block_labels(n, n_blocks, neighbouring, True, rng)
+        counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale,
+                                 k if block_support == "top_k" else None,
+                                 self.lasso_max_iter, self.lasso_tol)
+        _warn_if_all_empty(counts, alpha, alpha_scale, stacklevel=2)
         if selector == "canonical_lipschitz":
             sel = canonical_lipschitz_top_k(counts, k, epsilon=epsilon, sensitivity=1.0,
                                             gamma=gamma, random_state=rng)
