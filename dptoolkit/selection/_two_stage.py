@@ -229,9 +229,11 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     to the scale of the features: ``alpha=0.1`` suits features and target of
     order 1 (e.g. standardised, as in Swope et al.), but with entries of order
     0.01 every support can be empty, the counts are all 0 and the selection is
-    uniformly random (an :class:`~dptoolkit.exceptions.EmptySupportWarning` is
-    then raised; it depends on the data and is not part of the private
-    output).  Either scale ``alpha`` with the public feature bounds or use
+    uniformly random.  ``fit`` does not warn about it (a warning that depends on
+    the data would be an output outside the privacy guarantee); the
+    non-private :func:`block_support_counts` does, with an
+    :class:`~dptoolkit.exceptions.EmptySupportWarning`, so check a penalty on
+    public or synthetic data of the same scale.  Either scale ``alpha`` with the public feature bounds or use
     ``alpha_scale="block_max"``, where ``alpha`` in (0, 1) is a fraction of
     each block's ``alpha_max`` and the result does not depend on the scale.
 
@@ -281,11 +283,6 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         ``(epsilon, 0.0)``.
     n_features_in_ : int
 
-    Warns
-    -----
-    EmptySupportWarning
-        In ``fit``, when every block's support is empty.
-
     References
     ----------
     D. Kifer, A. Smith and A. Thakurta. Private convex empirical risk
@@ -330,12 +327,6 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
             Bad ``k``, ``epsilon``, ``n_blocks``, ``alpha`` (for its
             ``alpha_scale``) or option; X and y of different lengths;
             non-finite values.
-
-        Warns
-        -----
-        EmptySupportWarning
-            When every block's support is empty (the selection is then
-            uniformly random).
         """
         X, y = _validate_X_y(self, X, y)
         n, d = X.shape
@@ -360,7 +351,8 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale,
                                  k if block_support == "top_k" else None,
                                  self.lasso_max_iter, self.lasso_tol)
-        _warn_if_all_empty(counts, alpha, alpha_scale, stacklevel=2)
+        # No EmptySupportWarning here: whether every support is empty depends on
+        # the private data, and a warning is an output the epsilon does not cover.
         if selector == "canonical_lipschitz":
             sel = canonical_lipschitz_top_k(counts, k, epsilon=epsilon, sensitivity=1.0,
                                             gamma=gamma, random_state=rng)
