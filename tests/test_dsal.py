@@ -424,6 +424,29 @@ def test_screening_shrinks_active_set_monotonically():
     assert len(model.gap_history_) == model.n_iter_ + 1
 
 
+@pytest.mark.parametrize("cls", [DSALLasso, ProxSVRGLasso, ProxASAGALasso])
+def test_warm_start_path(cls):
+    """A decreasing path with warm_start=True certifies the same solutions as cold
+    fits; refitting at the same alpha starts certified (no outer iteration); the
+    path starts each fit with screening already effective."""
+    X, y = _synthetic(3, n=300, p=200)
+    amax = lasso_alpha_max(X, y)
+    warm = cls(tol=1e-9, warm_start=True, random_state=0, max_outer=2000)
+    for ratio in (0.5, 0.05, 0.04):
+        alpha = ratio * amax
+        warm.set_params(alpha=alpha).fit(X, y)
+        cold = cls(alpha=alpha, tol=1e-9, random_state=0, max_outer=2000).fit(X, y)
+        assert warm.dual_gap_ <= 1e-9 * warm.objective_
+        assert abs(warm.objective_ - cold.objective_) <= 2e-9 * cold.objective_
+        if cls is DSALLasso and ratio == 0.04:  # a close start: the first loop is screened
+            assert warm.active_set_size_[0] < X.shape[1] == cold.active_set_size_[0]
+    assert warm.fit(X, y).n_iter_ == 0  # the start is certified at this alpha
+    with pytest.raises(ValueError, match="warm_start"):
+        warm.fit(X[:, :50], y)  # coef_ of another shape
+    with pytest.raises(TypeError, match="warm_start"):
+        cls(alpha=0.1, warm_start="yes").fit(X, y)
+
+
 # --------------------------------------------------------------------------
 # logistic loss and group l1
 # --------------------------------------------------------------------------

@@ -9,6 +9,18 @@ dsal
 mpi4py is imported only when a solver runs, so importing this package works
 without it.
 """
-from .dsal import fit_distributed
-
 __all__ = ["fit_distributed"]
+
+
+def __getattr__(name):
+    # Imported on first use, not here: ``python -m dptoolkit.distributed.dsal``
+    # imports this package first, and an eager import of .dsal would make runpy
+    # execute a module already in sys.modules (RuntimeWarning on every rank).
+    if name == "fit_distributed":
+        from .dsal import fit_distributed
+        return fit_distributed
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

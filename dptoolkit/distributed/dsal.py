@@ -312,7 +312,7 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
     ev = _server_evaluate(comm, MPI, prob, w, None, alpha, loss, penalty, n)
     control = _StepControl(method)
     stats = {"messages": 0, "doubles_sent": 0, "doubles_received": 0}
-    times, primals, gaps, active_sizes = [], [], [], []
+    times, primals, gaps, active_sizes, steps, batches = [], [], [], [], [], []
 
     def record():
         times.append(time.perf_counter() - t_start)
@@ -349,6 +349,8 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
         # the batch follows the unhalved step: a halving then also shortens the
         # stale moves (b * step), which is what stops a too-large batch
         batch = batch_size or _default_batch(prob, n_inner, n_workers, 1.0 / base)
+        steps.append(step)
+        batches.append(batch)
         w0, ev0 = w.copy(), ev
         _server_inner(comm, MPI, w, np.ascontiguousarray(ev.g), step, alpha, batch, n_inner,
                       n_workers, keep, stats)
@@ -372,6 +374,7 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
         "active_features": active, "objective_history": np.array(primals),
         "gap_history": np.array(gaps), "time_history": np.array(times),
         "n_step_halvings": control.n_halvings, "n_workers": n_workers,
+        "step_history": np.array(steps), "batch_history": np.array(batches, dtype=np.int64),
         "messages": stats["messages"], "doubles_sent": stats["doubles_sent"],
         "doubles_received": stats["doubles_received"],
     }
@@ -452,7 +455,9 @@ def fit_distributed(X, y, alpha, *, comm=None, loss="squared", penalty="l1", gro
         ``converged``, ``n_iter``, ``active_set_size`` (per outer iteration),
         ``active_features`` (bool mask of features never screened),
         ``objective_history``, ``gap_history``, ``time_history``,
-        ``n_step_halvings``, ``n_workers``, ``messages`` (increments received),
+        ``n_step_halvings``, ``step_history`` and ``batch_history`` (step size
+        and steps per message of each outer iteration), ``n_workers``,
+        ``messages`` (increments received),
         ``doubles_sent`` / ``doubles_received`` (inner-loop message volume).
         None on the workers.
 
@@ -577,7 +582,8 @@ def main(argv=None):
                    n_nonzero=int(np.count_nonzero(res["coef"])),
                    n_active_features=int(res["active_features"].sum()),
                    time=float(res["time_history"][-1]))
-    for key in ("objective_history", "gap_history", "time_history", "active_set_size"):
+    for key in ("objective_history", "gap_history", "time_history", "active_set_size",
+                "step_history", "batch_history"):
         if isinstance(summary.get(key), np.ndarray):
             summary[key] = summary[key].tolist()
     print(json.dumps(summary))

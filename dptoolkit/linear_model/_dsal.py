@@ -483,8 +483,11 @@ def _screen(ev, prob, opnorm, alpha, n, gamma, final):
 
 
 def _solve(Xr, Xc, y, alpha, *, loss, penalty, blocks, method, screening, n_jobs,
-           step_size, n_inner, tol, max_outer, generators, sampling="uniform"):
+           step_size, n_inner, tol, max_outer, generators, sampling="uniform", w_init=None):
     """Run the outer loop; return a dict with the compact solution and histories.
+
+    ``w_init`` (features in block order, i.e. ``coef[blocks.perm]``) is the
+    starting point; None starts from zero.
 
     ``method`` is "svrg" (DSAL / ProxSVRG), "sgd" (DSAL-Naive) or "saga"
     (ProxASAGA).  ``Xr``/``Xc`` are the canonical CSR/CSC matrices with columns in
@@ -502,7 +505,7 @@ def _solve(Xr, Xc, y, alpha, *, loss, penalty, blocks, method, screening, n_jobs
     opnorm = _block_opnorms(Xc, blocks.ptr, penalty) if screening else None
 
     prob = _ActiveProblem.full(Xr, Xc, blocks, penalty, sampling)
-    w = np.zeros(prob.n_features)
+    w = np.zeros(prob.n_features) if w_init is None else np.array(w_init, dtype=np.float64)
     ev = _Evaluation.local(prob, w, y, alpha, loss, penalty, n_jobs)
     times, primals, gaps, sizes_hist = [], [], [], []
     active_sizes = []
@@ -732,17 +735,28 @@ class _SparseProxLassoBase(RegressorMixin, BaseEstimator):
         alpha, n_jobs, tol, max_outer, step_size, n_inner = self._validate_params_common()
         method, screening = self._solver_settings()
         _check_loss_penalty(self.loss, self.penalty, self.groups)
+        if not isinstance(self.warm_start, (bool, np.bool_)):
+            raise TypeError(f"warm_start must be a bool, got {type(self.warm_start).__name__}")
+        previous_coef = getattr(self, "coef_", None)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              y_numeric=self.loss == "squared", ensure_min_samples=1)
         Xr, Xc, yv, classes, blocks = _prepare_problem(X, y, self.loss, self.penalty,
                                                        self.groups)
         n, p = Xr.shape
+        w_init = None
+        if self.warm_start and previous_coef is not None:
+            if previous_coef.shape != (p,):
+                raise ValueError(f"warm_start=True needs coef_ of shape ({p},) from the "
+                                 f"previous fit, got {previous_coef.shape}; refit with "
+                                 "warm_start=False")
+            w_init = np.ascontiguousarray(previous_coef[blocks.perm])
         rng = check_random_state(self.random_state)
         generators = rng.spawn(n_jobs)
         res = _solve(Xr, Xc, yv, alpha, loss=self.loss, penalty=self.penalty, blocks=blocks,
                      method=method, screening=screening, n_jobs=n_jobs, step_size=step_size,
                      n_inner=n if n_inner is None else n_inner, tol=tol,
-                     max_outer=max_outer, generators=generators, sampling=self.sampling)
+                     max_outer=max_outer, generators=generators, sampling=self.sampling,
+                     w_init=w_init)
         prob = res["problem"]
         coef = np.zeros(p)
         coef[blocks.perm[prob.feat]] = res["w"]
@@ -882,6 +896,12 @@ class DSALLasso(_SparseProxLassoBase):
         Stop when the duality gap is <= ``tol * P(w)`` (relative duality gap).
     max_outer : int, default=500
         Maximum number of outer iterations.
+    warm_start : bool, default=False
+        Start from ``coef_`` of the previous fit (same number of features)
+        instead of zero, as scikit-learn's ``warm_start``: fitting a decreasing
+        sequence of alphas this way (a regularisation path) lets the Gap Safe
+        test screen from the first outer iteration, since each start is close
+        to the next solution.
     random_state : int, numpy.random.Generator or None, default=None
         Seeds one generator per thread (``Generator.spawn``).
 
@@ -936,7 +956,7 @@ class DSALLasso(_SparseProxLassoBase):
 
     def __init__(self, alpha=1.0, *, loss="squared", penalty="l1", groups=None, n_jobs=1,
                  screening=True, variance_reduction=True, sampling="importance", step_size=None,
-                 n_inner=None, tol=1e-6, max_outer=500, random_state=None):
+                 n_inner=None, tol=1e-6, max_outer=500, warm_start=False, random_state=None):
         self.alpha = alpha
         self.loss = loss
         self.penalty = penalty
@@ -949,6 +969,7 @@ class DSALLasso(_SparseProxLassoBase):
         self.n_inner = n_inner
         self.tol = tol
         self.max_outer = max_outer
+        self.warm_start = warm_start
         self.random_state = random_state
 
     def _solver_settings(self):
@@ -966,7 +987,7 @@ class _BaselineLasso(_SparseProxLassoBase):
 
     def __init__(self, alpha=1.0, *, loss="squared", penalty="l1", groups=None, n_jobs=1,
                  sampling="importance", step_size=None, n_inner=None, tol=1e-6, max_outer=500,
-                 random_state=None):
+                 warm_start=False, random_state=None):
         self.alpha = alpha
         self.loss = loss
         self.penalty = penalty
@@ -977,6 +998,7 @@ class _BaselineLasso(_SparseProxLassoBase):
         self.n_inner = n_inner
         self.tol = tol
         self.max_outer = max_outer
+        self.warm_start = warm_start
         self.random_state = random_state
 
 
@@ -991,7 +1013,7 @@ class ProxSVRGLasso(_BaselineLasso):
 
     Parameters
     ----------%s
-    sampling, step_size, n_inner, tol, max_outer, random_state
+    sampling, step_size, n_inner, tol, max_outer, warm_start, random_state
         As in :class:`DSALLasso`.
 
     Attributes
@@ -1038,8 +1060,9 @@ class ProxASAGALasso(_BaselineLasso):
         (Pedregosa et al.'s theory uses :math:`1/(3L_{\max})`).
     n_inner : int or None, default=None
         Steps between two gap evaluations.  None: ``n_samples``.
-    sampling, tol, max_outer, random_state
-        As in :class:`DSALLasso` (``max_outer`` counts gap evaluations).
+    sampling, tol, max_outer, warm_start, random_state
+        As in :class:`DSALLasso` (``max_outer`` counts gap evaluations; a warm
+        start also initialises the stored derivatives at ``coef_``).
 
     Attributes
     ----------
