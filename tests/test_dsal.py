@@ -653,3 +653,46 @@ def test_sklearn_clone_and_params():
     c = clone(model)
     assert c.get_params() == model.get_params()
     assert ProxSVRGLasso().get_params()["alpha"] == 1.0
+
+
+# --------------------------------------------------------------------------
+# Dis-DSAL helpers that need no MPI (dptoolkit.distributed.dsal)
+# --------------------------------------------------------------------------
+
+def test_distributed_step_quotas_follow_the_rows():
+    from dptoolkit.distributed.dsal import _split_rows, _step_quotas
+    for n, k, n_inner in [(10, 3, 10), (1000, 3, 777), (7, 7, 3), (25000, 4, 25000)]:
+        splits = _split_rows(n, k)
+        q = _step_quotas(n_inner, splits, n)
+        share = n_inner * np.array([b - a for a, b in splits]) / n
+        assert q.sum() == n_inner
+        assert np.all(np.abs(q - share) < 1)
+
+
+@pytest.mark.parametrize("sampling", ["uniform", "importance"])
+def test_distributed_block_weights_are_those_of_the_joint_sampling(sampling):
+    """d_B = 1 / P(row meets B) under the workers' joint sampling: every block met
+    by some row gets E[d_B 1(row meets B)] = 1, also blocks one worker holds."""
+    from dptoolkit.distributed.dsal import _split_rows, _system_sampling
+    from dptoolkit.linear_model._dsal import _ActiveProblem, _prepare_problem, _row_sampling
+    X, y = _synthetic(4, n=90, p=40)
+    X = X.toarray()
+    X[:30, 35:] = 0.0
+    X[30:, 30:35] = 0.0  # features 30-34 live in the first worker's rows only
+    Xr, Xc, yv, _, blocks = _prepare_problem(sp.csr_array(X), y, "squared", "l1", None)
+    prob = _ActiveProblem.full(Xr, Xc, blocks, "l1", sampling)
+    splits = _split_rows(90, 3)
+    dblock, l_eff, p = _system_sampling(prob, splits, sampling)
+    assert abs(p.sum() - 1.0) < 1e-12
+    for a, b in splits:  # each worker's own sampling, scaled by its share of the rows
+        local, l_k = _row_sampling(prob.row_sq[a:b], sampling)
+        expect = np.full(b - a, 1.0 / (b - a)) if local is None else local
+        np.testing.assert_allclose(p[a:b], expect * (b - a) / 90, rtol=1e-12)
+        assert l_k <= l_eff
+    meets = (Xr != 0).toarray()
+    reach = meets.T @ p
+    met = reach > 0
+    np.testing.assert_allclose(dblock[met] * reach[met], 1.0, rtol=1e-12)
+    assert np.all(dblock[~met] == 0)
+    if sampling == "uniform":
+        np.testing.assert_allclose(dblock[met], 90 / meets.sum(axis=0)[met], rtol=1e-12)
