@@ -128,11 +128,13 @@ cdef inline double _fprime(double z, double yi, int loss) noexcept nogil:
 
 
 cdef inline double _soft(double u, double thr) noexcept nogil:
-    if u > thr:
+    # NaN fails the first test and propagates: a diverging inner loop must
+    # reach the objective (which the step control rejects), not be reset to 0
+    if fabs(u) <= thr:
+        return 0.0
+    if u > 0.0:
         return u - thr
-    if u < -thr:
-        return u + thr
-    return 0.0
+    return u + thr
 
 
 cdef inline void _store(double* p, double old, double new, bint atomic) noexcept nogil:

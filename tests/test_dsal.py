@@ -171,6 +171,22 @@ def test_kernel_step_touches_only_support(penalty):
         assert np.array_equal(kw[~allowed], w[~allowed])
 
 
+@pytest.mark.parametrize("penalty", ["l1", "group_l1"])
+def test_kernel_propagates_nan(penalty):
+    """A non-finite gradient must reach w (the step control then rejects the
+    loop); the soft threshold must not turn NaN into 0."""
+    X, y, w, mem, gbar, dblock, block_of, block_ptr = _random_kernel_inputs(
+        4, penalty, "squared", n=40, p=60)
+    gbar = np.full_like(gbar, np.nan)
+    kw = w.copy()
+    _prox_fast.sparse_prox_epoch(
+        X.data, X.indices, X.indptr, y, kw, mem.copy(), gbar, dblock, block_of, block_ptr,
+        0, _prox_fast.PENALTY_CODES[penalty], 1, 0.1, 0.01, 40, [np.random.default_rng(0)])
+    changed = kw != w
+    assert np.all(np.isnan(kw[changed | np.isnan(kw)]))
+    assert np.isnan(kw).sum() >= 0.5 * np.count_nonzero(np.diff(X.tocsc().indptr))
+
+
 def test_kernel_threads_run_and_split_work():
     X, y, w, mem, gbar, dblock, block_of, block_ptr = _random_kernel_inputs(
         5, "l1", "squared", n=200, p=50)
@@ -411,6 +427,24 @@ def test_naive_variant_decreases_and_is_consistent():
     assert np.all(np.diff(naive.objective_history_) <= 0)  # safeguarded: monotone
     assert naive.objective_ - exact.objective_ < 1e-2 * exact.objective_
     assert naive.objective_ >= exact.objective_ - exact.dual_gap_
+
+
+@pytest.mark.parametrize("cls", [DSALLasso, ProxASAGALasso])
+def test_step_safeguard_recovers_from_a_diverging_step(cls):
+    """A step 1e4 times too large overflows the first inner loops: they are
+    undone and the step halved until it works, silently (no RuntimeWarning),
+    and the fit still certifies the optimum."""
+    X, y = _synthetic(7)
+    alpha = 0.1 * lasso_alpha_max(X, y)
+    ref = cls(alpha=alpha, tol=1e-8, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = cls(alpha=alpha, tol=1e-8, random_state=0, max_outer=2000,
+                    step_size=1e4 * ref.step_size_).fit(X, y)
+    assert model.n_step_halvings_ >= 10
+    assert model.step_size_ <= 8 * ref.step_size_  # halved down to a working step
+    assert model.dual_gap_ <= 1e-8 * model.objective_
+    assert abs(model.objective_ - ref.objective_) <= 2e-8 * ref.objective_
 
 
 def test_screening_shrinks_active_set_monotonically():

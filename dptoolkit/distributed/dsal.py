@@ -225,8 +225,9 @@ def _server_inner(comm, MPI, w, g, dblock, step, alpha, batch, quotas, staleness
     comm.Bcast([g, MPI.DOUBLE], root=0)
     comm.Bcast([dblock, MPI.DOUBLE], root=0)
     empty = np.zeros(0)
-    # per worker: coordinates other workers changed since its last read
-    dirty = np.zeros((n_workers + 1, w.size), dtype=bool)
+    # per worker: the index arrays of the increments other workers sent since
+    # its last read (kept as a list: a reply costs O(changed), not O(p))
+    changed_since = [[] for _ in range(n_workers + 1)]
     left = [0] + [int(q) for q in quotas]
     done = [0] * (n_workers + 1)  # batches each worker has returned
     finished = [False] * (n_workers + 1)
@@ -258,11 +259,10 @@ def _server_inner(comm, MPI, w, g, dblock, step, alpha, batch, quotas, staleness
         stats["messages"] += 1
         stats["doubles_received"] += buf.size
         if idx.size and n_workers > 1:
-            # the others must re-read idx; worker k holds w[idx] already, unless
-            # another worker changed some of them since k's last read (kept dirty)
-            own = dirty[k, idx]
-            dirty[:, idx] = True
-            dirty[k, idx] = own
+            # the others must re-read idx; worker k holds w[idx] already
+            for j in range(1, n_workers + 1):
+                if j != k:
+                    changed_since[j].append(idx)
         done[k] += 1
         if left[k] == 0:
             comm.Send([empty, MPI.DOUBLE], dest=k, tag=_TAG_STOP)
@@ -284,8 +284,9 @@ def _server_inner(comm, MPI, w, g, dblock, step, alpha, batch, quotas, staleness
             stats["held"] += deferred[j]
             deferred[j] = False
             b = next_steps(j)
-            upd = np.flatnonzero(dirty[j])
-            dirty[j] = False
+            upd = (np.unique(np.concatenate(changed_since[j])) if changed_since[j]
+                   else np.zeros(0, dtype=np.int64))
+            changed_since[j] = []
             msg = np.concatenate([[float(b)], _pack(upd, w[upd])])
             comm.Send([msg, MPI.DOUBLE], dest=j, tag=_TAG_CONTINUE)
             stats["doubles_sent"] += msg.size - 1

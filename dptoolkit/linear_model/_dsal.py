@@ -405,10 +405,14 @@ class _Evaluation:
     @classmethod
     def local(cls, problem, w, y, alpha, loss, penalty, n_jobs):
         n = y.size
-        _, fp, gsum, loss_sum = _local_pass(problem, w, y, loss, n_jobs)
-        ev = cls(gsum / n, w, problem.block_ptr, alpha, penalty)
-        ev.fp = fp
-        return ev.finish(loss_sum, float(_conjugate_values(fp, y, loss, ev.c).sum()), alpha, n)
+        # an inner loop with too large a step can overflow; the step control
+        # rejects the non-finite objective, so no RuntimeWarning
+        with np.errstate(over="ignore", invalid="ignore"):
+            _, fp, gsum, loss_sum = _local_pass(problem, w, y, loss, n_jobs)
+            ev = cls(gsum / n, w, problem.block_ptr, alpha, penalty)
+            ev.fp = fp
+            conj = float(_conjugate_values(fp, y, loss, ev.c).sum())
+        return ev.finish(loss_sum, conj, alpha, n)
 
     def restrict(self, keep_feat, keep_blocks):
         """The same evaluation for a sub-problem where only zero blocks were removed."""
