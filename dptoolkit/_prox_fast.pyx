@@ -138,6 +138,12 @@ cdef inline double _soft(double u, double thr) noexcept nogil:
 
 
 cdef inline void _store(double* p, double old, double new, bint atomic) noexcept nogil:
+    # Most coordinates of a row stay where they are (zero before and after the
+    # soft threshold once the support is found): writing them anyway costs a
+    # locked compare-and-swap and takes the cache line away from the other
+    # threads, which read it.
+    if new == old:
+        return
     if atomic:
         dpt_atomic_add_double(p, new - old)
     else:

@@ -170,7 +170,7 @@ def test_python_api_bad_input_group_lasso_and_logistic(tmp_path):
         out = {"errors": []}
         bad = [(0.0, {}), (-1.0, {}), (float("nan"), {}),
                (0.1, dict(penalty="group_l1", groups=[np.arange(30), np.arange(25, 60)])),
-               (0.1, dict(n_inner=0))]
+               (0.1, dict(n_inner=0)), (0.1, dict(staleness_bound=-1))]
         for alpha, kw in bad:
             try:
                 fit_distributed(X if comm.rank == 0 else None, y if comm.rank == 0 else None,
@@ -199,12 +199,13 @@ def test_python_api_bad_input_group_lasso_and_logistic(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     errors = out.pop("errors")
-    assert len(errors) == 6, errors
+    assert len(errors) == 7, errors
     for msg in errors[:3]:
         assert "alpha" in msg
     assert "partition" in errors[3]
     assert "n_inner" in errors[4]
-    assert "at least 2 MPI ranks" in errors[5]
+    assert "staleness_bound" in errors[5]
+    assert "at least 2 MPI ranks" in errors[6]
     for name, (p_mpi, p_shm, gap, coef_diff, n_workers) in out.items():
         assert n_workers == 2, name
         assert gap <= 1e-8 * p_mpi, name
