@@ -182,6 +182,11 @@ def test_python_api_bad_input_group_lasso_and_logistic(tmp_path):
                 fit_distributed(X, y, 0.1, comm=MPI.COMM_SELF)
             except ValueError as exc:
                 out["errors"].append(str(exc))
+        # one step per inner loop: one worker gets no steps and must not block
+        res = fit_distributed(X if comm.rank == 0 else None, y if comm.rank == 0 else None,
+                              0.05, n_inner=1, max_outer=3, random_state=1)
+        if comm.rank == 0:
+            out["tiny_n_inner"] = res["n_iter"]
         for name, kw, target, alpha in [
                 ("group", dict(penalty="group_l1", groups=groups), y, 0.05),
                 ("logistic", dict(loss="logistic"), labels, 0.01)]:
@@ -199,6 +204,7 @@ def test_python_api_bad_input_group_lasso_and_logistic(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     errors = out.pop("errors")
+    assert out.pop("tiny_n_inner") == 3
     assert len(errors) == 7, errors
     for msg in errors[:3]:
         assert "alpha" in msg

@@ -245,8 +245,9 @@ def _server_inner(comm, MPI, w, g, dblock, step, alpha, batch, quotas, staleness
         if b:
             comm.Send([np.array([float(b)]), MPI.DOUBLE], dest=k, tag=_TAG_CONTINUE)
             active += 1
-        else:
+        else:  # no steps for it (n_inner below the number of workers)
             comm.Send([empty, MPI.DOUBLE], dest=k, tag=_TAG_STOP)
+            finished[k] = True
     status = MPI.Status()
     while active:
         while not comm.Iprobe(source=MPI.ANY_SOURCE, tag=_TAG_DELTA, status=status):
