@@ -22,7 +22,8 @@
 #   w_B  <- prox_{step * alpha * d_B * Omega_B}(w_hat_B - step v_B)  (eq. 6)
 #
 # for every block B of the support of x_i (Psi_i in the paper), where
-# d_B = n / n_B and n_B is the number of rows whose support meets B, so that
+# d_B = 1 / P(the sampled row meets B) -- n / n_B under uniform sampling, n_B
+# the number of rows whose support meets B -- so that
 # E[D_i gbar] = gbar and E[phi_i] = Omega (Leblond et al. 2017; Pedregosa
 # et al. 2017).  Blocks that x_i does not meet are not touched at all: no lazy
 # catch-up is needed because the reweighted estimator is already unbiased.
@@ -289,7 +290,8 @@ def sparse_prox_epoch(
     gbar : ndarray of shape (p_s,)
         SVRG: full gradient at w0; SAGA: running average (updated); SGD: unused.
     dblock : ndarray of shape (q_s,)
-        Block weights d_B = n / n_B (0 for blocks no row meets).
+        Block weights d_B = 1 / P(the sampled row meets B): n / n_B under
+        uniform sampling (n_B rows meet B); 0 for blocks no row meets.
     block_of : ndarray of shape (p_s,), int64
     block_ptr : ndarray of shape (q_s + 1,), int64
     loss, penalty, method : int

@@ -1,7 +1,7 @@
 """Tests of Dis-DSAL (paper 002, Algorithms 3-4) on MPI.
 
-Each test starts ``mpiexec --oversubscribe -n 3`` (one server, two workers) in
-a subprocess and compares with the shared-memory :class:`DSALLasso`.  Skipped
+Each test starts ``mpiexec --oversubscribe -n 3`` (one server, two workers;
+``-n 4`` for the three-worker test) in a subprocess and compares with the shared-memory :class:`DSALLasso`.  Skipped
 when mpi4py or mpiexec is missing (CI installs the ``mpi`` extra, so they run
 there).  The solvers stop on a duality-gap certificate, so the comparisons are
 deterministic up to the certified tolerance although the inner loop is

@@ -22,10 +22,11 @@ Inner loop (asynchronous, point-to-point)
     proximal step computed *on the worker* (the decoupled proximal update of
     Algorithm 4, line 10), and sends the increment :math:`\delta` (indices and
     values of the coordinates it changed).  The server only adds increments
-    (Algorithm 3, line 12) and answers with the coordinates changed since that
-    worker's last message.  Worker :math:`k` takes exactly
+    (Algorithm 3, line 12) and answers with the coordinates other workers
+    changed since that worker's last read.  Worker :math:`k` takes
     :math:`n_{\text{inner}} n_k / n` steps per inner loop (its share of the
-    rows), so the workers together sample row :math:`i` with probability
+    rows; when that is not an integer, rounded up or down at random with the
+    right expectation), so the workers together sample row :math:`i` with probability
     :math:`p_i = (n_k/n) p_{i|k}`, and :math:`d_B = 1/P_p(x_i \text{ meets } B)`
     is computed by the server under that joint sampling and broadcast: with
     each worker's own column counts (an earlier version) a block met by one
@@ -156,10 +157,13 @@ def _worker(comm, MPI):
                 prob = prob.restrict(keep)
             w = np.empty(prob.n_features)
             comm.Bcast([w, MPI.DOUBLE], root=0)
-            _, fp, gsum, loss_sum = _local_pass(prob, w, y, loss, 1)
+            # a diverged loop overflows here; the server's step control rejects it
+            with np.errstate(over="ignore", invalid="ignore"):
+                _, fp, gsum, loss_sum = _local_pass(prob, w, y, loss, 1)
             comm.Reduce([np.append(gsum, loss_sum), MPI.DOUBLE], None, op=MPI.SUM, root=0)
             c = comm.bcast(None, root=0)
-            conj = np.array([_conjugate_values(fp, y, loss, c).sum()])
+            with np.errstate(over="ignore", invalid="ignore"):
+                conj = np.array([_conjugate_values(fp, y, loss, c).sum()])
             comm.Reduce([conj, MPI.DOUBLE], None, op=MPI.SUM, root=0)
         elif cmd[0] == "inner":
             _, step, alpha, keep = cmd
@@ -189,8 +193,11 @@ def _worker(comm, MPI):
                     float(step), float(alpha), n_steps, [generator],
                     **prob.sampling_kwargs())
                 changed = np.flatnonzero(w != before)
-                comm.Send([_pack(changed, w[changed] - before[changed]), MPI.DOUBLE],
-                          dest=0, tag=_TAG_DELTA)
+                delta = w[changed] - before[changed]
+                # the server adds delta to the same value: keep the copy equal to
+                # it bit for bit (before + (new - before) can differ from new)
+                w[changed] = before[changed] + delta
+                comm.Send([_pack(changed, delta), MPI.DOUBLE], dest=0, tag=_TAG_DELTA)
 
 
 # ---------------------------------------------------------------------------
@@ -262,7 +269,7 @@ def _server_inner(comm, MPI, w, g, dblock, step, alpha, batch, quotas, staleness
         if idx.size and n_workers > 1:
             # the others must re-read idx; worker k holds w[idx] already
             for j in range(1, n_workers + 1):
-                if j != k:
+                if j != k and not finished[j]:
                     changed_since[j].append(idx)
         done[k] += 1
         if left[k] == 0:
@@ -299,18 +306,24 @@ def _split_rows(n, n_workers):
     return [(int(bounds[k]), int(bounds[k + 1])) for k in range(n_workers)]
 
 
-def _step_quotas(n_inner, splits, n):
-    """Steps of each worker per inner loop: n_inner * n_k / n (largest remainders).
+def _step_quotas(n_inner, splits, n, rng=None):
+    """Steps of each worker per inner loop, n_inner * n_k / n in expectation.
 
     Worker k samples its own rows only, so the system samples row i with
     probability (n_k / n) p_{i|k} exactly when the workers' step counts are in
     the proportion of their rows; the weights of :func:`_system_sampling` assume it.
+    The shares are rounded by systematic sampling: share_k rounded up with
+    probability equal to its fractional part, the total always n_inner.  With
+    ``rng`` None the rounding uses u = 0.5 (deterministic, for tests).
     """
     sizes = np.array([b - a for a, b in splits], dtype=np.float64)
     share = n_inner * sizes / n
     quotas = np.floor(share).astype(np.int64)
-    extra = int(n_inner - quotas.sum())
-    quotas[np.argsort(quotas - share, kind="stable")[:extra]] += 1
+    frac = np.clip(share - quotas, 0.0, 1.0)
+    u = 0.5 if rng is None else float(rng.random())
+    cum = np.concatenate([[0.0], np.cumsum(frac)])
+    cum[-1] = n_inner - quotas.sum()  # an integer; the float sum may miss it
+    quotas += np.diff(np.floor(cum + u)).astype(np.int64)
     return quotas
 
 
@@ -359,8 +372,11 @@ def _server(comm, MPI, X, y, alpha, *, loss, penalty, groups, screening,
         if batch_size is not None:
             batch_size = check_positive_int(batch_size, "batch_size")
         if (isinstance(staleness_bound, (bool, np.bool_))
-                or not isinstance(staleness_bound, (int, np.integer)) or staleness_bound < 0):
-            raise ValueError(f"staleness_bound must be an integer >= 0, got {staleness_bound!r}")
+                or not isinstance(staleness_bound, (int, np.integer))):
+            raise TypeError("staleness_bound must be an integer >= 0, got "
+                            f"{type(staleness_bound).__name__}")
+        if staleness_bound < 0:
+            raise ValueError(f"staleness_bound must be an integer >= 0, got {staleness_bound}")
         staleness_bound = int(staleness_bound)
         rng = check_random_state(random_state)
         if sampling not in _SAMPLINGS:
@@ -406,7 +422,6 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
 
     gamma = _GAMMA[loss]
     n_inner = n if n_inner is None else n_inner
-    quotas = _step_quotas(n_inner, splits, n)
     opnorm = _block_opnorms(Xc, blocks.ptr, penalty) if screening else None
     prob = _ActiveProblem.full(Xr, Xc, blocks, penalty)
     w = np.zeros(prob.n_features)
@@ -453,6 +468,7 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
         steps.append(step)
         batches.append(batch)
         w0, ev0 = w.copy(), ev
+        quotas = _step_quotas(n_inner, splits, n, rng)
         _server_inner(comm, MPI, w, np.ascontiguousarray(ev.g), dblock, step, alpha, batch,
                       quotas, staleness_bound, keep, stats)
         n_iter += 1
@@ -491,12 +507,15 @@ def _default_batch(prob, n_inner, n_workers, step, gamma, row_prob, staleness_bo
     dominate.
 
     Several workers: a batch is taken on a copy that misses up to
-    tau = (staleness_bound + 1) (workers - 1) b steps of the others.  A missed
-    step on row m moves the margin of the row i being processed by about
-    eta |f_m'(w) - f_m'(w0)| <|x_i|, |x_m|> / gamma, so the margins a batch
-    uses are off by about tau eta rho / gamma times a derivative difference,
-    with rho = E_{i,m ~ p}[<|x_i|, |x_m|> / (n p_i)] the mean overlap of two
-    sampled rows (importance weight of i included).  The rule keeps
+    tau = (2 staleness_bound + 1) (workers - 1) b steps of the others (a worker
+    may be released while the slowest one is s batches behind, which can then
+    return 2s + 1 batches before the first one does).  A missed step on row m
+    moves the margin of the row i being processed by about
+    eta |f_m'(w) - f_m'(w0)| <|x_i|, |x_m|> / (n p_m), and a margin error
+    changes f_i' by up to 1/gamma times it, so the derivatives a batch uses
+    are off by about tau eta rho / gamma times a derivative difference, with
+    rho = E_{i,m ~ p}[<|x_i|, |x_m|> / (n p_m)] the mean overlap of two sampled
+    rows (importance weight of m included; by symmetry the same with i).  The rule keeps
     tau eta rho / gamma <= _BATCH_SAFETY.  Text rows overlap a lot (hashed
     IMDB / 20 Newsgroups: rho about 30 against L = max_i ||x_i||^2 / (n p_i)
     about 650, so tau <= ~10 at eta = 1/L); rows of the paper's data sets
@@ -504,7 +523,8 @@ def _default_batch(prob, n_inner, n_workers, step, gamma, row_prob, staleness_bo
     the cap.  This is a stability rule calibrated on those data (in-process
     simulations of lock-step workers on 20 Newsgroups, 2^20 features, 0.1
     alpha_max: tau = 16 converged like one worker, tau = 32 diverged, at
-    eta rho / gamma = 1/24), not a theorem.  Always at most
+    eta rho / gamma = 1/24; lock-step workers miss (workers - 1) b steps, the
+    worst case above is the bound used), not a theorem.  Always at most
     n_inner / (4 workers), so that every worker reads the iterate a few times
     per inner loop.
     """
@@ -522,7 +542,7 @@ def _default_batch(prob, n_inner, n_workers, step, gamma, row_prob, staleness_bo
     rho = float(mean_row @ sampled_row)  # p_i / (n p_i) = 1 / n
     if rho <= 0.0:
         return int(cap)
-    lag = (staleness_bound + 1) * (n_workers - 1)
+    lag = (2 * staleness_bound + 1) * (n_workers - 1)
     b = _BATCH_SAFETY * gamma / (step * rho * lag)
     return int(max(1, min(np.floor(b), cap)))
 
@@ -560,7 +580,7 @@ def fit_distributed(X, y, alpha, *, comm=None, loss="squared", penalty="l1", gro
         Steps a worker takes between two messages (1: one step per message, as
         in Algorithm 4).  None: one worker, the larger of 1024 and (active
         features) / (mean non-zeros per row); several workers,
-        :math:`b \le \gamma / (2\eta\rho(s+1)(K-1))` with :math:`K` workers,
+        :math:`b \le \gamma / (2\eta\rho(2s+1)(K-1))` with :math:`K` workers,
         :math:`s` = ``staleness_bound`` and :math:`\rho` the mean overlap
         :math:`\langle |x_i|, |x_m| \rangle` of two sampled rows, so that the
         increments the workers add without seeing each other stay stable

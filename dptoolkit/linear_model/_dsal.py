@@ -271,7 +271,8 @@ class _ActiveProblem:
 
     Attributes: ``blocks`` (active block ids), ``feat`` (permuted feature
     positions), ``csr`` / ``csc`` (:class:`_Compressed`, compact column
-    numbers), ``block_ptr``, ``block_of``, ``dblock`` (d_B = n / n_B),
+    numbers), ``block_ptr``, ``block_of``, ``dblock`` (d_B = 1 / P(the
+    sampled row meets B), n / n_B under uniform sampling),
     ``l_max`` (max squared row norm).  :meth:`full` builds the problem on every
     block; :meth:`restrict` drops blocks by filtering the stored entries (a few
     vectorised passes over the non-zeros, no sparse format conversion).
@@ -510,6 +511,10 @@ def _solve(Xr, Xc, y, alpha, *, loss, penalty, blocks, method, screening, n_jobs
 
     prob = _ActiveProblem.full(Xr, Xc, blocks, penalty, sampling)
     w = np.zeros(prob.n_features) if w_init is None else np.array(w_init, dtype=np.float64)
+    if w_init is not None:
+        # a block no row meets is zero at every optimum, and no step ever touches
+        # it (d_B = 0): a warm start must not carry a value there
+        w[np.repeat(prob.block_nnz == 0, np.diff(prob.block_ptr))] = 0.0
     ev = _Evaluation.local(prob, w, y, alpha, loss, penalty, n_jobs)
     times, primals, gaps, sizes_hist = [], [], [], []
     active_sizes = []
