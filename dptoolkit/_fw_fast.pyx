@@ -42,7 +42,8 @@ from numpy.random cimport bitgen_t
 import numpy as np
 
 from dptoolkit._typedefs cimport float64_t, intp_t, index_t
-from dptoolkit._random cimport get_bitgen, uniform, uniform_open, standard_gumbel
+from dptoolkit._random cimport get_bitgen, uniform, uniform_open, standard_gumbel, laplace
+from dptoolkit._math cimport sigmoid, sign_of
 from dptoolkit._heap cimport LazyMaxQueue
 from dptoolkit._grouped_sampler cimport GroupedExpSampler
 
@@ -69,14 +70,6 @@ SELECTOR_CODES = {
 PRIVATE_SELECTORS = frozenset(["exponential", "noisy_max", "grouped", "laplace"])
 
 
-cdef inline double sigmoid(double v) noexcept nogil:
-    cdef double e
-    if v >= 0:
-        return 1.0 / (1.0 + exp(-v))
-    e = exp(v)
-    return e / (1.0 + e)
-
-
 cdef inline double log_weight(double coef, double a) noexcept nogil:
     # log(exp(coef*a) + exp(-coef*a)) = log(2 cosh x), x = coef*|a|: both signs of
     # coordinate j together.  Small x (most coordinates at private budgets) use
@@ -97,18 +90,6 @@ def log_weight_array(double coef, const double[::1] a):
     for i in range(a.shape[0]):
         o[i] = log_weight(coef, a[i])
     return out
-
-
-cdef inline double sign_of(double a) noexcept nogil:
-    return 1.0 if a > 0 else -1.0
-
-
-cdef inline double laplace(bitgen_t* rng, double scale) noexcept nogil:
-    # inverse CDF on (-1/2, 1/2)
-    cdef double u = uniform_open(rng) - 0.5
-    if u < 0:
-        return scale * log1p(2.0 * u)
-    return -scale * log1p(-2.0 * u)
 
 
 cdef inline double rnm_noise(bitgen_t* rng, bint gumbel, double scale) noexcept nogil:

@@ -36,7 +36,8 @@ from numpy.random cimport bitgen_t
 import numpy as np
 
 from dptoolkit._typedefs cimport float64_t, intp_t, index_t
-from dptoolkit._random cimport get_bitgen, uniform, uniform_open, standard_gumbel
+from dptoolkit._random cimport get_bitgen, uniform, uniform_open, standard_gumbel, laplace
+from dptoolkit._math cimport sigmoid, sign_of
 
 cdef enum:
     SEL_ARGMAX = 0
@@ -50,25 +51,6 @@ SELECTOR_CODES = {
     "noisy_max": SEL_NOISY_MAX,
     "laplace": SEL_LAPLACE,
 }
-
-
-cdef inline double sigmoid(double v) noexcept nogil:
-    cdef double e
-    if v >= 0:
-        return 1.0 / (1.0 + exp(-v))
-    e = exp(v)
-    return e / (1.0 + e)
-
-
-cdef inline double sign_of(double a) noexcept nogil:
-    return 1.0 if a > 0 else -1.0
-
-
-cdef inline double laplace(bitgen_t* rng, double scale) noexcept nogil:
-    cdef double u = uniform_open(rng) - 0.5
-    if u < 0:
-        return scale * log1p(2.0 * u)
-    return -scale * log1p(-2.0 * u)
 
 
 @cython.final

@@ -6,7 +6,7 @@
 #                    cdef bitgen_t* rng = get_bitgen(bitgen)
 #                    with bitgen.lock, nogil: ...
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.math cimport log
+from libc.math cimport log, log1p
 from numpy.random cimport bitgen_t
 
 
@@ -30,3 +30,11 @@ cdef inline double uniform_open(bitgen_t* rng) noexcept nogil:
 cdef inline double standard_gumbel(bitgen_t* rng) noexcept nogil:
     """Gumbel(0, 1) by inversion: -log(-log U), U uniform on (0, 1)."""
     return -log(-log(uniform_open(rng)))
+
+
+cdef inline double laplace(bitgen_t* rng, double scale) noexcept nogil:
+    """Laplace(0, scale) by inversion on (-1/2, 1/2)."""
+    cdef double u = uniform_open(rng) - 0.5
+    if u < 0:
+        return scale * log1p(2.0 * u)
+    return -scale * log1p(-2.0 * u)

@@ -48,6 +48,7 @@ import numpy as np
 
 from dptoolkit._typedefs cimport float64_t, index_t
 from dptoolkit._random cimport get_bitgen, uniform, uniform_open
+from dptoolkit._math cimport sigmoid, log1pexp
 
 cdef enum:
     LOSS_SQUARED = 0
@@ -146,26 +147,11 @@ cdef inline index_t _next_chunk(bitgen_t* rng, index_t* perm, index_t n,
 # ---------------------------------------------------------------------------
 # losses
 # ---------------------------------------------------------------------------
-cdef inline double _sigmoid(double z) noexcept nogil:
-    cdef double e
-    if z >= 0:
-        return 1.0 / (1.0 + exp(-z))
-    e = exp(z)
-    return e / (1.0 + e)
-
-
-cdef inline double _log1pexp(double z) noexcept nogil:
-    """log(1 + exp(z)) without overflow."""
-    if z > 0:
-        return z + log1p(exp(-z))
-    return log1p(exp(z))
-
-
 cdef inline double _loss(int loss, double a, double y) noexcept nogil:
     if loss == LOSS_SQUARED:
         return 0.5 * (a - y) * (a - y)
     if loss == LOSS_LOGISTIC:
-        return _log1pexp(-y * a)
+        return log1pexp(-y * a)
     if 1.0 - y * a > 0.0:
         return 1.0 - y * a
     return 0.0
@@ -176,7 +162,7 @@ cdef inline double _dloss(int loss, double a, double y) noexcept nogil:
     if loss == LOSS_SQUARED:
         return a - y
     if loss == LOSS_LOGISTIC:
-        return -y * _sigmoid(-y * a)
+        return -y * sigmoid(-y * a)
     if y * a < 1.0:
         return -y
     return 0.0
@@ -187,7 +173,7 @@ cdef inline double _d2loss(int loss, double a, double y) noexcept nogil:
     if loss == LOSS_SQUARED:
         return 1.0
     if loss == LOSS_LOGISTIC:
-        s = _sigmoid(y * a)
+        s = sigmoid(y * a)
         return s * (1.0 - s)
     return 0.0
 
@@ -207,7 +193,7 @@ cdef inline double _logistic_exact(double b, double c, double kk) noexcept nogil
     if t < lo or t > hi:
         t = 0.5 * (lo + hi)
     for it in range(200):
-        s = _sigmoid(t)
+        s = sigmoid(t)
         g = t + c + kk * (s - b)
         if g > 0.0:
             hi = t
@@ -220,7 +206,7 @@ cdef inline double _logistic_exact(double b, double c, double kk) noexcept nogil
             t = tn
             break
         t = tn
-    return _sigmoid(t)
+    return sigmoid(t)
 
 
 cdef inline double _dual_delta(int loss, double alpha, double y, double xv, double sqnorm,
