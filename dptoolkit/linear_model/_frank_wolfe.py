@@ -374,6 +374,7 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
                 self.accountant.check(epsilon, delta)
         else:
             coef = 0.0
+            epsilon = delta = eps_step = composition = None
         rng = check_random_state(self.random_state)
         # issue 7: "laplace_talwar" runs the kernel's Laplace selector (other scale)
         code = _fw_fast.SELECTOR_CODES[
@@ -397,6 +398,14 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         if private:  # the work counters depend on the data: release only T and refreshes
             stats = {k: stats[k] for k in ("n_iter", "n_refresh")}
         self.solver_stats_ = stats
+        return self._record_guarantee(private, epsilon, delta, eps_step, composition, gaps,
+                                      n_done, n_samples)
+
+    def _record_guarantee(self, private, epsilon, delta, eps_step, composition, gaps,
+                          n_done, n_samples):
+        """Set the privacy attributes after a fit (binary and multinomial) and
+        charge the accountant; a private fit keeps no gap history (it depends on
+        the data)."""
         if private:
             self.gap_history_ = None
             self.privacy_spent_ = (epsilon, delta)

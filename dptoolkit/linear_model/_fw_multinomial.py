@@ -155,6 +155,7 @@ def fit_multinomial(est, X, y):
             est.accountant.check(epsilon, delta)
     else:
         coef = 0.0
+        epsilon = delta = eps_step = composition = None
     rng = check_random_state(est.random_state)
     code = _fw_multinomial_fast.SELECTOR_CODES[
         "laplace" if selector == "laplace_talwar" else selector]
@@ -170,19 +171,8 @@ def fit_multinomial(est, X, y):
     est.solver_stats_ = dict(n_iter=int(kernel.t), solver="multinomial")
     if not private:  # the work counter depends on the data (e.g. reveals nnz(X))
         est.solver_stats_["touched_nnz"] = int(kernel.n_touched)
-    if private:
-        est.gap_history_ = None
-        est.privacy_spent_ = (epsilon, delta)
-        est.epsilon_step_ = eps_step
-        est.composition_ = composition
-        if est.accountant is not None:
-            est.accountant.spend(epsilon, delta)
-    else:
-        est.gap_history_ = gaps[:n_done] / n_samples
-        est.privacy_spent_ = None
-        est.epsilon_step_ = None
-        est.composition_ = None
-    return est
+    return est._record_guarantee(private, epsilon, delta, eps_step, composition, gaps, n_done,
+                                 n_samples)
 
 
 def log_softmax(scores):
