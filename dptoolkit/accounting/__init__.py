@@ -12,11 +12,21 @@ algorithms is derived here, so that there is one place to audit.
   :class:`MomentsAccountant` (Abadi et al. 2016).
 - :func:`calibrate_noise_multiplier`.
 - :class:`BudgetAccountant` (check -> work -> spend).
+- Privacy events (:mod:`dptoolkit.accounting.events`: immutable descriptions
+  of what a fit ran) and the one accountant that turns them into (epsilon,
+  delta), :class:`PrivacyAccountant` (basic, advanced, Renyi DP / zCDP).
 - Laplace report noisy max and Talwar et al.'s private LASSO scale
   (:mod:`dptoolkit.accounting.talwar`): :func:`laplace_report_noisy_max_scale`,
   its inverse :func:`laplace_report_noisy_max_epsilon`,
   :func:`laplace_report_noisy_max_composition` and :func:`talwar_noise_scale`.
 """
+from . import events
+from .accountant import (
+    ACCOUNTING_METHODS,
+    PrivacyAccountant,
+    calibrate_parameter,
+    epsilon_of_event,
+)
 from .budget import BudgetAccountant
 from .calibration import calibrate_noise_multiplier
 from .composition import (
@@ -44,7 +54,12 @@ from .talwar import (
 )
 
 __all__ = [
+    "ACCOUNTING_METHODS",
     "BudgetAccountant",
+    "PrivacyAccountant",
+    "calibrate_parameter",
+    "epsilon_of_event",
+    "events",
     "DEFAULT_RDP_ORDERS",
     "MomentsAccountant",
     "RDPAccountant",

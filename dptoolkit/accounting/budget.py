@@ -8,7 +8,7 @@ from ..exceptions import BudgetExceededError
 
 __all__ = ["BudgetAccountant"]
 
-_COMPOSITIONS = ("basic", "advanced")
+_COMPOSITIONS = ("basic", "advanced", "events")
 
 
 def _check_spend(epsilon, delta):
@@ -42,6 +42,15 @@ class BudgetAccountant:
         (the computations themselves may be adaptive); if the *parameters*
         are chosen adaptively a privacy filter (Rogers, Roth, Ullman,
         Vadhan 2016) is needed instead, so use ``"basic"`` then.
+    ``composition="events"``
+        the privacy events of the spends (``event=`` of :meth:`spend`, e.g. an
+        estimator's ``privacy_event_``; a spend without one counts as an
+        :class:`~dptoolkit.accounting.events.ApproxDPEvent`) composed by
+        :class:`~dptoolkit.accounting.PrivacyAccountant` (``method="best"``:
+        Renyi DP / zCDP for exponential-mechanism and Gaussian steps) and
+        converted at the budget's delta: heterogeneous steps compose into one
+        guarantee instead of a sum of epsilons.  Needs ``delta > 0`` for the
+        RDP conversion to help.
 
     Parameters
     ----------
@@ -59,6 +68,9 @@ class BudgetAccountant:
     ----------
     spends : list of tuple (epsilon, delta, label)
         The ledger, in order.
+    events : list of PrivacyEvent
+        The privacy event of each spend (``ApproxDPEvent(epsilon, delta)`` when
+        none was given).
 
     Examples
     --------
@@ -101,6 +113,7 @@ class BudgetAccountant:
             raise ValueError("delta_slack is only used with composition='advanced'")
         self.delta_slack = delta_slack
         self.spends = []
+        self.events = []
 
     def __repr__(self):
         eps, delta = self.spent
@@ -108,8 +121,20 @@ class BudgetAccountant:
                 f"composition={self.composition!r}, spent=({eps:.6g}, {delta:.6g}))")
 
     # -- composition ----------------------------------------------------
-    def _total(self, eps_list, delta_list):
+    def _total(self, eps_list, delta_list, events=None):
         """(epsilon, delta) of the composition of the given spends."""
+        if self.composition == "events":
+            from .accountant import epsilon_of_event
+            from .events import ComposedEvent
+
+            if events is None:
+                events = self.events
+            if not events:
+                return 0.0, 0.0
+            if self.delta == 0.0:
+                return epsilon_of_event(ComposedEvent(tuple(events)), 0.0), 0.0
+            return (epsilon_of_event(ComposedEvent(tuple(events)), self.delta),
+                    self.delta)
         eps = np.asarray(eps_list, dtype=np.float64)
         delta_sum = float(math.fsum(delta_list))
         basic = (float(math.fsum(eps)), min(1.0, delta_sum))
@@ -124,8 +149,8 @@ class BudgetAccountant:
             return adv_eps, min(1.0, delta_sum + self.delta_slack)
         return basic
 
-    def _fits(self, eps_list, delta_list):
-        eps, delta = self._total(eps_list, delta_list)
+    def _fits(self, eps_list, delta_list, events=None):
+        eps, delta = self._total(eps_list, delta_list, events)
         # Tiny relative tolerance so that spending exactly remaining() passes.
         tol = 1e-12
         return eps <= self.epsilon * (1 + tol) and delta <= self.delta * (1 + tol) + 1e-300
@@ -136,7 +161,7 @@ class BudgetAccountant:
         return self._total([s[0] for s in self.spends], [s[1] for s in self.spends])
 
     # -- protocol ---------------------------------------------------------
-    def check(self, epsilon, delta=0.0):
+    def check(self, epsilon, delta=0.0, *, event=None):
         """Check that a spend of (epsilon, delta) would stay within budget.
 
         Parameters
@@ -145,6 +170,9 @@ class BudgetAccountant:
             >= 0 and finite.
         delta : float, default=0.0
             In [0, 1].
+        event : PrivacyEvent or None, default=None
+            What the spend runs (used by ``composition="events"``); ``None``
+            means ``ApproxDPEvent(epsilon, delta)``.
 
         Returns
         -------
@@ -158,10 +186,12 @@ class BudgetAccountant:
             Invalid ``epsilon`` or ``delta``.
         """
         epsilon, delta = _check_spend(epsilon, delta)
+        event = _spend_event(epsilon, delta, event)
         eps_list = [s[0] for s in self.spends] + [epsilon]
         delta_list = [s[1] for s in self.spends] + [delta]
-        if not self._fits(eps_list, delta_list):
-            tot = self._total(eps_list, delta_list)
+        events = self.events + [event]
+        if not self._fits(eps_list, delta_list, events):
+            tot = self._total(eps_list, delta_list, events)
             raise BudgetExceededError(
                 f"spending (epsilon={epsilon!r}, delta={delta!r}) would bring the total to "
                 f"(epsilon={tot[0]:.6g}, delta={tot[1]:.6g}), over the budget "
@@ -169,16 +199,20 @@ class BudgetAccountant:
                 f"{self.remaining()}")
         return True
 
-    def spend(self, epsilon, delta=0.0, *, label=None):
+    def spend(self, epsilon, delta=0.0, *, label=None, event=None):
         """Record a spend (after :meth:`check`; checks again) and return self.
+
+        ``event`` (a :class:`~dptoolkit.accounting.events.PrivacyEvent`) is what
+        the spend ran; see :meth:`check`.
 
         Raises
         ------
         BudgetExceededError
             If the spend would exceed the budget; nothing is recorded then.
         """
-        self.check(epsilon, delta)
+        self.check(epsilon, delta, event=event)
         self.spends.append((float(epsilon), float(delta), label))
+        self.events.append(_spend_event(float(epsilon), float(delta), event))
         return self
 
     def remaining(self, k=1):
@@ -200,6 +234,8 @@ class BudgetAccountant:
         eps_spent = [s[0] for s in self.spends]
         delta_spent = [s[1] for s in self.spends]
         d_used = float(math.fsum(delta_spent))
+        if self.composition == "events":
+            return self._remaining_events(k)
         if self.composition == "basic":
             e_rem = max(0.0, self.epsilon - float(math.fsum(eps_spent)))
             return e_rem / k, max(0.0, self.delta - d_used) / k
@@ -226,3 +262,42 @@ class BudgetAccountant:
             if hi - lo <= 1e-15 * hi:
                 break
         return lo, d_each
+
+    def _remaining_events(self, k):
+        """Largest epsilon of k further pure-DP spends (delta: what is left after
+        the approximate-DP spends), by bisection on the composed guarantee."""
+        from .events import ApproxDPEvent
+
+        d_used = float(math.fsum(s[1] for s in self.spends))
+        d_each = max(0.0, self.delta - d_used) / (2 * k) if self.delta > 0 else 0.0
+
+        def fits(e):
+            extra = [ApproxDPEvent(e, d_each)] * k
+            return self._fits(None, None, self.events + extra)
+
+        if not fits(0.0):
+            return 0.0, 0.0
+        if math.isinf(self.epsilon):
+            return math.inf, d_each
+        lo, hi = 0.0, self.epsilon
+        if fits(hi):
+            return hi, d_each
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1e-12 * hi:
+                break
+        return lo, d_each
+
+
+def _spend_event(epsilon, delta, event):
+    from .events import ApproxDPEvent, PrivacyEvent
+
+    if event is None:
+        return ApproxDPEvent(epsilon, delta)
+    if not isinstance(event, PrivacyEvent):
+        raise TypeError(f"event must be a PrivacyEvent or None, got {type(event).__name__}")
+    return event
