@@ -41,11 +41,11 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 
-from dptoolkit import _prox_fast
 from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
 from dptoolkit.linear_model import DSALLasso, ProxASAGALasso, ProxSVRGLasso
-from dptoolkit.linear_model._dsal import (_ActiveProblem, _Evaluation, _prepare_problem,
-                                          lasso_alpha_max, lasso_duality_gap)
+from dptoolkit.linear_model.dsal_engine import (ActiveProblem, Evaluation, inner_epoch,
+                                                lasso_alpha_max, lasso_duality_gap,
+                                                prepare_problem)
 
 RESULTS = {}
 
@@ -281,11 +281,11 @@ def threads(args):
     X, y, _, _ = imdb(args)
     header("2 threads vs 1: one inner epoch of the kernel (n = 25,000 SVRG steps, importance "
            "sampling, all 2^20 features)")
-    Xr, Xc, yv, _, blocks = _prepare_problem(X, y, "squared", "l1", None)
-    prob = _ActiveProblem.full(Xr, Xc, blocks, "l1", "importance")
+    Xr, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None)
+    prob = ActiveProblem.full(Xr, Xc, blocks, "l1", "importance")
     alpha = 0.01 * lasso_alpha_max(X, y)
     w0 = np.zeros(prob.n_features)
-    ev = _Evaluation.local(prob, w0, yv, alpha, "squared", "l1", 1)
+    ev = Evaluation.local(prob, w0, yv, alpha, "squared", "l1", 1)
     step = 1.0 / prob.l_max
     times = {1: [], 2: []}
     for rep in range(args.repeats):
@@ -293,10 +293,9 @@ def threads(args):
             w = w0.copy()
             gens = np.random.default_rng(rep).spawn(n_jobs)
             t0 = time.perf_counter()
-            _prox_fast.sparse_prox_epoch(
-                prob.csr.data, prob.csr.indices, prob.csr.indptr, yv, w, ev.fp.copy(),
-                ev.g.copy(), prob.dblock, prob.block_of, prob.block_ptr, 0, 0, 1, step, alpha,
-                yv.size, gens, **prob.sampling_kwargs())
+            inner_epoch(prob, yv, w, ev.fp.copy(), ev.g.copy(), loss="squared",
+                        penalty="l1", method="svrg", step=step, alpha=alpha,
+                        n_steps=yv.size, generators=gens)
             times[n_jobs].append(time.perf_counter() - t0)
     best = {k: min(v) for k, v in times.items()}
     med = {k: float(np.median(v)) for k, v in times.items()}

@@ -21,7 +21,7 @@ import pytest
 
 from dptoolkit.datasets import load_libsvm
 from dptoolkit.linear_model import DSALLasso
-from dptoolkit.linear_model._dsal import lasso_alpha_max, lasso_duality_gap
+from dptoolkit.linear_model import lasso_alpha_max, lasso_duality_gap
 
 pytestmark = pytest.mark.mpi
 
@@ -106,7 +106,7 @@ def test_three_workers_block_local_features_and_shared_ones(tmp_path):
         from mpi4py import MPI
         from dptoolkit.distributed import fit_distributed
         from dptoolkit.linear_model import DSALLasso
-        from dptoolkit.linear_model._dsal import lasso_alpha_max
+        from dptoolkit.linear_model import lasso_alpha_max
 
         comm = MPI.COMM_WORLD
         rng = np.random.default_rng(5)

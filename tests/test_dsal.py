@@ -20,7 +20,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from dptoolkit import _prox_fast
 from dptoolkit.datasets import load_libsvm, load_text_corpus
 from dptoolkit.linear_model import DSALLasso, ProxASAGALasso, ProxSVRGLasso
-from dptoolkit.linear_model._dsal import lasso_alpha_max, lasso_duality_gap
+from dptoolkit.linear_model import lasso_alpha_max, lasso_duality_gap
 
 # --------------------------------------------------------------------------
 # pure-Python reference of one inner loop (one thread), written from the
@@ -725,18 +725,18 @@ def test_distributed_block_weights_are_those_of_the_joint_sampling(sampling):
     """d_B = 1 / P(row meets B) under the workers' joint sampling: every block met
     by some row gets E[d_B 1(row meets B)] = 1, also blocks one worker holds."""
     from dptoolkit.distributed.dsal import _split_rows, _system_sampling
-    from dptoolkit.linear_model._dsal import _ActiveProblem, _prepare_problem, _row_sampling
+    from dptoolkit.linear_model.dsal_engine import ActiveProblem, prepare_problem, row_sampling
     X, y = _synthetic(4, n=90, p=40)
     X = X.toarray()
     X[:30, 35:] = 0.0
     X[30:, 30:35] = 0.0  # features 30-34 live in the first worker's rows only
-    Xr, Xc, yv, _, blocks = _prepare_problem(sp.csr_array(X), y, "squared", "l1", None)
-    prob = _ActiveProblem.full(Xr, Xc, blocks, "l1", sampling)
+    Xr, Xc, yv, _, blocks = prepare_problem(sp.csr_array(X), y, "squared", "l1", None)
+    prob = ActiveProblem.full(Xr, Xc, blocks, "l1", sampling)
     splits = _split_rows(90, 3)
     dblock, l_eff, p = _system_sampling(prob, splits, sampling)
     assert abs(p.sum() - 1.0) < 1e-12
     for a, b in splits:  # each worker's own sampling, scaled by its share of the rows
-        local, l_k = _row_sampling(prob.row_sq[a:b], sampling)
+        local, l_k = row_sampling(prob.row_sq[a:b], sampling)
         expect = np.full(b - a, 1.0 / (b - a)) if local is None else local
         np.testing.assert_allclose(p[a:b], expect * (b - a) / 90, rtol=1e-12)
         assert l_k <= l_eff

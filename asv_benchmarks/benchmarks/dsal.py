@@ -29,10 +29,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 
-from dptoolkit import _prox_fast
 from dptoolkit.linear_model import DSALLasso, ProxASAGALasso, ProxSVRGLasso
-from dptoolkit.linear_model._dsal import (_ActiveProblem, _Evaluation, _prepare_problem,
-                                          lasso_alpha_max, lasso_duality_gap)
+from dptoolkit.linear_model.dsal_engine import (ActiveProblem, Evaluation, inner_epoch,
+                                                lasso_alpha_max, lasso_duality_gap,
+                                                prepare_problem)
 
 from .common import text_corpus
 
@@ -74,27 +74,25 @@ class EpochKernel:
 
     def setup(self, cache, method, n_jobs, features):
         X, y = _imdb()
-        Xr, Xc, yv, _, blocks = _prepare_problem(X, y, "squared", "l1", None)
-        prob = _ActiveProblem.full(Xr, Xc, blocks, "l1", "importance")
+        Xr, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None)
+        prob = ActiveProblem.full(Xr, Xc, blocks, "l1", "importance")
         if features == "screened":
             keep = np.zeros(prob.n_features, dtype=bool)
             keep[cache["active"]] = True
             prob = prob.restrict(keep)  # importance sampling recomputed on the sub-matrix
         self.prob, self.y, self.alpha = prob, yv, cache["alpha"]
         w = np.zeros(prob.n_features)
-        ev = _Evaluation.local(prob, w, yv, self.alpha, "squared", "l1", 1)
+        ev = Evaluation.local(prob, w, yv, self.alpha, "squared", "l1", 1)
         self.w, self.mem, self.gbar = w, ev.fp, ev.g
         self.step = 1.0 / prob.l_max
-        self.method = _prox_fast.METHOD_CODES[method]
+        self.method = method
         self.n_jobs = n_jobs
 
     def time_epoch(self, cache, method, n_jobs, features):
-        p = self.prob
-        _prox_fast.sparse_prox_epoch(
-            p.csr.data, p.csr.indices, p.csr.indptr, self.y, self.w.copy(), self.mem.copy(),
-            self.gbar.copy(), p.dblock, p.block_of, p.block_ptr, 0, 0, self.method,
-            self.step, self.alpha, self.y.size, np.random.default_rng(0).spawn(self.n_jobs),
-            **p.sampling_kwargs())
+        inner_epoch(self.prob, self.y, self.w.copy(), self.mem.copy(), self.gbar.copy(),
+                    loss="squared", penalty="l1", method=self.method, step=self.step,
+                    alpha=self.alpha, n_steps=self.y.size,
+                    generators=np.random.default_rng(0).spawn(self.n_jobs))
 
     def track_nnz_per_step(self, cache, method, n_jobs, features):
         """Mean non-zeros of a row restricted to the features of the run."""

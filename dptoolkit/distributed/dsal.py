@@ -3,7 +3,7 @@ r"""Dis-DSAL: the distributed-memory DSAL Lasso on MPI (paper 002, Algorithms 3-
 One *server* rank (rank 0) holds the iterate; every other rank is a *worker*
 holding a contiguous block of rows.  It minimises the same objective, with the
 same Gap Safe screening, as :class:`dptoolkit.linear_model.DSALLasso` (see
-:mod:`dptoolkit.linear_model._dsal` for the scaling of the objective, the dual
+:mod:`dptoolkit.linear_model.dsal_engine` for the scaling of the objective, the dual
 point and the sphere test):
 
 Outer iteration (synchronous, collective)
@@ -73,12 +73,12 @@ import time
 
 import numpy as np
 
-from .. import _prox_fast
 from .._validation import check_positive_int, check_random_state, check_scalar_range
-from ..linear_model._dsal import (_GAMMA, _SAMPLINGS, _STEP_FACTOR, _ActiveProblem,
-                                  _block_opnorms, _Compressed, _conjugate_values, _Evaluation,
-                                  _local_pass, _prepare_problem, _row_sampling, _screen,
-                                  _segment_sq_norms, _StepControl)
+from ..linear_model.dsal_engine import (GAMMA, SAMPLINGS, ActiveProblem, Compressed,
+                                        Evaluation, StepControl, block_opnorms,
+                                        conjugate_values, default_step, drop_blocks,
+                                        expand_solution, inner_epoch, lasso_alpha_max,
+                                        local_pass, prepare_problem, row_sampling, screen)
 
 __all__ = ["fit_distributed", "main"]
 
@@ -130,19 +130,16 @@ def _worker(comm, MPI):
     if setup is None:  # the server failed validation
         return
     csr, y, cfg = setup["csr"], setup["y"], setup["config"]
-    loss, penalty = cfg["loss"], cfg["penalty"]
-    lcode = _prox_fast.LOSS_CODES[loss]
-    pcode = _prox_fast.PENALTY_CODES[penalty]
-    mcode = _prox_fast.METHOD_CODES[cfg["method"]]
+    loss, penalty, method = cfg["loss"], cfg["penalty"], cfg["method"]
     import scipy.sparse as sp
 
     Xc = sp.csc_array(sp.csr_array((csr.data, csr.indices, csr.indptr),
                                    shape=(y.size, cfg["n_features"])))
     block_ptr = cfg["block_ptr"]
-    prob = _ActiveProblem(y.size, csr, _Compressed.of(Xc),
-                          np.arange(block_ptr.size - 1, dtype=np.int64),
-                          np.arange(cfg["n_features"], dtype=np.int64), block_ptr.copy(),
-                          penalty, cfg["sampling"])
+    prob = ActiveProblem(y.size, csr, Compressed.of(Xc),
+                         np.arange(block_ptr.size - 1, dtype=np.int64),
+                         np.arange(cfg["n_features"], dtype=np.int64), block_ptr.copy(),
+                         penalty, cfg["sampling"])
     generator = np.random.default_rng(cfg["seed"])
     status = MPI.Status()
     fp = None
@@ -159,25 +156,23 @@ def _worker(comm, MPI):
             comm.Bcast([w, MPI.DOUBLE], root=0)
             # a diverged loop overflows here; the server's step control rejects it
             with np.errstate(over="ignore", invalid="ignore"):
-                _, fp, gsum, loss_sum = _local_pass(prob, w, y, loss, 1)
+                _, fp, gsum, loss_sum = local_pass(prob, w, y, loss, 1)
             comm.Reduce([np.append(gsum, loss_sum), MPI.DOUBLE], None, op=MPI.SUM, root=0)
             c = comm.bcast(None, root=0)
             with np.errstate(over="ignore", invalid="ignore"):
-                conj = np.array([_conjugate_values(fp, y, loss, c).sum()])
+                conj = np.array([conjugate_values(fp, y, loss, c).sum()])
             comm.Reduce([conj, MPI.DOUBLE], None, op=MPI.SUM, root=0)
         elif cmd[0] == "inner":
             _, step, alpha, keep = cmd
             if keep is not None:  # blocks screened at an unchanged point
-                keep_feat = np.repeat(keep, np.diff(prob.block_ptr))
-                w = np.ascontiguousarray(w[keep_feat])
-                prob = prob.restrict(keep)
+                prob, w, _, _ = drop_blocks(prob, w, keep)
             g = np.empty(prob.n_features)
             comm.Bcast([g, MPI.DOUBLE], root=0)
             # d_B of the whole system's sampling, not of this worker's rows alone
             dblock = np.empty(prob.blocks.size)
             comm.Bcast([dblock, MPI.DOUBLE], root=0)
-            mem = fp.copy() if mcode == _prox_fast.METHOD_CODES["svrg"] else np.zeros(y.size)
-            if mcode != _prox_fast.METHOD_CODES["svrg"]:
+            mem = fp.copy() if method == "svrg" else np.zeros(y.size)
+            if method != "svrg":
                 g = np.zeros(prob.n_features)
             while True:
                 buf = _recv_array(comm, MPI, 0, MPI.ANY_TAG, status)
@@ -187,11 +182,9 @@ def _worker(comm, MPI):
                 idx, vals = _unpack(buf[1:])
                 w[idx] = vals
                 before = w.copy()
-                _prox_fast.sparse_prox_epoch(
-                    prob.csr.data, prob.csr.indices, prob.csr.indptr, y, w, mem, g,
-                    dblock, prob.block_of, prob.block_ptr, lcode, pcode, mcode,
-                    float(step), float(alpha), n_steps, [generator],
-                    **prob.sampling_kwargs())
+                inner_epoch(prob, y, w, mem, g, loss=loss, penalty=penalty, method=method,
+                            step=step, alpha=alpha, n_steps=n_steps, generators=[generator],
+                            dblock=dblock)
                 changed = np.flatnonzero(w != before)
                 delta = w[changed] - before[changed]
                 # the server adds delta to the same value: keep the copy equal to
@@ -210,7 +203,7 @@ def _server_evaluate(comm, MPI, prob, w, keep, alpha, loss, penalty, n):
     total = np.zeros(prob.n_features + 1)
     comm.Reduce([np.zeros(prob.n_features + 1), MPI.DOUBLE], [total, MPI.DOUBLE],
                 op=MPI.SUM, root=0)
-    ev = _Evaluation(total[:-1] / n, w, prob.block_ptr, alpha, penalty)
+    ev = Evaluation(total[:-1] / n, w, prob.block_ptr, alpha, penalty)
     comm.bcast(ev.c, root=0)
     conj = np.zeros(1)
     comm.Reduce([np.zeros(1), MPI.DOUBLE], [conj, MPI.DOUBLE], op=MPI.SUM, root=0)
@@ -347,10 +340,10 @@ def _system_sampling(prob, splits, sampling):
     p = np.empty(n)
     l_eff = 0.0
     for a, b in splits:
-        local, l_k = _row_sampling(prob.row_sq[a:b], sampling)
+        local, l_k = row_sampling(prob.row_sq[a:b], sampling)
         p[a:b] = (1.0 / n) if local is None else local * ((b - a) / n)
         l_eff = max(l_eff, l_k)
-    reach = prob._block_reach(p)
+    reach = prob.block_reach(p)
     dblock = np.zeros(prob.blocks.size)
     nz = reach > 0
     dblock[nz] = 1.0 / reach[nz]
@@ -379,9 +372,9 @@ def _server(comm, MPI, X, y, alpha, *, loss, penalty, groups, screening,
             raise ValueError(f"staleness_bound must be an integer >= 0, got {staleness_bound}")
         staleness_bound = int(staleness_bound)
         rng = check_random_state(random_state)
-        if sampling not in _SAMPLINGS:
-            raise ValueError(f"sampling must be one of {_SAMPLINGS}, got {sampling!r}")
-        Xr, Xc, yv, _, blocks = _prepare_problem(X, y, loss, penalty, groups)
+        if sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+        Xr, Xc, yv, _, blocks = prepare_problem(X, y, loss, penalty, groups)
         n, p = Xr.shape
         if n < n_workers:
             raise ValueError(f"{n_workers} workers need at least as many rows, got {n}")
@@ -413,20 +406,20 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
     splits = _split_rows(n, n_workers)
     for k, (a, b) in enumerate(splits, start=1):
         indptr = Xr.indptr[a:b + 1] - Xr.indptr[a]
-        block = _Compressed(Xr.data[Xr.indptr[a]:Xr.indptr[b]],
+        block = Compressed(Xr.data[Xr.indptr[a]:Xr.indptr[b]],
                             Xr.indices[Xr.indptr[a]:Xr.indptr[b]], indptr)
         comm.send({"csr": block, "y": yv[a:b], "config": {
             "loss": loss, "penalty": penalty, "method": method, "n_features": p,
             "sampling": sampling,
             "block_ptr": blocks.ptr, "seed": int(seeds[k - 1])}}, dest=k)
 
-    gamma = _GAMMA[loss]
+    gamma = GAMMA[loss]
     n_inner = n if n_inner is None else n_inner
-    opnorm = _block_opnorms(Xc, blocks.ptr, penalty) if screening else None
-    prob = _ActiveProblem.full(Xr, Xc, blocks, penalty)
+    opnorm = block_opnorms(Xc, blocks.ptr, penalty) if screening else None
+    prob = ActiveProblem.full(Xr, Xc, blocks, penalty)
     w = np.zeros(prob.n_features)
     ev = _server_evaluate(comm, MPI, prob, w, None, alpha, loss, penalty, n)
-    control = _StepControl(method)
+    control = StepControl(method)
     stats = {"messages": 0, "doubles_sent": 0, "doubles_received": 0, "held": 0}
     times, primals, gaps, active_sizes, steps, batches = [], [], [], [], [], []
 
@@ -439,13 +432,10 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
     n_iter = 0
     converged = False
     while True:
-        keep = (_screen(ev, prob, opnorm, alpha, n, gamma, ev.gap <= tol * abs(ev.primal))
+        keep = (screen(ev, prob, opnorm, alpha, n, gamma, ev.gap <= tol * abs(ev.primal))
                 if screening else None)
         if keep is not None:
-            keep_feat = np.repeat(keep, np.diff(prob.block_ptr))
-            moved = bool(np.any(w[~keep_feat] != 0.0))
-            w = np.ascontiguousarray(w[keep_feat])
-            prob = prob.restrict(keep)
+            prob, w, keep_feat, moved = drop_blocks(prob, w, keep)
             if moved:
                 ev = _server_evaluate(comm, MPI, prob, w, keep, alpha, loss, penalty, n)
                 keep = None
@@ -458,8 +448,7 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
         active_sizes.append(prob.n_features)
         # the server holds every row: the workers' joint sampling on the active set
         dblock, l_eff, row_prob = _system_sampling(prob, splits, sampling)
-        base = (step_size if step_size is not None else
-                _STEP_FACTOR * gamma / max(l_eff, 1e-300))
+        base = default_step(l_eff, loss, step_size)
         step = base * control.scale
         # the batch follows the unhalved step: a halving then also shortens the
         # stale moves (b * step), which is what stops a too-large batch
@@ -480,10 +469,7 @@ def _server_run(comm, MPI, Xr, Xc, yv, blocks, alpha, rng, *, loss, penalty, scr
             ev = _server_evaluate(comm, MPI, prob, w, None, alpha, loss, penalty, n)
         record()
     comm.bcast(("stop",), root=0)
-    coef = np.zeros(p)
-    coef[blocks.perm[prob.feat]] = w
-    active = np.zeros(p, dtype=bool)
-    active[blocks.perm[prob.feat]] = True
+    coef, active = expand_solution(blocks, prob, w, p)
     return {
         "coef": coef, "objective": float(ev.primal), "dual_gap": float(ev.gap),
         "converged": bool(converged), "n_iter": n_iter,
@@ -532,13 +518,8 @@ def _default_batch(prob, n_inner, n_workers, step, gamma, row_prob, staleness_bo
     if n_workers == 1:
         mean_nnz = max(prob.csr.nnz / max(prob.n, 1), 1.0)
         return int(min(max(int(np.ceil(prob.n_features / mean_nnz)), _MIN_BATCH), cap))
-    abs_data = np.abs(prob.csc.data)
-    mean_row = np.empty(prob.n_features)
-    _prox_fast.compressed_matvec(abs_data, prob.csc.indices, prob.csc.indptr,
-                                 np.full(prob.n, 1.0 / prob.n), mean_row)
-    sampled_row = np.empty(prob.n_features)
-    _prox_fast.compressed_matvec(abs_data, prob.csc.indices, prob.csc.indptr, row_prob,
-                                 sampled_row)
+    mean_row = prob.abs_column_sums(np.full(prob.n, 1.0 / prob.n))
+    sampled_row = prob.abs_column_sums(row_prob)
     rho = float(mean_row @ sampled_row)  # p_i / (n p_i) = 1 / n
     if rho <= 0.0:
         return int(cap)
@@ -690,7 +671,7 @@ def main(argv=None):
     parser.add_argument("--step-size", type=float, default=None)
     parser.add_argument("--no-screening", action="store_true")
     parser.add_argument("--no-variance-reduction", action="store_true")
-    parser.add_argument("--sampling", choices=list(_SAMPLINGS), default="importance")
+    parser.add_argument("--sampling", choices=list(SAMPLINGS), default="importance")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="save coef_ here (.npy)")
     args = parser.parse_args(argv)
@@ -709,7 +690,6 @@ def main(argv=None):
         X, y = _load(args)
         alpha = args.alpha
         if args.alpha_ratio is not None:
-            from ..linear_model._dsal import lasso_alpha_max
             ratio = check_scalar_range(args.alpha_ratio, "alpha_ratio", low=0.0, low_open=True)
             alpha = ratio * lasso_alpha_max(X, y, loss=args.loss)
         started = True
