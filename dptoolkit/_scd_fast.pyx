@@ -1,6 +1,7 @@
 # Stochastic coordinate descent kernels (paper 003: Damaskinos, Mendler-Duenner,
 # Guerraoui, Papandreou, Parnell, "Differentially Private Stochastic Coordinate
-# Descent", AAAI 2021) and the DP-SGD baseline (Abadi et al. 2016).
+# Descent", AAAI 2021).  The DP-SGD baseline (Abadi et al. 2016) is in _sgd_fast;
+# the helpers both use (losses, Gaussian and batch samplers) in _glm_kernels.pxd.
 #
 # Problem (paper eq. 1), N examples x_i (rows of a CSR matrix), M features:
 #
@@ -18,12 +19,23 @@
 # sigma' = 1 for sequential ones): minimise over zeta
 #     l*_j(-(alpha_j + zeta)) + (x_j.v / (lam N)) zeta + sigma' ||x_j||^2 zeta^2 / (2 lam N)
 # squared : closed form; hinge: closed form, then b = y(alpha + zeta) projected on
-# [0, 1]; logistic: one Newton step in b from the projected point (private runs,
-# as the paper, Section 3) or the exact minimiser (safeguarded Newton on
-# t = logit(b), non-private runs).  Label constraints are enforced before the
-# update (Appendix A.2): alpha_j is projected onto its feasible interval, the
-# update is computed there, and the stored alpha_j is moved by the same zeta
-# that moves v, so that E[v] = X^T E[alpha] (Remark 1).
+# [0, 1]; logistic: the exact minimiser (``exact=True``: safeguarded Newton on
+# t = logit(b); what the estimators use, private or not) or one Newton step in b
+# from the point projected on [box, 1 - box] (``exact=False``: the paper, Section
+# 3, and the authors' code; from alpha = 0 it moves b = y alpha from 1e-4 to only
+# about 1e-3, so a private fit barely leaves 0 in its first epochs).  Label
+# constraints are enforced before the update (Appendix A.2): alpha_j is projected
+# onto its feasible interval, the update is computed there, and the stored alpha_j
+# is moved by the same zeta that moves v, so that E[v] = X^T E[alpha] (Remark 1).
+# Either way zeta_j is a deterministic function of (alpha_j, x_j, y_j, v), scaled
+# to |zeta_j| <= C: the sensitivity of Lemma 1 does not depend on the solver.
+#
+# Scale of the updates (why the clip C must be small, see _scd._auto_clip): with
+# sigma' = L and ||x_j|| = 1 the minimiser is about r lam N / (lam N + L) for a
+# dual residual r (|r| <= 1 for the logistic and hinge losses), e.g. 0.03 for
+# lam = 1e-4, N = 32561 (a9a), L = 100.  Noise proportional to C = 1 is then 30
+# times the updates; theta = v / (lam N) carries per-coordinate noise
+# sigma C sqrt(T) / (lam N).
 #
 # Kernels (each runs all steps in one ``with nogil`` block):
 #   dual_scd    Algorithm 1 (independent updates, sigma' = L) and Algorithm 3
@@ -31,14 +43,11 @@
 #   primal_scd  Algorithm 2: L coordinates per step, independent updates on the
 #               separable (Jensen) surrogate with sigma' = L; margins v = X theta
 #               kept exactly consistent with the released, noisy theta.
-#   dpsgd       mini-batch (DP-)SGD with per-example clipping.
 #
 # Randomness: uniforms from a NumPy bit generator (dptoolkit._random); Gaussian
-# noise by Marsaglia's polar method on those uniforms (exact); Poisson batches by
-# geometric skips: gap = floor(log U / log(1 - q)), P(gap >= k) = (1 - q)^k, so
-# each example is included independently with probability q.  The order in which
-# uniforms are consumed is part of the contract with the pure-Python reference
-# in tests/test_scd.py and tests/test_dpsgd.py.
+# noise and Poisson / permutation batches from _glm_kernels.pxd.  The order in
+# which uniforms are consumed is part of the contract with the pure-Python
+# reference in tests/test_scd.py.
 cimport cython
 from libc.math cimport exp, log, log1p, sqrt, fabs, floor, isfinite, INFINITY
 from libc.string cimport memset
@@ -49,11 +58,9 @@ import numpy as np
 from dptoolkit._typedefs cimport float64_t, index_t
 from dptoolkit._random cimport get_bitgen, uniform, uniform_open
 from dptoolkit._math cimport sigmoid, log1pexp
-
-cdef enum:
-    LOSS_SQUARED = 0
-    LOSS_LOGISTIC = 1
-    LOSS_HINGE = 2
+from dptoolkit._glm_kernels cimport (LOSS_SQUARED, LOSS_LOGISTIC, LOSS_HINGE, NormalState,
+                                     _normal, _poisson_batch, _shuffle_prefix,
+                                     _next_chunk, _loss, _dloss, _d2loss)
 
 LOSS_CODES = {"squared": LOSS_SQUARED, "logistic": LOSS_LOGISTIC, "hinge": LOSS_HINGE}
 
@@ -64,118 +71,6 @@ cdef double B_EPS = 1.1102230246251565e-16
 # status codes returned by the kernels
 STATUS_OK = 0
 STATUS_NONFINITE = 1
-
-
-# ---------------------------------------------------------------------------
-# random helpers
-# ---------------------------------------------------------------------------
-cdef struct NormalState:
-    bint has_spare
-    double spare
-
-
-cdef inline double _normal(bitgen_t* rng, NormalState* st) noexcept nogil:
-    """Standard normal by Marsaglia's polar method (two per accepted pair)."""
-    cdef double u, w, s, f
-    if st.has_spare:
-        st.has_spare = 0
-        return st.spare
-    while True:
-        u = 2.0 * uniform(rng) - 1.0
-        w = 2.0 * uniform(rng) - 1.0
-        s = u * u + w * w
-        if s > 0.0 and s < 1.0:
-            break
-    f = sqrt(-2.0 * log(s) / s)
-    st.spare = w * f
-    st.has_spare = 1
-    return u * f
-
-
-cdef inline index_t _poisson_batch(bitgen_t* rng, index_t n, double q,
-                                   index_t* out) noexcept nogil:
-    """Indices i < n included independently with probability q, increasing."""
-    cdef index_t i, cnt = 0
-    cdef double lq, g
-    if q >= 1.0:
-        for i in range(n):
-            out[i] = i
-        return n
-    lq = log1p(-q)
-    i = -1
-    while True:
-        g = floor(log(uniform_open(rng)) / lq)
-        if g >= <double> n:
-            break
-        i += 1 + <index_t> g
-        if i >= n:
-            break
-        out[cnt] = i
-        cnt += 1
-    return cnt
-
-
-cdef inline void _shuffle_prefix(bitgen_t* rng, index_t* arr, index_t n,
-                                 index_t k) noexcept nogil:
-    """Partial Fisher-Yates: arr[:k] becomes a uniform random ordered k-subset."""
-    cdef index_t i, j, tmp
-    for i in range(k):
-        j = i + <index_t> (uniform(rng) * (n - i))
-        if j >= n:
-            j = n - 1
-        tmp = arr[i]
-        arr[i] = arr[j]
-        arr[j] = tmp
-
-
-cdef inline index_t _next_chunk(bitgen_t* rng, index_t* perm, index_t n,
-                                index_t* pos, index_t size, index_t* out) noexcept nogil:
-    """Next chunk of at most ``size`` indices of a permutation reshuffled per pass."""
-    cdef index_t k, cnt
-    if pos[0] >= n:
-        _shuffle_prefix(rng, perm, n, n)
-        pos[0] = 0
-    cnt = size
-    if cnt > n - pos[0]:
-        cnt = n - pos[0]
-    for k in range(cnt):
-        out[k] = perm[pos[0] + k]
-    pos[0] += cnt
-    return cnt
-
-
-# ---------------------------------------------------------------------------
-# losses
-# ---------------------------------------------------------------------------
-cdef inline double _loss(int loss, double a, double y) noexcept nogil:
-    if loss == LOSS_SQUARED:
-        return 0.5 * (a - y) * (a - y)
-    if loss == LOSS_LOGISTIC:
-        return log1pexp(-y * a)
-    if 1.0 - y * a > 0.0:
-        return 1.0 - y * a
-    return 0.0
-
-
-cdef inline double _dloss(int loss, double a, double y) noexcept nogil:
-    """Derivative (a subgradient for the hinge) of l(a) in a."""
-    if loss == LOSS_SQUARED:
-        return a - y
-    if loss == LOSS_LOGISTIC:
-        return -y * sigmoid(-y * a)
-    if y * a < 1.0:
-        return -y
-    return 0.0
-
-
-cdef inline double _d2loss(int loss, double a, double y) noexcept nogil:
-    cdef double s
-    if loss == LOSS_SQUARED:
-        return 1.0
-    if loss == LOSS_LOGISTIC:
-        s = sigmoid(y * a)
-        return s * (1.0 - s)
-    return 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -528,82 +423,6 @@ def primal_delta(const double[::1] data, const index_t[::1] indices, const doubl
     """Python access to the scalar primal update of one column (tests)."""
     return _primal_delta(data, indices, 0, data.shape[0], y, v, theta_j, loss, sigma_p,
                          1.0 / n_public, lam)
-
-
-# ---------------------------------------------------------------------------
-# DP-SGD
-# ---------------------------------------------------------------------------
-def dpsgd(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-          const double[::1] y, const double[::1] rownorm, double[::1] theta, *,
-          int loss, double lam, double learning_rate, double clip, double sampling_rate,
-          index_t batch_size, double denominator, index_t n_steps, double noise_std,
-          object bit_generator, const index_t[::1] record_steps, double[:, ::1] trace):
-    """Mini-batch (DP-)SGD for F(theta) with per-example gradient clipping.
-
-    Step: g = sum_{i in B} clip_C(l'(x_i.theta) x_i) + N(0, noise_std^2 I_M);
-    theta <- theta - learning_rate * (g / denominator + lam * theta), all margins
-    taken at the theta of the start of the step.  Batches: Poisson with
-    ``sampling_rate > 0`` (``denominator`` should then be the expected batch size,
-    a public constant); otherwise permutation chunks of ``batch_size`` and
-    ``denominator <= 0`` means "divide by the actual batch size".
-    ``clip = inf`` disables clipping.  Returns (status, steps run).
-    """
-    cdef index_t N = y.shape[0]
-    cdef index_t M = theta.shape[0]
-    cdef index_t t = 0, k, i, p, m, cnt, pos = N, r = 0, n_rec = record_steps.shape[0]
-    cdef bitgen_t* rng = get_bitgen(bit_generator)
-    cdef NormalState ns
-    cdef double a, s, gn, den, decay
-    cdef int bad = 0
-    ns.has_spare = 0
-    ns.spare = 0.0
-    batch_np = np.empty(N, dtype=np.int64)
-    perm_np = np.arange(N, dtype=np.int64)
-    grad_np = np.zeros(M, dtype=np.float64)
-    marg_np = np.zeros(N, dtype=np.float64)
-    cdef index_t[::1] batch = batch_np
-    cdef index_t[::1] perm = perm_np
-    cdef double[::1] grad = grad_np
-    cdef double[::1] marg = marg_np
-    with bit_generator.lock, nogil:
-        for t in range(n_steps):
-            if sampling_rate > 0.0:
-                cnt = _poisson_batch(rng, N, sampling_rate, &batch[0])
-            else:
-                cnt = _next_chunk(rng, &perm[0], N, &pos, batch_size, &batch[0])
-            # margins at the start of the step
-            for k in range(cnt):
-                i = batch[k]
-                a = 0.0
-                for p in range(indptr[i], indptr[i + 1]):
-                    a += data[p] * theta[indices[p]]
-                marg[k] = a
-            for k in range(cnt):
-                i = batch[k]
-                s = _dloss(loss, marg[k], y[i])
-                gn = fabs(s) * rownorm[i]
-                if gn > clip:
-                    s = s * (clip / gn)
-                for p in range(indptr[i], indptr[i + 1]):
-                    grad[indices[p]] += s * data[p]
-            den = denominator
-            if den <= 0.0:
-                den = <double> cnt if cnt > 0 else 1.0
-            decay = 1.0 - learning_rate * lam
-            for m in range(M):
-                if noise_std > 0.0:
-                    grad[m] += noise_std * _normal(rng, &ns)
-                theta[m] = decay * theta[m] - learning_rate * grad[m] / den
-                grad[m] = 0.0
-                if not isfinite(theta[m]):
-                    bad = 1
-            while r < n_rec and record_steps[r] == t:
-                for m in range(M):
-                    trace[r, m] = theta[m]
-                r += 1
-            if bad:
-                break
-    return (STATUS_NONFINITE if bad else STATUS_OK), (t + 1 if n_steps > 0 else 0)
 
 
 def poisson_batches(index_t n, double sampling_rate, index_t n_steps, object bit_generator):

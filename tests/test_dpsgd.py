@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression, Ridge
 
-from dptoolkit import _scd_fast
+from dptoolkit import _sgd_fast
 from dptoolkit.accounting import calibrate_noise_multiplier
 from dptoolkit.exceptions import PrivacyLeakWarning
 from dptoolkit.linear_model import DPSGDClassifier, DPSGDRegressor, _scd
@@ -22,12 +22,12 @@ from dptoolkit.linear_model._scd import _transform_rows, primal_objective
 
 from test_scd import RefChunks, RefRNG, _dloss, _dense_unit_rows, _problem
 
-LOSS = _scd_fast.LOSS_CODES
+LOSS = _sgd_fast.LOSS_CODES
 
 
 def ref_dpsgd(X, y, theta, *, loss, lam, learning_rate, clip, sampling_rate, batch_size,
               denominator, n_steps, noise_std, seed):
-    """Mirror of _scd_fast.dpsgd."""
+    """Mirror of _sgd_fast.dpsgd."""
     X = sp.csr_array(X)
     N, M = X.shape
     rng = RefRNG(seed)
@@ -65,7 +65,7 @@ def test_dpsgd_kernel_matches_reference(loss, private):
               noise_std=0.3 if private else 0.0)
     th_ref = ref_dpsgd(X, y, np.zeros(M), loss=loss, seed=3, **kw)
     th = np.zeros(M)
-    status, done = _scd_fast.dpsgd(X.data, X.indices, X.indptr, y, np.sqrt(sq), th,
+    status, done = _sgd_fast.dpsgd(X.data, X.indices, X.indptr, y, np.sqrt(sq), th,
                                    loss=LOSS[loss], bit_generator=np.random.PCG64(3),
                                    record_steps=np.array([29], np.int64),
                                    trace=np.zeros((1, M)), **kw)
@@ -120,7 +120,7 @@ def test_step_sensitivity_is_C(loss):
             Xr.indices = Xr.indices.astype(np.int64)
             Xr.indptr = Xr.indptr.astype(np.int64)
             th = theta0.copy()
-            _scd_fast.dpsgd(Xr.data, Xr.indices, Xr.indptr, y[:rows], np.sqrt(sq[:rows]), th,
+            _sgd_fast.dpsgd(Xr.data, Xr.indices, Xr.indptr, y[:rows], np.sqrt(sq[:rows]), th,
                             loss=LOSS[loss], lam=0.0, learning_rate=1.0, clip=C,
                             sampling_rate=1.0, batch_size=rows, denominator=1.0, n_steps=1,
                             noise_std=0.0, bit_generator=np.random.PCG64(0),
@@ -174,13 +174,13 @@ def test_neighbour_with_one_more_row_same_public_parameters(monkeypatch):
     sensitivity C for both, cf. test_step_sensitivity_is_C); with N read from the
     data (PrivacyLeakWarning) the sampling rate differs between them."""
     calls = []
-    real = _scd_fast.dpsgd
+    real = _sgd_fast.dpsgd
 
     def spy(*args, **kw):
         calls.append(dict(kw, n_rows=args[3].shape[0]))
         return real(*args, **kw)
 
-    monkeypatch.setattr(_scd_fast, "dpsgd", spy)
+    monkeypatch.setattr(_sgd_fast, "dpsgd", spy)
     X = _dense_unit_rows(61, 4, 43)
     y = (X[:, 0] > 0).astype(int)
     kw = dict(epsilon=1.0, n_samples_public=80, batch_size=8, n_epochs=1, random_state=0)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from .. import _scd_fast
+from .. import _sgd_fast
 from .._validation import check_random_state, check_scalar_range
 from ._scd import (
     _BaseLinearDP,
@@ -87,13 +87,13 @@ class _BaseSGD(_BaseLinearDP):
         trace = np.zeros((rec_steps.shape[0], M))
         theta = np.zeros(M)
         rng = check_random_state(self.random_state)
-        status, done = _scd_fast.dpsgd(
+        status, done = _sgd_fast.dpsgd(
             Xt.data, Xt.indices, Xt.indptr, t, np.sqrt(sq), theta,
-            loss=_scd_fast.LOSS_CODES[self.loss], lam=p["alpha"], learning_rate=lr,
+            loss=_sgd_fast.LOSS_CODES[self.loss], lam=p["alpha"], learning_rate=lr,
             clip=clip, sampling_rate=q if private else 0.0, batch_size=L,
             denominator=denominator, n_steps=n_steps, noise_std=noise_std,
             bit_generator=rng.bit_generator, record_steps=rec_steps, trace=trace)
-        if status != _scd_fast.STATUS_OK:
+        if status != _sgd_fast.STATUS_OK:
             raise ValueError(f"SGD diverged (non-finite weights after {done} of {n_steps} "
                              f"steps): learning_rate={lr} is too large for this problem")
         self._finish(theta, trace if self.keep_coef_path else None, rec_epochs, p, L=L,
