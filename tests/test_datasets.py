@@ -74,7 +74,7 @@ def test_load_libsvm_int32_indices_work_with_sklearn_lasso(tmp_path):
 
 
 def test_index_dtype_falls_back_to_int64():
-    from dptoolkit.datasets import _index_dtype
+    from dptoolkit.datasets._csr import _index_dtype
     assert _index_dtype(10, 5) is np.int32
     assert _index_dtype(2**31, 5) is np.int64
     assert _index_dtype(10, 2**31) is np.int64

@@ -1,0 +1,47 @@
+"""Datasets: LIBSVM files, text corpora, public-bounds clipping, synthetic data.
+
+Real data lives outside the repository.  :func:`get_data_path` resolves a name
+against the environment variable ``DPTOOLKIT_DATA`` (default ``../shared/data``,
+relative to the current directory); tests and benchmarks use it and nothing else.
+
+Privacy notes
+-------------
+The private estimators of dptoolkit assume a public bound on every example,
+usually ``||x_i||_inf <= 1``.  The loaders here keep that bound public:
+
+* :func:`load_text_corpus` hashes tokens with scikit-learn's
+  :class:`~sklearn.feature_extraction.text.HashingVectorizer`.  The feature map
+  is a fixed hash function, chosen before any data is seen, so building it
+  reveals nothing about the documents (a vocabulary fitted on the data would:
+  the presence of a rare word in the vocabulary discloses that some document
+  contains it).  With ``binary=True`` every entry is 0 or 1, so
+  ``||x_i||_inf <= 1`` holds by construction.
+* :func:`clip_rows` enforces a public bound (inf-, l2- or l1-norm) row by row.
+  Clipping is per example, so it costs no privacy.
+* :func:`scale_by_max_abs` derives the scale from the data; it is offered for
+  non-private baselines and warns with
+  :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
+
+Modules
+-------
+``_paths``      :func:`get_data_path`
+``_libsvm``     :func:`load_libsvm`
+``_corpora``    :func:`load_text_corpus` (archives extracted once by ``_cache``)
+``_bounds``     :func:`clip_rows`, :func:`scale_by_max_abs`
+``_synthetic``  :func:`make_sparse_classification`, :func:`make_correlated_classification`
+"""
+from ._bounds import clip_rows, scale_by_max_abs
+from ._corpora import load_text_corpus
+from ._libsvm import load_libsvm
+from ._paths import get_data_path
+from ._synthetic import make_correlated_classification, make_sparse_classification
+
+__all__ = [
+    "get_data_path",
+    "load_libsvm",
+    "load_text_corpus",
+    "clip_rows",
+    "scale_by_max_abs",
+    "make_sparse_classification",
+    "make_correlated_classification",
+]

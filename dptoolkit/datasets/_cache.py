@@ -1,0 +1,92 @@
+"""On-disk cache of extracted corpus archives.
+
+An archive is extracted once into ``$DPTOOLKIT_CACHE`` (or the user cache folder),
+in a folder named after its SHA-256, atomically (temporary folder, then rename).
+"""
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+
+_ARCHIVE_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar")
+
+
+def _default_cache_dir():
+    """``$DPTOOLKIT_CACHE``, else ``$XDG_CACHE_HOME/dptoolkit``, else ``~/.cache/dptoolkit``."""
+    if os.environ.get("DPTOOLKIT_CACHE"):
+        return Path(os.environ["DPTOOLKIT_CACHE"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "dptoolkit"
+
+
+def _file_sha256(path, chunk=1 << 22):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _safe_members(tar, dest):
+    """Members of ``tar`` that stay inside ``dest`` (fallback without tarfile filters)."""
+    dest = os.path.realpath(dest)
+    for member in tar.getmembers():
+        target = os.path.realpath(os.path.join(dest, member.name))
+        if not (member.isfile() or member.isdir()):
+            continue  # links, devices and fifos are never needed for a corpus
+        if os.path.commonpath([dest, target]) != dest:
+            raise ValueError(f"unsafe path in archive: {member.name!r}")
+        yield member
+
+
+def _extract_archive(path, cache_dir):
+    """Extract a tar archive once into ``cache_dir``; return the extracted folder.
+
+    The folder is named after the archive and the first 16 hex digits of its
+    SHA-256, so a changed archive is extracted again and the same archive
+    copied elsewhere is not.  Extraction goes to a temporary folder that is
+    renamed when complete, so an interrupted or concurrent extraction never
+    leaves a half-written corpus behind.
+    """
+    cache_dir = Path(_default_cache_dir() if cache_dir is None else cache_dir).expanduser()
+    stem = path.name
+    for suffix in _ARCHIVE_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    target = cache_dir / "corpora" / f"{stem}-{_file_sha256(path)[:16]}"
+    if (target / ".complete").exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{stem}-", dir=target.parent))
+    try:
+        try:
+            tar = tarfile.open(path, "r:*")
+        except tarfile.ReadError as exc:
+            raise ValueError(f"{path} is neither a folder nor a tar archive "
+                             f"({', '.join(_ARCHIVE_SUFFIXES)}): {exc}") from exc
+        with tar:
+            if hasattr(tarfile, "data_filter"):
+                # Rejects absolute paths, '..', links out of the tree, device files.
+                try:
+                    tar.extractall(tmp, filter="data")
+                except tarfile.FilterError as exc:
+                    raise ValueError(f"unsafe member in archive {path}: {exc}") from exc
+            else:  # pragma: no cover - Python without tarfile filters (< 3.10.12)
+                tar.extractall(tmp, members=list(_safe_members(tar, tmp)))
+        (tmp / ".complete").touch()
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            # Another process finished first (target exists and is not empty).
+            if not (target / ".complete").exists():
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
