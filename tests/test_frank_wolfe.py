@@ -165,7 +165,7 @@ def test_private_first_step_is_the_exponential_mechanism(selector, solver):
 def test_private_budget_and_attributes():
     X, y = _problem()
     clf = _fit(X, y, l1_bound=5.0, max_iter=500, epsilon=1.0, delta=1e-5,
-               random_state=0)
+               accounting="advanced", random_state=0)
     # the grouped sampler's floating-point (gamma, delta) enter the split
     gamma, fp_delta = GroupedExpSampler(X.shape[1]).floating_point_bounds()
     fp_delta += 2 * 2.0 ** -53  # the sign draw
@@ -178,7 +178,7 @@ def test_private_budget_and_attributes():
                                               rel=1e-12)
     # the O(D) selectors' quantisation (gamma, delta_fp) enters the split as well
     exact = _fit(X, y, l1_bound=5.0, max_iter=500, epsilon=1.0, delta=1e-5,
-                 selector="exponential", random_state=0)
+                 selector="exponential", accounting="advanced", random_state=0)
     unit = 2.0 ** -53
     fp_delta = 3 * X.shape[1] * unit + 2 * unit
     slack = 1e-5 - 500 * (1 + np.exp(eps0_max + 16 * unit)) * fp_delta

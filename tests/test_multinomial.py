@@ -173,7 +173,8 @@ def test_privacy_parameters_and_accountant():
     n, T, eps, delta = X.shape[0], 200, 1.0, 1e-4
     acc = BudgetAccountant(epsilon=3.0, delta=1e-3)
     clf = FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=T, epsilon=eps, delta=delta,
-                                    accountant=acc, random_state=0).fit(X, y)
+                                    accounting="advanced", accountant=acc,
+                                    random_state=0).fit(X, y)
     assert clf.privacy_spent_ == (eps, delta)
     assert clf.epsilon_step_ == pytest.approx(per_step_epsilon(epsilon_total=eps,
                                                                delta_slack=delta, k=T))

@@ -115,7 +115,7 @@ def _kernel(views, y, solver, selector, private):
     if private:
         # the estimator's own budget split (per-step epsilon incl. the grouped
         # sampler's floating-point terms) -> coefficient of the log-weights
-        coef = est._privacy_parameters(T_BUDGET, Xr.shape[1], selector, 0)[-1]
+        coef = est.budget(Xr.shape[1]).kernel_parameter
     y01 = np.asarray(y, dtype=np.float64)
     args = (Xr.data, Xr.indices, Xr.indptr, Xc.data, Xc.indices, Xc.indptr, y01,
             L1_BOUND, _fw_fast.SELECTOR_CODES[selector], coef,

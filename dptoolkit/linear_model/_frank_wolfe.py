@@ -1,7 +1,5 @@
 """Frank-Wolfe L1-constrained logistic regression, private and non-private (paper 000)."""
-import math
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -10,9 +8,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _fw_fast
-from . import _fw_multinomial  # issue 7: K > 2 classes (paper 001, Appendix A)
+from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
-from ..exceptions import DataClippedWarning
+from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
+from ._fw_budget import ACCOUNTING_CHOICES, resolve_selector, split_budget
 
 __all__ = ["FrankWolfeLassoClassifier"]
 
@@ -22,14 +21,8 @@ __all__ = ["FrankWolfeLassoClassifier"]
 #: does not bound the gradient error at all).
 DEFAULT_REFRESH_TOL = 0.3
 
-_NONPRIVATE_SELECTORS = ("argmax", "pairing_heap", "fibonacci_heap")
-_PRIVATE_SELECTORS = ("grouped", "exponential", "noisy_max",
-                      # issue 7: Talwar et al.'s Laplace report-noisy-max (paper 001
-                      # Alg. 1), correct scale / printed scale (reproduction only)
-                      "laplace", "laplace_talwar")
 
-
-class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
+class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     r"""L1-constrained logistic regression by Frank-Wolfe, optionally differentially private.
 
     Solves
@@ -50,7 +43,11 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
     whole weight vector, rows that do not contain the chosen feature keep a stale
     gradient in Algorithm 2 as printed; here every quantity is recomputed exactly
     whenever the product of :math:`(1-\eta_t)` since the last refresh drops below
-    ``1 - refresh_tol`` (papers/README.md, 000 item 1).
+    ``1 - refresh_tol``: Algorithm 2 as printed updates the gradients only of rows
+    containing the chosen feature, so every other row's gradient goes stale and the
+    maintained :math:`\alpha = X^\top q` drifts from the true gradient for the
+    logistic loss; the bounded refresh keeps every margin within relative error
+    ``refresh_tol``.
 
     Parameters
     ----------
@@ -95,6 +92,17 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
         Neighbouring relation of the guarantee; ``"replace_one"`` doubles the
         sensitivity.
+    accounting : {"auto", "zcdp", "advanced"}, default="auto"
+        How the budget is split over the ``max_iter`` steps
+        (:mod:`dptoolkit.linear_model._fw_budget`).  ``"zcdp"``: each
+        exponential-mechanism step is :math:`\varepsilon'^2/8`-zCDP (a
+        bounded-range mechanism, Cesar and Rogers 2021), composed as Renyi DP and
+        converted to (epsilon, delta): about 2.5x the per-step epsilon of
+        ``"advanced"``, the full Dwork-Rothblum-Vadhan bound (or basic composition
+        when larger), kept for reproduction of paper 000.  ``"auto"``: ``"zcdp"``
+        for the exponential-mechanism selectors when ``delta`` is set, else
+        ``"advanced"``.  The Laplace selectors are not bounded range:
+        ``"zcdp"`` raises for them.
     group_size : int or None, default=None
         Group size of the grouped sampler (``None``: :math:`\lceil\sqrt{D}\rceil`).
     clip_data : bool, default=True
@@ -107,8 +115,8 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         <= ``tol``.  Must be 0 for private fits (a data-dependent stopping time
         would leak).
     accountant : BudgetAccountant or None, default=None
-        If given, the fit's (epsilon, delta) is checked against it before any work
-        and spent after the fit.
+        If given, the fit's (epsilon, delta) and ``privacy_event_`` are checked
+        against it before any work and spent after the fit.
     random_state : int, numpy.random.Generator or None, default=None
         Source of the mechanism's randomness; ``None`` draws from OS entropy.
     verbose : int, default=0
@@ -136,12 +144,18 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         The guarantee of the released ``coef_`` (None when non-private).  With the
         grouped sampler and ``delta=None`` the delta is the sampler's documented
         floating-point delta summed over the steps (about 1e-12 per step).
+    privacy_event_ : PrivacyEvent or None
+        What the fit ran (:mod:`dptoolkit.accounting.events`): ``max_iter``
+        exponential-mechanism (or pure-DP Laplace) steps and the floating-point
+        delta; :func:`dptoolkit.accounting.epsilon_of_event` of it at
+        ``privacy_spent_[1]`` gives ``privacy_spent_[0]``.
     epsilon_step_ : float or None
         Per-iteration budget :math:`\varepsilon'` of the exponential mechanism.
     composition_ : str or None
-        ``"advanced"`` (Dwork-Rothblum-Vadhan, full bound, inverted exactly) or
-        ``"basic"`` (:math:`\varepsilon' = \varepsilon/T`), whichever gives the larger
-        valid :math:`\varepsilon'`.
+        ``"zcdp"`` (Renyi DP of bounded-range steps), ``"advanced"``
+        (Dwork-Rothblum-Vadhan, full bound, inverted exactly) or ``"basic"``
+        (:math:`\varepsilon' = \varepsilon/T`), whichever gives the larger
+        valid :math:`\varepsilon'` among those ``accounting`` allows.
     solver_stats_ : dict
         Work counters: iterations and refreshes, and for non-private fits also the
         rows and non-zeros touched and the selector updates.  Private fits keep only
@@ -163,8 +177,11 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
     is the :math:`\lambda L / N` of the paper.  The exponential mechanism picks
     vertex :math:`s` with probability proportional to
     :math:`\exp(\varepsilon' u(s) / (2\Delta))` over all :math:`2D` signed
-    vertices; the sign is sampled too (papers/README.md, 000 items 2-3), which makes
-    each step :math:`\varepsilon'`-DP.  The :math:`T` steps compose adaptively:
+    vertices; the sign is sampled too (weighting coordinate *j* by
+    :math:`|\alpha_j|` and then taking the sign of the true gradient would release
+    information outside the mechanism; and paper 000's line 5 scale is inconsistent
+    with its own sum-form :math:`\alpha`), which makes each step
+    :math:`\varepsilon'`-DP and :math:`\varepsilon'`-bounded-range.  The :math:`T` steps compose adaptively:
     with ``delta`` set, :math:`\varepsilon'` is the exact inverse of the full
     Dwork-Rothblum-Vadhan bound
     :math:`\varepsilon = \varepsilon'\sqrt{2T\ln(1/\delta)} + T\varepsilon'(e^{\varepsilon'}-1)`
@@ -175,7 +192,7 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
     :math:`(\gamma, \delta_{fp})` (quantisation to 2^-53, and in the grouped sampler
     the maintained sums and the underflow of weights a few hundred nats below the
     largest, paper 000 footnote 4); the budget split includes them
-    (``_floating_point_bounds``): :math:`\varepsilon'` is reduced by
+    (:func:`~dptoolkit.linear_model._fw_budget.floating_point_bounds`): :math:`\varepsilon'` is reduced by
     :math:`2\gamma` and :math:`T(1+e^{\varepsilon'})\delta_{fp}` (about
     :math:`10^{-12}` per step at :math:`D = 2^{20}`) is taken from ``delta``, or
     reported as the delta of an otherwise pure-DP fit.  Floating-point Laplace/Gumbel
@@ -193,8 +210,8 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, l1_bound=1.0, max_iter=1000, epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", group_size=None, clip_data=True, tol=0.0,
-                 accountant=None, random_state=None, verbose=0):
+                 neighbouring="add_remove", accounting="auto", group_size=None,
+                 clip_data=True, tol=0.0, accountant=None, random_state=None, verbose=0):
         self.l1_bound = l1_bound
         self.max_iter = max_iter
         self.epsilon = epsilon
@@ -203,6 +220,7 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         self.selector = selector
         self.refresh_tol = refresh_tol
         self.neighbouring = neighbouring
+        self.accounting = accounting
         self.group_size = group_size
         self.clip_data = clip_data
         self.tol = tol
@@ -211,38 +229,20 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ checks
-    def _check_params(self):
+    def _check_params(self, multinomial=False):
         l1_bound = check_scalar_range(self.l1_bound, "l1_bound", low=0.0, low_open=True)
         max_iter = check_positive_int(self.max_iter, "max_iter")
-        private = self.epsilon is not None
-        if private:
-            epsilon = check_scalar_range(self.epsilon, "epsilon", low=0.0, low_open=True)
-        if self.delta is not None:
-            if not private:
-                raise ValueError("delta is set but epsilon is None; set epsilon for a "
-                                 "private fit or leave delta=None")
-            check_scalar_range(self.delta, "delta", low=0.0, high=1.0, low_open=True,
-                               high_open=True)
+        epsilon, delta = self._check_budget()
+        private = epsilon is not None
         if self.solver not in ("fast", "standard"):
             raise ValueError(f"solver must be 'fast' or 'standard', got {self.solver!r}")
-        selector = self.selector
-        allowed = _PRIVATE_SELECTORS if private else _NONPRIVATE_SELECTORS
-        if selector == "auto":
-            if private:
-                selector = "grouped" if self.solver == "fast" else "exponential"
-            else:
-                # heaps pay a decrease-key per changed gradient; on text-like data a
-                # step changes most of them and the O(D) scan is faster (README)
-                selector = "argmax"
-        elif selector not in allowed:
-            kind = "private" if private else "non-private"
-            raise ValueError(f"selector must be 'auto' or one of {allowed} for a {kind} "
-                             f"fit, got {selector!r}")
-        if self.solver == "standard" and selector in ("pairing_heap", "fibonacci_heap",
-                                                      "grouped"):
-            raise ValueError(f"selector {selector!r} needs solver='fast'")
+        spec = resolve_selector(self.selector, private=private, solver=self.solver,
+                                multinomial=multinomial)
         refresh_tol = check_scalar_range(self.refresh_tol, "refresh_tol", low=0.0,
                                          allow_inf=True)
+        if not isinstance(self.accounting, str) or self.accounting not in ACCOUNTING_CHOICES:
+            raise ValueError(f"accounting must be one of {ACCOUNTING_CHOICES}, got "
+                             f"{self.accounting!r}")
         if self.neighbouring not in ("add_remove", "replace_one"):
             raise ValueError("neighbouring must be 'add_remove' or 'replace_one', got "
                              f"{self.neighbouring!r}")
@@ -255,73 +255,48 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
                              "would make the number of steps depend on the data")
         if not isinstance(self.verbose, numbers.Integral):
             raise TypeError(f"verbose must be an int, got {type(self.verbose).__name__}")
-        return l1_bound, max_iter, private, selector, refresh_tol, group_size, tol
+        return dict(l1_bound=l1_bound, max_iter=max_iter, private=private, epsilon=epsilon,
+                    delta=delta, spec=spec, refresh_tol=refresh_tol, group_size=group_size,
+                    tol=tol)
 
-    def _privacy_parameters(self, max_iter, n_features, selector, group_size):
-        """Per-step epsilon, the exponential mechanism's coefficient, and the guarantee.
+    def budget(self, n_features, n_classes=2):
+        """The budget split a private fit on ``n_features`` features would use.
 
-        The grouped sampler's draws deviate from the exact law by at most
-        ``(gamma, delta_fp)`` (``GroupedExpSampler.floating_point_bounds``), so each
-        step is ``(eps_step + 2 gamma, (1 + e^eps) delta_fp)``-DP as implemented; the
-        budget is split with those terms included.
+        Depends on public quantities only (the hyper-parameters, D and K).
+
+        Parameters
+        ----------
+        n_features : int
+            D >= 1.
+        n_classes : int, default=2
+
+        Returns
+        -------
+        FWBudget
+            ``epsilon``, ``delta`` (the guarantee), ``epsilon_step``, ``composition``,
+            ``kernel_parameter`` (the exponential mechanism's coefficient or the
+            Laplace scale the kernels take) and ``event``.
+
+        Raises
+        ------
+        ValueError
+            Non-private estimator (``epsilon=None``) or invalid hyper-parameters.
         """
-        from .. import _grouped_sampler
-        from ..accounting import per_step_epsilon
+        n_features = check_positive_int(n_features, "n_features")
+        n_classes = check_positive_int(n_classes, "n_classes")
+        p = self._check_params(multinomial=n_classes > 2)
+        if not p["private"]:
+            raise ValueError("budget() needs a private estimator (epsilon is None)")
+        return self._budget(p, n_features, n_classes if n_classes > 2 else 1)
 
-        epsilon = float(self.epsilon)
-        delta = 0.0 if self.delta is None else float(self.delta)
-        lipschitz = 1.0  # logistic loss, ||x||_inf <= 1, q_i in (-1, 1)
-        factor = 2.0 if self.neighbouring == "replace_one" else 1.0
-        if selector == "laplace_talwar":
-            # reproduction of the printed scale: its own accounting (issue 7), without
-            # the floating-point terms
-            from ..accounting.talwar import laplace_selector_parameters
-            return laplace_selector_parameters(
-                selector, epsilon=epsilon, delta=delta, epsilon_step=None,
-                composition=None, max_iter=max_iter, sensitivity=factor * lipschitz,
-                lipschitz=lipschitz)
-        fp_gamma, fp_delta = _floating_point_bounds(selector, n_features, group_size)
-        # (1 + e^(eps0 + 2 gamma)) delta_fp per step; bound eps0 by its value without
-        # the floating-point terms (the true eps0 can only be smaller)
-        eps0_max = epsilon / max_iter
-        if delta > 0:
-            eps0_max = max(eps0_max, per_step_epsilon(epsilon_total=epsilon,
-                                                      delta_slack=delta, k=max_iter))
-        delta_steps = max_iter * (1.0 + math.exp(min(eps0_max + 2 * fp_gamma, 700.0))
-                                  ) * fp_delta
-        eps0, composition = epsilon / max_iter, "basic"
-        if delta > 0:
-            if delta_steps >= delta:
-                raise ValueError(f"delta={delta:g} is below the floating-point delta "
-                                 f"{delta_steps:.3g} of {max_iter} {selector!r} draws "
-                                 "(the per-step epsilon is too large for this bound)")
-            eps_adv = per_step_epsilon(epsilon_total=epsilon,
-                                       delta_slack=delta - delta_steps, k=max_iter)
-            if eps_adv > eps0:
-                eps0, composition = eps_adv, "advanced"
-        else:
-            # pure DP up to the floating-point delta (vacuous, 1, at absurd epsilons)
-            delta = min(delta_steps, 1.0)
-        eps_step = eps0 - 2.0 * fp_gamma
-        if eps_step <= 0:
-            raise ValueError(f"epsilon={epsilon:g} over {max_iter} steps is below the "
-                             f"floating-point error of selector {selector!r}")
-        # sensitivity of the sum-score u(s) = -<s, alpha> is factor*l1_bound*L; the
-        # kernels factor l1_bound out, so the log-weight of vertex sigma*e_j is
-        # -sigma * alpha_j * eps_step / (2 * factor * L)
-        coef = eps_step / (2.0 * factor * lipschitz)
-        if selector == "laplace":
-            # issue 7: the kernel's coef is then the Laplace scale b (sum-score units);
-            # "laplace": b = 2 * sensitivity / eps_step (report noisy max over the
-            # non-monotone 2D vertex scores); "laplace_talwar": the printed
-            # L sqrt(8 T log(1/delta)) / epsilon with the guarantee it really gives.
-            # Derivation: dptoolkit/accounting/talwar.py.
-            from ..accounting.talwar import laplace_selector_parameters
-            return laplace_selector_parameters(
-                selector, epsilon=epsilon, delta=delta, epsilon_step=eps_step,
-                composition=composition, max_iter=max_iter,
-                sensitivity=factor * lipschitz, lipschitz=lipschitz)
-        return epsilon, delta, eps_step, composition, coef
+    def _budget(self, p, n_features, n_classes=1):
+        """The budget split (:func:`~dptoolkit.linear_model._fw_budget.split_budget`)."""
+        return split_budget(p["spec"], epsilon=p["epsilon"], delta=p["delta"],
+                            max_iter=p["max_iter"], n_features=n_features,
+                            group_size=p["group_size"], n_classes=n_classes,
+                            neighbouring=self.neighbouring,
+                            lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
+                            accounting=self.accounting)
 
     # --------------------------------------------------------------------- fit
     def fit(self, X, y):
@@ -338,7 +313,7 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
             ``coef_`` of shape (n_classes, n_features), every row in the L1 ball,
             selectors "auto"/"argmax" or "exponential", "noisy_max", "laplace",
             "laplace_talwar"; privacy analysis in
-            :mod:`dptoolkit.linear_model._fw_multinomial`) (issue 7).
+            :mod:`dptoolkit.linear_model._fw_multinomial`).
 
         Returns
         -------
@@ -353,72 +328,67 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         TypeError
             Non-numeric hyper-parameters or data.
         """
-        (l1_bound, max_iter, private, selector, refresh_tol, group_size,
-         tol) = self._check_params()
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size > 2:  # issue 7: multinomial private LASSO (paper 001, App. A)
-            return _fw_multinomial.fit_multinomial(self, X, y)
-        if self.classes_.size != 2:
+        classes = np.unique(y)
+        p = self._check_params(multinomial=classes.size > 2)
+        self.classes_ = classes
+        if classes.size > 2:  # multinomial private LASSO (paper 001, Appendix A)
+            return _fw_multinomial.fit_multinomial(self, X, y, p)
+        if classes.size != 2:
             raise ValueError("FrankWolfeLassoClassifier needs at least two classes in "
-                             f"y, got {self.classes_.size} class")
-        y01 = (y == self.classes_[1]).astype(np.float64)
-        csr, csc, (n_samples, n_features) = self._kernel_views(X, private)
+                             f"y, got {classes.size} class")
+        y01 = (y == classes[1]).astype(np.float64)
+        csr, csc, (n_samples, n_features) = self._kernel_views(X, p["private"])
 
-        if private:
-            epsilon, delta, eps_step, composition, coef = self._privacy_parameters(
-                max_iter, n_features, selector, group_size)
-            if self.accountant is not None:
-                self.accountant.check(epsilon, delta)
-        else:
-            coef = 0.0
-            epsilon = delta = eps_step = composition = None
+        budget = self._budget(p, n_features) if p["private"] else None
+        self._check_spend_budget(budget)
         rng = check_random_state(self.random_state)
-        # issue 7: "laplace_talwar" runs the kernel's Laplace selector (other scale)
-        code = _fw_fast.SELECTOR_CODES[
-            "laplace" if selector == "laplace_talwar" else selector]
-        args = (*csr, *csc, y01, l1_bound, code, coef, rng.bit_generator)
+        spec = p["spec"]
+        kernel_parameter = budget.kernel_parameter if budget else 0.0
+        args = (*csr, *csc, y01, p["l1_bound"], _fw_fast.SELECTOR_CODES[spec.kernel],
+                kernel_parameter, rng.bit_generator)
         if self.solver == "fast":
-            kernel = _fw_fast.FastFW(*args, refresh_tol=refresh_tol, group_size=group_size)
+            kernel = _fw_fast.FastFW(*args, refresh_tol=p["refresh_tol"],
+                                     group_size=p["group_size"])
         else:
             kernel = _fw_fast.StandardFW(*args)
 
+        max_iter = p["max_iter"]
         gaps = np.full(max_iter, np.nan)
         # kernel gaps are sum-form; private gaps can be negative (ascent vertices)
-        stop = tol * n_samples if tol > 0 else -np.inf
+        stop = p["tol"] * n_samples if p["tol"] > 0 else -np.inf
         n_done = self._run(kernel, max_iter, gaps, stop)
 
-        self.selector_ = selector
+        self.selector_ = spec.name
         self.coef_ = kernel.coef().reshape(1, -1)
         self.intercept_ = np.zeros(1)
         self.n_iter_ = int(n_done)
         stats = kernel.stats.as_dict()
-        if private:  # the work counters depend on the data: release only T and refreshes
+        if p["private"]:  # the work counters depend on the data: release only T and refreshes
             stats = {k: stats[k] for k in ("n_iter", "n_refresh")}
         self.solver_stats_ = stats
-        return self._record_guarantee(private, epsilon, delta, eps_step, composition, gaps,
-                                      n_done, n_samples)
+        return self._record_guarantee(budget, gaps, n_done, n_samples)
 
-    def _record_guarantee(self, private, epsilon, delta, eps_step, composition, gaps,
-                          n_done, n_samples):
+    def _check_spend_budget(self, budget):
+        """Accountant check before any work (private fits)."""
+        if budget is not None:
+            self._check_spend(budget.event, (budget.epsilon, budget.delta))
+
+    def _record_guarantee(self, budget, gaps, n_done, n_samples):
         """Set the privacy attributes after a fit (binary and multinomial) and
         charge the accountant; a private fit keeps no gap history (it depends on
         the data)."""
-        if private:
+        if budget is not None:
             self.gap_history_ = None
-            self.privacy_spent_ = (epsilon, delta)
-            self.epsilon_step_ = eps_step
-            self.composition_ = composition
-            if self.accountant is not None:
-                self.accountant.spend(epsilon, delta)
-        else:
-            self.gap_history_ = gaps[:n_done] / n_samples
-            self.privacy_spent_ = None
-            self.epsilon_step_ = None
-            self.composition_ = None
-        return self
+            self.epsilon_step_ = budget.epsilon_step
+            self.composition_ = budget.composition
+            return self._record_spend(budget.event, (budget.epsilon, budget.delta))
+        self.gap_history_ = gaps[:n_done] / n_samples
+        self.epsilon_step_ = None
+        self.composition_ = None
+        return self._record_spend(None, None)
 
     def _kernel_views(self, X, private):
         """CSR and CSC arrays (data, int64 indices, int64 indptr) for the kernels.
@@ -433,25 +403,12 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         if not np.all(np.isfinite(Xr.data)):  # sklearn cannot check every format
             raise ValueError("Input X contains NaN or infinity")
         if private:
-            Xr = self._enforce_public_bound(Xr)
+            Xr = self._enforce_public_bound(Xr, "linf", 1.0)
         Xc = Xr.tocsc()  # canonical; converting int32 indices moves less memory
         return tuple(
             (np.ascontiguousarray(M.data, dtype=np.float64),
              M.indices.astype(np.int64, copy=False), M.indptr.astype(np.int64, copy=False))
             for M in (Xr, Xc)) + (Xr.shape,)
-
-    def _enforce_public_bound(self, Xr):
-        if Xr.nnz and np.max(np.abs(Xr.data)) > 1.0:
-            if not self.clip_data:
-                raise ValueError("private fits need entries of X in [-1, 1] "
-                                 "(public bound ||x_i||_inf <= 1); clip or rescale X "
-                                 "with public constants, or set clip_data=True")
-            warnings.warn("some examples have entries outside [-1, 1]; they were "
-                          "clipped to the public bound ||x_i||_inf <= 1",
-                          DataClippedWarning, stacklevel=3)
-            Xr = sp.csr_array((np.clip(Xr.data, -1.0, 1.0), Xr.indices, Xr.indptr),
-                              shape=Xr.shape)
-        return Xr
 
     def _run(self, kernel, max_iter, gaps, stop):
         if not self.verbose:
@@ -484,14 +441,14 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=False)
-        if self.coef_.shape[0] > 1:  # issue 7: K > 2 classes: shape (n_samples, K)
+        if self.coef_.shape[0] > 1:  # K > 2 classes: shape (n_samples, K)
             return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, 2), columns ordered as ``classes_``."""
         v = self.decision_function(X)
-        if v.ndim == 2:  # issue 7: multinomial
+        if v.ndim == 2:  # multinomial
             return np.exp(_fw_multinomial.log_softmax(v))
         p = _sigmoid(v)
         return np.column_stack([1.0 - p, p])
@@ -499,14 +456,14 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`."""
         v = self.decision_function(X)
-        if v.ndim == 2:  # issue 7: multinomial
+        if v.ndim == 2:  # multinomial
             return _fw_multinomial.log_softmax(v)
         return np.column_stack([-np.logaddexp(0.0, v), -np.logaddexp(0.0, -v)])
 
     def predict(self, X):
         """Predicted class labels, shape (n_samples,)."""
         v = self.decision_function(X)
-        if v.ndim == 2:  # issue 7: multinomial
+        if v.ndim == 2:  # multinomial
             return self.classes_[np.argmax(v, axis=1)]
         return self.classes_[(v > 0).astype(int)]
 
@@ -517,7 +474,7 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         v = self.decision_function(X)
-        if v.ndim == 2:  # issue 7: multinomial cross-entropy
+        if v.ndim == 2:  # multinomial cross-entropy
             return _fw_multinomial.cross_entropy(v, y, self.classes_)
         y01 = (np.asarray(y) == self.classes_[1]).astype(np.float64)
         return float(np.mean(np.logaddexp(0.0, v) - y01 * v))
@@ -525,44 +482,8 @@ class FrankWolfeLassoClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True  # issue 7: K > 2 via Algorithm 3
+        tags.classifier_tags.multi_class = True  # K > 2 via Algorithm 3
         return tags
-
-
-def _floating_point_bounds(selector, n_features, group_size):
-    """Per-step ``(gamma, delta_fp)`` of a private selector as implemented in doubles.
-
-    For every set S of vertices, ``e^-gamma P(S) - delta_fp <= Q(S) <= e^gamma P(S) +
-    delta_fp`` with P the exact exponential-mechanism law and Q the law of one draw,
-    so an eps'-DP step is ``(eps' + 2 gamma, (1 + e^(eps' + 2 gamma)) delta_fp)``-DP.
-
-    * ``"grouped"``: the sampler's proven bounds
-      (:meth:`GroupedExpSampler.floating_point_bounds`).
-    * ``"exponential"``: the inverse-CDF draw uses one 53-bit uniform, so each
-      coordinate's probability is quantised to multiples of 2^-53 and the running
-      sum of D weights carries a relative rounding error below D 2^-53: together an
-      additive error below 3 D 2^-53 (a coordinate whose exact probability is below
-      2^-53 may be drawn with probability 0 on one dataset and 2^-53 on its
-      neighbour).
-    * ``"noisy_max"`` / ``"laplace"``: Gumbel / Laplace noise from a 53-bit uniform
-      is bounded (|noise| <= 36.8 scales), so vertices far behind the best have
-      probability exactly 0 instead of at most e^-36.7 each, and the noise CDF is
-      quantised to 2^-53: an additive error below 4 D 2^-53 over the 2D vertices.
-    * every selector: the sign draw ``U < sigmoid(2x)`` is quantised to 2^-53.
-
-    The last three are first-order bounds on the quantisation effects (papers/README
-    000 item 6); only the grouped sampler's is derived in full (its module docstring).
-    """
-    from .. import _grouped_sampler
-
-    unit = 2.0 ** -53
-    sign_delta = 2.0 * unit
-    if selector == "grouped":
-        sampler = _grouped_sampler.GroupedExpSampler(n_features, group_size or None)
-        gamma, delta_fp = sampler.floating_point_bounds()
-        return gamma, delta_fp + sign_delta
-    per_coordinate = 3.0 if selector == "exponential" else 4.0
-    return 8.0 * unit, per_coordinate * n_features * unit + sign_delta
 
 
 def _sigmoid(v):

@@ -30,7 +30,10 @@ the exponential mechanism with coefficient ``c`` per class loses at most
 :math:`b = 2Lf/\varepsilon'` (``f`` = 2 for replace-one, else 1), and the ``T``
 steps compose exactly as in the binary case: :math:`\varepsilon'` is the larger of
 :math:`\varepsilon/T` (basic) and the exact inverse of the full advanced-composition
-bound (:func:`dptoolkit.accounting.per_step_epsilon`).
+bound (:func:`dptoolkit.accounting.per_step_epsilon`), or by zCDP: the K selections of a
+step are bounded-range mechanisms with ranges :math:`2cf r_k`, so the step is
+:math:`(\sum_k 2cfr_k)^2/8 \le \varepsilon'^2/8`-zCDP (Cesar and Rogers 2021); the one
+budget split is :func:`dptoolkit.linear_model._fw_budget.split_budget`.
 
 Paper 001 instead gives every class :math:`(\varepsilon/K, \delta/K)` (Theorem 5,
 basic composition over the classes) *and* uses :math:`L = 2` in each class's Laplace
@@ -48,8 +51,6 @@ Appendix A (Algorithm 3, Theorems 4-5).
 
 K. Talwar, A. Thakurta, L. Zhang. Nearly Optimal Private LASSO. NeurIPS 2015.
 """
-import math
-
 import numpy as np
 
 from .. import _fw_multinomial_fast
@@ -61,80 +62,12 @@ __all__ = ["fit_multinomial", "log_softmax", "cross_entropy"]
 #: sensitivity of all classes' scores together (paper 001, Theorem 4).
 LIPSCHITZ = 2.0
 
-_PRIVATE = ("exponential", "noisy_max", "laplace", "laplace_talwar")
-
-
-def _resolve_selector(selector, private):
-    if selector == "auto":
-        return "exponential" if private else "argmax"
-    allowed = _PRIVATE if private else ("argmax",)
-    if selector not in allowed:
-        kind = "private" if private else "non-private"
-        raise ValueError(f"with more than two classes the {kind} selector must be 'auto' or "
-                         f"one of {allowed}, got {selector!r}")
-    return selector
-
-
-def _privacy_parameters(est, max_iter, n_classes, n_features, selector):
-    """(epsilon, delta, eps_step, composition, coef) of the joint analysis.
-
-    As for two classes (``FrankWolfeLassoClassifier._privacy_parameters``), the
-    floating-point deviation of the draws from the exact laws is part of the budget:
-    each of the K selections of a step is within ``(gamma, delta_fp)`` of its exact
-    law (``_frank_wolfe._floating_point_bounds`` for D = n_features), so a step is
-    within ``(K gamma, K delta_fp)`` to first order and is
-    ``(eps_step + 2 K gamma, (1 + e^(eps_step + 2 K gamma)) K delta_fp)``-DP.
-    ``"laplace_talwar"`` (reproduction) keeps its own accounting without these terms.
-    """
-    from ..accounting import per_step_epsilon
-    from ..accounting.talwar import laplace_selector_parameters
-    from ._frank_wolfe import _floating_point_bounds
-
-    epsilon = float(est.epsilon)
-    delta = 0.0 if est.delta is None else float(est.delta)
-    factor = 2.0 if est.neighbouring == "replace_one" else 1.0
-    sensitivity = factor * LIPSCHITZ
-    if selector == "laplace_talwar":
-        return laplace_selector_parameters(
-            selector, epsilon=epsilon, delta=delta, epsilon_step=None, composition=None,
-            max_iter=max_iter, sensitivity=sensitivity, lipschitz=LIPSCHITZ,
-            n_classes=n_classes)
-    gamma1, delta_fp1 = _floating_point_bounds(selector, n_features, 0)
-    gamma, delta_fp = n_classes * gamma1, n_classes * delta_fp1
-    eps0_max = epsilon / max_iter
-    if delta > 0:
-        eps0_max = max(eps0_max, per_step_epsilon(epsilon_total=epsilon, delta_slack=delta,
-                                                  k=max_iter))
-    delta_steps = max_iter * (1.0 + math.exp(min(eps0_max + 2 * gamma, 700.0))) * delta_fp
-    eps0, composition = epsilon / max_iter, "basic"
-    if delta > 0:
-        if delta_steps >= delta:
-            raise ValueError(f"delta={delta:g} is below the floating-point delta "
-                             f"{delta_steps:.3g} of {max_iter} steps of {n_classes} "
-                             f"{selector!r} draws")
-        eps_adv = per_step_epsilon(epsilon_total=epsilon, delta_slack=delta - delta_steps,
-                                   k=max_iter)
-        if eps_adv > eps0:
-            eps0, composition = eps_adv, "advanced"
-    else:
-        delta = min(delta_steps, 1.0)
-    eps_step = eps0 - 2.0 * gamma
-    if eps_step <= 0:
-        raise ValueError(f"epsilon={epsilon:g} over {max_iter} steps is below the "
-                         f"floating-point error of selector {selector!r}")
-    if selector == "laplace":
-        return laplace_selector_parameters(
-            selector, epsilon=epsilon, delta=delta, epsilon_step=eps_step,
-            composition=composition, max_iter=max_iter, sensitivity=sensitivity,
-            lipschitz=LIPSCHITZ, n_classes=n_classes)
-    return epsilon, delta, eps_step, composition, eps_step / (2.0 * sensitivity)
-
-
-def fit_multinomial(est, X, y):
+def fit_multinomial(est, X, y, p):
     """Fit ``est`` (a FrankWolfeLassoClassifier with ``classes_`` set, K > 2) by
     Algorithm 3; sets ``coef_`` (K, p), ``intercept_`` (K,) zeros, ``n_iter_``,
     ``gap_history_``, ``privacy_spent_``, ``epsilon_step_``, ``composition_``,
-    ``solver_stats_``.  ``X`` and ``y`` are validated arrays.  Returns ``est``.
+    ``solver_stats_``.  ``X`` and ``y`` are validated arrays, ``p`` the estimator's
+    checked parameters (``_check_params(multinomial=True)``).  Returns ``est``.
 
     Raises
     ------
@@ -142,25 +75,18 @@ def fit_multinomial(est, X, y):
         Invalid hyper-parameters (as for two classes), or a selector that exists only
         for two classes (``"grouped"``, the heaps).
     """
-    l1_bound, max_iter, private, _, _, _, tol = est._check_params()
-    selector = _resolve_selector(est.selector, private)
+    max_iter, tol = p["max_iter"], p["tol"]
     n_classes = est.classes_.size
     labels = np.searchsorted(est.classes_, y).astype(np.int64)
-    _, csc, (n_samples, n_features) = est._kernel_views(X, private)
+    _, csc, (n_samples, n_features) = est._kernel_views(X, p["private"])
 
-    if private:
-        epsilon, delta, eps_step, composition, coef = _privacy_parameters(
-            est, max_iter, n_classes, n_features, selector)
-        if est.accountant is not None:
-            est.accountant.check(epsilon, delta)
-    else:
-        coef = 0.0
-        epsilon = delta = eps_step = composition = None
+    budget = est._budget(p, n_features, n_classes) if p["private"] else None
+    est._check_spend_budget(budget)
     rng = check_random_state(est.random_state)
-    code = _fw_multinomial_fast.SELECTOR_CODES[
-        "laplace" if selector == "laplace_talwar" else selector]
-    kernel = _fw_multinomial_fast.MultinomialFW(*csc, labels, n_classes, l1_bound, code,
-                                                coef, rng.bit_generator)
+    code = _fw_multinomial_fast.SELECTOR_CODES[p["spec"].kernel]
+    kernel = _fw_multinomial_fast.MultinomialFW(
+        *csc, labels, n_classes, p["l1_bound"], code,
+        budget.kernel_parameter if budget else 0.0, rng.bit_generator)
     gaps = np.full(max_iter, np.nan)
     stop = tol * n_samples if tol > 0 else -np.inf
     n_done = est._run(kernel, max_iter, gaps, stop)
@@ -169,10 +95,9 @@ def fit_multinomial(est, X, y):
     est.intercept_ = np.zeros(n_classes)
     est.n_iter_ = int(n_done)
     est.solver_stats_ = dict(n_iter=int(kernel.t), solver="multinomial")
-    if not private:  # the work counter depends on the data (e.g. reveals nnz(X))
+    if budget is None:  # the work counter depends on the data (e.g. reveals nnz(X))
         est.solver_stats_["touched_nnz"] = int(kernel.n_touched)
-    return est._record_guarantee(private, epsilon, delta, eps_step, composition, gaps, n_done,
-                                 n_samples)
+    return est._record_guarantee(budget, gaps, n_done, n_samples)
 
 
 def log_softmax(scores):

@@ -1,6 +1,5 @@
 r"""The Sparsifier of Khanna, Lu and Raff (paper 001, Algorithm 2): sparse private LASSO."""
 import math
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -8,8 +7,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
+from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
-from ..exceptions import DataClippedWarning
+from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 
@@ -146,23 +146,7 @@ def _nonprivate_coef(X, y, l1_bound, max_iter, refresh_tol):
     return est.fit(X, y).coef_
 
 
-class _OffsetAccountant:
-    """Forwards the inner fit's check to the user's accountant with eps_1 added, so
-    the whole Sparsifier is checked before any work; spending is done once, by the
-    Sparsifier, after the fit."""
-
-    def __init__(self, accountant, epsilon):
-        self.accountant = accountant
-        self.epsilon = epsilon
-
-    def check(self, epsilon, delta=0.0):
-        return self.accountant.check(epsilon + self.epsilon, delta)
-
-    def spend(self, epsilon, delta=0.0, **kwargs):
-        return self
-
-
-class SparsifiedLassoClassifier(ClassifierMixin, BaseEstimator):
+class SparsifiedLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     r"""Sparse private L1-constrained logistic regression: the Sparsifier.
 
     Paper 001, Algorithm 2: (1) fit non-private Frank-Wolfe for
@@ -224,6 +208,9 @@ class SparsifiedLassoClassifier(ClassifierMixin, BaseEstimator):
     refresh_tol : float, default=0.3
         Staleness bound of the fast kernels (both fits).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
+    accounting : {"auto", "zcdp", "advanced"}, default="auto"
+        Budget split of the private fit (see
+        :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`).
     clip_data : bool, default=True
         Entries outside [-1, 1] are clipped (with a
         :class:`~dptoolkit.exceptions.DataClippedWarning`) if True, an error if False.
@@ -254,6 +241,8 @@ class SparsifiedLassoClassifier(ClassifierMixin, BaseEstimator):
         The private fit (its dense ``coef_`` is covered by the same guarantee).
     privacy_spent_ : tuple (epsilon, delta)
         :math:`(\varepsilon_1 + \varepsilon_2, \delta)`.
+    privacy_event_ : ComposedEvent
+        The count (``PureDPEvent(epsilon_count)``) and the private fit's event.
     n_features_in_ : int
 
     References
@@ -270,7 +259,8 @@ class SparsifiedLassoClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, l1_bound=10.0, max_iter=1000, epsilon_count=0.05, epsilon=0.95,
                  delta=None, count_bounds="sqrt", precision=1.0, nonprivate_max_iter=50000,
                  selector="laplace", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", clip_data=True, memory=None, accountant=None,
+                 neighbouring="add_remove", accounting="auto", clip_data=True, memory=None,
+                 accountant=None,
                  random_state=None):
         self.l1_bound = l1_bound
         self.max_iter = max_iter
@@ -283,6 +273,7 @@ class SparsifiedLassoClassifier(ClassifierMixin, BaseEstimator):
         self.selector = selector
         self.refresh_tol = refresh_tol
         self.neighbouring = neighbouring
+        self.accounting = accounting
         self.clip_data = clip_data
         self.memory = memory
         self.accountant = accountant
@@ -343,7 +334,7 @@ class SparsifiedLassoClassifier(ClassifierMixin, BaseEstimator):
         n_coef = (1 if classes.size == 2 else classes.size) * X.shape[1]
         bounds = check_count_bounds(self.count_bounds, n_coef)
         memory = check_memory(self.memory)
-        X = self._enforce_public_bound(X)
+        X = self._enforce_public_bound(sp.csr_array(X, dtype=np.float64), "linf", 1.0)
         rng = check_random_state(self.random_state)
 
         # (3) first, so that the accountant check (inside, before the kernels run)
@@ -351,10 +342,13 @@ class SparsifiedLassoClassifier(ClassifierMixin, BaseEstimator):
         private = FrankWolfeLassoClassifier(
             l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=self.epsilon,
             delta=self.delta, solver="fast", selector=self.selector,
-            refresh_tol=self.refresh_tol, neighbouring=self.neighbouring, clip_data=False,
-            accountant=(None if self.accountant is None
-                        else _OffsetAccountant(self.accountant, epsilon_count)),
-            random_state=rng)
+            refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
+            accounting=self.accounting, clip_data=False, random_state=rng)
+        budget = private.budget(X.shape[1], classes.size)
+        # the count (double-geometric, epsilon_1-DP) and the private fit compose
+        event = ComposedEvent((PureDPEvent(epsilon_count), budget.event))
+        spent = (epsilon_count + budget.epsilon, budget.delta)
+        self._check_spend(event, spent)
         private.fit(X, y)
         # (1)-(2)
         coef_np = memory.cache(_nonprivate_coef)(X, y, self.l1_bound, nonprivate_max_iter,
@@ -370,27 +364,7 @@ class SparsifiedLassoClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = private.n_iter_
         self.count_bounds_ = bounds
         self.estimator_ = private
-        eps2, delta2 = private.privacy_spent_
-        self.privacy_spent_ = (epsilon_count + eps2, delta2)
-        if self.accountant is not None:
-            self.accountant.spend(*self.privacy_spent_, label="Sparsifier")
-        return self
-
-    def _enforce_public_bound(self, X):
-        Xr = sp.csr_array(X, dtype=np.float64)
-        if Xr.nnz and np.max(np.abs(Xr.data)) > 1.0:
-            if not self.clip_data:
-                raise ValueError("the Sparsifier needs entries of X in [-1, 1] (public "
-                                 "bound ||x_i||_inf <= 1); clip or rescale X with public "
-                                 "constants, or set clip_data=True")
-            over = np.abs(Xr.data) > 1.0
-            n_rows = np.unique(np.repeat(np.arange(Xr.shape[0]), np.diff(Xr.indptr))[over])
-            warnings.warn(f"{n_rows.size} example(s) have entries outside [-1, 1]; they were "
-                          "clipped to the public bound ||x_i||_inf <= 1",
-                          DataClippedWarning, stacklevel=3)
-            Xr = sp.csr_array((np.clip(Xr.data, -1.0, 1.0), Xr.indices, Xr.indptr),
-                              shape=Xr.shape)
-        return Xr
+        return self._record_spend(event, spent)
 
     # ----------------------------------------------------------------- predict
     def decision_function(self, X):

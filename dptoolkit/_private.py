@@ -1,0 +1,220 @@
+"""The contract every private estimator and selector of the toolkit follows.
+
+A private fit is **check -> work -> spend** (as in diffprivlib):
+
+1. *check*: validate ``epsilon``, ``delta``, ``neighbouring`` and
+   ``accountant``; enforce the public bound on the data (clip with a
+   :class:`~dptoolkit.exceptions.DataClippedWarning`, or raise); build the fit's
+   :mod:`privacy event <dptoolkit.accounting.events>` and its (epsilon, delta)
+   from public quantities only, and ask the accountant whether it can pay
+   (:class:`~dptoolkit.exceptions.BudgetExceededError` before any work);
+2. *work*: run the mechanism;
+3. *spend*: record ``privacy_event_`` and ``privacy_spent_`` and charge the
+   accountant with both.
+
+An estimator adopting :class:`PrivateEstimatorMixin` implements its event and
+its work; validation, bounds, the dataset-size rule and the ledger live here.
+"""
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_positive_int, check_scalar_range
+from .exceptions import DataClippedWarning, PrivacyLeakWarning
+
+__all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
+           "check_accountant", "sensitivity_factor"]
+
+#: Neighbouring relations: ``"add_remove"`` (one example added or removed) and
+#: ``"replace_one"`` (one example replaced; sensitivities double for sums).
+NEIGHBOURING_RELATIONS = ("add_remove", "replace_one")
+
+
+def check_neighbouring(value, name="neighbouring"):
+    """Validate a neighbouring relation (``"add_remove"`` or ``"replace_one"``)."""
+    if not isinstance(value, str) or value not in NEIGHBOURING_RELATIONS:
+        raise ValueError(f"{name} must be 'add_remove' or 'replace_one', got {value!r}")
+    return value
+
+
+def sensitivity_factor(neighbouring):
+    """2 for replace-one (a sum changes by two examples' terms), else 1."""
+    return 2.0 if check_neighbouring(neighbouring) == "replace_one" else 1.0
+
+
+def check_accountant(accountant, name="accountant"):
+    """``None`` or an object with ``check`` and ``spend`` (a BudgetAccountant).
+
+    Raises
+    ------
+    TypeError
+        Anything else, naming the argument.
+    """
+    if accountant is None:
+        return None
+    if not (callable(getattr(accountant, "check", None))
+            and callable(getattr(accountant, "spend", None))):
+        raise TypeError(f"{name} must be a dptoolkit.accounting.BudgetAccountant or None, "
+                        f"got {type(accountant).__name__}")
+    return accountant
+
+
+class PrivateEstimatorMixin:
+    """check -> work -> spend for private estimators and selectors.
+
+    Subclasses store ``epsilon``, ``delta``, ``accountant`` (and, where they
+    apply, ``neighbouring``, ``n_samples_public``, ``clip_data``) as
+    hyper-parameters, then in ``fit``:
+
+    .. code-block:: python
+
+        epsilon, delta = self._check_budget()          # validation
+        X = self._enforce_public_bound(X, "linf", 1.0)  # public bound
+        event, spent = ...                              # public quantities only
+        self._check_spend(event, spent)                 # BudgetExceededError: no work
+        ...                                             # the mechanism
+        self._record_spend(event, spent)                # privacy_event_, privacy_spent_
+
+    Non-private fits call ``self._record_spend(None, None)``.
+    """
+
+    #: Label of this estimator's entries in an accountant's ledger.
+    _privacy_label = None
+
+    # ------------------------------------------------------------- validation
+    def _check_budget(self, *, optional=True, delta_required=False, delta_open=True):
+        """Validated ``(epsilon, delta)``; ``(None, None)`` for a non-private fit.
+
+        Parameters
+        ----------
+        optional : bool
+            ``epsilon=None`` means a non-private fit (else it is an error).
+        delta_required : bool
+            ``delta`` must be in (0, 1) (Gaussian mechanisms); else ``None`` or
+            0 means pure DP and is returned as 0.0.
+        """
+        check_accountant(getattr(self, "accountant", None))
+        epsilon, delta = self.epsilon, getattr(self, "delta", None)
+        if epsilon is None:
+            if not optional:
+                raise ValueError("epsilon must be a float > 0 for this private estimator, "
+                                 "got None")
+            if delta is not None and not delta_required:
+                raise ValueError("delta is set but epsilon is None; set epsilon for a "
+                                 "private fit or leave delta=None")
+            return None, None
+        epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, low_open=True)
+        if delta_required or delta is not None:
+            if delta is None:
+                raise ValueError("delta must be a float in (0, 1) for this mechanism, "
+                                 "got None")
+            delta = check_scalar_range(delta, "delta", low=0.0, high=1.0,
+                                       low_open=delta_required or delta_open,
+                                       high_open=True)
+        else:
+            delta = 0.0
+        if hasattr(self, "neighbouring"):
+            check_neighbouring(self.neighbouring)
+        return epsilon, delta
+
+    def _n_samples(self, n_rows, *, private, uses, relation=None):
+        """Dataset size N of a fit: the public ``n_samples_public`` when given.
+
+        A private fit under add/remove neighbouring that takes N from the data
+        warns (:class:`~dptoolkit.exceptions.PrivacyLeakWarning`): a neighbour has
+        N +- 1, so the guarantee then covers only same-size neighbours.
+        """
+        n_public = getattr(self, "n_samples_public", None)
+        if n_public is not None:
+            return check_positive_int(n_public, "n_samples_public")
+        relation = relation or getattr(self, "neighbouring", "add_remove")
+        if private and relation == "add_remove":
+            warnings.warn(
+                f"n_samples_public is None: the dataset size N = {int(n_rows)} was taken "
+                f"from the data (it sets {uses}), so the stated add/remove-one guarantee "
+                "does not hold: a neighbour with one more or one fewer example has a "
+                "different N.  Pass the public dataset size as n_samples_public.",
+                PrivacyLeakWarning, stacklevel=3)
+        return int(n_rows)
+
+    def _enforce_public_bound(self, X, norm, bound, *, clip=None):
+        """Make every row satisfy the public bound ``||x_i||_norm <= bound``.
+
+        Parameters
+        ----------
+        X : sparse matrix or ndarray of shape (n_samples, n_features)
+        norm : {"linf", "l2"}
+            ``"linf"`` clips entries to ``[-bound, bound]``; ``"l2"`` rescales rows
+            whose norm exceeds ``bound`` to norm ``bound`` (both local operations:
+            the guarantee holds for the clipped data).
+        bound : float
+        clip : bool or None
+            Clip (with a DataClippedWarning) or raise ValueError; ``None`` reads
+            the ``clip_data`` hyper-parameter (default True).
+
+        Returns
+        -------
+        X : same type; a copy when anything was clipped, else X itself.
+        """
+        clip = getattr(self, "clip_data", True) if clip is None else clip
+        if not isinstance(clip, (bool, np.bool_)):
+            raise TypeError(f"clip_data must be a bool, got {type(clip).__name__}")
+        is_sparse = sp.issparse(X)
+        if norm == "linf":
+            values = X.data if is_sparse else np.asarray(X)
+            over = values.size and float(np.max(np.abs(values))) > bound
+            if not over:
+                return X
+            what = f"entries outside [-{bound:g}, {bound:g}]"
+        elif norm == "l2":
+            sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if is_sparse
+                  else np.einsum("ij,ij->i", X, X))
+            norms = np.sqrt(sq)
+            n_over = int(np.sum(norms > bound))
+            if not n_over:
+                return X
+            what = f"{n_over} row(s) with L2 norm above {bound:g}"
+        else:
+            raise ValueError(f"norm must be 'linf' or 'l2', got {norm!r}")
+        if not clip:
+            raise ValueError(f"private fits need the public bound ||x_i||_{norm[1:]} <= "
+                             f"{bound:g}; X has {what}: clip or rescale X with public "
+                             "constants, or set clip_data=True")
+        warnings.warn(f"X has {what}; they were clipped to the public bound "
+                      f"||x_i||_{norm[1:]} <= {bound:g}", DataClippedWarning, stacklevel=3)
+        if norm == "linf":
+            if is_sparse:
+                X = X.copy()
+                X.data = np.clip(X.data, -bound, bound)
+                return X
+            return np.clip(X, -bound, bound)
+        scale = np.where(norms > bound, bound / np.maximum(norms, 1e-300), 1.0)
+        if is_sparse:
+            X = sp.csr_array(X, copy=True)
+            X.data = X.data * np.repeat(scale, np.diff(X.indptr))
+            return X
+        return X * scale[:, None]
+
+    # ------------------------------------------------------- check / spend
+    def _check_spend(self, event, spent):
+        """Ask the accountant (if any) whether it can pay; before any work.
+
+        Raises
+        ------
+        BudgetExceededError
+            The accountant cannot pay; nothing is recorded.
+        """
+        accountant = check_accountant(getattr(self, "accountant", None))
+        if accountant is not None and spent is not None:
+            accountant.check(spent[0], spent[1], event=event)
+
+    def _record_spend(self, event, spent):
+        """Set ``privacy_event_`` / ``privacy_spent_`` and charge the accountant."""
+        self.privacy_event_ = event
+        self.privacy_spent_ = None if spent is None else (float(spent[0]), float(spent[1]))
+        accountant = getattr(self, "accountant", None)
+        if accountant is not None and spent is not None:
+            accountant.spend(spent[0], spent[1], event=event,
+                             label=self._privacy_label or type(self).__name__)
+        return self
