@@ -81,6 +81,7 @@ class _BaseSGD(_BaseLinearDP):
             n_steps = int(math.ceil(p["n_epochs"] * math.ceil(N / L)))
             sigma = noise_std = 0.0
             denominator = 0.0  # the actual batch size
+        self._check_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
         rec_steps, rec_epochs = _record_steps(n_steps, p["n_epochs"])
         if not self.keep_coef_path:
             rec_steps = rec_steps[:0]
@@ -147,6 +148,9 @@ _SGD_DOC_PARAMS = r"""
         Keep the model after every epoch in ``coef_path_``.
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seeds the sampling and the noise; ``None`` uses OS entropy.
+    accountant : BudgetAccountant or None, default=None
+        If given, a private fit's (epsilon, delta) and ``privacy_event_`` are
+        checked against it before any work and spent after the fit.
 """
 
 _SGD_DOC_ATTRS = r"""
@@ -163,6 +167,9 @@ _SGD_DOC_ATTRS = r"""
         :math:`q = L/N`, :math:`\sigma` from
         :func:`dptoolkit.accounting.calibrate_noise_multiplier` and
         :math:`\sigma C` (None without privacy).
+    privacy_event_ : SelfComposedEvent or None
+        ``n_steps_`` Poisson-subsampled Gaussian steps (``sampling_rate_``,
+        ``noise_multiplier_``); None when non-private.
     privacy_spent_ : tuple (epsilon, delta) or None
     coef_path_, intercept_path_, epoch_path_ : ndarray
         With ``keep_coef_path``.
@@ -246,7 +253,7 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, learning_rate=0.1, batch_size="auto",
                  clip=1.0, n_epochs=10, normalize="l2", fit_intercept=False,
-                 intercept_scaling=1.0, keep_coef_path=False, random_state=None):
+                 intercept_scaling=1.0, keep_coef_path=False, random_state=None, accountant=None):
         self.loss = loss
         self.epsilon = epsilon
         self.delta = delta
@@ -261,6 +268,7 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
         self.intercept_scaling = intercept_scaling
         self.keep_coef_path = keep_coef_path
         self.random_state = random_state
+        self.accountant = accountant
 
 
 class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
@@ -309,7 +317,7 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
     def __init__(self, *, epsilon=None, delta=1e-5, n_samples_public=None, alpha=1e-4,
                  learning_rate=0.1, batch_size="auto", clip=1.0, n_epochs=10,
                  normalize="l2", fit_intercept=False, intercept_scaling=1.0,
-                 keep_coef_path=False, random_state=None):
+                 keep_coef_path=False, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n_samples_public = n_samples_public
@@ -323,3 +331,4 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
         self.intercept_scaling = intercept_scaling
         self.keep_coef_path = keep_coef_path
         self.random_state = random_state
+        self.accountant = accountant

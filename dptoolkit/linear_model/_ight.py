@@ -7,8 +7,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting import RDPAccountant, calibrate_noise_multiplier
+from ..accounting.events import GaussianEvent, SelfComposedEvent
 from ..datasets import clip_rows
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 from ._sparsifier import keep_largest
@@ -20,7 +22,7 @@ def _sigmoid(v):
     return 0.5 * (1.0 + np.tanh(0.5 * v))
 
 
-class DPIGHTClassifier(ClassifierMixin, BaseEstimator):
+class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     r"""Sparse logistic regression by DP iterative gradient hard thresholding (DP-IGHT).
 
     The baseline "private IGHT" of paper 001 (Section 4.2): starting from
@@ -95,6 +97,8 @@ class DPIGHTClassifier(ClassifierMixin, BaseEstimator):
     privacy_spent_ : tuple (epsilon, delta)
         The RDP accountant's epsilon at the calibrated :math:`\sigma` (at most the
         requested one) and ``delta``.
+    privacy_event_ : SelfComposedEvent
+        ``max_iter`` Gaussian mechanisms of noise multiplier ``noise_multiplier_``.
     n_features_in_ : int
 
     References
@@ -107,6 +111,8 @@ class DPIGHTClassifier(ClassifierMixin, BaseEstimator):
 
     I. Mironov. Renyi Differential Privacy. CSF 2017 (Gaussian mechanism RDP).
     """
+
+    _privacy_label = "DP-IGHT"
 
     def __init__(self, *, sparsity=10, max_iter=1000, learning_rate=1.0, epsilon=1.0,
                  delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
@@ -198,8 +204,9 @@ class DPIGHTClassifier(ClassifierMixin, BaseEstimator):
                                            sampling_rate=1.0, steps=max_iter)
         spent = RDPAccountant().compose_gaussian(noise_multiplier=sigma,
                                                  steps=max_iter).get_epsilon(delta)
-        if self.accountant is not None:
-            self.accountant.check(spent, delta)
+        # max_iter full-batch Gaussian gradient steps (sensitivity factor * bound)
+        event = SelfComposedEvent(GaussianEvent(sigma), max_iter)
+        self._check_spend(event, (spent, delta))
         rng = check_random_state(self.random_state)
         factor = 2.0 if self.neighbouring == "replace_one" else 1.0
         std = sigma * factor * bound
@@ -224,10 +231,7 @@ class DPIGHTClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.n_iter_ = max_iter
         self.noise_multiplier_ = sigma
-        self.privacy_spent_ = (float(spent), delta)
-        if self.accountant is not None:
-            self.accountant.spend(*self.privacy_spent_, label="DP-IGHT")
-        return self
+        return self._record_spend(event, (spent, delta))
 
     def decision_function(self, X):
         """Margins :math:`x_i^\\top\\theta`, shape (n_samples,)."""

@@ -44,6 +44,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _scd_fast
+from .._private import PrivateEstimatorMixin
+from ..accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 
@@ -231,7 +233,7 @@ def _available_if_logistic(fn):
 
 
 # --------------------------------------------------------------------------- base
-class _BaseLinearDP(BaseEstimator):
+class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""
 
     _losses = ()
@@ -373,14 +375,23 @@ class _BaseLinearDP(BaseEstimator):
             self.sampling_rate_ = float(q)
             self.noise_multiplier_ = float(sigma)
             self.noise_std_ = float(noise_std)
-            self.privacy_spent_ = (_epsilon_spent(noise_multiplier=sigma, sampling_rate=q,
-                                                  steps=n_steps, delta=p["delta"]),
-                                   p["delta"])
         else:
             self.sampling_rate_ = None
             self.noise_multiplier_ = None
             self.noise_std_ = None
-            self.privacy_spent_ = None
+        self._record_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
+
+    @staticmethod
+    def _privacy_of(p, *, q, sigma, n_steps):
+        """``(privacy_event_, privacy_spent_)`` of a fit: ``n_steps`` Poisson-subsampled
+        Gaussian steps (rate q, noise multiplier sigma), RDP-accounted; ``(None,
+        None)`` for a non-private fit."""
+        if not p["private"]:
+            return None, None
+        event = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), n_steps)
+        spent = (_epsilon_spent(noise_multiplier=sigma, sampling_rate=q, steps=n_steps,
+                                delta=p["delta"]), p["delta"])
+        return event, spent
 
     def _full_weights(self):
         coef = np.ravel(self.coef_)
@@ -626,6 +637,7 @@ class _BaseSCD(_BaseLinearDP):
         else:
             sigma = 0.0
             noise_std = 0.0
+        self._check_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
 
         rec_steps, rec_epochs = _record_steps(n_steps, n_epochs)
         if not self.keep_coef_path:
@@ -752,6 +764,9 @@ _SCD_DOC_PARAMS = r"""
         are released intermediate models, covered by the guarantee).
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seeds the sampling and the noise; ``None`` uses OS entropy.
+    accountant : BudgetAccountant or None, default=None
+        If given, a private fit's (epsilon, delta) and ``privacy_event_`` are
+        checked against it before any work and spent after the fit.
 """
 
 _SCD_DOC_ATTRS = r"""
@@ -781,6 +796,9 @@ _SCD_DOC_ATTRS = r"""
         :math:`\sigma` from :func:`dptoolkit.accounting.calibrate_noise_multiplier`.
     noise_std_ : float or None
         Standard deviation :math:`\sigma \cdot` ``sensitivity_`` of the Gaussian noise.
+    privacy_event_ : SelfComposedEvent or None
+        ``n_steps_`` Poisson-subsampled Gaussian steps (``sampling_rate_``,
+        ``noise_multiplier_``); None when non-private.
     privacy_spent_ : tuple (epsilon, delta) or None
         Epsilon of the run computed by the RDP accountant for
         (``noise_multiplier_``, ``sampling_rate_``, ``n_steps_``); at most
@@ -955,7 +973,7 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
                  n_samples_public=None, alpha=1e-4, batch_size="auto", clip="auto",
                  n_epochs=10, variant="dual", perturb_dual=False, normalize="l2",
                  fit_intercept=False, intercept_scaling=1.0, keep_coef_path=False,
-                 random_state=None):
+                 random_state=None, accountant=None):
         self.loss = loss
         self.epsilon = epsilon
         self.delta = delta
@@ -971,6 +989,7 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
         self.intercept_scaling = intercept_scaling
         self.keep_coef_path = keep_coef_path
         self.random_state = random_state
+        self.accountant = accountant
 
 
 class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
@@ -1016,7 +1035,7 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
     def __init__(self, *, epsilon=None, delta=1e-5, n_samples_public=None, alpha=1e-4,
                  batch_size="auto", clip="auto", n_epochs=10, variant="dual",
                  perturb_dual=False, normalize="l2", fit_intercept=False,
-                 intercept_scaling=1.0, keep_coef_path=False, random_state=None):
+                 intercept_scaling=1.0, keep_coef_path=False, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n_samples_public = n_samples_public
@@ -1031,3 +1050,4 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
         self.intercept_scaling = intercept_scaling
         self.keep_coef_path = keep_coef_path
         self.random_state = random_state
+        self.accountant = accountant
