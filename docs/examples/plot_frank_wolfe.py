@@ -149,8 +149,8 @@ fig.tight_layout()
 # ``q_i = sigmoid(x_i . w) - y_i`` changes.  The fast solver stores ``w`` as a
 # scalar times a vector, so the rescaling is O(1), and recomputes ``q_i`` only
 # for the rows that contain the chosen feature.  Algorithm 2 as printed in the
-# paper stops there and lets the other rows' gradients grow ever staler
-# (papers/README.md, 000 item 1).  Here the solver multiplies the
+# paper stops there and lets the other rows' gradients grow ever staler, so
+# ``alpha`` drifts from the true gradient.  Here the solver multiplies the
 # ``(1 - eta_t)`` factors since its last exact refresh and recomputes
 # everything (gradients, gap, selector) as soon as the product drops below
 # ``1 - refresh_tol``, so every stored ``q_i`` was computed at a margin within
@@ -299,17 +299,19 @@ for (label, T), per_iter in timings.items():
 # ``q_i = sigmoid(x_i . w) - y_i`` in ``(-1, 1)``.  One example changes each
 # coordinate of ``alpha_t`` by less than 1, so ``u`` has sensitivity
 # ``l1_bound`` (``2 l1_bound`` for replace-one), i.e. ``l1_bound / N`` in units
-# of the mean loss, as in paper 000.  The vertex is drawn with probability
+# of the mean loss, as in Raff et al. (Appendix B.2).  The vertex is drawn with probability
 # proportional to ``exp(epsilon' u(s) / (2 sensitivity))`` over all ``2D``
-# signed vertices -- the sign is drawn too, not copied from the gradient
-# (papers/README.md, 000 item 3) -- so each step is ``epsilon'``-DP.
+# signed vertices -- the sign is drawn too, not copied from the gradient as
+# line 16 of the paper's Algorithm 2 does, which would release information
+# outside the mechanism -- so each step is ``epsilon'``-DP.
 #
 # **Per-step budget and composition.**  ``epsilon_step_`` is that
 # ``epsilon'``.  The ``max_iter`` steps compose adaptively.  With ``delta`` set,
 # ``epsilon'`` is the exact inverse of the full advanced composition bound of
 # Dwork, Rothblum and Vadhan,
 # ``epsilon = epsilon' sqrt(2 T ln(1/delta)) + T epsilon' (e^epsilon' - 1)``
-# (not the simplified bound of paper 000, Appendix B.2), or ``epsilon / T``
+# (not the simplified bound of Raff et al., Appendix B.2, which drops the
+# second term), or ``epsilon / T``
 # (basic composition) if that is larger; ``composition_`` says which was
 # used.  ``privacy_spent_`` is the ``(epsilon, delta)`` of the released
 # weights.

@@ -20,7 +20,7 @@ the objective of :class:`sklearn.linear_model.Lasso` without intercept) or
 :math:`\Omega(w) = \|w\|_1` (``penalty="l1"``) or :math:`\sum_B \|w_B\|_2` over a
 partition of the features into blocks (``penalty="group_l1"``).
 
-Screening (Section 3, eq. 2-3 of the paper) follows the Gap Safe rules of Ndiaye,
+Screening (Section 2.1, eq. 2-3 of the paper) follows the Gap Safe rules of Ndiaye,
 Fercoq, Gramfort and Salmon (JMLR 2017) for the objective exactly as scaled above.
 The paper's eq. 2-3 mix two normalisations of the regulariser (:math:`n\lambda`
 and :math:`\lambda`), so they cannot be applied as printed; the rules below are
@@ -46,7 +46,7 @@ removed block is zero there; the gap reported is the gap of the restricted probl
 which bounds :math:`P(w) - P^*` all the same.
 
 The cost of a stochastic step is the non-zeros of the sampled row restricted to
-the active set (the paper's "doubly sparse" claim, Section 3): the active
+the active set (the "doubly sparse" update of Section 2.1): the active
 sub-matrix is stored compactly (:class:`ActiveProblem`) and the kernel
 (:func:`inner_epoch`) never touches a coordinate outside the sampled row.
 
