@@ -1,4 +1,4 @@
-"""Big-Step Little-Step sampler for the exponential mechanism (paper 000, Alg. 4).
+"""Big-Step Little-Step sampler for the exponential mechanism (Raff et al. 2023, Alg. 4).
 
 :class:`GroupedExpSampler` keeps ``n_items`` log-weights ``logw[i]`` (``-inf``
 means weight 0) and draws an index ``i`` with probability
@@ -19,8 +19,8 @@ are linear memory scans (the paper's text), not residues modulo sqrt(n) (its
 pseudo-code).  ``ref`` is chosen so that the largest weight is ``exp(150)``
 right after a rebuild.
 
-Why not the paper's update (papers/README.md, 000 item 5)
------------------------------------------------------------
+Why not the paper's update (Algorithm 4 of Raff, Khanna and Lu, NeurIPS 2023)
+-------------------------------------------------------------------------------
 Algorithm 4 keeps *log* group sums and updates them by
 ``c <- c + log(1 - exp(v_old - c) + exp(v_new - c))``.  When one item dominates
 its group and shrinks, ``1 - exp(v_old - c)`` cancels catastrophically: the
@@ -68,8 +68,8 @@ its own floating-point increment of the scanned prefix sums: the maintained
 sums' inaccuracy only enters as a *relative* factor within ``1 +- rel_tol``,
 and no rounding edge can select an item of weight 0 or step out of bounds.
 
-Floating-point guarantee (papers/README.md, 000 item 6)
---------------------------------------------------------
+Floating-point guarantee (the paper's footnote 4: underflowing weights)
+-----------------------------------------------------------------------
 Let ``P`` be the exact law ``p_i ∝ exp(logw[i])`` of the stored log-weights and
 ``Q`` the law of one draw.  :meth:`GroupedExpSampler.floating_point_bounds`
 returns ``(gamma, delta)`` such that, for every set ``S`` of indices,

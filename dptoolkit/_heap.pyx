@@ -1,5 +1,5 @@
 # Indexed min-heaps with decrease-key (pairing heap, Fibonacci heap) and the
-# lazy max-magnitude queue of paper 000 (Raff, Khanna, Lu, NeurIPS 2023),
+# lazy max-magnitude queue of Raff, Khanna and Lu (NeurIPS 2023),
 # Section 3.2, Algorithm 3.  The interface is fixed in _heap.pxd.
 """Indexed min-heaps with decrease-key and the lazy Frank-Wolfe queue.
 
@@ -29,7 +29,7 @@ FibonacciHeap
     ``2 * ceil(log2(n_items + 1)) + 2`` entries, which exceeds the maximal
     degree ``log_phi(n_items)``).
 LazyMaxQueue
-    Algorithm 3 of paper 000: returns an index of maximal ``|values[i]|``
+    Algorithm 3 of Raff, Khanna and Lu (NeurIPS 2023): returns an index of maximal ``|values[i]|``
     while ``update`` only ever *raises* stored priorities.
 
 Keys are C doubles compared with ``<``.  Items with equal keys come out in an
@@ -654,7 +654,7 @@ cdef class FibonacciHeap(IndexedMinHeap):
 
 
 # ============================================================================
-# Lazy max-magnitude queue (paper 000, Algorithm 3)
+# Lazy max-magnitude queue (Raff, Khanna and Lu, NeurIPS 2023, Algorithm 3)
 # ============================================================================
 
 cdef inline double _magnitude(double v) noexcept nogil:
@@ -666,7 +666,7 @@ cdef inline double _magnitude(double v) noexcept nogil:
 
 
 cdef class LazyMaxQueue:
-    """Lazy max-|value| queue of paper 000, Section 3.2, Algorithm 3.
+    """Lazy max-|value| queue of Raff, Khanna and Lu (NeurIPS 2023), Section 3.2, Algorithm 3.
 
     A min-heap holds ``-|value_i|`` as the key of item ``i``.  ``update``
     lowers a key (decrease-key) only when ``|value_i|`` *grows*; decreases are

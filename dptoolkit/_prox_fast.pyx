@@ -1,8 +1,8 @@
 # distutils: extra_compile_args = -fopenmp
 # distutils: extra_link_args = -fopenmp
 #
-# Sparse proximal stochastic inner loops of DSAL (paper 002, Bao, Wu, Xian,
-# Huang, IJCAI 2022) and of the baselines ProxSVRG / ProxASAGA, without the GIL.
+# Sparse proximal stochastic inner loops of DSAL (Bao, Wu, Xian, Huang,
+# IJCAI 2022, Section 2.1, eq. 4-6) and of the baselines ProxSVRG / ProxASAGA, without the GIL.
 #
 #   minimise  P(w) = (1/n) sum_i f_i(x_i . w) + alpha * Omega(w)
 #

@@ -1,11 +1,11 @@
-"""Side-by-side measurements of DSAL (paper 002) and its baselines.
+"""Side-by-side measurements of DSAL (Bao, Wu, Xian, Huang, IJCAI 2022) and baselines.
 
 Every number printed comes from runs made one after the other in the same
 process (the MPI runs: child processes started by it) on the same data, so
 machine load affects all sides alike; the load average is printed with them.
 
-    python scripts/bench_dsal.py correctness   # acceptance 1: a9a, w8a, colon-cancer, 20news, IMDB
-    python scripts/bench_dsal.py speed         # acceptance 2: time to relative gap 1e-6 on IMDB
+    python scripts/bench_dsal.py correctness   # vs scikit-learn: a9a, w8a, colon, 20news, IMDB
+    python scripts/bench_dsal.py speed         # time to relative gap 1e-6 on IMDB
     python scripts/bench_dsal.py path          # DSAL to 1e-6 uncapped: cold vs warm-started path
     python scripts/bench_dsal.py threads       # 2 threads vs 1 (kernel epoch and whole fit)
     python scripts/bench_dsal.py mpi           # Dis-DSAL with 1, 2, 3 workers
@@ -135,7 +135,7 @@ def fmt_row(r, p_best):
 
 
 # ---------------------------------------------------------------------------
-# acceptance 1: correctness
+# correctness
 # ---------------------------------------------------------------------------
 
 def correctness(args):
@@ -180,7 +180,7 @@ def correctness(args):
 
 
 # ---------------------------------------------------------------------------
-# acceptance 2: speed
+# speed
 # ---------------------------------------------------------------------------
 
 def speed(args):

@@ -1,7 +1,9 @@
-"""Pure-Python references of the Frank-Wolfe kernels (paper 000), for tests only.
+"""Pure-Python references of the Frank-Wolfe kernels (Raff et al. 2023), for tests only.
 
 ``standard_fw`` is Algorithm 1 (non-private, argmax vertex).  ``fast_fw`` is
-Algorithm 2 with the bounded-staleness refresh of papers/README.md 000 item 1,
+Algorithm 2 with a bounded-staleness refresh (as printed, Algorithm 2 keeps the
+gradients of rows without the chosen feature at ever older margins; here all are
+recomputed once the product of the (1 - eta) factors drops below 1 - rho),
 written with dense NumPy arrays and explicit loops so that every quantity the
 Cython kernel maintains incrementally is visible.  Both use the step size
 eta_t = 2 / (t + 2), t = 1..T, as the paper does.

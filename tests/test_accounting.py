@@ -171,7 +171,7 @@ def test_optimal_composition_matches_dp_accounting():
         assert mine <= min(drv, k * eps) + 1e-12
 
 
-def test_optimal_composition_issue_value():
+def test_optimal_composition_known_value():
     eps, delta = optimal_composition(epsilon=0.01, delta=0.0, k=1000, delta_slack=1e-5)
     assert eps == pytest.approx(1.2)
     assert 0 < delta <= 1e-5
@@ -195,7 +195,7 @@ def test_optimal_composition_edge_cases():
 # ---------------------------------------------------------------------------
 # RDP accountant versus dp-accounting (test-only dependency)
 # ---------------------------------------------------------------------------
-# The issue's grid.  RDP depends on (q, sigma); steps scale it; delta enters
+# The comparison grid.  RDP depends on (q, sigma); steps scale it; delta enters
 # only the conversion.
 GRID_Q = (1e-3, 1e-2, 0.1, 1.0)
 GRID_SIGMA = (0.5, 0.8, 1.1, 2.0, 4.0, 10.0)
@@ -233,7 +233,7 @@ def test_default_orders_are_dp_accountings(dpacc):
 
 
 def test_grid_epsilons_match_dp_accounting_same_series(dpacc_grid):
-    """Acceptance 1: same orders, same conversion, same (dp-accounting's)
+    """Same orders, same conversion, same (dp-accounting's)
     fractional-order series -> epsilons agree to 1e-6 relative on the whole grid."""
     worst = 0.0
     for q in GRID_Q:

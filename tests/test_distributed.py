@@ -1,4 +1,4 @@
-"""Tests of Dis-DSAL (paper 002, Algorithms 3-4) on MPI.
+"""Tests of Dis-DSAL (Bao et al., IJCAI 2022, Algorithms 3-4) on MPI.
 
 Each test starts ``mpiexec --oversubscribe -n 3`` (one server, two workers;
 ``-n 4`` for the three-worker test) in a subprocess and compares with the shared-memory :class:`DSALLasso`.  Skipped

@@ -1,4 +1,4 @@
-"""Tests of the DP-SGD baseline (Abadi et al. 2016) used in paper 003's experiments.
+"""Tests of the DP-SGD baseline (Abadi et al. 2016) used in Damaskinos et al.'s experiments.
 
 The kernel is compared with a pure-Python reference consuming the same uniforms
 (the Poisson sampler and Gaussian sampler of tests/test_scd.py); full-batch

@@ -1,5 +1,5 @@
-"""Tests of DSAL (paper 002): the sparse proximal kernel against a pure-Python
-reference, the solvers against scikit-learn's Lasso, the safety of the Gap Safe
+"""Tests of DSAL (Bao, Wu, Xian and Huang, IJCAI 2022): the sparse proximal kernel
+against a pure-Python reference, the solvers against scikit-learn's Lasso, the safety of the Gap Safe
 screening, threads, and bad input.
 
 Randomness: every stochastic test uses a fixed seed.  The solvers stop on a

@@ -1,4 +1,4 @@
-"""Frank-Wolfe kernels and FrankWolfeLassoClassifier (paper 000)."""
+"""Frank-Wolfe kernels and FrankWolfeLassoClassifier (Raff, Khanna and Lu, NeurIPS 2023)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

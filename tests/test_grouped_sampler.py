@@ -431,7 +431,7 @@ def test_invalid_arguments():
 # 4. the paper's incremental log-sum update drifts; ours does not
 # ----------------------------------------------------------------------
 def test_paper_update_drifts():
-    """papers/README.md 000 item 5: Algorithm 4's log-sum update cancels.
+    """Algorithm 4 of Raff et al. (2023): its log-sum update cancels.
 
     One group of 30 items; repeatedly an item becomes dominant (+25 to +45
     nats) and then shrinks back.  The paper's update of the group log-sum

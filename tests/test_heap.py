@@ -391,7 +391,7 @@ def test_driver_validation():
 
 
 # ---------------------------------------------------------------------------
-# LazyMaxQueue (paper 000, Algorithm 3)
+# LazyMaxQueue (Raff, Khanna and Lu, NeurIPS 2023, Algorithm 3)
 # ---------------------------------------------------------------------------
 
 def _assert_max(values, j):

@@ -1,4 +1,4 @@
-"""DP-IGHT (Wang & Gu 2019), the private IGHT baseline of paper 001 (issue 7)."""
+"""DP-IGHT (Wang & Gu 2019), the private IGHT baseline of Khanna, Lu and Raff."""
 import math
 import warnings
 

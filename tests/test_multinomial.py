@@ -1,4 +1,4 @@
-"""Multinomial private LASSO (paper 001, Appendix A, Algorithm 3; issue 7)."""
+"""Multinomial private LASSO (Khanna, Lu and Raff, Appendix A, Algorithm 3)."""
 import math
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Tests of the (DP-)SCD kernels and estimators (paper 003).
+"""Tests of the (DP-)SCD kernels and estimators (Damaskinos et al., AAAI 2021).
 
 * a pure-Python reference of every kernel (same formulas, same consumption of the
   bit generator's uniforms) is compared with the Cython kernels;

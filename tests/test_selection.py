@@ -188,7 +188,7 @@ def test_max_exponential_noise_law(log_m):
 
 
 # ---------------------------------------------------------------------------
-# Canonical Lipschitz: exactness (acceptance 1)
+# Canonical Lipschitz: exactness
 # ---------------------------------------------------------------------------
 
 EXACT_CASES = [
@@ -304,7 +304,7 @@ def test_large_epsilon_returns_true_top_k():
 
 
 def test_utility_bound_corrected_theorem():
-    # Theorem 4.1 of paper 004 with Shekelyan-Loukides A.20 corrected:
+    # Theorem 4.1 of Swope et al. (AISec 2024) with Shekelyan-Loukides A.20 corrected:
     # P(output != top-k) <= (C(d,k) - 1) exp(-gamma eps xi / 2), xi = x_[k] - x_[k+1].
     x = np.array([9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0])
     k, gamma, xi = 3, 0.5, 1.0
@@ -380,7 +380,7 @@ def test_large_d_runs_in_o_d_memory():
 
 
 # ---------------------------------------------------------------------------
-# Privacy: neighbour test (acceptance 3)
+# Privacy: neighbour test
 # ---------------------------------------------------------------------------
 
 def test_neighbour_exact_probability_ratio_bounded():
@@ -474,7 +474,7 @@ def test_peeling_composition_per_round_budget():
 
 
 # ---------------------------------------------------------------------------
-# Bad input (acceptance 5)
+# Bad input
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("func", [canonical_lipschitz_top_k, peeling_top_k])
@@ -783,7 +783,7 @@ def test_block_counts_partition_and_support():
     # with blocks of 20 examples the 5 true features are found by most blocks
     assert np.all(counts[:5] >= 10)
     X, y = _w1(2)
-    # contiguous, unshuffled blocks (planted-outlier experiment of paper 004 Sec. 3)
+    # contiguous, unshuffled blocks (planted-outlier experiment of Swope et al., Sec. 3)
     a = block_support_counts(X, y, n_blocks=10, shuffle=False, random_state=0)
     b = block_support_counts(X, y, n_blocks=10, shuffle=False, random_state=99)
     np.testing.assert_array_equal(a, b)

@@ -1,5 +1,5 @@
 """Private LASSO (Talwar et al., Laplace selector), the Sparsifier and the synthetic data
-of paper 001 (issue 7)."""
+of Khanna, Lu and Raff, *Sparse Private LASSO Logistic Regression* (Section 4.2)."""
 import math
 
 import numpy as np
@@ -247,7 +247,7 @@ def _release_matches_noisy_law(release, c0, alpha, beta, eps, m=20000):
 
 
 def _paper_appendix_b_count(count, alpha, beta, eps, rho, d, rng):
-    """Lines 55-63 of paper 001's Appendix B: line 58 overwrites the noisy count."""
+    """Lines 55-63 of Khanna et al.'s Appendix B: line 58 overwrites the noisy count."""
     c = np.clip(count, alpha, beta)
     p = 1 - np.exp(-eps / (beta - alpha))
     c = round(c + rng.geometric(p) - rng.geometric(p))

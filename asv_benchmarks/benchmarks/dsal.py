@@ -1,4 +1,4 @@
-"""DSAL (paper 002): inner-loop kernel, threads, and whole fits against the baselines.
+"""DSAL (Bao et al., IJCAI 2022): inner-loop kernel, threads, and whole fits against the baselines.
 
 ``EpochKernel``   one inner epoch (n stochastic steps) of the sparse proximal kernel
                   on IMDB train hashed to 2^20 features (25,000 x 1,048,576, about
@@ -18,7 +18,7 @@
                   set (the elimination claim).
 ``PeakMemFit``    peak memory of a DSAL fit on 20 Newsgroups.
 
-The side-by-side table of the issue (IMDB at 1e-2 and 1e-3 alpha_max, threads,
+The side-by-side tables (IMDB at 1e-2 and 1e-3 alpha_max, threads,
 MPI workers) is printed by ``scripts/bench_dsal.py``; its numbers are in
 docs/studies/dsal.rst.  Real data through ``common.text_corpus`` (cached on disk);
 missing data skips the benchmark.

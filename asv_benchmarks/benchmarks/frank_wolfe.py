@@ -1,4 +1,4 @@
-"""Frank-Wolfe LASSO logistic regression (paper 000): solvers, selectors, work, memory.
+"""Frank-Wolfe LASSO logistic regression (Raff et al. 2023): solvers, selectors, work, memory.
 
 ``IterationsSynthetic``  time of ``T_RUN`` iterations of each solver/selector on a
                          synthetic problem shaped like hashed text (20,000 rows,
@@ -17,7 +17,7 @@ views prepared in ``setup`` exactly as ``FrankWolfeLassoClassifier.fit``
 prepares them (CSR + CSC, int64 indices), so the one-off O(nnz) validation and
 conversions are not timed.  Private kernels get the exponential mechanism's
 coefficient from the estimator's own budget split (epsilon = 1, delta = 1e-6)
-for a fit of ``T_BUDGET`` = 4000 iterations, the issue's speed setting, even
+for a fit of ``T_BUDGET`` = 4000 iterations, the speed setting of Table 3, even
 when fewer are run: the per-step budget decides which features are drawn and
 hence the work (with the budget of a 50-step fit, the mechanism keeps drawing
 the most frequent feature of the synthetic data).  Every configuration of a
@@ -29,7 +29,7 @@ single-threaded, and wall-clock time on a shared machine mostly measures the
 other processes.  The fast solver's refreshes are frequent in the first iterations (the
 schedule depends only on t), so a short run from t = 0 understates its
 steady-state advantage; ``SteadyStatePrivate`` measures later iterations, and
-``scripts/bench_frank_wolfe.py`` the issue's T = 4000 runs side by side.
+``scripts/bench_frank_wolfe.py`` the T = 4000 runs of Table 3 side by side.
 
 Real data comes from ``DPTOOLKIT_DATA`` (``common.libsvm``); a missing file skips
 the benchmark.

@@ -1,4 +1,5 @@
-"""Indexed heaps and the lazy Frank-Wolfe queue (dptoolkit._heap, paper 000 Alg. 3).
+"""Indexed heaps and the lazy Frank-Wolfe queue (dptoolkit._heap;
+Raff, Khanna and Lu, NeurIPS 2023, Algorithm 3).
 
 ``LazyQueueFW``: build the queue over n coordinates, then 1000 Frank-Wolfe-like
 steps, each a ``get_next`` (argmax |value|), a shrink of the selected value

@@ -1,7 +1,7 @@
 """Exponential-mechanism sampling over n items whose weights change between draws.
 
 ``GroupedSampler``: the Big-Step Little-Step sampler (dptoolkit._grouped_sampler,
-paper 000 Algorithm 4 corrected): build O(n), update O(1), draw O(sqrt(n)).
+Algorithm 4 of Raff et al. 2023, corrected): build O(n), update O(1), draw O(sqrt(n)).
 ``NumpyInverseCDF``: the O(n)-per-draw baseline a solver would otherwise use
 after its weights changed (exp, cumsum, searchsorted over all n items).
 Log-weights are N(0, 3^2), the scale of exponential-mechanism scores in the

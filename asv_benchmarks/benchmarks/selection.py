@@ -1,6 +1,6 @@
-"""Private top-k selection and feature selectors (paper 004).
+"""Private top-k selection and feature selectors (Swope et al., AISec 2024).
 
-* the canonical Lipschitz mechanism at d = 10^6, k = 14 (acceptance: < 2 s,
+* the canonical Lipschitz mechanism at d = 10^6, k = 14 (target: < 2 s,
   O(d) memory), with its peak memory and the peeling baseline beside it;
 * batched draws (the study's 100 trials per score vector);
 * DP-SIS and the two-stage selector on a real microarray set (skipped when

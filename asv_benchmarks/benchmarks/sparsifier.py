@@ -1,4 +1,4 @@
-"""Sparse private LASSO (paper 001): private LASSO with the Laplace selector, the
+"""Sparse private LASSO (Khanna, Lu and Raff): private LASSO with the Laplace selector, the
 Sparsifier, the multinomial kernel (Algorithm 3) and the DP-IGHT baseline.
 
 * private LASSO (selector="laplace"), T = 1000, on a9a with the fast and the

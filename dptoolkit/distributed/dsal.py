@@ -1,4 +1,4 @@
-r"""Dis-DSAL: the distributed-memory DSAL Lasso on MPI (paper 002, Algorithms 3-4).
+r"""Dis-DSAL: the distributed-memory DSAL Lasso on MPI (Bao et al. 2022, Algorithms 3-4).
 
 One *server* rank (rank 0) holds the iterate; every other rank is a *worker*
 holding a contiguous block of rows.  It minimises the same objective, with the
@@ -654,7 +654,8 @@ def main(argv=None):
     """
     parser = argparse.ArgumentParser(
         prog="python -m dptoolkit.distributed.dsal",
-        description="Dis-DSAL Lasso on MPI (paper 002, Algorithms 3-4).")
+        description="Dis-DSAL Lasso on MPI (Bao, Wu, Xian and Huang, IJCAI 2022, "
+                    "Algorithms 3-4).")
     parser.add_argument("--data", required=True, help="LIBSVM file, or X.npz with --target")
     parser.add_argument("--target", help="y.npy for --data X.npz")
     parser.add_argument("--n-features", type=int, default=None)

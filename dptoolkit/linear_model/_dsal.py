@@ -190,8 +190,9 @@ class DSALLasso(_SparseProxLassoBase):
     Sha-DSAL (Algorithm 2 of Bao, Wu, Xian and Huang, IJCAI 2022) for
     :math:`P(w) = \frac{1}{n}\sum_i f_i(x_i^\top w) + \alpha\Omega(w)`
     (:mod:`dptoolkit.linear_model.dsal_engine`).  Each outer iteration computes the
-    full gradient on the active set, the dual point and duality gap (eq. 2), removes the blocks the Gap Safe sphere
-    test (eq. 3, in the correct scaling of Ndiaye et al. 2017) proves zero, then runs
+    full gradient on the active set, the dual point and duality gap (eq. 2),
+    removes the blocks the Gap Safe sphere test (eq. 3, in the correct scaling of
+    Ndiaye et al. 2017) proves zero, then runs
     ``n_inner`` stochastic steps on the remaining blocks with the SVRG estimate
     (eq. 4-5) and the block-reweighted sparse proximal operator (eq. 6): a step on
     row :math:`i` costs the non-zeros of :math:`x_i` in the active set (plus the
