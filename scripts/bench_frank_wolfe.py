@@ -1,4 +1,4 @@
-"""Side-by-side measurements of the Frank-Wolfe solvers (paper 000, Tables 3-4 analogues).
+"""Side-by-side measurements of the Frank-Wolfe solvers (Raff et al. 2023, Tables 3-4).
 
 Every ratio printed here comes from runs made one after the other in the same
 process on the same data, so machine load affects both sides alike.

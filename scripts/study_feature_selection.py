@@ -1,4 +1,4 @@
-"""Study of paper 004 (Swope et al., AISec 2024): DP-SIS against the two-stage method.
+"""Study of Swope et al. (AISec 2024): DP-SIS against the two-stage method.
 
 Reproduces, with dptoolkit.selection:
 
@@ -18,7 +18,8 @@ Two preprocessing variants are run for every real data set:
 ``paper``
     The paper's: columns centred by their means and scaled to max-abs 1, the
     target likewise (Algorithm 1, steps 1-2).  Data-derived, so **not private**
-    (papers/README 004 item 1); kept to compare with the paper.
+    (the sensitivity-1 claim needs data-independent scaling); kept to compare with
+    the paper.
 ``private``
     Per-example (local) operations only: x -> sign(x) log(1 + |x|) elementwise,
     then each example centred by its own mean and divided by its own max-abs, so

@@ -1,4 +1,4 @@
-"""Study of paper 001 (Khanna, Lu, Raff): sparse private LASSO and the Sparsifier.
+"""Study of Khanna, Lu and Raff, *Sparse Private LASSO Logistic Regression*: the Sparsifier.
 
 Reproduces, with dptoolkit.linear_model:
 
@@ -24,7 +24,8 @@ Reproduces, with dptoolkit.linear_model:
     Multinomial private LASSO (Algorithm 3) and the Sparsifier on 20 Newsgroups
     (all 20 groups, hashed unigrams).
 
-Data preprocessing uses public bounds only (papers/README.md, 001 item 3): LIBSVM
+Data preprocessing uses public bounds only (scaling by the data's own maxima, as the
+paper does, is not private): LIBSVM
 binary sets as they are; splice's nucleotide codes 1-4 divided by 4; phishing's
 constant stored value (1/sqrt(30)) mapped to 1; colon-cancer's z-scores divided by
 the public bound 5 and clipped; the synthetic data scaled by the public bound 5;
