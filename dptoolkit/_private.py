@@ -24,7 +24,7 @@ from ._validation import check_positive_int, check_scalar_range
 from .exceptions import DataClippedWarning, PrivacyLeakWarning
 
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
-           "check_accountant", "sensitivity_factor"]
+           "check_accountant", "sensitivity_factor", "plan_spend"]
 
 #: Neighbouring relations: ``"add_remove"`` (one example added or removed) and
 #: ``"replace_one"`` (one example replaced; sensitivities double for sums).
@@ -206,6 +206,8 @@ class PrivateEstimatorMixin:
             The accountant cannot pay; nothing is recorded.
         """
         accountant = check_accountant(getattr(self, "accountant", None))
+        if getattr(self, "_plan_only", False):      # plan_spend: stop before any work
+            raise _PlannedSpend(event, spent)
         if accountant is not None and spent is not None:
             accountant.check(spent[0], spent[1], event=event)
 
@@ -218,3 +220,61 @@ class PrivateEstimatorMixin:
             accountant.spend(spent[0], spent[1], event=event,
                              label=self._privacy_label or type(self).__name__)
         return self
+
+
+class _PlannedSpend(Exception):
+    """Raised by ``_check_spend`` of an estimator in plan mode (see :func:`plan_spend`)."""
+
+    def __init__(self, event, spent):
+        super().__init__("planned spend")
+        self.event = event
+        self.spent = spent
+
+
+def plan_spend(estimator, X, y=None):
+    """The ``(privacy_event_, privacy_spent_)`` a private fit would charge, without the work.
+
+    A clone of ``estimator`` runs its ``fit`` up to the *check* step of the
+    contract (:meth:`PrivateEstimatorMixin._check_spend`, which every private
+    estimator and selector of the toolkit calls after validation and before
+    any work) and stops there: the event and the spend are the ones the fit
+    computes from public quantities (hyper-parameters, the shape of ``X``, the
+    label set, ``n_samples_public``), so ``X`` may be a public stand-in of the
+    right shape (e.g. zeros).  No mechanism runs, nothing is charged.
+    Warnings raised by the validation (e.g. a
+    :class:`~dptoolkit.exceptions.PrivacyLeakWarning`) are emitted as in a fit.
+
+    Parameters
+    ----------
+    estimator : PrivateEstimatorMixin
+        Unfitted private estimator or selector (it is cloned, not modified).
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    event : PrivacyEvent or None
+    spent : tuple (epsilon, delta) or None
+        ``(None, None)`` for a non-private fit that calls the check.
+
+    Raises
+    ------
+    TypeError
+        ``estimator`` does not follow the contract.
+    RuntimeError
+        ``fit`` returned without reaching the check (e.g. a non-private fit
+        that skips it); the clone then did its work on ``X``.
+    """
+    from sklearn.base import clone
+
+    if not isinstance(estimator, PrivateEstimatorMixin):
+        raise TypeError(f"{type(estimator).__name__} does not follow the private-estimator "
+                        "contract (PrivateEstimatorMixin)")
+    est = clone(estimator)
+    est._plan_only = True
+    try:
+        est.fit(X, y)
+    except _PlannedSpend as planned:
+        return planned.event, planned.spent
+    raise RuntimeError(f"{type(estimator).__name__}.fit returned without a privacy check "
+                       "(a non-private fit?)")

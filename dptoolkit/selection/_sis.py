@@ -9,14 +9,50 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_epsilon_delta, check_random_state, check_scalar_range
+from .._private import NEIGHBOURING_RELATIONS, PrivateEstimatorMixin, sensitivity_factor
+from .._validation import check_random_state, check_scalar_range
+from ..accounting.events import ExponentialMechanismEvent, PureDPEvent, SelfComposedEvent
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 
 __all__ = ["SIS", "DPSIS"]
 
-_NEIGHBOURING = ("add_remove", "replace_one")
+_NEIGHBOURING = NEIGHBOURING_RELATIONS
 _SELECTORS = ("canonical_lipschitz", "peeling")
+
+
+def _top_k_privacy(selector, epsilon, k):
+    r"""``(privacy_event_, privacy_spent_)`` of one private top-k release.
+
+    The event names the mechanism that ran, for scores of l-infinity
+    sensitivity :math:`\Delta` under the estimator's neighbouring relation
+    (the sensitivity is folded into the mechanism, see
+    :mod:`dptoolkit.accounting.events`):
+
+    * ``"canonical_lipschitz"``: report-noisy-max with exponential noise over
+      the k-subsets (Shekelyan and Loukides 2022; Swope et al. 2024,
+      Appendix A, Algorithm 2), :math:`\varepsilon`-DP.  Exponential noise
+      makes it permute-and-flip (Ding et al. 2021), which is not known to be
+      bounded range, so it is a
+      :class:`~dptoolkit.accounting.events.PureDPEvent` (zCDP
+      :math:`\varepsilon^2/2`, Bun and Steinke 2016, Proposition 1.4), not the
+      :math:`\varepsilon^2/8` of the exponential mechanism.
+    * ``"peeling"``: k adaptive rounds of the exponential mechanism with
+      :math:`\varepsilon/k` each (McSherry and Talwar 2007; sampled by the
+      Gumbel-max identity, Durfee and Rogers 2019, Lemma 4.2): k
+      :class:`~dptoolkit.accounting.events.ExponentialMechanismEvent`, each
+      :math:`\varepsilon/k`-bounded-range (Cesar and Rogers 2021, Lemma 3.2).
+
+    Either way the spend is :math:`(\varepsilon, 0)` by basic composition
+    (Dwork and Roth 2014, Theorem 3.16); an accountant composing events may do
+    better for peeling.  Floating-point sampling is not accounted (as for the
+    mechanisms of :mod:`dptoolkit.mechanisms`; Mironov 2012).
+    """
+    if selector == "canonical_lipschitz":
+        event = PureDPEvent(epsilon)
+    else:
+        event = SelfComposedEvent(ExponentialMechanismEvent(epsilon / k), k)
+    return event, (float(epsilon), 0.0)
 
 
 def _check_k_features(k, n_features):
@@ -185,7 +221,7 @@ def _broadcast_center(center, lo, hi, name):
     return c
 
 
-class DPSIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
+class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstimator):
     r"""Differentially private Sure Independence Screening (DP-SIS).
 
     Algorithm 1 of Swope et al. (2024) with public bounds: every feature value
@@ -199,7 +235,14 @@ class DPSIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     ``|sum_n x_ni y_n|`` by at most 1, and replacing one changes it by at most
     2: the selector is ``epsilon``-DP (pure, delta = 0) for the chosen
     ``neighbouring`` relation, with sensitivity 1 (``"add_remove"``) or 2
-    (``"replace_one"``).  One top-k release, no composition inside.
+    (``"replace_one"``).  One top-k release, no composition inside (peeling:
+    k exponential-mechanism rounds of ``epsilon / k``, basic composition).
+    ``privacy_event_`` names the mechanism: a
+    :class:`~dptoolkit.accounting.events.PureDPEvent` for the canonical
+    Lipschitz mechanism (not bounded range), k
+    :class:`~dptoolkit.accounting.events.ExponentialMechanismEvent` for
+    peeling.  With ``accountant`` the spend is checked after validation and
+    before the scores are computed, and charged once after the selection.
 
     **Paper's error.**  Steps 1-2 of the paper centre and scale the columns and
     ``y`` with statistics of the data (means and max-abs values).  Those depend
@@ -232,6 +275,10 @@ class DPSIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         Loss weight of the canonical Lipschitz mechanism (ignored by peeling).
     selector : {"canonical_lipschitz", "peeling"}, default="canonical_lipschitz"
     random_state : None, int, SeedSequence or numpy.random.Generator
+    accountant : BudgetAccountant or None, default=None
+        If given, ``(epsilon, 0)`` and ``privacy_event_`` are checked against it
+        before any work (:class:`~dptoolkit.exceptions.BudgetExceededError`
+        leaves it untouched) and spent once after the selection.
 
     Attributes
     ----------
@@ -242,6 +289,11 @@ class DPSIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         Sensitivity used (1.0 or 2.0).
     privacy_spent_ : tuple (epsilon, delta)
         ``(epsilon, 0.0)``.
+    privacy_event_ : PrivacyEvent
+        ``PureDPEvent(epsilon)`` (canonical Lipschitz) or
+        ``SelfComposedEvent(ExponentialMechanismEvent(epsilon / k), k)``
+        (peeling); :func:`~dptoolkit.accounting.epsilon_of_event` of it at
+        delta 0 is ``epsilon``.
     n_features_in_ : int
 
     Notes
@@ -256,7 +308,8 @@ class DPSIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
 
     def __init__(self, k=5, *, epsilon=1.0, bounds=(-1.0, 1.0), center=None,
                  y_bounds=(-1.0, 1.0), y_center=None, neighbouring="add_remove",
-                 gamma=0.5, selector="canonical_lipschitz", random_state=None):
+                 gamma=0.5, selector="canonical_lipschitz", random_state=None,
+                 accountant=None):
         self.k = k
         self.epsilon = epsilon
         self.bounds = bounds
@@ -267,6 +320,7 @@ class DPSIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         self.gamma = gamma
         self.selector = selector
         self.random_state = random_state
+        self.accountant = accountant
 
     def _target(self, y):
         if isinstance(self.y_bounds, str):
@@ -344,18 +398,25 @@ class DPSIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Bad ``k``, ``epsilon``, bounds, ``neighbouring``, ``selector`` or
-            ``gamma``; X and y of different lengths; non-finite values.
+            Bad ``k``, ``epsilon`` (``None`` included: DP-SIS is always
+            private), bounds, ``neighbouring``, ``selector`` or ``gamma``; X and
+            y of different lengths; non-finite values.
+        TypeError
+            ``accountant`` is not a BudgetAccountant (or None).
+        BudgetExceededError
+            The ``accountant`` cannot pay ``(epsilon, 0)``; nothing is computed.
         """
         X, y = _validate_X_y(self, X, y)
         d = X.shape[1]
         k = _check_k_features(self.k, d)
-        epsilon, _ = check_epsilon_delta(self.epsilon)
-        neighbouring = _check_choice(self.neighbouring, "neighbouring", _NEIGHBOURING)
+        # epsilon > 0 (required), neighbouring relation, accountant type
+        epsilon, _ = self._check_budget(optional=False)
         selector = _check_choice(self.selector, "selector", _SELECTORS)
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
         rng = check_random_state(self.random_state)
-        sensitivity = 1.0 if neighbouring == "add_remove" else 2.0
+        sensitivity = sensitivity_factor(self.neighbouring)
+        event, spent = _top_k_privacy(selector, epsilon, k)
+        self._check_spend(event, spent)     # before any work on the data
         scores = self._scores(X, self._target(y))
         if selector == "canonical_lipschitz":
             sel = canonical_lipschitz_top_k(scores, k, epsilon=epsilon, sensitivity=sensitivity,
@@ -367,8 +428,7 @@ class DPSIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         self.support_ = np.zeros(d, dtype=bool)
         self.support_[sel] = True
         self.sensitivity_ = sensitivity
-        self.privacy_spent_ = (epsilon, 0.0)
-        return self
+        return self._record_spend(event, spent)
 
     def _get_support_mask(self):
         check_is_fitted(self, "support_")

@@ -12,14 +12,15 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.linear_model import Lasso
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_epsilon_delta, check_random_state, check_scalar_range
+from .._private import PrivateEstimatorMixin, check_neighbouring
+from .._validation import check_random_state, check_scalar_range
 from ..exceptions import EmptySupportWarning, PrivacyLeakWarning
 from ._sis import (
-    _NEIGHBOURING,
     _SELECTORS,
     _check_choice,
     _check_k_features,
     _SelectorTagsMixin,
+    _top_k_privacy,
     _validate_X_y,
 )
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
@@ -193,7 +194,7 @@ def block_support_counts(X, y, *, n_blocks, alpha=0.1, alpha_scale="absolute",
     alpha, alpha_scale = _check_alpha(alpha, alpha_scale)
     if max_support is not None:
         max_support = _check_k_features(max_support, d + 1)
-    neighbouring = _check_choice(neighbouring, "neighbouring", _NEIGHBOURING)
+    neighbouring = check_neighbouring(neighbouring)
     rng = check_random_state(random_state)
     labels = _block_labels(n, n_blocks, neighbouring, bool(shuffle), rng)
     counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale, max_support,
@@ -202,7 +203,8 @@ def block_support_counts(X, y, *, n_blocks, alpha=0.1, alpha_scale="absolute",
     return counts
 
 
-class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
+class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
+                       BaseEstimator):
     r"""Private feature selection by the first stage of Kifer, Smith & Thakurta (2012).
 
     Split the examples into ``n_blocks`` (default ``floor(sqrt(n_samples))``)
@@ -220,7 +222,12 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     before the split would break it.  This is why ``alpha_scale="block_max"``
     (each block's penalty relative to that block's own ``alpha_max``) is
     private, while a penalty relative to the ``alpha_max`` of the whole data
-    set would not be.
+    set would not be.  ``privacy_event_`` names the mechanism of the one
+    top-k release: ``PureDPEvent(epsilon)`` for the canonical Lipschitz
+    mechanism (not bounded range), k ``ExponentialMechanismEvent(epsilon / k)``
+    for peeling (see :class:`DPSIS`).  With ``accountant`` the spend is
+    checked after validation and before the block assignment and the LASSO
+    fits, and charged once after the selection.
 
     **The penalty and the feature scale.**  With the default
     ``alpha_scale="absolute"``, ``alpha`` is in the units of
@@ -273,6 +280,10 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         ``max_iter`` and ``tol`` of every block's :class:`~sklearn.linear_model.Lasso`.
     random_state : None, int, SeedSequence or numpy.random.Generator
         Drives the block assignment and the private selection.
+    accountant : BudgetAccountant or None, default=None
+        If given, ``(epsilon, 0)`` and ``privacy_event_`` are checked against it
+        before any work (:class:`~dptoolkit.exceptions.BudgetExceededError`
+        leaves it untouched) and spent once after the selection.
 
     Attributes
     ----------
@@ -281,6 +292,10 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     n_blocks_ : int
     privacy_spent_ : tuple (epsilon, delta)
         ``(epsilon, 0.0)``.
+    privacy_event_ : PrivacyEvent
+        ``PureDPEvent(epsilon)`` (canonical Lipschitz) or
+        ``SelfComposedEvent(ExponentialMechanismEvent(epsilon / k), k)``
+        (peeling).
     n_features_in_ : int
 
     References
@@ -295,7 +310,7 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     def __init__(self, k=5, *, epsilon=1.0, alpha=0.1, alpha_scale="absolute", n_blocks=None,
                  block_support="nonzero", neighbouring="replace_one",
                  selector="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
-                 lasso_tol=1e-4, random_state=None):
+                 lasso_tol=1e-4, random_state=None, accountant=None):
         self.k = k
         self.epsilon = epsilon
         self.alpha = alpha
@@ -308,6 +323,7 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         self.lasso_max_iter = lasso_max_iter
         self.lasso_tol = lasso_tol
         self.random_state = random_state
+        self.accountant = accountant
 
     def fit(self, X, y):
         """Select ``k`` features privately.
@@ -327,12 +343,17 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
             Bad ``k``, ``epsilon``, ``n_blocks``, ``alpha`` (for its
             ``alpha_scale``) or option; X and y of different lengths;
             non-finite values.
+        TypeError
+            ``accountant`` is not a BudgetAccountant (or None).
+        BudgetExceededError
+            The ``accountant`` cannot pay ``(epsilon, 0)``; nothing is computed.
         """
         X, y = _validate_X_y(self, X, y)
         n, d = X.shape
         k = _check_k_features(self.k, d)
-        epsilon, _ = check_epsilon_delta(self.epsilon)
-        neighbouring = _check_choice(self.neighbouring, "neighbouring", _NEIGHBOURING)
+        # epsilon > 0 (required), neighbouring relation, accountant type
+        epsilon, _ = self._check_budget(optional=False)
+        neighbouring = self.neighbouring
         selector = _check_choice(self.selector, "selector", _SELECTORS)
         block_support = _check_choice(self.block_support, "block_support", ("nonzero", "top_k"))
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
@@ -347,6 +368,9 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         else:
             n_blocks = self.n_blocks
         n_blocks = _check_n_blocks(n_blocks, n)
+        # one top-k release on counts of l-infinity sensitivity 1
+        event, spent = _top_k_privacy(selector, epsilon, k)
+        self._check_spend(event, spent)     # before any work on the data
         labels = _block_labels(n, n_blocks, neighbouring, True, rng)
         counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale,
                                  k if block_support == "top_k" else None,
@@ -363,8 +387,7 @@ class TwoStageSelector(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         self.support_ = np.zeros(d, dtype=bool)
         self.support_[sel] = True
         self.n_blocks_ = int(n_blocks)
-        self.privacy_spent_ = (epsilon, 0.0)
-        return self
+        return self._record_spend(event, spent)
 
     def _get_support_mask(self):
         check_is_fitted(self, "support_")
