@@ -1,9 +1,15 @@
 """Private feature selection followed by a private model, under one budget."""
+import numbers
+import warnings
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from .._private import PrivateEstimatorMixin, check_accountant, plan_spend
 from .._validation import check_epsilon_delta
+from ..accounting.events import ApproxDPEvent, ComposedEvent
 
 __all__ = ["PrivateSelectThenFit"]
 
@@ -18,7 +24,49 @@ def _budget_of(est, name):
     return check_epsilon_delta(eps, delta)
 
 
-class PrivateSelectThenFit(MetaEstimatorMixin, BaseEstimator):
+def _n_selected(selector):
+    """The number of columns the selector keeps (its public ``k``)."""
+    k = getattr(selector, "k", None)
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"selector {type(selector).__name__} must declare the number of "
+                        "features it selects as an int parameter k (the model's privacy "
+                        "event is computed from it before any work)")
+    return int(k)
+
+
+def _plan(step, n_samples, n_features, y, name):
+    """``(event, (epsilon, delta))`` of a step, from public quantities only.
+
+    Steps following the toolkit's contract are planned by :func:`plan_spend`
+    on an all-zero stand-in of the data's shape (their event depends only on
+    the hyper-parameters, the shape, the label set and ``n_samples_public``);
+    other steps by their ``epsilon`` / ``delta`` hyper-parameters, as an
+    :class:`~dptoolkit.accounting.events.ApproxDPEvent`.
+    """
+    if not isinstance(step, PrivateEstimatorMixin):
+        eps, delta = _budget_of(step, name)
+        return ApproxDPEvent(eps, delta), (eps, delta)
+    standin = sp.csr_array((n_samples, n_features), dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the real fit emits its own warnings
+        event, spent = plan_spend(step, standin, y)
+    if spent is None:
+        raise ValueError(f"{name} must be private: its fit reports no privacy spend; the "
+                         "pipeline composes two private steps")
+    return event, (float(spent[0]), float(spent[1]))
+
+
+def _fitted_spend(step, name):
+    """``(privacy_event_, privacy_spent_)`` of a fitted step."""
+    spent = getattr(step, "privacy_spent_", None)
+    if spent is None:
+        raise ValueError(f"the {name} reported no privacy_spent_ after fitting")
+    spent = (float(spent[0]), float(spent[1]))
+    event = getattr(step, "privacy_event_", None)
+    return (ApproxDPEvent(*spent) if event is None else event), spent
+
+
+class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     r"""Select features privately, then fit a private model on them.
 
     ``selector`` (e.g. :class:`DPSIS` or :class:`TwoStageSelector`) chooses the
@@ -26,39 +74,58 @@ class PrivateSelectThenFit(MetaEstimatorMixin, BaseEstimator):
     :class:`dptoolkit.linear_model.FrankWolfeLassoClassifier` with ``epsilon``
     and ``delta`` set) is fitted on those columns of the same data.
 
-    **Privacy.**  Both steps are private for the same neighbouring relation (if
-    both declare ``neighbouring`` they must agree).  The second step's guarantee
-    holds for every fixed column subset, so the pair is an adaptive
-    composition: :math:`(\varepsilon_1 + \varepsilon_2, \delta_1 + \delta_2)`-DP
-    by basic composition (Dwork & Roth 2014, Thm 3.16), reported in
-    ``privacy_spent_``.  With an ``accountant`` the whole spend is checked
-    **before** any work (``accountant.check(eps, delta)``; a
-    :class:`~dptoolkit.BudgetExceededError` leaves the accountant untouched) and
-    each step's guarantee is spent after it runs.  The estimator's own
-    ``accountant`` parameter, if any, is set to ``None`` in the fitted clone so
+    **Privacy.**  *Neighbouring relation*: both steps are private for the same
+    relation (if both declare ``neighbouring`` they must agree).
+    *Sensitivity and mechanism*: each step's own (e.g. DP-SIS: scores of
+    sensitivity 1 or 2 into a top-k mechanism; Frank-Wolfe: exponential-
+    mechanism steps on gradients of sensitivity :math:`\lambda L`).
+    *Composition*: the second step's guarantee holds for every fixed column
+    subset, so the pair is an adaptive sequential composition.
+    ``privacy_event_`` is ``ComposedEvent((selector_.privacy_event_,
+    estimator_.privacy_event_))`` (a step without events counts as an
+    :class:`~dptoolkit.accounting.events.ApproxDPEvent` of its spend), and
+    ``privacy_spent_`` is its basic composition :math:`(\varepsilon_1 +
+    \varepsilon_2, \delta_1 + \delta_2)` (Dwork and Roth 2014, Theorem 3.16).
+    :func:`~dptoolkit.accounting.epsilon_of_event` of the event at
+    :math:`\delta_1 + \delta_2` can be smaller than that sum (Renyi-DP
+    composition of the two steps); an accountant composing events
+    (``BudgetAccountant(composition="events")``) gets that benefit.
+
+    **Check -> work -> spend.**  Before any work, both steps' events and
+    spends are computed from public quantities (hyper-parameters, the number
+    of samples and features, ``selector.k``, the label set, ``n_samples_public``:
+    :func:`dptoolkit._private.plan_spend` runs each step's ``fit`` on an
+    all-zero stand-in up to its privacy check), and the ``accountant`` is
+    asked once for the composed event and the summed spend; a
+    :class:`~dptoolkit.exceptions.BudgetExceededError` leaves it untouched
+    and nothing is fitted.  After both fits the accountant is charged once
+    with ``privacy_spent_`` and ``privacy_event_``.  The steps' own
+    ``accountant`` parameters are set to ``None`` in the fitted clones, so
     nothing is spent twice.
 
     Parameters
     ----------
     selector : estimator
-        A private selector with ``epsilon``, ``fit``, ``transform``,
-        ``get_support`` and ``privacy_spent_`` after fitting.
+        A private selector with ``k``, ``epsilon``, ``fit``, ``transform``,
+        ``get_support``, and ``privacy_spent_`` (and ``privacy_event_``) after
+        fitting.
     estimator : estimator
         A private model with ``epsilon`` (and ``delta``) set, and
-        ``privacy_spent_`` after fitting.
-    accountant : BudgetAccountant, optional
+        ``privacy_spent_`` (and ``privacy_event_``) after fitting.
+    accountant : BudgetAccountant or None, default=None
         A :class:`~dptoolkit.accounting.BudgetAccountant` (or any object with
-        ``check(epsilon, delta)`` and ``spend(epsilon, delta, label=...)``).
-        The total is checked as one spend of the summed budget, which is never
-        less than the composition of the two spends under the accountant's
-        rule (basic or advanced), so the check is conservative.
+        ``check(epsilon, delta, event=...)`` and ``spend(epsilon, delta,
+        event=..., label=...)``).
 
     Attributes
     ----------
     selector_, estimator_ : fitted clones
     support_ : ndarray of bool, shape (n_features,)
     privacy_spent_ : tuple (epsilon, delta)
-        Total guarantee of the released (support, model) pair.
+        Total guarantee of the released (support, model) pair, by basic
+        composition.
+    privacy_event_ : ComposedEvent
+        The two steps' events.
     classes_ : ndarray
         The estimator's classes, if it has them.
     n_features_in_ : int
@@ -75,7 +142,7 @@ class PrivateSelectThenFit(MetaEstimatorMixin, BaseEstimator):
         self.accountant = accountant
 
     def fit(self, X, y):
-        """Select, then fit, spending the total budget once.
+        """Select, then fit, charging the accountant once.
 
         Parameters
         ----------
@@ -91,46 +158,66 @@ class PrivateSelectThenFit(MetaEstimatorMixin, BaseEstimator):
         ValueError
             A non-private step, or steps declaring different neighbouring
             relations.
+        TypeError
+            ``accountant`` is not a BudgetAccountant (or None); a selector
+            without an int ``k``.
         BudgetExceededError
             The accountant cannot pay the total (nothing is fitted or spent).
+        RuntimeError
+            A step's fitted event differs from its planned one (a step whose
+            event depends on the data; the accountant was charged with the
+            fitted one).
         """
+        check_accountant(self.accountant)
         selector = clone(self.selector)
         estimator = clone(self.estimator)
-        if "accountant" in estimator.get_params(deep=False):
-            estimator.set_params(accountant=None)
-        if "accountant" in selector.get_params(deep=False):
-            selector.set_params(accountant=None)
-        eps1, delta1 = _budget_of(selector, "selector")
-        eps2, delta2 = _budget_of(estimator, "estimator")
+        for step in (selector, estimator):
+            if "accountant" in step.get_params(deep=False):
+                step.set_params(accountant=None)
+        _budget_of(selector, "selector")
+        _budget_of(estimator, "estimator")
         rel1 = getattr(selector, "neighbouring", None)
         rel2 = getattr(estimator, "neighbouring", None)
         if rel1 is not None and rel2 is not None and rel1 != rel2:
             raise ValueError(f"selector and estimator use different neighbouring relations "
                              f"({rel1!r} vs {rel2!r}); their guarantees do not compose as "
                              "stated")
-        total = (eps1 + eps2, min(1.0, delta1 + delta2))
-        if self.accountant is not None:
-            self.accountant.check(*total)
+        # check: both steps' events from public quantities, one accountant check
+        n_samples, n_features = X.shape if hasattr(X, "shape") else np.shape(X)
+        k = _n_selected(selector) if isinstance(estimator, PrivateEstimatorMixin) else 0
+        planned1 = _plan(selector, n_samples, n_features, y, "selector")
+        planned2 = _plan(estimator, n_samples, k, y, "estimator")
+        planned = self._compose(planned1, planned2)
+        self._check_spend(*planned)
+        # work
         selector.fit(X, y)
-        spent1 = tuple(selector.privacy_spent_)
-        if self.accountant is not None:
-            self.accountant.spend(*spent1, label=f"feature selection ({type(selector).__name__})")
-        Xs = selector.transform(X)
-        estimator.fit(Xs, y)
-        spent2 = getattr(estimator, "privacy_spent_", None)
-        if spent2 is None:
-            raise ValueError("the estimator reported no privacy_spent_ after fitting")
-        spent2 = tuple(spent2)
-        if self.accountant is not None:
-            self.accountant.spend(*spent2, label=f"model ({type(estimator).__name__})")
+        fitted1 = _fitted_spend(selector, "selector")
+        estimator.fit(selector.transform(X), y)
+        fitted2 = _fitted_spend(estimator, "estimator")
         self.selector_ = selector
         self.estimator_ = estimator
         self.support_ = np.asarray(selector.get_support())
         self.n_features_in_ = self.support_.size
-        self.privacy_spent_ = (spent1[0] + spent2[0], min(1.0, spent1[1] + spent2[1]))
         if hasattr(estimator, "classes_"):
             self.classes_ = estimator.classes_
+        # spend: what ran, once
+        fitted = self._compose(fitted1, fitted2)
+        self._privacy_label = (f"feature selection ({type(selector).__name__}) + model "
+                               f"({type(estimator).__name__})")
+        self._record_spend(*fitted)
+        for name, plan, done in (("selector", planned1, fitted1),
+                                 ("estimator", planned2, fitted2)):
+            if isinstance(getattr(self, name), PrivateEstimatorMixin) and plan != done:
+                raise RuntimeError(f"the {name}'s fitted privacy event {done!r} differs from "
+                                   f"the one planned before the fit {plan!r}")
         return self
+
+    @staticmethod
+    def _compose(first, second):
+        """Adaptive composition: ComposedEvent and the basic-composition spend."""
+        (event1, (eps1, delta1)), (event2, (eps2, delta2)) = first, second
+        return (ComposedEvent((event1, event2)),
+                (eps1 + eps2, min(1.0, delta1 + delta2)))
 
     def _reduce(self, X):
         check_is_fitted(self, "estimator_")
