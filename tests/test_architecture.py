@@ -254,33 +254,26 @@ def test_known_cycle_is_gone(cycle):
     assert cycle not in CYCLES, _describe(cycle, GRAPH)
 
 
-def test_no_private_import_across_subpackages():
-    unknown = [v for v in PRIVATE
-               if not any(_known_key_matches(k, v[0], v[1]) for k in KNOWN_PRIVATE)]
-    assert not unknown, "\n".join(f"{m} line {ln} imports private {o}" for m, o, ln in unknown)
+#: Rule 2 (inside the package) and rule 3 (scripts/, asv_benchmarks/).
+_PRIVATE_RULES = {"package": (PRIVATE, KNOWN_PRIVATE), "scripts": (EXTERNAL, KNOWN_EXTERNAL)}
 
 
-@pytest.mark.parametrize("key", [
-    pytest.param(k, id=f"{k[0]}->{k[1]}", marks=pytest.mark.xfail(strict=True, reason=r))
-    for k, r in KNOWN_PRIVATE.items()])
-def test_known_private_import_is_gone(key):
-    assert not any(_known_key_matches(key, m, o) for m, o, _ in PRIVATE)
+@pytest.mark.parametrize("rule", sorted(_PRIVATE_RULES))
+def test_only_public_names_cross_boundaries(rule):
+    found, known = _PRIVATE_RULES[rule]
+    unknown = [v for v in found if not any(_known_key_matches(k, v[0], v[1]) for k in known)]
+    assert not unknown, "\n".join(f"{a} line {ln} imports private {o}" for a, o, ln in unknown)
 
 
-def test_scripts_and_benchmarks_import_only_public_names():
-    unknown = [v for v in EXTERNAL
-               if not any(_known_key_matches(k, v[0], v[1]) for k in KNOWN_EXTERNAL)]
-    assert not unknown, "\n".join(f"{f} line {ln} imports private {o}" for f, o, ln in unknown)
+@pytest.mark.parametrize("rule, key", [
+    pytest.param(rule, k, id=f"{k[0]}->{k[1]}", marks=pytest.mark.xfail(strict=True, reason=r))
+    for rule in sorted(_PRIVATE_RULES) for k, r in _PRIVATE_RULES[rule][1].items()])
+def test_known_private_import_is_gone(rule, key):
+    found = _PRIVATE_RULES[rule][0]
+    assert not any(_known_key_matches(key, a, o) for a, o, _ in found)
 
 
-@pytest.mark.parametrize("key", [
-    pytest.param(k, id=f"{k[0]}->{k[1]}", marks=pytest.mark.xfail(strict=True, reason=r))
-    for k, r in KNOWN_EXTERNAL.items()])
-def test_known_external_private_import_is_gone(key):
-    assert not any(_known_key_matches(key, f, o) for f, o, _ in EXTERNAL)
-
-
-def test_rules_catch_what_they_should(tmp_path):
+def test_rules_catch_what_they_should():
     """The predicates on small cases: private paths, subpackages, cycles."""
     assert _is_private_path("dptoolkit.linear_model._dsal._ActiveProblem", 2)
     assert not _is_private_path("dptoolkit.linear_model.dsal_engine.ActiveProblem", 2)

@@ -315,6 +315,14 @@ class DSALLasso(_SparseProxLassoBase):
 
 DSALLasso.__doc__ = DSALLasso.__doc__ % _COMMON_PARAMS_DOC
 
+_BASELINE_ATTRIBUTES_DOC = """
+    coef_ : ndarray
+        As in :class:`DSALLasso`, and so are ``intercept_``, ``classes_``,
+        ``dual_gap_``, ``objective_``, ``n_iter_``, ``active_set_size_``,
+        ``active_features_``, ``objective_history_``, ``gap_history_``,
+        ``time_history_``, ``step_size_``, ``n_step_halvings_`` and
+        ``n_features_in_``"""
+
 
 class _BaselineLasso(_SparseProxLassoBase):
     """Parameters of the baselines (no screening, no variance-reduction switch)."""
@@ -340,13 +348,7 @@ class ProxSVRGLasso(_BaselineLasso):
         As in :class:`DSALLasso`.
 
     Attributes
-    ----------
-    coef_ : ndarray
-        As in :class:`DSALLasso`, and so are ``intercept_``, ``classes_``,
-        ``dual_gap_``, ``objective_``, ``n_iter_``, ``active_set_size_``,
-        ``active_features_``, ``objective_history_``, ``gap_history_``,
-        ``time_history_``, ``step_size_``, ``n_step_halvings_`` and
-        ``n_features_in_`` (no feature is ever screened).
+    ----------%s (no feature is ever screened).
 
     References
     ----------
@@ -361,7 +363,7 @@ class ProxSVRGLasso(_BaselineLasso):
         return "svrg", False
 
 
-ProxSVRGLasso.__doc__ = ProxSVRGLasso.__doc__ % _COMMON_PARAMS_DOC
+ProxSVRGLasso.__doc__ = ProxSVRGLasso.__doc__ % (_COMMON_PARAMS_DOC, _BASELINE_ATTRIBUTES_DOC)
 
 
 class ProxASAGALasso(_BaselineLasso):
@@ -388,13 +390,7 @@ class ProxASAGALasso(_BaselineLasso):
         start also initialises the stored derivatives at ``coef_``).
 
     Attributes
-    ----------
-    coef_ : ndarray
-        As in :class:`DSALLasso`, and so are ``intercept_``, ``classes_``,
-        ``dual_gap_``, ``objective_``, ``n_iter_``, ``active_set_size_``,
-        ``active_features_``, ``objective_history_``, ``gap_history_``,
-        ``time_history_``, ``step_size_``, ``n_step_halvings_`` and
-        ``n_features_in_``; ``n_iter_`` counts blocks of ``n_inner`` steps.
+    ----------%s; ``n_iter_`` counts blocks of ``n_inner`` steps.
 
     References
     ----------
@@ -406,4 +402,4 @@ class ProxASAGALasso(_BaselineLasso):
         return "saga", False
 
 
-ProxASAGALasso.__doc__ = ProxASAGALasso.__doc__ % _COMMON_PARAMS_DOC
+ProxASAGALasso.__doc__ = ProxASAGALasso.__doc__ % (_COMMON_PARAMS_DOC, _BASELINE_ATTRIBUTES_DOC)
