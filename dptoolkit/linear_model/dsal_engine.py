@@ -50,8 +50,8 @@ the active set (the "doubly sparse" update of Section 2.1): the active
 sub-matrix is stored compactly (:class:`ActiveProblem`) and the kernel
 (:func:`inner_epoch`) never touches a coordinate outside the sampled row.
 
-Interface
----------
+The interface, in the order a solver uses it:
+
 Problem set-up
     :func:`check_loss_penalty`, :func:`prepare_targets`, :func:`prepare_problem`,
     :class:`Blocks`, :class:`Compressed`, :class:`ActiveProblem`,
