@@ -71,11 +71,12 @@ Constants
 
 References
 ----------
-R. Bao, X. Wu, W. Xian, H. Huang. Doubly Sparse Asynchronous Learning for
-Stochastic Composite Optimization. IJCAI 2022 (Algorithms 1-2, eq. 2-6).
-
 E. Ndiaye, O. Fercoq, A. Gramfort, J. Salmon. Gap Safe screening rules for
-sparsity enforcing penalties. JMLR 18(128), 2017.
+sparsity enforcing penalties. JMLR 18(128), 2017 (the sphere test above).
+
+F. Pedregosa, R. Leblond, S. Lacoste-Julien. Breaking the nonsmooth barrier: a
+scalable parallel method for composite optimization. NeurIPS 2017 (the SAGA
+method of :func:`solve`).
 """
 import time
 
