@@ -737,7 +737,6 @@ from dptoolkit.accounting.events import (  # noqa: E402
     GaussianEvent,
     LaplaceEvent,
     PoissonSampledEvent,
-    PureDPEvent,
     RepeatAndSelectEvent,
     SelfComposedEvent,
     ZCDPEvent,

@@ -240,7 +240,8 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     the data would be an output outside the privacy guarantee); the
     non-private :func:`block_support_counts` does, with an
     :class:`~dptoolkit.exceptions.EmptySupportWarning`, so check a penalty on
-    public or synthetic data of the same scale.  Either scale ``alpha`` with the public feature bounds or use
+    public or synthetic data of the same scale.  Either scale ``alpha`` with the
+    public feature bounds or use
     ``alpha_scale="block_max"``, where ``alpha`` in (0, 1) is a fraction of
     each block's ``alpha_max`` and the result does not depend on the scale.
 
