@@ -21,7 +21,8 @@ the same delta.
 ``"rdp"``
     Renyi DP (Mironov 2017) order by order, converted with the improved
     conversion (Canonne, Kamath and Steinke 2020, Proposition 12).  Leaf RDP:
-    exponential mechanism ``min(epsilon, alpha epsilon^2 / 8)`` (bounded range,
+    exponential mechanism ``min(epsilon, alpha r^2 / 8)`` with r its bounded-range
+    parameter (bounded range,
     Cesar and Rogers 2021, Lemma 3.2); other pure-DP events ``min(epsilon, alpha
     epsilon^2 / 2)`` (Bun and Steinke 2016, Proposition 1.4); Laplace and
     Gaussian exactly; Poisson- and without-replacement-subsampled Gaussian
@@ -116,8 +117,8 @@ def _rdp_curve(event, orders):
     if isinstance(event, ev.NoOpEvent):
         return zero, []
     if isinstance(event, ev.ExponentialMechanismEvent):
-        e = event.epsilon
-        return np.minimum(e, orders * e * e / 8.0), []
+        br = event.bounded_range
+        return np.minimum(event.epsilon, orders * br * br / 8.0), []
     if isinstance(event, ev.PureDPEvent):
         e = event.epsilon
         return np.minimum(e, orders * e * e / 2.0), []

@@ -202,20 +202,29 @@ class ExponentialMechanismEvent(PrivacyEvent):
     Algorithm 4).  It is :math:`\varepsilon`-DP and
     :math:`\varepsilon`-bounded-range, hence :math:`\varepsilon^2/8`-zCDP
     (Cesar and Rogers 2021, Lemma 3.2; Durfee and Rogers 2019).  Converted to
-    dp-accounting as ``ZCDpEvent(epsilon^2 / 8)``.
+    dp-accounting as ``ZCDpEvent(bounded_range^2 / 8)``.
 
     Parameters
     ----------
     epsilon : float
-        >= 0.
+        >= 0: the pure-DP parameter.
+    bounded_range : float or None, default=None
+        The bounded-range parameter (``None``: ``epsilon``, the exact
+        mechanism).  A floating-point sampler within a factor :math:`e^{\pm\gamma}`
+        of the exact law is :math:`(\varepsilon + 2\gamma)`-DP but
+        :math:`(\varepsilon + 4\gamma)`-bounded-range: give both.
     """
     epsilon: float
+    bounded_range: float = None
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", _real(self.epsilon, "epsilon"))
+        br = self.epsilon if self.bounded_range is None else _real(self.bounded_range,
+                                                                    "bounded_range")
+        object.__setattr__(self, "bounded_range", br)
 
     def to_dp_accounting(self):
-        return _dp_event_module().ZCDpEvent(rho=self.epsilon ** 2 / 8.0)
+        return _dp_event_module().ZCDpEvent(rho=self.bounded_range ** 2 / 8.0)
 
 
 @dataclasses.dataclass(frozen=True)

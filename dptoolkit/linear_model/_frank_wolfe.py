@@ -1,4 +1,5 @@
 """Frank-Wolfe L1-constrained logistic regression, private and non-private (paper 000)."""
+import math
 import numbers
 
 import numpy as np
@@ -12,6 +13,7 @@ from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
 from ._fw_budget import ACCOUNTING_CHOICES, resolve_selector, split_budget
+from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 
 __all__ = ["FrankWolfeLassoClassifier"]
 
@@ -208,12 +210,16 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     C. Dwork, G. Rothblum, S. Vadhan. Boosting and Differential Privacy. FOCS 2010.
     """
 
-    def __init__(self, *, l1_bound=1.0, max_iter=1000, epsilon=None, delta=None,
+    def __init__(self, *, l1_bound=50.0, max_iter="auto", epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", accounting="auto", group_size=None,
+                 neighbouring="add_remove", accounting="auto", screening="auto",
+                 screening_fraction=0.1, n_samples_public=None, group_size=None,
                  clip_data=True, tol=0.0, accountant=None, random_state=None, verbose=0):
         self.l1_bound = l1_bound
         self.max_iter = max_iter
+        self.screening = screening
+        self.screening_fraction = screening_fraction
+        self.n_samples_public = n_samples_public
         self.epsilon = epsilon
         self.delta = delta
         self.solver = solver
@@ -231,7 +237,18 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     # ------------------------------------------------------------------ checks
     def _check_params(self, multinomial=False):
         l1_bound = check_scalar_range(self.l1_bound, "l1_bound", low=0.0, low_open=True)
-        max_iter = check_positive_int(self.max_iter, "max_iter")
+        if isinstance(self.max_iter, str) and self.max_iter == "auto":
+            max_iter = None  # resolved from the data's shape (_resolve_auto)
+        else:
+            max_iter = check_positive_int(self.max_iter, "max_iter")
+        if not (self.screening is None
+                or (isinstance(self.screening, str) and self.screening == "auto")):
+            check_positive_int(self.screening, "screening")
+        screening_fraction = check_scalar_range(self.screening_fraction,
+                                                "screening_fraction", low=0.0, high=1.0,
+                                                low_open=True, high_open=True)
+        if self.n_samples_public is not None:
+            check_positive_int(self.n_samples_public, "n_samples_public")
         epsilon, delta = self._check_budget()
         private = epsilon is not None
         if self.solver not in ("fast", "standard"):
@@ -257,9 +274,9 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             raise TypeError(f"verbose must be an int, got {type(self.verbose).__name__}")
         return dict(l1_bound=l1_bound, max_iter=max_iter, private=private, epsilon=epsilon,
                     delta=delta, spec=spec, refresh_tol=refresh_tol, group_size=group_size,
-                    tol=tol)
+                    tol=tol, screening_fraction=screening_fraction)
 
-    def budget(self, n_features, n_classes=2):
+    def budget(self, n_features, n_classes=2, n_samples=None):
         """The budget split a private fit on ``n_features`` features would use.
 
         Depends on public quantities only (the hyper-parameters, D and K).
@@ -269,6 +286,8 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         n_features : int
             D >= 1.
         n_classes : int, default=2
+        n_samples : int or None, default=None
+            N, needed by ``max_iter="auto"`` when ``n_samples_public`` is None.
 
         Returns
         -------
@@ -287,6 +306,13 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         p = self._check_params(multinomial=n_classes > 2)
         if not p["private"]:
             raise ValueError("budget() needs a private estimator (epsilon is None)")
+        if n_samples is None:
+            if self.n_samples_public is None and self.max_iter == "auto":
+                raise ValueError("budget() with max_iter='auto' needs n_samples or "
+                                 "n_samples_public")
+            n_samples = self.n_samples_public or 1
+        p = self._resolve_auto(p, (check_positive_int(n_samples, "n_samples"), n_features),
+                               warn=False)
         return self._budget(p, n_features, n_classes if n_classes > 2 else 1)
 
     def _budget(self, p, n_features, n_classes=1):
@@ -296,7 +322,46 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
                             group_size=p["group_size"], n_classes=n_classes,
                             neighbouring=self.neighbouring,
                             lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
-                            accounting=self.accounting)
+                            accounting=self.accounting,
+                            screening_fraction=(float(self.screening_fraction)
+                                                if p["screening"] else 0.0))
+
+    def _resolve_auto(self, p, shape, warn=True):
+        """Resolve ``max_iter="auto"`` and ``screening="auto"`` for data of ``shape``.
+
+        ``max_iter="auto"``: private, :math:`T = \lceil (N\varepsilon)^{2/3} \rceil`
+        clipped to [10, 10^5], the order of the number of steps that balances the
+        optimisation error :math:`O(1/T)` of Frank-Wolfe against the exponential
+        mechanism's :math:`O(\sqrt{T}\ln D / (N\varepsilon))` (Talwar, Thakurta and
+        Zhang 2015, Theorem 3.1 with the per-step budget of advanced/zCDP
+        composition); non-private, 1000.  ``screening="auto"``: private fits with
+        zCDP accounting and more than
+        :data:`~dptoolkit.linear_model._fw_screening.DEFAULT_N_CANDIDATES`
+        features screen to that many candidates.
+        """
+        p = dict(p)
+        n_rows, n_features = shape
+        if self.max_iter == "auto":
+            if p["private"]:
+                N = self._n_samples(n_rows, private=warn,
+                                    uses="the number of steps max_iter='auto'")
+                p["max_iter"] = int(min(1e5, max(10, math.ceil((N * p["epsilon"]) ** (2 / 3)))))
+            else:
+                p["max_iter"] = 1000
+        k = self.screening
+        zcdp = (p["private"] and p["spec"].mechanism == "exponential" and p["delta"] > 0
+                and self.accounting != "advanced")
+        if isinstance(k, str) and k == "auto":
+            k = DEFAULT_N_CANDIDATES if zcdp and n_features > DEFAULT_N_CANDIDATES else None
+        elif k is not None:
+            k = check_positive_int(k, "screening")
+            if not zcdp:
+                raise ValueError("screening needs a private fit with an exponential-"
+                                 "mechanism selector, delta > 0 and zCDP accounting "
+                                 "(accounting='auto' or 'zcdp')")
+            k = k if k < n_features else None
+        p["screening"] = k
+        return p
 
     # --------------------------------------------------------------------- fit
     def fit(self, X, y):
@@ -335,16 +400,17 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         p = self._check_params(multinomial=classes.size > 2)
         self.classes_ = classes
         if classes.size > 2:  # multinomial private LASSO (paper 001, Appendix A)
-            return _fw_multinomial.fit_multinomial(self, X, y, p)
+            return _fw_multinomial.fit_multinomial(self, X, y, self._resolve_auto(p, X.shape))
         if classes.size != 2:
             raise ValueError("FrankWolfeLassoClassifier needs at least two classes in "
                              f"y, got {classes.size} class")
         y01 = (y == classes[1]).astype(np.float64)
-        csr, csc, (n_samples, n_features) = self._kernel_views(X, p["private"])
-
-        budget = self._budget(p, n_features) if p["private"] else None
+        p = self._resolve_auto(p, X.shape)
+        budget = self._budget(p, X.shape[1]) if p["private"] else None
         self._check_spend_budget(budget)
         rng = check_random_state(self.random_state)
+        csr, csc, (n_samples, _), columns = self._kernel_views(X, p["private"], budget, p,
+                                                               rng)
         spec = p["spec"]
         kernel_parameter = budget.kernel_parameter if budget else 0.0
         args = (*csr, *csc, y01, p["l1_bound"], _fw_fast.SELECTOR_CODES[spec.kernel],
@@ -362,7 +428,8 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         n_done = self._run(kernel, max_iter, gaps, stop)
 
         self.selector_ = spec.name
-        self.coef_ = kernel.coef().reshape(1, -1)
+        self.coef_ = _expand(kernel.coef().reshape(1, -1), columns, X.shape[1])
+        self.screened_features_ = columns
         self.intercept_ = np.zeros(1)
         self.n_iter_ = int(n_done)
         stats = kernel.stats.as_dict()
@@ -390,11 +457,14 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         self.composition_ = None
         return self._record_spend(None, None)
 
-    def _kernel_views(self, X, private):
+    def _kernel_views(self, X, private, budget=None, p=None, rng=None):
         """CSR and CSC arrays (data, int64 indices, int64 indptr) for the kernels.
 
-        Shares X's data when X is canonical CSR (X itself is never modified).
-        Returns ``(csr_arrays, csc_arrays, shape)``.
+        Shares X's data when X is canonical CSR (X itself is never modified).  With
+        a screening budget, the columns are first restricted to the private top
+        ``p["screening"]`` candidates (:mod:`~dptoolkit.linear_model._fw_screening`).
+        Returns ``(csr_arrays, csc_arrays, shape, columns)`` (``columns`` None
+        without screening; ``shape`` is the restricted shape).
         """
         Xr = sp.csr_array(X)
         if not Xr.has_canonical_format:  # duplicates or unsorted indices
@@ -404,11 +474,17 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             raise ValueError("Input X contains NaN or infinity")
         if private:
             Xr = self._enforce_public_bound(Xr, "linf", 1.0)
+        columns = None
+        if budget is not None and budget.screening_noise_multiplier is not None:
+            columns = private_top_columns(
+                Xr, p["screening"], budget.screening_noise_multiplier, rng,
+                sensitivity=2.0 if self.neighbouring == "replace_one" else 1.0)
+            Xr = Xr[:, columns]
         Xc = Xr.tocsc()  # canonical; converting int32 indices moves less memory
         return tuple(
             (np.ascontiguousarray(M.data, dtype=np.float64),
              M.indices.astype(np.int64, copy=False), M.indptr.astype(np.int64, copy=False))
-            for M in (Xr, Xc)) + (Xr.shape,)
+            for M in (Xr, Xc)) + (Xr.shape, columns)
 
     def _run(self, kernel, max_iter, gaps, stop):
         if not self.verbose:
@@ -484,6 +560,15 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = True  # K > 2 via Algorithm 3
         return tags
+
+
+def _expand(coef, columns, n_features):
+    """Coefficients on the screened columns -> shape (n_rows, n_features)."""
+    if columns is None:
+        return coef
+    full = np.zeros((coef.shape[0], n_features))
+    full[:, columns] = coef
+    return full
 
 
 def _sigmoid(v):

@@ -65,8 +65,10 @@ from ..accounting.events import (
     ApproxDPEvent,
     ComposedEvent,
     ExponentialMechanismEvent,
+    GaussianEvent,
     PureDPEvent,
     SelfComposedEvent,
+    ZCDPEvent,
 )
 
 __all__ = ["SELECTORS", "SelectorSpec", "FWBudget", "resolve_selector", "split_budget",
@@ -162,7 +164,10 @@ class FWBudget:
         What the kernel takes: the exponential-mechanism coefficient
         :math:`c = \\varepsilon'/(2\\Delta)` or the Laplace scale :math:`b`.
     event : PrivacyEvent
-        The steps as a privacy event.
+        The steps (and the screening) as a privacy event.
+    screening_noise_multiplier : float or None
+        Noise multiplier of the candidate screening
+        (:mod:`~dptoolkit.linear_model._fw_screening`), None without screening.
     """
     epsilon: float
     delta: float
@@ -170,6 +175,7 @@ class FWBudget:
     composition: str
     kernel_parameter: float
     event: object
+    screening_noise_multiplier: float = None
 
 
 def floating_point_bounds(selector, n_features, group_size):
@@ -208,12 +214,13 @@ def floating_point_bounds(selector, n_features, group_size):
 def _step_event(mechanism, eps_pure, gamma):
     """One step as an event: bounded range widens by 4 gamma, pure DP by 2 gamma."""
     if mechanism == "exponential":
-        return ExponentialMechanismEvent(eps_pure + 2.0 * gamma)
+        return ExponentialMechanismEvent(eps_pure, bounded_range=eps_pure + 2.0 * gamma)
     return PureDPEvent(eps_pure)
 
 
 def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_classes=1,
-                 neighbouring="add_remove", lipschitz=1.0, accounting="auto"):
+                 neighbouring="add_remove", lipschitz=1.0, accounting="auto",
+                 screening_fraction=0.0):
     """Split (epsilon, delta) over ``max_iter`` steps of selector ``spec``.
 
     Parameters
@@ -236,6 +243,12 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
     lipschitz : float, default=1.0
         L of the loss (1 binary logistic, 2 multinomial).
     accounting : {"auto", "zcdp", "advanced"}, default="auto"
+    screening_fraction : float, default=0.0
+        Fraction of the zCDP budget rho (the largest rho that is (epsilon,
+        delta)-DP) given to the Gaussian candidate screening, whose noise
+        multiplier is then :math:`1/\sqrt{2 f \rho}`; the steps get the rest,
+        calibrated on the exact composition.  In [0, 1); only with zCDP
+        accounting (ignored otherwise: the budget then has no screening).
 
     Returns
     -------
@@ -283,6 +296,23 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         if use_zcdp:
             eps0_max = max(eps0_max, _zcdp_step(epsilon, delta, max_iter, 0.0, 0.0))
     delta_steps = max_iter * (1.0 + math.exp(min(eps0_max + 2 * gamma, 700.0))) * delta_fp
+    screen_sigma = None
+    if use_zcdp and screening_fraction > 0 and delta_steps < delta:
+        rho = calibrate_parameter(
+            lambda r: ComposedEvent((ZCDPEvent(r), ApproxDPEvent(0.0, delta_steps))),
+            target_epsilon=epsilon, delta=delta, low=1e-12, high=1e6, method="rdp")
+        screen_sigma = 1.0 / math.sqrt(2.0 * screening_fraction * rho)
+        eps_z = _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma)
+        if eps_z <= 2.0 * gamma:
+            raise ValueError(f"epsilon={epsilon:g} leaves no budget for {max_iter} steps "
+                             "after the candidate screening")
+        eps_step = eps_z - 2.0 * gamma
+        event = ComposedEvent((GaussianEvent(screen_sigma),
+                               SelfComposedEvent(_step_event(spec.mechanism, eps_z, gamma),
+                                                 max_iter),
+                               ApproxDPEvent(0.0, delta_steps)))
+        return FWBudget(epsilon, delta, eps_step, "zcdp", eps_step / (2.0 * sensitivity),
+                        event, screen_sigma)
     eps0, composition = epsilon / max_iter, "basic"
     if delta > 0:
         if delta_steps >= delta:
@@ -316,13 +346,17 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
                     event)
 
 
-def _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps):
+def _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma=None):
     """Largest eps0 (pure per-step epsilon incl. 2 gamma) whose T bounded-range steps
-    (range eps0 + 2 gamma) plus the floating-point delta are (epsilon, delta)-DP."""
+    (range eps0 + 2 gamma), the screening (if any) and the floating-point delta are
+    (epsilon, delta)-DP."""
+    head = () if screen_sigma is None else (GaussianEvent(screen_sigma),)
+
     def event(eps0):
-        return ComposedEvent((SelfComposedEvent(ExponentialMechanismEvent(eps0 + 2 * gamma),
-                                                max_iter),
-                              ApproxDPEvent(0.0, delta_steps)))
+        return ComposedEvent(head + (
+            SelfComposedEvent(ExponentialMechanismEvent(eps0, bounded_range=eps0 + 2 * gamma),
+                              max_iter),
+            ApproxDPEvent(0.0, delta_steps)))
 
     try:
         return calibrate_parameter(event, target_epsilon=epsilon, delta=delta,

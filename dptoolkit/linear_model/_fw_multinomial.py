@@ -78,11 +78,10 @@ def fit_multinomial(est, X, y, p):
     max_iter, tol = p["max_iter"], p["tol"]
     n_classes = est.classes_.size
     labels = np.searchsorted(est.classes_, y).astype(np.int64)
-    _, csc, (n_samples, n_features) = est._kernel_views(X, p["private"])
-
-    budget = est._budget(p, n_features, n_classes) if p["private"] else None
+    budget = est._budget(p, X.shape[1], n_classes) if p["private"] else None
     est._check_spend_budget(budget)
     rng = check_random_state(est.random_state)
+    _, csc, (n_samples, _), columns = est._kernel_views(X, p["private"], budget, p, rng)
     code = _fw_multinomial_fast.SELECTOR_CODES[p["spec"].kernel]
     kernel = _fw_multinomial_fast.MultinomialFW(
         *csc, labels, n_classes, p["l1_bound"], code,
@@ -91,13 +90,22 @@ def fit_multinomial(est, X, y, p):
     stop = tol * n_samples if tol > 0 else -np.inf
     n_done = est._run(kernel, max_iter, gaps, stop)
 
-    est.coef_ = kernel.coef()
+    est.coef_ = _expand(kernel.coef(), columns, X.shape[1])
+    est.screened_features_ = columns
     est.intercept_ = np.zeros(n_classes)
     est.n_iter_ = int(n_done)
     est.solver_stats_ = dict(n_iter=int(kernel.t), solver="multinomial")
     if budget is None:  # the work counter depends on the data (e.g. reveals nnz(X))
         est.solver_stats_["touched_nnz"] = int(kernel.n_touched)
     return est._record_guarantee(budget, gaps, n_done, n_samples)
+
+
+def _expand(coef, columns, n_features):
+    if columns is None:
+        return coef
+    full = np.zeros((coef.shape[0], n_features))
+    full[:, columns] = coef
+    return full
 
 
 def log_softmax(scores):
