@@ -961,3 +961,79 @@ def test_pipeline_budget_accountant():
     with pytest.raises(BudgetExceededError):
         pipe.fit(X, y)
     assert not hasattr(pipe, "estimator_")
+
+
+# ---------------------------------------------------------------------------
+# Privacy events of the selectors and of the pipeline
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", [DPSIS, TwoStageSelector])
+def test_selector_privacy_event_names_the_mechanism(cls):
+    from dptoolkit.accounting import epsilon_of_event
+    from dptoolkit.accounting.events import (
+        ExponentialMechanismEvent,
+        PureDPEvent,
+        SelfComposedEvent,
+    )
+
+    X, y = _w1(3, n=100, d=20)
+    X = np.clip(X, -1, 1); y = np.clip(y / 5, -1, 1)
+    kw = {} if cls is DPSIS else {"n_blocks": 5}
+    # canonical Lipschitz: exponential noise over subsets, not bounded range
+    est = cls(k=4, epsilon=2.0, random_state=0, **kw).fit(X, y)
+    assert est.privacy_event_ == PureDPEvent(2.0)
+    assert est.privacy_spent_ == (2.0, 0.0)
+    # peeling: k rounds of the exponential mechanism with epsilon / k
+    est = cls(k=4, epsilon=2.0, selector="peeling", random_state=0, **kw).fit(X, y)
+    assert est.privacy_event_ == SelfComposedEvent(ExponentialMechanismEvent(0.5), 4)
+    assert est.privacy_spent_ == (2.0, 0.0)
+    assert epsilon_of_event(est.privacy_event_, 0.0) == pytest.approx(2.0, rel=1e-15)
+
+
+def test_pipeline_events_accountant_pays_less_than_the_sum():
+    # The accountant is checked once with the composed event: one composing events
+    # (Renyi DP) accepts a pipeline whose basic sum exceeds its epsilon.
+    FW = _fw_classifier()
+    from dptoolkit.accounting import BudgetAccountant, epsilon_of_event
+    from dptoolkit.exceptions import BudgetExceededError
+
+    X, y = _classification(n=200, d=30)
+
+    def make(acc):
+        return PrivateSelectThenFit(
+            DPSIS(k=5, epsilon=0.5, y_bounds=(0.0, 1.0), selector="peeling", random_state=0),
+            FW(l1_bound=5.0, max_iter=200, epsilon=1.0, delta=1e-6, random_state=0),
+            accountant=acc)
+
+    basic = BudgetAccountant(epsilon=1.4, delta=1e-5)
+    with pytest.raises(BudgetExceededError):
+        make(basic).fit(X, y)
+    assert basic.spends == [] and basic.events == []
+    events = BudgetAccountant(epsilon=1.4, delta=1e-5, composition="events")
+    pipe = make(events).fit(X, y)
+    assert pipe.privacy_spent_[0] == pytest.approx(1.5)
+    assert len(events.spends) == 1 and events.events == [pipe.privacy_event_]
+    assert events.spent[0] == pytest.approx(epsilon_of_event(pipe.privacy_event_, 1e-5),
+                                            rel=1e-15)
+    assert events.spent[0] < 1.4
+
+
+def test_pipeline_refuses_before_the_selector_reads_the_data(monkeypatch):
+    FW = _fw_classifier()
+    from dptoolkit.accounting import BudgetAccountant
+    from dptoolkit.exceptions import BudgetExceededError
+
+    calls = []
+    original = DPSIS._scores
+    monkeypatch.setattr(DPSIS, "_scores",
+                        lambda self, *a: calls.append(1) or original(self, *a))
+    X, y = _classification(n=100, d=20)
+    acc = BudgetAccountant(epsilon=1.0)
+    pipe = PrivateSelectThenFit(DPSIS(k=5, epsilon=0.5, y_bounds=(0.0, 1.0)),
+                                FW(max_iter=20, epsilon=1.0, delta=1e-6), accountant=acc)
+    with pytest.raises(BudgetExceededError):
+        pipe.fit(X, y)
+    assert calls == [] and acc.spends == []
+    with pytest.raises(TypeError, match="accountant"):
+        PrivateSelectThenFit(DPSIS(k=5), FW(max_iter=20, epsilon=1.0),
+                             accountant="acc").fit(X, y)
