@@ -961,17 +961,28 @@ def _logit_data(seed, n=4000, m=10):
     return X, (rng.random(n) < p).astype(int)
 
 
+def ref_auto_clip(loss, lam_n, sigma_p):
+    """clip="auto": |minimiser of subproblem (8)| for ||x|| = 1, y = 1 at alpha = 0,
+    v = 0, in closed form (squared, hinge) or by bisection (logistic)."""
+    if loss == "squared":
+        return lam_n / (lam_n + sigma_p)
+    if loss == "hinge":
+        return min(1.0, lam_n / sigma_p)
+    return optimize.brentq(lambda z: math.log(z / (1 - z)) + sigma_p * z / lam_n,
+                           1e-300, 0.5, xtol=1e-300, rtol=1e-15)
+
+
 def ref_fit_dual(X, labels, *, loss, epsilon, delta, n_public, lam, L, n_epochs, seed):
     """End-to-end pure-Python DP-SCD (Algorithm 1, ``perturb_dual=False``,
     ``clip="auto"``): labels to {-1, +1} (second class +1), rows to unit norm,
-    q = L/N, T = ceil(n_epochs/q), C = lambda N/(lambda N + L), noise sigma C on v
-    only, exact dual updates, theta = v/(lambda N)."""
+    q = L/N, T = ceil(n_epochs/q), C = |first update| (:func:`ref_auto_clip`), noise
+    sigma C on v only, exact dual updates, theta = v/(lambda N)."""
     t = np.where(labels == np.unique(labels)[1], 1.0, -1.0)
     Xt, _ = _transform_rows(X, "l2", False, 1.0)
     N, M = n_public, Xt.shape[1]
     q = L / N
     T = math.ceil(n_epochs / q)
-    C = lam * N / (lam * N + L)
+    C = ref_auto_clip(loss, lam * N, float(L))
     sigma = calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
                                        sampling_rate=q, steps=T)
     _, v = ref_dual_scd(Xt, t, np.zeros(Xt.shape[0]), np.zeros(M), loss=loss,
@@ -994,32 +1005,43 @@ def test_private_default_fit_matches_python_reference(loss):
     clf = DPSCDClassifier(loss, epsilon=2.0, delta=1e-5, n_samples_public=80, alpha=1e-2,
                           batch_size=6, n_epochs=2, random_state=11).fit(X, labels)
     np.testing.assert_allclose(clf.coef_.ravel(), theta, rtol=1e-9, atol=1e-12)
-    assert clf.sensitivity_ == pytest.approx(0.8 / 6.8, rel=1e-15)
+    assert clf.sensitivity_ == pytest.approx(ref_auto_clip(loss, 0.8, 6.0), rel=1e-12)
     assert np.any(theta != 0)
 
 
-def test_auto_clip_is_lambda_n_over_lambda_n_plus_sigma_p():
-    """clip="auto": C = lambda N/(lambda N + sigma') for the private dual (sigma' = L)
-    and sequential (sigma' = 1) variants, 1 for the primal one, no scaling without
-    privacy (then the fit equals clip=None)."""
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+def test_auto_clip_is_first_update(loss):
+    """clip="auto": C = |first update of a unit-norm example| (ref_auto_clip) for the
+    private dual (sigma' = L) and sequential (sigma' = 1) variants, 1 for the primal
+    one, no scaling without privacy (then the fit equals clip=None)."""
     X = _dense_unit_rows(200, 6, 8)
     y = (X[:, 0] > 0).astype(int)
     lam, n_pub, L = 3e-3, 500, 20
     kw = dict(epsilon=1.0, n_samples_public=n_pub, alpha=lam, batch_size=L, n_epochs=1,
               random_state=0)
     lam_n = lam * n_pub
-    dual = DPSCDClassifier("logistic", **kw).fit(X, y)
-    assert dual.sensitivity_ == pytest.approx(lam_n / (lam_n + L), rel=1e-15)
-    assert dual.noise_std_ == pytest.approx(dual.noise_multiplier_ * lam_n / (lam_n + L),
-                                            rel=1e-15)
-    seq = DPSCDClassifier("logistic", variant="sequential", **kw).fit(X, y)
-    c_seq = lam_n / (lam_n + 1.0)
-    assert seq.sensitivity_ == pytest.approx(2 * c_seq * math.sqrt(L * (L + 1)), rel=1e-15)
-    prim = DPSCDClassifier("logistic", variant="primal", **dict(kw, batch_size=2)).fit(X, y)
-    assert prim.sensitivity_ == pytest.approx(2 * math.sqrt(2), rel=1e-15)
-    a = DPSCDClassifier("hinge", n_epochs=2, batch_size=5, random_state=0).fit(X, y)
-    b = DPSCDClassifier("hinge", n_epochs=2, batch_size=5, clip=None, random_state=0).fit(X, y)
-    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+    def est(**extra):
+        if loss == "squared":
+            return DPSCDRegressor(**dict(kw, **extra)).fit(X, X[:, 0])
+        return DPSCDClassifier(loss, **dict(kw, **extra)).fit(X, y)
+
+    dual = est()
+    c_dual = ref_auto_clip(loss, lam_n, float(L))
+    assert dual.sensitivity_ == pytest.approx(c_dual, rel=1e-12)
+    assert dual.noise_std_ == pytest.approx(dual.noise_multiplier_ * c_dual, rel=1e-12)
+    assert c_dual < 0.5 * {"squared": 1.0, "hinge": 1.0, "logistic": 0.5}[loss]
+    seq = est(variant="sequential")
+    c_seq = ref_auto_clip(loss, lam_n, 1.0)
+    assert seq.sensitivity_ == pytest.approx(2 * c_seq * math.sqrt(L * (L + 1)), rel=1e-12)
+    if loss != "hinge":
+        prim = est(variant="primal", batch_size=2)
+        assert prim.sensitivity_ == pytest.approx(2 * math.sqrt(2), rel=1e-15)
+    if loss != "squared":
+        a = DPSCDClassifier(loss, n_epochs=2, batch_size=5, random_state=0).fit(X, y)
+        b = DPSCDClassifier(loss, n_epochs=2, batch_size=5, clip=None,
+                            random_state=0).fit(X, y)
+        np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])

@@ -156,38 +156,51 @@ def _epsilon_spent(*, noise_multiplier, sampling_rate, steps, delta):
     return float(acc.get_epsilon(delta))
 
 
-def _auto_clip(p, *, lam, N, sigma_p):
+def _auto_clip(p, *, loss, lam, N, sigma_p):
     r"""Scaling bound :math:`C` for ``clip="auto"`` (public constants only).
 
     For a dual variant (``sigma_p`` = :math:`\sigma'` of eq. 8: :math:`L` for
-    Algorithm 1, 1 for Algorithm 3) it is
+    Algorithm 1, 1 for Algorithm 3), :math:`C = |\zeta^0|`, the unscaled minimiser
+    of subproblem (8) for an example with :math:`\|x_j\| = 1`, :math:`y_j = 1`,
+    at :math:`\alpha_j = 0` and :math:`v = 0` -- the first update of an example at
+    the start of training:
 
-    .. math:: C = \frac{\lambda N}{\lambda N + \sigma'} ,
+    * squared loss: :math:`\lambda N/(\lambda N + \sigma')`;
+    * hinge loss: :math:`\min(1, \lambda N/\sigma')`;
+    * logistic loss: the root :math:`z` of :math:`\log\frac{z}{1-z} +
+      \sigma' z/(\lambda N) = 0`, about :math:`W(\sigma'/\lambda N)\,\lambda
+      N/\sigma'` (:math:`W` Lambert's function) for :math:`\sigma' \gg
+      \lambda N`.
 
-    the unscaled minimiser :math:`|\zeta_j|` of subproblem (8) for an example with
-    :math:`\|x_j\| = 1` and a unit dual residual at :math:`\alpha_j = 0`,
-    :math:`v = 0` (exactly so for the squared loss with :math:`|y_j| = 1`, and at
-    least the first hinge / logistic update when :math:`\sigma' \gg \lambda N`).
-    Every later update is smaller (the residuals shrink), so Step 8 of Algorithm 1
-    rarely binds (the paper's :math:`\kappa \approx 0` in eq. 10) while the noise,
-    proportional to :math:`C`, matches the size of the updates.  A fixed
-    :math:`C = 1` is :math:`(\lambda N + L)/(\lambda N)` times larger: for the
-    logistic and hinge losses :math:`|\zeta_j| \le 1` always, so it never scales
-    anything, and with :math:`\lambda = 10^{-4}`, :math:`L = 100` and
-    :math:`N \approx 10^4` the noise is about 100 times the updates (the cause of
-    the chance-level accuracy of the earlier default, see tests/test_scd.py).  The
+    This is also the step the convergence analysis takes (paper 003, proof of
+    Lemma 2, Appendix D.1): :math:`\zeta_j = s(u_j - \alpha_j)` with
+    :math:`s = \mu\lambda N/(\mu\lambda N + L)` and :math:`|u_j - \alpha_j| \le 1`
+    (:math:`1/\mu`-smooth losses: :math:`\mu = 1` squared, 4 logistic, for which
+    :math:`4\lambda N/(4\lambda N + L)` is of the order of the root above: 0.0208
+    against 0.0205 for :math:`\lambda N = 0.53`, :math:`L = 100`, and 0.115 against
+    0.080 for :math:`\lambda N = 3.26`).
+    Later updates are mostly smaller (the dual residuals shrink), so Step 8 of
+    Algorithm 1 seldom binds (the paper's :math:`\kappa \approx 0` in eq. 10)
+    while the noise, proportional to :math:`C`, matches the size of the updates.
+    A fixed :math:`C = 1` is far larger: for the logistic and hinge losses
+    :math:`|\zeta_j| \le 1` always, so it never scales anything, and with
+    :math:`\lambda = 10^{-4}`, :math:`L = 100` and :math:`N \approx 10^4` the
+    noise is 30-100 times the updates (the cause of the chance-level accuracy of
+    the earlier default, see tests/test_scd.py).  With ``perturb_dual=False`` the
     noise added to :math:`\theta = v/(\lambda N)` over :math:`T` steps then has
-    per-coordinate standard deviation :math:`\sigma\sqrt{T}/(\lambda N + \sigma')`
-    (``perturb_dual=False``), independent of :math:`\lambda` for
-    :math:`\sigma' \gg \lambda N`.  For the regressor this assumes targets of
-    order 1 (scale ``y`` by a public bound, or pass ``clip``).  For the primal
-    variant (Algorithm 2) the update size depends on column statistics of the data,
-    and "auto" is 1.  Without privacy "auto" means no scaling (SDCA).
+    per-coordinate standard deviation :math:`\sigma C\sqrt{T}/(\lambda N)`, about
+    :math:`\sigma\sqrt{T}/(\lambda N + \sigma')` for the squared and hinge losses.
+    For the regressor this assumes targets of order 1 (scale ``y`` by a public
+    bound, or pass ``clip``).  For the primal variant (Algorithm 2) the update size
+    depends on column statistics of the data, and "auto" is 1.  Without privacy
+    "auto" means no scaling (SDCA).
 
     Parameters
     ----------
     p : dict
         Checked parameters (``clip`` and ``private`` are read).
+    loss : {"squared", "logistic", "hinge"}
+        Loss of the fit.
     lam : float
         :math:`\lambda`.
     N : int
@@ -206,7 +219,8 @@ def _auto_clip(p, *, lam, N, sigma_p):
         return math.inf
     if sigma_p is None:
         return 1.0
-    return lam * N / (lam * N + sigma_p)
+    return abs(_scd_fast.dual_delta(_scd_fast.LOSS_CODES[loss], 0.0, 1.0, 0.0, 1.0,
+                                    float(sigma_p), lam * N, True, _LOGISTIC_BOX))
 
 
 def _record_steps(n_steps, n_epochs):
@@ -609,7 +623,7 @@ class _BaseSCD(_BaseLinearDP):
 
         if self.variant == "primal":
             L = self._batch(self.batch_size, M, "n_features")
-            clip = _auto_clip(p, lam=lam, N=N, sigma_p=None)
+            clip = _auto_clip(p, loss=self._kernel_loss(), lam=lam, N=N, sigma_p=None)
             n_steps = int(math.ceil(n_epochs * math.ceil(M / L)))
             q = 1.0
             sensitivity = 2.0 * clip * math.sqrt(L)
@@ -623,7 +637,7 @@ class _BaseSCD(_BaseLinearDP):
             else:
                 q = None
                 n_steps = int(math.ceil(n_epochs * math.ceil(N / L)))
-            clip = _auto_clip(p, lam=lam, N=N,
+            clip = _auto_clip(p, loss=self._kernel_loss(), lam=lam, N=N,
                               sigma_p=1.0 if self.variant == "sequential" else float(L))
             if self.variant == "dual":
                 sensitivity = (math.sqrt(2.0) if self.perturb_dual else 1.0) * clip
@@ -721,11 +735,13 @@ _SCD_DOC_PARAMS = r"""
     clip : float, "auto" or None, default="auto"
         Scaling bound :math:`C > 0`: every coordinate update is scaled to
         :math:`|\zeta_j| \le C` (Algorithm 1, step 8); the noise is proportional to
-        :math:`C`.  "auto": for a private dual or sequential fit
-        :math:`C = \lambda N/(\lambda N + \sigma')` (:math:`\sigma' = L` for
-        "dual", 1 for "sequential"), the size of the first, largest unscaled update
-        of an example (public constants only; see Notes), 1 for "primal", and no
-        scaling without privacy.  ``None`` (only with ``epsilon=None``) disables
+        :math:`C`.  "auto": for a private dual or sequential fit, the size of the
+        first unscaled update of a unit-norm example at :math:`\alpha = 0`,
+        :math:`v = 0` (public constants only; :math:`\lambda N/(\lambda N +
+        \sigma')` for the squared loss, :math:`\min(1, \lambda N/\sigma')` for the
+        hinge loss, the root of :math:`\mathrm{logit}(z) + \sigma' z/(\lambda N)`
+        for the logistic loss; :math:`\sigma' = L` for "dual", 1 for
+        "sequential"; see Notes), 1 for "primal", and no scaling without privacy.  ``None`` (only with ``epsilon=None``) disables
         scaling.
     n_epochs : float, default=10
         Number of passes: :math:`T = \lceil n\_epochs / q\rceil` steps for a private
@@ -903,10 +919,10 @@ _SCD_DOC_NOTES = r"""
 
     **Defaults** (found by comparing with the non-private fit, tests/test_scd.py).
     The updates of Algorithm 1 are small: with :math:`\sigma' = L` an example
-    with unit residual moves by :math:`|\zeta_j| \approx \lambda N/(\lambda N + L)`
-    (about 0.01-0.03 for :math:`\lambda = 10^{-4}`, :math:`L = 100`,
-    :math:`N = 10^4`-:math:`3\cdot 10^4`), and :math:`|\zeta_j| \le 1` always
-    for the logistic and hinge losses.  The former default :math:`C = 1` therefore
+    with unit residual moves by about :math:`\lambda N/(\lambda N + L)` (squared,
+    hinge; the logistic loss a few times more), i.e. 0.005-0.08 for
+    :math:`\lambda = 10^{-4}`, :math:`L = 100`, :math:`N = 5\cdot 10^3`-:math:`3\cdot
+    10^4`, and :math:`|\zeta_j| \le 1` always for the logistic and hinge losses.  The former default :math:`C = 1` therefore
     never scaled anything and only set the noise 30-100 times above the updates,
     so the accumulated noise in :math:`\theta = v/(\lambda N)` (per coordinate
     :math:`\sigma C\sqrt{T}/(\lambda N)`) swamped the model even at
