@@ -186,6 +186,11 @@ CASES = [
          why_looser="privacy_spent_ is the basic composition (sum) of the two steps; "
                     "the composed event is accounted in Renyi DP, which can be smaller"),
 ]
+if "screening" in FrankWolfeLassoClassifier().get_params():
+    # private candidate screening (Gaussian) before the steps, where available
+    CASES.insert(3, Case(
+        "FrankWolfe-screening", functools.partial(_fw, screening=4), "binary",
+        _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe:private_top_columns",)))
 IDS = [c.name for c in CASES]
 B_PARAMS = [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True,
                                                                  reason=c.known_excess)]
