@@ -550,7 +550,8 @@ class _BaseSCD(_BaseLinearDP):
     def _check_params(self):
         if isinstance(self.clip, str):
             if self.clip != "auto":
-                raise ValueError(f"clip must be 'auto', a float > 0 or None, got {self.clip!r}")
+                raise ValueError("clip must be 'auto', a float > 0 or None, "
+                                 f"got {self.clip!r}")
             # the shared checks validate a number; "auto" is resolved in fit from the
             # public lambda, N and sigma' (_auto_clip), so check the rest on a copy
             shadow = copy.copy(self)
@@ -741,8 +742,8 @@ _SCD_DOC_PARAMS = r"""
         \sigma')` for the squared loss, :math:`\min(1, \lambda N/\sigma')` for the
         hinge loss, the root of :math:`\mathrm{logit}(z) + \sigma' z/(\lambda N)`
         for the logistic loss; :math:`\sigma' = L` for "dual", 1 for
-        "sequential"; see Notes), 1 for "primal", and no scaling without privacy.  ``None`` (only with ``epsilon=None``) disables
-        scaling.
+        "sequential"; see Notes), 1 for "primal", and no scaling without privacy.
+        ``None`` (only with ``epsilon=None``) disables scaling.
     n_epochs : float, default=10
         Number of passes: :math:`T = \lceil n\_epochs / q\rceil` steps for a private
         dual fit (:math:`\lceil n\_epochs \cdot \lceil M/L\rceil\rceil` for the
@@ -918,20 +919,22 @@ _SCD_DOC_NOTES = r"""
     :math:`y_j\alpha_j` by only about :math:`10^{-3}` on the first visit.
 
     **Defaults** (found by comparing with the non-private fit, tests/test_scd.py).
-    The updates of Algorithm 1 are small: with :math:`\sigma' = L` an example
-    with unit residual moves by about :math:`\lambda N/(\lambda N + L)` (squared,
-    hinge; the logistic loss a few times more), i.e. 0.005-0.08 for
-    :math:`\lambda = 10^{-4}`, :math:`L = 100`, :math:`N = 5\cdot 10^3`-:math:`3\cdot
-    10^4`, and :math:`|\zeta_j| \le 1` always for the logistic and hinge losses.  The former default :math:`C = 1` therefore
-    never scaled anything and only set the noise 30-100 times above the updates,
-    so the accumulated noise in :math:`\theta = v/(\lambda N)` (per coordinate
-    :math:`\sigma C\sqrt{T}/(\lambda N)`) swamped the model even at
+    The updates of Algorithm 1 are small: with :math:`\sigma' = L` a unit-norm
+    example with unit residual moves by about :math:`\lambda N/(\lambda N + L)`
+    (squared, hinge; a few times more for the logistic loss), i.e. 0.005-0.08 for
+    :math:`\lambda = 10^{-4}`, :math:`L = 100` and :math:`N` from
+    :math:`5\cdot 10^3` to :math:`3\cdot 10^4`, and :math:`|\zeta_j| \le 1`
+    always for the logistic and hinge losses.  The former default :math:`C = 1`
+    therefore never scaled anything and only set the noise 10-200 times above the
+    updates, so the accumulated noise in :math:`\theta = v/(\lambda N)` (per
+    coordinate :math:`\sigma C\sqrt{T}/(\lambda N)`) swamped the model even at
     epsilon = 1000.  Worse, with ``perturb_dual=True`` the noise
-    :math:`N(0, 2\sigma^2C^2)` on :math:`\alpha_j` soon exceeds the feasible
+    :math:`N(0, 2\sigma^2C^2)` on :math:`\alpha_j` soon leaves the feasible
     interval [0, 1] of :math:`y_j\alpha_j`; the projection then pins the update at
     the boundary (:math:`y_j\alpha_j` at 0 can only increase, at 1 only
     decrease), whatever the margin of example :math:`j`, and the model drifts to
-    chance or below.  Hence ``clip="auto"`` (:func:`_auto_clip`) and
+    chance or below.  Hence ``clip="auto"`` (:func:`_auto_clip`: the first update
+    of an example, the step of the paper's Lemma 2 analysis) and
     ``perturb_dual=False``.  :math:`\lambda`, :math:`L` and ``n_epochs`` are the
     paper's (Appendix E: :math:`\lambda = 10^{-4}`, 10 epochs; :math:`L = 100`
     is within its grid).
