@@ -29,11 +29,13 @@ Usage::
     python scripts/study_dpscd.py --quick         # smoke test, tiny grid
     python scripts/study_dpscd.py --out DIR --datasets a9a abalone
     python scripts/study_dpscd.py --lambda-check  # DP-SCD vs DP-SGD as lambda changes
+    python scripts/study_dpscd.py --defaults      # the defaults on a9a and 20news
 
 Outputs in ``--out`` (default docs/studies/dpscd): ``grid.csv`` (every validation
 fit), ``results.csv`` (test medians), ``figure1.png``, ``figure2.png``,
 ``figure3.png``, ``figure2.csv``, ``figure3.csv``, ``summary.csv``, ``timing.csv``
-(and ``lambda_check.csv`` with ``--lambda-check``).
+(and ``lambda_check.csv`` with ``--lambda-check``, ``defaults.csv`` with
+``--defaults``).
 """
 import argparse
 import csv
@@ -368,6 +370,80 @@ def run_lambda_check(g, out, timing, name="synthetic", eps=1.0,
 
 
 # ------------------------------------------------------------------------ summary
+# ------------------------------------------------------------------ defaults table
+DEFAULTS_EPSILONS = [0.5, 1.0, 2.0, 4.0, 8.0]
+DEFAULTS_DELTA = 1e-5
+DEFAULTS_SEEDS = [0, 1, 2]
+
+
+def load_defaults_data(name):
+    """(Xtr, ytr, Xte, yte) of the data sets used to check the defaults.
+
+    ``a9a``: the LIBSVM training and test files.  ``20news``: 20 Newsgroups
+    "bydate", comp.* (label 1) against rec.* (label 0), its own train/test split,
+    hashed word uni- and bigrams (2^20 binary features, the loader's default).
+    """
+    if name == "a9a":
+        Xtr, ytr = load_libsvm(get_data_path("a9a.bz2"), n_features=123)
+        Xte, yte = load_libsvm(get_data_path("a9a.t.bz2"), n_features=123)
+        return Xtr, ytr, Xte, yte
+    if name == "20news":
+        from dptoolkit.datasets import load_text_corpus
+
+        path = get_data_path("text/20news-bydate.tar.xz")
+        kw = dict(n_features=2**20, ngram_range=(1, 2), positive="comp.", negative="rec.")
+        Xtr, ytr, _ = load_text_corpus(path, "train", **kw)
+        Xte, yte, _ = load_text_corpus(path, "test", **kw)
+        return sp.csr_array(Xtr), ytr, sp.csr_array(Xte), yte
+    raise ValueError(name)
+
+
+def run_defaults_table(names, out, seeds=DEFAULTS_SEEDS, with_sgd=True, alphas=None):
+    """Test accuracy of DPSCDClassifier at its defaults (logistic loss, lambda=1e-4,
+    L=100, clip="auto", perturb_dual=False, 10 epochs): non-private and
+    epsilon in {0.5, 1, 2, 4, 8}, delta = 1e-5, N = training-set size (public),
+    median over ``seeds``.  DPSGDClassifier at its defaults for comparison.  With
+    ``alphas``, DP-SCD at epsilon = 1 for each lambda (sensitivity of the default;
+    development data only)."""
+    rows = []
+    for name in names:
+        Xtr, ytr, Xte, yte = load_defaults_data(name)
+        N = Xtr.shape[0]
+        methods = [("DP-SCD", DPSCDClassifier)] + ([("DP-SGD", DPSGDClassifier)]
+                                                    if with_sgd else [])
+        for method, cls in methods:
+            for eps in [None] + DEFAULTS_EPSILONS:
+                accs, secs = [], []
+                for seed in seeds:
+                    kw = dict(random_state=seed)
+                    if eps is not None:
+                        kw.update(epsilon=eps, delta=DEFAULTS_DELTA, n_samples_public=N)
+                    t0 = time.perf_counter()
+                    model = cls(**kw).fit(Xtr, ytr)
+                    secs.append(time.perf_counter() - t0)
+                    accs.append(model.score(Xte, yte))
+                    if eps is None:
+                        break          # non-private: deterministic up to batch order
+                rows.append(dict(dataset=name, method=method,
+                                 epsilon="none" if eps is None else eps,
+                                 delta="" if eps is None else DEFAULTS_DELTA,
+                                 n_train=N, median_acc=float(np.median(accs)),
+                                 min_acc=float(np.min(accs)), max_acc=float(np.max(accs)),
+                                 seeds=len(accs), seconds=float(np.median(secs))))
+                print(rows[-1], flush=True)
+        for lam in alphas or []:
+            accs = [DPSCDClassifier(alpha=lam, epsilon=1.0, delta=DEFAULTS_DELTA,
+                                    n_samples_public=N, random_state=seed)
+                    .fit(Xtr, ytr).score(Xte, yte) for seed in seeds]
+            rows.append(dict(dataset=name, method=f"DP-SCD alpha={lam:g}", epsilon=1.0,
+                             delta=DEFAULTS_DELTA, n_train=N,
+                             median_acc=float(np.median(accs)), min_acc=float(np.min(accs)),
+                             max_acc=float(np.max(accs)), seeds=len(accs), seconds=""))
+            print(rows[-1], flush=True)
+    _write_csv(out / "defaults.csv", rows)
+    return rows
+
+
 def summarize(out):
     """Pivot results.csv into summary.csv: one row per (data set, method), the test
     median [q1, q3] per epsilon, and the selected hyper-parameters."""
@@ -426,12 +502,23 @@ def main(argv=None):
                     help="only run the lambda N / L check on the synthetic set")
     ap.add_argument("--summarize-only", action="store_true",
                     help="only rewrite summary.csv from an existing results.csv")
+    ap.add_argument("--defaults", nargs="*", metavar="DATASET",
+                    help="only the table of the estimators' defaults (defaults.csv) on "
+                         "a9a and/or 20news (default: both)")
+    ap.add_argument("--defaults-alphas", nargs="*", type=float, default=[],
+                    help="with --defaults: also DP-SCD at epsilon=1 for these lambdas")
+    ap.add_argument("--defaults-skip-sgd", action="store_true",
+                    help="with --defaults: DP-SCD only")
     args = ap.parse_args(argv)
     warnings.simplefilter("error", category=PrivacyLeakWarning)  # N must be public
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.summarize_only:
         summarize(out)
+        return 0
+    if args.defaults is not None:
+        run_defaults_table(args.defaults or ["a9a", "20news"], out,
+                           with_sgd=not args.defaults_skip_sgd, alphas=args.defaults_alphas)
         return 0
     if args.lambda_check:
         g = dict(L=GRID_L, C_SCD=GRID_C_SCD, C_SGD=GRID_C_SGD, ETA=GRID_ETA,
