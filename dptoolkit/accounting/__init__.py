@@ -24,8 +24,10 @@ from . import events
 from .accountant import (
     ACCOUNTING_METHODS,
     PrivacyAccountant,
+    basic_guarantee,
     calibrate_parameter,
     epsilon_of_event,
+    tnb_success_probability,
 )
 from .budget import BudgetAccountant
 from .calibration import calibrate_noise_multiplier
@@ -57,6 +59,7 @@ __all__ = [
     "ACCOUNTING_METHODS",
     "BudgetAccountant",
     "PrivacyAccountant",
+    "basic_guarantee",
     "calibrate_parameter",
     "epsilon_of_event",
     "events",
@@ -78,4 +81,5 @@ __all__ = [
     "rdp_to_delta",
     "rdp_to_epsilon",
     "talwar_noise_scale",
+    "tnb_success_probability",
 ]

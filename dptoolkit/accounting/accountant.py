@@ -51,7 +51,7 @@ from .rdp import (
 )
 
 __all__ = ["PrivacyAccountant", "ACCOUNTING_METHODS", "epsilon_of_event",
-           "calibrate_parameter"]
+           "calibrate_parameter", "basic_guarantee", "tnb_success_probability"]
 
 #: Methods of :class:`PrivacyAccountant`.
 ACCOUNTING_METHODS = ("best", "rdp", "advanced", "basic")
@@ -94,6 +94,27 @@ def _basic(event, delta):
     eps = math.fsum(e * m for e, _, m in pairs)
     d = math.fsum(dl * m for _, dl, m in pairs)
     return (eps, d) if d <= delta * (1 + 1e-12) else (math.inf, d)
+
+
+def basic_guarantee(event):
+    """(sum epsilon_i, sum delta_i) of an event's leaves by basic composition.
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+
+    Returns
+    -------
+    epsilon, delta : float
+        ``(inf, 0.0)`` when a leaf has no pure or approximate-DP bound (e.g. a
+        Gaussian mechanism).
+    """
+    ev._check_event(event, "event")
+    try:
+        pairs = _pure_pairs(event)
+    except _Unsupported:
+        return math.inf, 0.0
+    return (math.fsum(e * m for e, _, m in pairs), math.fsum(d * m for _, d, m in pairs))
 
 
 def _advanced(event, delta):
@@ -165,7 +186,7 @@ def _rdp_curve(event, orders):
                 sampling_rate=event.sample_size / event.n_samples, orders=orders), []
         raise _Unsupported("sampling without replacement of a non-Gaussian event")
     if isinstance(event, ev.RepeatAndSelectEvent):
-        return _repeat_and_select_rdp(event, orders), []
+        return _repeat_and_select_rdp(event, orders)
     raise _Unsupported(type(event).__name__)
 
 
@@ -182,25 +203,44 @@ def _repeat_and_select_rdp(event, orders):
     ``delta_hat`` the delta of the inner event at epsilon ``eps_hat``, which needs
     an (eps_hat, delta_hat) pair: ``eps_Q(lambda) + mu (e^eps_hat - 1)`` ...; the
     Poisson case is not implemented here (dp-accounting's form is used by the
-    tests instead).  Approximate-DP inner events are refused.
+    tests instead).
+
+    Approximate-DP parts (0, delta_i) of the inner event (a floating-point
+    deviation that each run avoids except with probability delta_i) are taken
+    out with total ``mean * sum delta_i``: by a union bound over the runs, the
+    expected number of runs ``E[K] = mean`` times each run's failure
+    probability.  Parts with epsilon_i > 0 are refused (K is unbounded).
     """
     curve, approx = _rdp_curve(event.event, orders)
-    if approx:
-        raise _Unsupported("random repetition of an approximate-DP event")
+    if any(e > 0 for e, _ in approx):
+        raise _Unsupported("random repetition of an (epsilon > 0, delta)-DP event")
     eta, mu = event.shape, event.mean
     if math.isinf(eta):
         raise _Unsupported("Poisson repetition")
     # success probability gamma of the truncated negative binomial with mean mu
-    gamma = _tnb_gamma(eta, mu)
+    gamma = tnb_success_probability(eta, mu)
     log_inv_gamma = -math.log(gamma)
     lam_hat = orders
     extra = np.min((1.0 + eta) * (1.0 - 1.0 / lam_hat) * curve
                    + (1.0 + eta) * log_inv_gamma / lam_hat)
-    return curve + extra + math.log(mu) / (orders - 1.0)
+    approx_out = [(0.0, mu * math.fsum(d for _, d in approx))] if approx else []
+    return curve + extra + math.log(mu) / (orders - 1.0), approx_out
 
 
-def _tnb_gamma(eta, mu):
+def tnb_success_probability(eta, mu):
     """Success probability gamma of the truncated negative binomial of mean mu.
+
+    Parameters
+    ----------
+    eta : float
+        Shape, >= 0 (0: the logarithmic distribution).
+    mu : float
+        Mean, > 1.
+
+    Returns
+    -------
+    gamma : float
+        In (0, 1).
 
     Mean: ``eta (1 - gamma) / (gamma (1 - gamma^eta))`` for eta > 0 and
     ``(1 - gamma) / (gamma log(1/gamma))`` for eta = 0 (Papernot and Steinke

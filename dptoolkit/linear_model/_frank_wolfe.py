@@ -327,7 +327,7 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
                                                 if p["screening"] else 0.0))
 
     def _resolve_auto(self, p, shape, warn=True):
-        """Resolve ``max_iter="auto"`` and ``screening="auto"`` for data of ``shape``.
+        r"""Resolve ``max_iter="auto"`` and ``screening="auto"`` for data of ``shape``.
 
         ``max_iter="auto"``: private, :math:`T = \lceil (N\varepsilon)^{2/3} \rceil`
         clipped to [10, 10^5], the order of the number of steps that balances the

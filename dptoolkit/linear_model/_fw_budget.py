@@ -221,7 +221,7 @@ def _step_event(mechanism, eps_pure, gamma):
 def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_classes=1,
                  neighbouring="add_remove", lipschitz=1.0, accounting="auto",
                  screening_fraction=0.0):
-    """Split (epsilon, delta) over ``max_iter`` steps of selector ``spec``.
+    r"""Split (epsilon, delta) over ``max_iter`` steps of selector ``spec``.
 
     Parameters
     ----------

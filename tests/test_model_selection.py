@@ -1,0 +1,170 @@
+"""PrivateHyperparameterSearch: guarantee, behaviour, bad input, empirical neighbour test."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from dptoolkit.accounting import BudgetAccountant, epsilon_of_event
+from dptoolkit.accounting import tnb_success_probability as _tnb_gamma
+from dptoolkit.accounting.events import (ComposedEvent, ExponentialMechanismEvent,
+                                         GaussianEvent, RepeatAndSelectEvent,
+                                         SelfComposedEvent)
+from dptoolkit.exceptions import BudgetExceededError
+from dptoolkit.linear_model import DPSGDClassifier, FrankWolfeLassoClassifier
+from dptoolkit.model_selection import PrivateHyperparameterSearch
+
+
+def _problem(n=400, d=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, d)) < 0.2).astype(float)
+    w = np.zeros(d)
+    w[:3] = [2.0, -2.0, 1.5]
+    y = (X @ w + 0.3 * rng.standard_normal(n) > 0.2).astype(int)
+    return sp.csr_array(X), y
+
+
+def _search(**kw):
+    base = dict(estimator=FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320),
+                param_distributions={"l1_bound": [1.0, 5.0, 20.0]}, epsilon=1.0,
+                delta=1e-5, random_state=0)
+    base.update(kw)
+    return PrivateHyperparameterSearch(**base)
+
+
+def test_search_guarantee_matches_papernot_steinke_theorem_2():
+    X, y = _problem()
+    s = _search().fit(X, y)
+    ev = s.privacy_event_
+    assert isinstance(ev, RepeatAndSelectEvent) and ev.mean == 10.0 and ev.shape == 1.0
+    assert s.privacy_spent_ == (1.0, 1e-5)
+    eps = epsilon_of_event(ev, 1e-5)
+    assert eps <= 1.0 and eps > 0.99  # calibrated to 1e-3 relative on the run epsilon
+    # Theorem 2 by hand at one order pair, from the run's RDP curve
+    from dptoolkit.accounting.accountant import _rdp_curve
+    orders = np.array([2.0, 8.0, 32.0])
+    run, _ = _rdp_curve(ev.event, orders)
+    gamma = _tnb_gamma(1.0, 10.0)
+    assert gamma == pytest.approx(0.1)
+    theorem = run + np.min(2 * (1 - 1 / orders) * run + 2 * np.log(1 / gamma) / orders) \
+        + np.log(10.0) / (orders - 1)
+    curve, _ = _rdp_curve(ev, orders)
+    np.testing.assert_allclose(curve, theorem, rtol=1e-12)
+
+
+def test_search_event_matches_dp_accounting():
+    dpa = pytest.importorskip("dp_accounting")
+    run = ComposedEvent((SelfComposedEvent(ExponentialMechanismEvent(0.02), 200),
+                         GaussianEvent(8.0)))
+    for shape in (0.0, 1.0, 2.0):
+        ev = RepeatAndSelectEvent(run, 10.0, shape)
+        acc = dpa.rdp.RdpAccountant()
+        acc.compose(ev.to_dp_accounting())
+        assert epsilon_of_event(ev, 1e-6, method="rdp") == pytest.approx(
+            acc.get_epsilon(1e-6), rel=1e-6)
+
+
+def test_search_selects_and_releases_one_model():
+    X, y = _problem()
+    s = _search().fit(X, y)
+    assert s.best_params_["l1_bound"] in (1.0, 5.0, 20.0)
+    assert s.n_runs_ >= 1 and 0 < s.epsilon_run_ < 1.0
+    assert s.predict(X).shape == (X.shape[0],)
+    assert s.score(X, y) == s.best_estimator_.score(X, y)
+    assert not hasattr(s, "cv_results_")  # the other runs' scores are not released
+
+
+def test_pure_dp_search_liu_talwar():
+    X, y = _problem()
+    s = _search(delta=0.0, estimator=FrankWolfeLassoClassifier(max_iter=30)).fit(X, y)
+    assert s.epsilon_run_ == pytest.approx(0.9 / 3)
+    # pure up to the floating-point delta of the runs, n_runs times (union bound)
+    assert s.privacy_spent_[0] == 1.0 and 0 < s.privacy_spent_[1] < 1e-8
+    with pytest.raises(ValueError, match="geometric"):
+        _search(delta=0.0, distribution="logarithmic").fit(X, y)
+    with pytest.raises(ValueError, match="pure-DP estimator"):
+        _search(delta=0.0, estimator=DPSGDClassifier(),
+                param_distributions={"learning_rate": [0.1, 1.0]}).fit(X, y)
+
+
+def test_accountant_refuses_before_any_run(monkeypatch):
+    X, y = _problem()
+    calls = []
+    orig = FrankWolfeLassoClassifier._run
+    monkeypatch.setattr(FrankWolfeLassoClassifier, "_run",
+                        lambda self, *a: calls.append(1) or orig(self, *a))
+    acc = BudgetAccountant(epsilon=0.5, delta=1e-4)
+    with pytest.raises(BudgetExceededError):
+        _search(accountant=acc).fit(X, y)
+    assert calls == [] and acc.spends == [] and acc.events == []
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-4)
+    s = _search(accountant=acc).fit(X, y)
+    assert len(acc.spends) == 1 and acc.events == [s.privacy_event_] and calls
+
+
+@pytest.mark.parametrize("kw,exc,match", [
+    ({"epsilon": 0.0}, ValueError, "epsilon"),
+    ({"epsilon": None}, ValueError, "epsilon"),
+    ({"delta": 1.0}, ValueError, "delta"),
+    ({"n_runs": 1.0}, ValueError, "n_runs"),
+    ({"n_runs": "ten"}, TypeError, "n_runs"),
+    ({"distribution": "poisson"}, ValueError, "distribution"),
+    ({"distribution": "negative_binomial", "shape": -1.0}, ValueError, "shape"),
+    ({"validation_fraction": 1.0}, ValueError, "validation_fraction"),
+    ({"score_noise": 0.0}, ValueError, "score_noise"),
+    ({"param_distributions": {"epsilon": [1.0]}}, ValueError, "must not set"),
+    ({"param_distributions": {"nope": [1.0]}}, ValueError, "nope"),
+    ({"param_distributions": []}, TypeError, "param_distributions"),
+    ({"estimator": object()}, TypeError, "estimator"),
+    ({"estimator": FrankWolfeLassoClassifier(neighbouring="replace_one")}, ValueError,
+     "add/remove"),
+    ({"accountant": "acc"}, TypeError, "accountant"),
+])
+def test_bad_input(kw, exc, match):
+    X, y = _problem(n=40)
+    with pytest.raises(exc, match=match):
+        _search(**kw).fit(X, y)
+
+
+def test_empirical_neighbour_test_of_the_whole_search():
+    """The released choice (which l1_bound won) on neighbouring datasets D, D - {x}.
+
+    For every outcome o and both directions, P_D(o) <= e^eps P_D'(o) + delta must
+    hold.  With R runs per dataset we compare one-sided Clopper-Pearson bounds at
+    level 1e-4 each (6 comparisons): the test fails falsely with probability below
+    1e-3 if the search is (eps, delta)-DP.  A search that ignored the score noise
+    or leaked the data through K would be caught only if its violation is large:
+    this is a smoke test of the composition, not a proof.
+    """
+    rng = np.random.default_rng(12345)
+    n, d = 12, 4
+    X = sp.csr_array((rng.random((n, d)) < 0.5).astype(float))
+    y = np.arange(n) % 2
+    X[0, 0], y[0] = 1.0, 1
+    Xn, yn = X[1:], y[1:]
+    est = FrankWolfeLassoClassifier(max_iter=3, n_samples_public=10, selector="exponential",
+                                    solver="standard")
+    grid = {"l1_bound": [0.5, 50.0]}
+    eps = 1.0
+    R = 400
+    outcomes = {}
+    for name, (XX, yy) in {"D": (X, y), "D'": (Xn, yn)}.items():
+        counts = np.zeros(2)
+        for r in range(R):
+            s = PrivateHyperparameterSearch(est, grid, epsilon=eps, delta=1e-5, n_runs=3.0,
+                                            validation_fraction=0.25, score_noise=30.0,
+                                            random_state=r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s.fit(XX, yy)
+            counts[grid["l1_bound"].index(s.best_params_["l1_bound"])] += 1
+        outcomes[name] = counts
+    alpha = 1e-4
+    for a, b in (("D", "D'"), ("D'", "D")):
+        for o in range(2):
+            ka, kb = outcomes[a][o], outcomes[b][o]
+            p_a_low = stats.beta.ppf(alpha, ka, R - ka + 1) if ka > 0 else 0.0
+            p_b_high = stats.beta.ppf(1 - alpha, kb + 1, R - kb) if kb < R else 1.0
+            assert p_a_low <= math.exp(eps) * p_b_high + 1e-5, (a, b, o, outcomes)
