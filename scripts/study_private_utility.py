@@ -6,7 +6,7 @@ uni+bigrams, the same featurisation as the IMDB main job) and a9a -- side by sid
 with non-private scikit-learn logistic regression.  The recipe chosen on the
 development problems is then run ONCE on IMDB (subcommand ``imdb``).
 
-Subcommands (each prints a table and appends CSV rows to ``--out``)::
+Subcommands (each prints a table and appends JSON lines to ``--out``)::
 
     cache      load and cache the data sets (no model is fitted)
     baseline   non-private LogisticRegression (L2 lbfgs, L1 liblinear) and MultinomialNB
@@ -19,14 +19,28 @@ Subcommands (each prints a table and appends CSV rows to ``--out``)::
                plus DP-GD with tail averaging (numpy prototype)
     imdb       the chosen recipe, once, on IMDB train/test at epsilon 0.5 / 1 / 2
 
-Run from the repository root, one process at a time (2 shared cores)::
+Run from the repository root, one process at a time (2 shared cores); the commands
+that produced docs/studies/private_utility.rst::
 
-    python scripts/study_private_utility.py cache
-    python scripts/study_private_utility.py baseline --data news20 a9a
+    python scripts/study_private_utility.py cache --data news20 a9a imdb
+    python scripts/study_private_utility.py baseline --data news20 a9a imdb
     python scripts/study_private_utility.py dpsgd --data news20 a9a --seeds 0 1
-    python scripts/study_private_utility.py nb --data news20 a9a --seeds 0 1
-    python scripts/study_private_utility.py select --data news20 a9a --seeds 0 1
-    python scripts/study_private_utility.py imdb
+    python scripts/study_private_utility.py nb --data news20 a9a --k 1000 5000 20000 \
+        --frac 0.25 0.5
+    python scripts/study_private_utility.py nb --data news20 --imdb-matched \
+        --k 1000 5000 20000 --frac 0.25 0.5
+    python scripts/study_private_utility.py nb --data news20 a9a --recipes nbsgd \
+        --k 5000 20000 --frac 0.75
+    python scripts/study_private_utility.py nb --data news20 --imdb-matched \
+        --recipes nbsgd --k 5000 20000 --frac 0.75
+    python scripts/study_private_utility.py select --data news20 --k 5000 \
+        --frac 0.25 0.75 --df-mode l2 clip            (also with --imdb-matched)
+    python scripts/study_private_utility.py imdb        # CHOSEN, once
+
+``--imdb-matched`` runs 20news at the epsilons whose single-Gaussian noise relative
+to N (sigma / N) equals IMDB's at the requested epsilons (20news has 4.7x fewer rows).
+In ``select`` the column ``acc`` is the last iterate and ``acc_avg`` the tail
+average; elsewhere ``acc`` is the tail average and ``acc_last`` the last iterate.
 
 Privacy conventions (all recipes): neighbouring datasets differ by adding or
 removing one example; N (training-set size) is treated as public
@@ -43,7 +57,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
@@ -226,20 +240,19 @@ def uptime():
 
 
 class Table:
+    """Rows printed as they come and appended to ``<out>/<name>.jsonl`` (one JSON
+    object per row: the rows of one table do not all have the same fields)."""
+
     def __init__(self, out, name):
         self.rows = []
-        self.path = Path(out) / f"{name}.csv"
+        self.path = Path(out) / f"{name}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def add(self, **row):
         self.rows.append(row)
         print("  " + "  ".join(f"{k}={_fmt(v)}" for k, v in row.items()), flush=True)
-        new = not self.path.exists()
-        with open(self.path, "a", newline="") as fh:
-            wr = csv.DictWriter(fh, fieldnames=list(row))
-            if new:
-                wr.writeheader()
-            wr.writerow(row)
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
 
 
 def _fmt(v):
@@ -393,13 +406,16 @@ def cmd_select(args):
     for name in args.data:
         Xtr, ytr, Xte, yte = load(name)
         N, d = Xtr.shape
-        for eps in args.eps:
+        eps_list = args.eps
+        if args.imdb_matched and name == "news20":
+            eps_list = [matched_eps(e, N) for e in args.eps]
+        for eps in eps_list:
             for k in args.k:
                 if k >= d:
                     continue
                 for frac in args.frac:
                     for mode in args.df_mode:
-                        for sname, batch, epochs, lr in _np_settings(N):
+                        for sname, batch, epochs, lr in nb_settings(N)[:2]:
                             for seed in args.seeds:
                                 rng = np.random.default_rng([seed, 1])
                                 t0 = time.time()
