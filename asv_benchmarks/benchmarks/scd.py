@@ -17,7 +17,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from dptoolkit import _scd_fast
+from dptoolkit import _scd_fast, _sgd_fast
 from dptoolkit.linear_model._scd import _transform_rows
 
 from .common import libsvm, synthetic_problem
@@ -67,7 +67,7 @@ class _Epoch:
         private = variant not in ("scd", "sgd")
         q = L_EXAMPLES / N if private else 0.0
         if variant in ("sgd", "dpsgd"):
-            _scd_fast.dpsgd(Xt.data, Xt.indices, Xt.indptr, self.t, np.sqrt(self.sq),
+            _sgd_fast.dpsgd(Xt.data, Xt.indices, Xt.indptr, self.t, np.sqrt(self.sq),
                             np.zeros(M), loss=2, lam=LAM, learning_rate=0.1,
                             clip=C if private else math.inf, sampling_rate=q,
                             batch_size=L_EXAMPLES,
