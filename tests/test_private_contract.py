@@ -28,10 +28,11 @@ import numpy as np
 import pytest
 
 from dptoolkit.accounting import BudgetAccountant, epsilon_of_event
-from dptoolkit.accounting.events import ExponentialMechanismEvent, PrivacyEvent
+from dptoolkit.accounting.events import PrivacyEvent
 from dptoolkit.exceptions import BudgetExceededError
 from dptoolkit.linear_model import (
     DPIGHTClassifier,
+    DPNBLogisticClassifier,
     DPSCDClassifier,
     DPSCDRegressor,
     DPSGDClassifier,
@@ -47,9 +48,6 @@ N, D = 60, 8
 #: separate from its pure epsilon.  Without it a floating-point Frank-Wolfe step,
 #: eps0-DP but (eps0 + 2 gamma)-bounded-range, is recorded with eps0 + 2 gamma
 #: for both, and the event of a pure-DP fit overstates its spend by 2 T gamma.
-EM_HAS_BOUNDED_RANGE = "bounded_range" in {
-    f.name for f in dataclasses.fields(ExponentialMechanismEvent)}
-
 _FW_KERNELS = ("dptoolkit._fw_fast:FastFW", "dptoolkit._fw_fast:StandardFW",
                "dptoolkit._fw_multinomial_fast:MultinomialFW")
 _SIS_WORK = ("dptoolkit.selection._sis:DPSIS._scores",
@@ -79,7 +77,6 @@ class Case:
     nonprivate: dict = None     # overrides of a valid non-private fit (epsilon=None)
     exact: bool = True      # privacy_spent_[0] == epsilon_of_event(...) (else only <=)
     why_looser: str = ""
-    known_excess: str = ""  # the event overstates the reported spend (strict xfail of (b))
 
 
 def _fw(**kw):
@@ -93,14 +90,7 @@ _NONPRIVATE = {"epsilon": None}
 CASES = [
     Case("FrankWolfe-binary", _fw, "binary", _FW_KERNELS, nonprivate=_FW_NONPRIVATE),
     Case("FrankWolfe-binary-pure", functools.partial(_fw, delta=None), "binary",
-         _FW_KERNELS, nonprivate=_FW_NONPRIVATE,
-         known_excess="pure-DP fit with the grouped sampler: the step event is "
-                      "ExponentialMechanismEvent(eps0 + 2 gamma), the floating-point "
-                      "bounded-range parameter, which the accountant also reads as the pure "
-                      "epsilon of the step; privacy_spent_ is T eps0 (valid), the event's "
-                      "basic composition T (eps0 + 2 gamma): 2 T gamma more (8e-9 relative "
-                      "here, 4e-7 at T=1000, D=2^20); see "
-                      "test_frank_wolfe_pure_event_excess_is_two_t_gamma"),
+         _FW_KERNELS, nonprivate=_FW_NONPRIVATE),
     Case("FrankWolfe-pure-exponential",
          functools.partial(_fw, delta=None, selector="exponential"), "binary",
          _FW_KERNELS),
@@ -186,16 +176,18 @@ CASES = [
          why_looser="privacy_spent_ is the basic composition (sum) of the two steps; "
                     "the composed event is accounted in Renyi DP, which can be smaller"),
 ]
-if "screening" in FrankWolfeLassoClassifier().get_params():
-    # private candidate screening (Gaussian) before the steps, where available
-    CASES.insert(3, Case(
-        "FrankWolfe-screening", functools.partial(_fw, screening=4), "binary",
-        _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe:private_top_columns",)))
+CASES.insert(3, Case(
+    "FrankWolfe-screening", functools.partial(_fw, screening=4), "binary",
+    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe:private_top_columns",)))
+CASES.append(Case(
+    "DPNBLogistic",
+    lambda **kw: DPNBLogisticClassifier(**{"epsilon": 1.0, "n_features_kept": 4,
+                                           "n_samples_public": N, "n_epochs": 2,
+                                           "random_state": 0, **kw}),
+    "binary", ("dptoolkit._sgd_fast:dpsgd",
+               "dptoolkit.linear_model._nb_logistic:_unit_rows")))
 IDS = [c.name for c in CASES]
-B_PARAMS = [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True,
-                                                                 reason=c.known_excess)]
-                         if c.known_excess and not EM_HAS_BOUNDED_RANGE else [])
-            for c in CASES]
+B_PARAMS = [pytest.param(c, id=c.name) for c in CASES]
 
 
 def _resolve(target):
@@ -261,20 +253,17 @@ def test_private_fit_reports_event_and_spend(case):
 
 @pytest.mark.parametrize("selector,n_features,max_iter", [
     ("grouped", 8, 20), ("grouped", 2 ** 20, 1000), ("noisy_max", 2 ** 20, 1000)])
-def test_frank_wolfe_pure_event_excess_is_two_t_gamma(selector, n_features, max_iter):
+def test_frank_wolfe_pure_event_is_exact(selector, n_features, max_iter):
     # A pure-DP Frank-Wolfe fit (delta=None): privacy_spent_ is T eps0 (T steps,
-    # each eps0-DP in floating point).  Where the event has only one parameter per
-    # exponential-mechanism step it records the bounded-range one, eps0 + 2 gamma
-    # (gamma: the sampler's per-step floating-point deviation), and overstates the
-    # spend by exactly 2 T gamma; with a separate bounded-range parameter it is exact.
-    from dptoolkit.linear_model._fw_budget import floating_point_bounds
-
+    # each eps0-DP in floating point, eps0 = eps' + 2 gamma); the event records eps0
+    # as the pure parameter and eps0 + 2 gamma as the bounded-range one, so its
+    # basic composition is the reported spend exactly.
     budget = _fw(delta=None, selector=selector, max_iter=max_iter).budget(n_features)
-    gamma, _ = floating_point_bounds(selector, n_features, 0)
     computed = epsilon_of_event(budget.event, budget.delta)
     assert budget.epsilon == 1.0
-    excess = 0.0 if EM_HAS_BOUNDED_RANGE else 2 * max_iter * gamma
-    assert computed - budget.epsilon == pytest.approx(excess, rel=1e-4, abs=1e-15)
+    assert computed == pytest.approx(budget.epsilon, rel=1e-12)
+    step = budget.event.events[0].event
+    assert step.bounded_range > step.epsilon
 
 
 def test_pipeline_event_is_the_composition_of_its_steps():

@@ -1,13 +1,17 @@
-"""Linear models: Frank-Wolfe LASSO (private and not), DP-SCD, DP-SGD, DSAL."""
-from ._frank_wolfe import FrankWolfeLassoClassifier
+"""Linear models: Frank-Wolfe LASSO (private and not), the Sparsifier and DP-IGHT
+(Khanna, Lu and Raff), DP-SCD and DP-SGD (Damaskinos et al.), private
+naive-Bayes-scaled logistic regression, and the DSAL Lasso solvers (Bao et al.)."""
+from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 from ._dsal import (DSALLasso, ProxASAGALasso, ProxSVRGLasso, lasso_alpha_max,
                     lasso_duality_gap)
 from ._scd import DPSCDClassifier, DPSCDRegressor
 from ._dpsgd import DPSGDClassifier, DPSGDRegressor
-from ._sparsifier import SparsifiedLassoClassifier  # paper 001 (issue 7)
-from ._ight import DPIGHTClassifier  # paper 001 baseline (issue 7)
+from ._sparsifier import SparsifiedLassoClassifier
+from ._ight import DPIGHTClassifier
+from ._nb_logistic import DPNBLogisticClassifier
 
 __all__ = [
+    "DEFAULT_REFRESH_TOL",
     "FrankWolfeLassoClassifier",
     "DSALLasso",
     "ProxASAGALasso",
@@ -20,4 +24,5 @@ __all__ = [
     "DPSGDRegressor",
     "SparsifiedLassoClassifier",
     "DPIGHTClassifier",
+    "DPNBLogisticClassifier",
 ]

@@ -1,0 +1,140 @@
+"""DPNBLogisticClassifier: the release, the transformation, DP-SGD, the guarantee."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dptoolkit.accounting import RDPAccountant, epsilon_of_event
+from dptoolkit.exceptions import PrivacyLeakWarning
+from dptoolkit.linear_model import DPNBLogisticClassifier
+from dptoolkit.linear_model._nb_logistic import _transform, _unit_rows
+
+
+def _text_like(n=3000, d=400, seed=0):
+    """Binary bag of words: features 0-9 favour class 1, 10-19 class 0."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    p = np.full((n, d), 0.02)
+    p[:, :10] += 0.15 * y[:, None]
+    p[:, 10:20] += 0.15 * (1 - y)[:, None]
+    return sp.csr_array((rng.random((n, d)) < p).astype(float)), y
+
+
+def test_learns_and_is_sparse():
+    X, y = _text_like()
+    Xt, yt = _text_like(seed=1)
+    clf = DPNBLogisticClassifier(epsilon=1.0, n_features_kept=50, n_samples_public=3000,
+                                 random_state=0).fit(X, y)
+    assert clf.score(Xt, yt) > 0.8
+    assert np.count_nonzero(clf.coef_) <= 50
+    # the informative features are kept and signed as the data says
+    kept = set(clf.feature_indices_)
+    assert set(range(20)) <= kept
+    assert np.all(clf.coef_[0, :10] > 0) and np.all(clf.coef_[0, 10:20] < 0)
+    # coef_ predicts as the model (a positive per-row factor apart)
+    np.testing.assert_array_equal(np.sign(clf.decision_function(Xt)),
+                                  np.sign(Xt @ clf.coef_[0] + clf.intercept_[0]))
+    proba = clf.predict_proba(Xt)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_guarantee_is_the_composition_of_release_and_steps():
+    X, y = _text_like(n=1000)
+    clf = DPNBLogisticClassifier(epsilon=0.7, delta=1e-6, n_features_kept=20,
+                                 n_samples_public=1000, n_epochs=4,
+                                 random_state=0).fit(X, y)
+    s1, s2 = clf.noise_multipliers_
+    acc = RDPAccountant().compose_gaussian(noise_multiplier=s1)
+    acc.compose_subsampled_gaussian(noise_multiplier=s2, sampling_rate=0.04,
+                                    steps=clf.n_steps_)
+    eps = acc.get_epsilon(1e-6)
+    assert eps <= 0.7 and eps == pytest.approx(0.7, rel=1e-4)
+    assert epsilon_of_event(clf.privacy_event_, 1e-6, method="rdp") == pytest.approx(
+        eps, rel=1e-9)
+    assert clf.privacy_spent_ == (0.7, 1e-6)
+    assert clf.n_steps_ == 100
+    # the release gets the share f of the zCDP budget: sigma_1 = sigma_all / sqrt(f)
+    s_all = s1 * np.sqrt(0.75)
+    assert RDPAccountant().compose_gaussian(noise_multiplier=s_all).get_epsilon(
+        1e-6) == pytest.approx(0.7, rel=1e-6)
+
+
+def test_release_matches_a_python_reference(monkeypatch):
+    """The kept features and ratios are the top-k of the noisy per-class sums of the
+    unit rows, computed here independently with the same noise draws."""
+    X, y = _text_like(n=500, d=60)
+    clf = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=15, n_samples_public=500,
+                                 n_epochs=1, random_state=3).fit(X, y)
+    rng = np.random.default_rng(3)
+    Xd = X.toarray()
+    U = Xd / np.linalg.norm(Xd, axis=1, keepdims=True).clip(1e-300)
+    U[np.linalg.norm(Xd, axis=1) == 0] = 0
+    sums = np.vstack([U[y == 0].sum(0), U[y == 1].sum(0)])
+    noisy = sums + rng.normal(0.0, clf.noise_multipliers_[0], sums.shape)
+    top = np.sort(np.argsort(-(noisy[0] + noisy[1]))[:15])
+    np.testing.assert_array_equal(clf.feature_indices_, top)
+    s = clf.noise_multipliers_[0]
+    r = np.log(np.maximum(noisy[1, top], 0) + s) - np.log(np.maximum(noisy[0, top], 0) + s)
+    np.testing.assert_allclose(clf.log_count_ratios_, r, rtol=1e-12)
+    Z = _transform(X, top, r).toarray()
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0)
+    ref = np.hstack([Xd[:, top] * r, np.ones((500, 1))])
+    np.testing.assert_allclose(Z, ref / np.linalg.norm(ref, axis=1, keepdims=True))
+    np.testing.assert_allclose(_unit_rows(X).toarray(), U)
+
+
+def test_leak_warning_without_public_n():
+    X, y = _text_like(n=300)
+    with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
+        DPNBLogisticClassifier(epsilon=1.0, n_features_kept=5, n_epochs=1).fit(X, y)
+
+
+@pytest.mark.parametrize("kw,exc,match", [
+    ({"epsilon": 0.0}, ValueError, "epsilon"),
+    ({"epsilon": None}, ValueError, "epsilon"),
+    ({"delta": 0.0}, ValueError, "delta"),
+    ({"delta": None}, ValueError, "delta"),
+    ({"n_features_kept": 0}, ValueError, "n_features_kept"),
+    ({"n_features_kept": 2.5}, TypeError, "n_features_kept"),
+    ({"release_fraction": 1.0}, ValueError, "release_fraction"),
+    ({"sampling_rate": 0.0}, ValueError, "sampling_rate"),
+    ({"n_epochs": -1}, ValueError, "n_epochs"),
+    ({"learning_rate": 0}, ValueError, "learning_rate"),
+    ({"alpha": -1e-3}, ValueError, "alpha"),
+    ({"averaging_fraction": 0.0}, ValueError, "averaging_fraction"),
+    ({"n_samples_public": 0}, ValueError, "n_samples_public"),
+    ({"accountant": "acc"}, TypeError, "accountant"),
+])
+def test_bad_input(kw, exc, match):
+    X, y = _text_like(n=100, d=30)
+    base = dict(epsilon=1.0, n_features_kept=5, n_epochs=1, n_samples_public=100)
+    with pytest.raises(exc, match=match):
+        DPNBLogisticClassifier(**{**base, **kw}).fit(X, y)
+
+
+def test_three_classes_refused_and_nan_refused():
+    X, y = _text_like(n=100, d=30)
+    with pytest.raises(ValueError, match="two classes"):
+        DPNBLogisticClassifier(n_samples_public=100).fit(X, np.arange(100) % 3)
+    Xd = X.toarray()
+    Xd[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DPNBLogisticClassifier(n_samples_public=100).fit(Xd, y)
+
+
+def test_sklearn_api():
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _text_like(n=400, d=40)
+    clf = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=10, n_samples_public=400,
+                                 n_epochs=2, random_state=0)
+    a = clone(clf).fit(X, y).coef_
+    b = clone(clf).fit(X.toarray(), y).coef_
+    np.testing.assert_array_equal(a, b)  # dense and sparse input agree
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(FunctionTransformer(accept_sparse=True), clf).fit(X, y)
+    assert pipe.predict(X).shape == (400,)
