@@ -1,0 +1,137 @@
+"""Data of the command line: LIBSVM files, text corpora, synthetic problems."""
+import inspect
+from pathlib import Path
+
+import numpy as np
+
+from .. import datasets
+
+__all__ = ["CORPUS_SUFFIXES", "is_corpus", "load_train_test", "load_for_model",
+           "CORPUS_N_FEATURES"]
+
+CORPUS_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar")
+#: Hashed features of a corpus when ``--n-features`` is not given (the loader's default).
+CORPUS_N_FEATURES = inspect.signature(datasets.load_text_corpus).parameters[
+    "n_features"].default
+
+
+def is_corpus(path):
+    """A corpus folder or a tar archive of one (anything else is read as LIBSVM)."""
+    path = Path(path)
+    return path.is_dir() or str(path).endswith(CORPUS_SUFFIXES)
+
+
+def _split(X, y, test_size, seed):
+    from sklearn.model_selection import train_test_split
+
+    return train_test_split(X, y, test_size=test_size, random_state=seed, stratify=y)
+
+
+def _corpus_kw(args, n_features):
+    kw = {"n_features": n_features}
+    if args.positive is not None or args.negative is not None:
+        kw.update(positive=args.positive, negative=args.negative)
+    return kw
+
+
+def _load_corpus(path, subset, kw):
+    """``(X, y, class names)``; ``None`` when the corpus has no such subset."""
+    try:
+        return datasets.load_text_corpus(path, subset=subset, **kw)
+    except ValueError as exc:
+        if "not available" in str(exc):
+            return None
+        raise
+
+
+def _test_size(args):
+    return 0.25 if args.test_size is None else args.test_size
+
+
+def load_train_test(args):
+    """Training and test data for ``train``.
+
+    Returns
+    -------
+    X_train, y_train, X_test, y_test : sparse matrices and label arrays
+    description : dict
+        ``source``, ``path``, ``split`` and ``classes`` (for the report).
+    """
+    seed = args.seed
+    if args.data is None:
+        n, d = args.synthetic_samples, args.synthetic_features
+        X, y, _ = datasets.make_sparse_classification(n_samples=n, n_features=d,
+                                                      random_state=seed)
+        Xtr, Xte, ytr, yte = _split(X, y, _test_size(args), seed)
+        return Xtr, ytr, Xte, yte, {
+            "source": "synthetic", "path": None,
+            "description": (f"synthetic sparse problem: make_sparse_classification("
+                            f"n_samples={n}, n_features={d}, random_state={seed})"),
+            "split": f"random stratified {1 - _test_size(args):.0%}/"
+                     f"{_test_size(args):.0%} split (seed {seed})"}
+    if is_corpus(args.data):
+        kw = _corpus_kw(args, args.n_features or CORPUS_N_FEATURES)
+        train = _load_corpus(args.data, "train", kw)
+        if train is not None:
+            Xtr, ytr, names = train
+            Xte, yte, _ = datasets.load_text_corpus(args.data, subset="test", **kw)
+            split = "the corpus's own train/test split"
+        else:
+            X, y, names = datasets.load_text_corpus(args.data, subset="all", **kw)
+            Xtr, Xte, ytr, yte = _split(X, y, _test_size(args), seed)
+            split = (f"random stratified {1 - _test_size(args):.0%}/"
+                     f"{_test_size(args):.0%} split (seed {seed}; the corpus has none)")
+        return Xtr, ytr, Xte, yte, {
+            "source": "corpus", "path": str(args.data),
+            "description": (f"text corpus {args.data}, word 1-2-grams hashed to "
+                            f"{kw['n_features']} binary features, classes {list(names)}"),
+            "split": split}
+    X, y = datasets.load_libsvm(args.data, n_features=args.n_features_libsvm)
+    if args.test is not None:
+        Xte, yte = datasets.load_libsvm(args.test, n_features=X.shape[1])
+        return X, y, Xte, yte, {"source": "libsvm", "path": str(args.data),
+                                "description": f"LIBSVM file {args.data}",
+                                "split": f"test file {args.test}"}
+    Xtr, Xte, ytr, yte = _split(X, y, _test_size(args), seed)
+    return Xtr, ytr, Xte, yte, {
+        "source": "libsvm", "path": str(args.data),
+        "description": f"LIBSVM file {args.data}",
+        "split": f"random stratified {1 - _test_size(args):.0%}/{_test_size(args):.0%} "
+                 f"split (seed {seed})"}
+
+
+def load_for_model(args, n_features):
+    """Data to score a saved model with ``n_features`` inputs (``predict``/``evaluate``).
+
+    A corpus is hashed to ``n_features`` features and read in ``--subset``
+    (default ``test``; ``all`` when the corpus has no split); a LIBSVM file is
+    read whole with ``n_features`` features.
+
+    Returns
+    -------
+    X, y, description : sparse matrix, labels, dict
+    """
+    if is_corpus(args.data):
+        kw = _corpus_kw(args, n_features)
+        subset = args.subset or "test"
+        got = _load_corpus(args.data, subset, kw)
+        if got is None:
+            if args.subset is not None:
+                raise ValueError(f"--subset {subset}: the corpus {args.data} has no "
+                                 "such split; use --subset all")
+            subset = "all"
+            got = datasets.load_text_corpus(args.data, subset="all", **kw)
+        X, y, names = got
+        return X, y, {"source": "corpus", "path": str(args.data),
+                      "description": (f"text corpus {args.data} ({subset} subset), hashed "
+                                      f"to {n_features} binary features, classes "
+                                      f"{list(names)}"),
+                      "split": f"subset {subset}"}
+    X, y = datasets.load_libsvm(args.data, n_features=n_features)
+    return X, y, {"source": "libsvm", "path": str(args.data),
+                  "description": f"LIBSVM file {args.data}", "split": "whole file"}
+
+
+def class_list(y):
+    """Sorted distinct labels as JSON-friendly Python scalars."""
+    return [v.item() if hasattr(v, "item") else v for v in np.unique(y)]

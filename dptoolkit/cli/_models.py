@@ -1,0 +1,218 @@
+"""The models of the command line: names, the options that apply, how they are built.
+
+Every option is passed to the estimator only when the user gave it, so the
+defaults are the estimators' own (one set of defaults).  The help text reads
+them from the estimator classes.
+"""
+import inspect
+
+from ..linear_model import (
+    DPIGHTClassifier,
+    DPSCDClassifier,
+    DPSGDClassifier,
+    FrankWolfeLassoClassifier,
+    SparsifiedLassoClassifier,
+)
+from ..model_selection import PrivateHyperparameterSearch
+from ..selection import DPSIS, PrivateSelectThenFit
+
+__all__ = ["DEFAULT_MODEL", "MODELS", "SEARCH_GRIDS", "SELECT_FRACTION", "build_model",
+           "resolve_model", "option_applies", "default_of"]
+
+#: The model ``--model default`` stands for: the toolkit's best private sparse model.
+DEFAULT_MODEL = "frank-wolfe"
+
+#: Share of ``--epsilon`` spent by DP-SIS in ``--model select-then-fit`` (the rest,
+#: and all of ``--delta``, goes to Frank-Wolfe); ``--select-fraction`` changes it.
+SELECT_FRACTION = 0.1
+
+#: Default grids of ``--model search`` (``--grid NAME=V1,V2,...`` replaces them).
+SEARCH_GRIDS = {
+    "frank-wolfe": {"l1_bound": [10.0, 50.0, 100.0]},
+    "sparsifier": {"l1_bound": [5.0, 10.0, 50.0]},
+    "dp-sgd": {"alpha": [1e-5, 1e-4, 1e-3], "learning_rate": [0.05, 0.1, 0.5]},
+    "dp-scd": {"alpha": [1e-5, 1e-4, 1e-3]},
+    "dp-ight": {"sparsity": [10, 50, 100]},
+}
+
+
+class ModelSpec:
+    """A model of the command line.
+
+    Parameters
+    ----------
+    name : str
+        ``--model`` value.
+    cls : type
+        The estimator fitted (for meta-models, the inner model's class).
+    params : dict
+        Option destination (argparse ``dest``) -> estimator parameter name.
+    multiclass : bool
+        Whether more than two classes are supported.
+    description : str
+    bound : str
+        The public bound the data must satisfy (for the report).
+    """
+
+    def __init__(self, name, cls, params, multiclass, description, bound):
+        self.name = name
+        self.cls = cls
+        self.params = params
+        self.multiclass = multiclass
+        self.description = description
+        self.bound = bound
+
+
+_FW_PARAMS = {"l1_bound": "l1_bound", "max_iter": "max_iter", "solver": "solver",
+              "selector": "selector", "refresh_tol": "refresh_tol",
+              "accounting": "accounting", "neighbouring": "neighbouring",
+              "n_samples_public": "n_samples_public"}
+_LINF = "||x_i||_inf <= 1 (entries clipped to [-1, 1])"
+_L2 = "||x_i||_2 <= 1 (rows normalised)"
+
+MODELS = {
+    "frank-wolfe": ModelSpec(
+        "frank-wolfe", FrankWolfeLassoClassifier, _FW_PARAMS, True,
+        "FrankWolfeLassoClassifier: L1-constrained logistic regression by Frank-Wolfe, "
+        "private by the exponential mechanism", _LINF),
+    "sparsifier": ModelSpec(
+        "sparsifier", SparsifiedLassoClassifier,
+        {"l1_bound": "l1_bound", "max_iter": "max_iter", "selector": "selector",
+         "refresh_tol": "refresh_tol", "accounting": "accounting",
+         "neighbouring": "neighbouring", "epsilon_count": "epsilon_count",
+         "nonprivate_max_iter": "nonprivate_max_iter"}, True,
+        "SparsifiedLassoClassifier: private count of non-zeros, private LASSO, keep the "
+        "largest weights", _LINF),
+    "dp-sgd": ModelSpec(
+        "dp-sgd", DPSGDClassifier,
+        {"loss": "loss", "alpha": "alpha", "learning_rate": "learning_rate",
+         "batch_size": "batch_size", "clip": "clip", "n_epochs": "n_epochs",
+         "n_samples_public": "n_samples_public"}, False,
+        "DPSGDClassifier: logistic regression or SVM by DP-SGD", _L2),
+    "dp-scd": ModelSpec(
+        "dp-scd", DPSCDClassifier,
+        {"loss": "loss", "alpha": "alpha", "batch_size": "batch_size", "clip": "clip",
+         "n_epochs": "n_epochs", "variant": "variant",
+         "n_samples_public": "n_samples_public"}, False,
+        "DPSCDClassifier: logistic regression or SVM by DP stochastic coordinate "
+        "descent", _L2),
+    "dp-ight": ModelSpec(
+        "dp-ight", DPIGHTClassifier,
+        {"sparsity": "sparsity", "max_iter": "max_iter", "learning_rate": "learning_rate",
+         "neighbouring": "neighbouring", "n_samples_public": "n_samples_public"}, False,
+        "DPIGHTClassifier: sparse logistic regression by DP iterative gradient hard "
+        "thresholding", "||x_i||_2 <= row_norm_bound (rows rescaled)"),
+    "select-then-fit": ModelSpec(
+        "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
+        "PrivateSelectThenFit: DP-SIS selects --k features with a share "
+        "--select-fraction of --epsilon, then Frank-Wolfe is fitted on them",
+        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF),
+    "search": ModelSpec(
+        "search", None, {}, None,
+        "PrivateHyperparameterSearch: random search with a random number of private "
+        "runs (mean --n-runs) around --search-model, over --grid (default grids in "
+        "dptoolkit.cli._models.SEARCH_GRIDS)", None),
+}
+#: ``--model`` names (``default`` is an alias of :data:`DEFAULT_MODEL`).
+MODEL_NAMES = tuple(MODELS) + ("default",)
+#: Models ``--model search`` can search over.
+SEARCHABLE = tuple(SEARCH_GRIDS)
+
+#: Options that are not estimator parameters, with the models they apply to.
+_EXTRA = {"select_fraction": ("select-then-fit",),
+          "search_model": ("search",), "grid": ("search",), "n_runs": ("search",)}
+
+
+def resolve_model(name):
+    """``default`` -> :data:`DEFAULT_MODEL`; other names unchanged."""
+    return DEFAULT_MODEL if name == "default" else name
+
+
+def inner_model(args):
+    """The model whose estimator options apply (the searched one for ``search``)."""
+    model = resolve_model(args.model)
+    if model == "search":
+        return resolve_model(args.search_model or DEFAULT_MODEL)
+    return model
+
+
+def option_applies(dest, args):
+    """Whether option ``dest`` applies to ``args.model`` (and its searched model)."""
+    model = resolve_model(args.model)
+    if dest in _EXTRA:
+        return model in _EXTRA[dest]
+    return dest in MODELS[inner_model(args)].params
+
+
+def models_of(dest):
+    """The models an option applies to (for error messages)."""
+    if dest in _EXTRA:
+        return list(_EXTRA[dest])
+    return [name for name, spec in MODELS.items() if dest in spec.params]
+
+
+def default_of(cls, param):
+    """Default of ``param`` in ``cls.__init__`` (for the help text)."""
+    p = inspect.signature(cls.__init__).parameters.get(param)
+    return None if p is None else p.default
+
+
+def supports_multiclass(args):
+    """Whether the chosen model fits more than two classes."""
+    return MODELS[inner_model(args)].multiclass
+
+
+def _given(args, spec):
+    """Estimator parameters the user gave, for ``spec``."""
+    return {param: getattr(args, dest) for dest, param in spec.params.items()
+            if getattr(args, dest, None) is not None}
+
+
+def _base(name, args, *, epsilon, delta, seed=True):
+    spec = MODELS[name]
+    kw = _given(args, spec)
+    kw.pop("k", None)
+    if epsilon is not None:
+        kw["epsilon"] = epsilon
+    if delta is not None:
+        kw["delta"] = delta
+    if seed:
+        kw["random_state"] = args.seed
+    if "verbose" in inspect.signature(spec.cls.__init__).parameters and args.verbose:
+        kw["verbose"] = args.verbose
+    return spec.cls(**kw)
+
+
+def build_model(args):
+    """The unfitted estimator for ``args`` (options already validated).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    estimator
+    """
+    model = resolve_model(args.model)
+    if model == "select-then-fit":
+        frac = SELECT_FRACTION if args.select_fraction is None else args.select_fraction
+        sel_kw = {"epsilon": frac * args.epsilon, "random_state": args.seed}
+        if args.k is not None:
+            sel_kw["k"] = args.k
+        if args.neighbouring is not None:
+            sel_kw["neighbouring"] = args.neighbouring
+        est = _base("frank-wolfe", args, epsilon=(1.0 - frac) * args.epsilon,
+                    delta=args.delta)
+        return PrivateSelectThenFit(DPSIS(**sel_kw), est)
+    if model == "search":
+        inner = inner_model(args)
+        est = _base(inner, args, epsilon=None, delta=None)
+        grid = args.grid if args.grid else SEARCH_GRIDS[inner]
+        kw = {"epsilon": args.epsilon, "random_state": args.seed}
+        if args.delta is not None:
+            kw["delta"] = args.delta
+        if args.n_runs is not None:
+            kw["n_runs"] = args.n_runs
+        return PrivateHyperparameterSearch(est, grid, **kw)
+    return _base(model, args, epsilon=args.epsilon, delta=args.delta)

@@ -1,0 +1,187 @@
+"""Metrics and the JSON report of ``train`` / ``evaluate``.
+
+The report follows ``dptoolkit/report_schema.json`` (JSON Schema draft 2020-12),
+:data:`SCHEMA_VERSION`.
+"""
+import dataclasses
+import datetime
+import json
+import math
+import numbers
+from importlib import resources
+
+import numpy as np
+
+from ..accounting.events import PrivacyEvent
+
+__all__ = ["SCHEMA_VERSION", "load_schema", "event_to_dict", "to_jsonable", "metrics",
+           "model_coef", "privacy_section", "build_report", "write_report"]
+
+SCHEMA_VERSION = "1.0"
+
+
+def load_schema():
+    """The report's JSON schema (a dict), shipped as ``dptoolkit/report_schema.json``."""
+    text = resources.files("dptoolkit").joinpath("report_schema.json").read_text(
+        encoding="utf-8")
+    return json.loads(text)
+
+
+def _number(x):
+    """A finite float, or the strings "inf", "-inf", "nan" (JSON has no such numbers)."""
+    x = float(x)
+    if math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def event_to_dict(event):
+    """A privacy event as nested dicts: ``{"type": class name, field: value, ...}``.
+
+    Parameters
+    ----------
+    event : PrivacyEvent or None
+
+    Returns
+    -------
+    dict or None
+    """
+    if event is None:
+        return None
+    out = {"type": type(event).__name__}
+    for field in dataclasses.fields(event):
+        out[field.name] = to_jsonable(getattr(event, field.name))
+    return out
+
+
+def to_jsonable(value):
+    """``value`` as JSON-compatible data (events, estimators and arrays included)."""
+    if isinstance(value, PrivacyEvent):
+        return event_to_dict(value)
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return _number(value)
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [to_jsonable(v) for v in value.tolist()]
+    if hasattr(value, "get_params"):
+        return {"class": type(value).__name__,
+                "hyperparameters": to_jsonable(value.get_params(deep=False))}
+    if hasattr(value, "rvs"):  # a scipy distribution of a search grid
+        return repr(value)
+    return repr(value)
+
+
+def model_coef(model):
+    """The fitted weights over the input features, shape (n_rows, n_features).
+
+    Meta-estimators: a search's best model; select-then-fit's model expanded
+    from the selected columns (zeros elsewhere).
+    """
+    if hasattr(model, "best_estimator_"):
+        return model_coef(model.best_estimator_)
+    if hasattr(model, "support_") and hasattr(model, "estimator_"):
+        inner = np.atleast_2d(model_coef(model.estimator_))
+        full = np.zeros((inner.shape[0], model.support_.size))
+        full[:, np.flatnonzero(model.support_)] = inner
+        return full
+    return np.atleast_2d(np.asarray(model.coef_, dtype=np.float64))
+
+
+def metrics(model, X, y):
+    """Accuracy, AUC (binary: of the decision function; multiclass: one-vs-rest of
+    the probabilities when available, else None) and counts.
+
+    Returns
+    -------
+    dict
+    """
+    from sklearn.metrics import accuracy_score, roc_auc_score
+
+    pred = model.predict(X)
+    out = {"accuracy": float(accuracy_score(y, pred)), "auc": None,
+           "n_samples": int(X.shape[0])}
+    classes = getattr(model, "classes_", None)
+    present = np.unique(y)
+    try:
+        if classes is not None and len(classes) == 2 and present.size == 2:
+            out["auc"] = float(roc_auc_score(y == classes[1], model.decision_function(X)))
+        elif classes is not None and len(classes) > 2 and hasattr(model, "predict_proba") \
+                and set(present.tolist()) == set(np.asarray(classes).tolist()):
+            out["auc"] = float(roc_auc_score(y, model.predict_proba(X), multi_class="ovr",
+                                             labels=classes))
+    except (AttributeError, ValueError):
+        out["auc"] = None
+    out["n_nonzero"] = int(np.count_nonzero(model_coef(model)))
+    return out
+
+
+def privacy_section(model, model_name, bound):
+    """The guarantee of a fitted model: spend, event, relation, public bounds."""
+    spent = getattr(model, "privacy_spent_", None)
+    event = getattr(model, "privacy_event_", None)
+    params = model.get_params(deep=False)
+    inner = params.get("estimator")
+    relation = params.get("neighbouring")
+    if relation is None and inner is not None:
+        relation = inner.get_params(deep=False).get("neighbouring")
+    n_public = params.get("n_samples_public")
+    if n_public is None and inner is not None:
+        n_public = inner.get_params(deep=False).get("n_samples_public")
+    if model_name == "search":
+        relation = "add_remove"  # the search is stated for add/remove neighbours
+    return {
+        "private": spent is not None,
+        "privacy_spent": None if spent is None else [_number(spent[0]), _number(spent[1])],
+        "privacy_event": event_to_dict(event),
+        "neighbouring": relation or "add_remove",
+        "public_bounds": bound,
+        "n_samples_public": n_public,
+        "accountant": ("none (the fit's own guarantee; no budget ledger was passed)"
+                       if getattr(model, "accountant", None) is None
+                       else type(model.accountant).__name__),
+        "covers": "the fitted weights (coef_, and the model's other released attributes)",
+    }
+
+
+def build_report(*, command, data, model, model_name, metrics_, timings, bound,
+                 extra=None):
+    """The report dict (see ``report_schema.json``)."""
+    from .. import __version__
+
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "dptoolkit_version": __version__,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "data": to_jsonable(data),
+        "model": {
+            "name": model_name,
+            "class": type(model).__name__,
+            "hyperparameters": to_jsonable(model.get_params(deep=False)),
+            "n_iter": to_jsonable(getattr(getattr(model, "best_estimator_", model),
+                                          "n_iter_", None)),
+            "n_features_in": int(model.n_features_in_),
+        },
+        "metrics": to_jsonable(metrics_),
+        "timings": {k: float(v) for k, v in timings.items()},
+        "privacy": privacy_section(model, model_name, bound),
+    }
+    if extra:
+        report.update(to_jsonable(extra))
+    return report
+
+
+def write_report(report, path):
+    """Write ``report`` as indented JSON (strict: no NaN or infinity literals)."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2, allow_nan=False)
+        f.write("\n")
