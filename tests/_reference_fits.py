@@ -58,6 +58,7 @@ def cases():
                        dict(epsilon=0.95, epsilon_count=0.05, delta=1e-5, l1_bound=20.0,
                             max_iter=100, nonprivate_max_iter=200, random_state=0), None),
         "dpsgd": (DPSGDClassifier, dict(epsilon=1.0, delta=1e-5, n_epochs=2,
+                                        learning_rate=0.1, batch_size=100,
                                         random_state=0), None),
         "dpight": (DPIGHTClassifier, dict(epsilon=1.0, delta=1e-5, max_iter=20,
                                           random_state=0), None),

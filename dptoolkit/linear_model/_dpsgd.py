@@ -22,6 +22,9 @@ from ._scd import (
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
 
+#: Smoothness beta of each loss on rows of norm <= 1 (learning_rate="auto" is 1/beta).
+_SMOOTHNESS = {"logistic": 0.25, "squared": 1.0, "hinge": 1.0}
+
 
 class _BaseSGD(_BaseLinearDP):
     def fit(self, X, y):
@@ -57,7 +60,11 @@ class _BaseSGD(_BaseLinearDP):
             the number of steps) was taken from the data.
         """
         p = self._check_common()
-        lr = check_scalar_range(self.learning_rate, "learning_rate", low=0.0, low_open=True)
+        if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
+            lr = None  # 1 / beta of the loss, set below from alpha
+        else:
+            lr = check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
+                                    low_open=True)
         X, t = self._validate_xy(X, y)
         Xt, sq = self._prepare(X, p)
         n_rows, M = Xt.shape
@@ -65,9 +72,16 @@ class _BaseSGD(_BaseLinearDP):
         N = self._n_constant(p, n_rows,
                              uses="the sampling rate q = L/N and the number of steps")
         private = p["private"]
-        L = self._batch(self.batch_size, N,
-                        "n_samples_public" if private and p["n_samples_public"]
-                        else "n_samples")
+        if lr is None:
+            lr = 1.0 / (_SMOOTHNESS[self.loss] + p["alpha"])
+        if private and isinstance(self.batch_size, str):
+            # large lots (q = 1/25): the noise per example shrinks as 1/L while the
+            # privacy cost grows more slowly (De et al. 2022; Ponomareva et al. 2023)
+            L = max(1, int(round(N / 25)))
+        else:
+            L = self._batch(self.batch_size, N,
+                            "n_samples_public" if private and p["n_samples_public"]
+                            else "n_samples")
         clip = p["clip"]
         if private:
             q = L / N
@@ -123,17 +137,22 @@ _SGD_DOC_PARAMS = r"""
         ``epsilon=None``.
     alpha : float, default=1e-4
         Regularisation strength :math:`\lambda > 0` of eq. 1.
-    learning_rate : float, default=0.1
-        Constant step size :math:`\eta > 0`.
+    learning_rate : float or "auto", default="auto"
+        Constant step size :math:`\eta > 0`.  "auto": :math:`1/\beta` with
+        :math:`\beta` the smoothness of the regularised loss on rows of norm at most
+        1: :math:`1/(1/4 + \lambda)` for the logistic loss, :math:`1/(1 + \lambda)`
+        for the squared loss, :math:`1/(1 + \lambda)` for the hinge loss (not
+        smooth; its subgradients are bounded by 1).
     batch_size : int or "auto", default="auto"
         Lot size :math:`L` in [1, N] (:math:`N` = ``n_samples_public`` for a private
         fit, ``n_samples`` otherwise): the expected number of examples per step;
         the sampling rate of a private fit is :math:`q = L/N`.  "auto" is
-        ``min(100, N)``.
+        :math:`N/25` for a private fit (large lots: De et al. 2022, Ponomareva et
+        al. 2023) and ``min(100, N)`` otherwise.
     clip : float or None, default=1.0
         Per-example gradient norm bound :math:`C > 0`; ``None`` (only with
         ``epsilon=None``) disables clipping.
-    n_epochs : float, default=10
+    n_epochs : float, default=20
         :math:`T = \lceil n\_epochs / q\rceil` steps (private) or
         :math:`\lceil n\_epochs \lceil N/L\rceil\rceil` (not private).
     normalize : {"l2", "clip"} or None, default="l2"
@@ -251,8 +270,8 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     _losses = ("logistic", "hinge")
 
     def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
-                 n_samples_public=None, alpha=1e-4, learning_rate=0.1, batch_size="auto",
-                 clip=1.0, n_epochs=10, normalize="l2", fit_intercept=False,
+                 n_samples_public=None, alpha=1e-4, learning_rate="auto",
+                 batch_size="auto", clip=1.0, n_epochs=20, normalize="l2", fit_intercept=False,
                  intercept_scaling=1.0, keep_coef_path=False, random_state=None, accountant=None):
         self.loss = loss
         self.epsilon = epsilon
@@ -315,7 +334,7 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
         return tags
 
     def __init__(self, *, epsilon=None, delta=1e-5, n_samples_public=None, alpha=1e-4,
-                 learning_rate=0.1, batch_size="auto", clip=1.0, n_epochs=10,
+                 learning_rate="auto", batch_size="auto", clip=1.0, n_epochs=20,
                  normalize="l2", fit_intercept=False, intercept_scaling=1.0,
                  keep_coef_path=False, random_state=None, accountant=None):
         self.epsilon = epsilon
