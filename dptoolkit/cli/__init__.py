@@ -592,6 +592,12 @@ def _predict(args):
         for i, p in enumerate(pred):
             p = p.item() if hasattr(p, "item") else p
             out.write(f"{i},{p}" + (f",{score[i]:.17g}\n" if score is not None else "\n"))
+        out.flush()
+    except BrokenPipeError:  # e.g. piped into head: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     finally:
         if args.output:
             out.close()
