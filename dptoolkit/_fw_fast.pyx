@@ -36,7 +36,8 @@
 #   -sigma*alpha_j (sum-score units, l1_bound factored out).
 cimport cython
 from libc.math cimport exp, log, log1p, fabs, INFINITY, isfinite
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, free, qsort
+from libc.stdint cimport int32_t
 from numpy.random cimport bitgen_t
 
 import numpy as np
@@ -48,6 +49,38 @@ from dptoolkit._heap cimport LazyMaxQueue
 from dptoolkit._grouped_sampler cimport GroupedExpSampler
 
 cdef double LN2 = 0.6931471805599453
+
+cdef extern from *:
+    """
+    #define DPT_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    """
+    void prefetch "DPT_PREFETCH"(const void* p) noexcept nogil
+
+# Prefetch distance (items) of the loops that gather/scatter by index.
+cdef intp_t PF = 16
+
+# FastFW refresh: how alpha = X^T q is brought up to date (module comment).
+cdef enum:
+    RF_AUTO = 0
+    RF_FULL = 1
+    RF_INCREMENTAL = 2
+REFRESH_AUTO = RF_AUTO
+REFRESH_FULL = RF_FULL
+REFRESH_INCREMENTAL = RF_INCREMENTAL
+# auto: a full CSC pass when the rows whose gradient changed hold more than this
+# fraction of nnz(X) (the sparse scatter costs about twice a gather per non-zero) ...
+cdef double FULL_PASS_FRACTION = 0.5
+# ... or when the incremental refreshes since the last full pass have processed
+# this many times nnz(X) (bounds the accumulated rounding of alpha).
+cdef double DRIFT_PASSES = 8.0
+# The selector is rebuilt (O(D)) instead of updated item by item when more than
+# this fraction of the D coordinates changed.
+cdef double REBUILD_FRACTION = 0.125
+
+
+cdef int _cmp_int32(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*> a)[0], z = (<const int32_t*> b)[0]
+    return (x > z) - (x < z)
 
 cdef enum:
     SEL_ARGMAX = 0
@@ -117,9 +150,12 @@ cdef class FWStats:
     cdef public long selector_updates
     cdef public long sampler_group_resums
     cdef public long sampler_rebuilds
+    cdef public long n_full_refresh     # refreshes done by a full pass over X
+    cdef public long refresh_nnz        # non-zeros processed by refreshes (in touched_nnz)
 
     def as_dict(self):
         return dict(n_iter=self.n_iter, n_refresh=self.n_refresh,
+                    n_full_refresh=self.n_full_refresh, refresh_nnz=self.refresh_nnz,
                     touched_rows=self.touched_rows, touched_nnz=self.touched_nnz,
                     selector_updates=self.selector_updates,
                     sampler_group_resums=self.sampler_group_resums,
@@ -315,11 +351,43 @@ cdef class StandardFW(_FWBase):
         return np.asarray(self.w).copy()
 
 
+cdef bint _all_ones(const float64_t[::1] a) noexcept nogil:
+    cdef intp_t i
+    for i in range(a.shape[0]):
+        if a[i] != 1.0:
+            return False
+    return True
+
+
 cdef class FastFW(_FWBase):
     """Algorithm 2 of paper 000 with bounded-staleness refresh.
 
     Extra parameters (keyword): refresh_tol (rho in [0, inf]), group_size
-    (grouped sampler; 0 = ceil(sqrt(D))).
+    (grouped sampler; 0 = ceil(sqrt(D))), refresh_mode (REFRESH_AUTO: cost
+    model; REFRESH_FULL: every refresh is a full pass over X, as in the paper's
+    text; REFRESH_INCREMENTAL: only rows whose gradient changed, for tests).
+
+    The refresh (papers/README.md, 000 item 1) makes q_i = sigmoid(x_i.w) - y_i
+    exact for every row and alpha = X^T q, h = <alpha, wt> consistent with it;
+    it runs at the same steps and yields the same q as a recomputation from
+    scratch.  Only its cost is data-dependent:
+
+    * a row whose margin is 0 (no chosen feature) or whose recomputed gradient
+      equals the stored one contributes nothing to the change of alpha, so
+      alpha += X^T (q_new - q_old) over the *changed* rows only (CSR scatter);
+      when those rows hold more than FULL_PASS_FRACTION of nnz(X), or the
+      incremental refreshes since the last full pass have processed more than
+      DRIFT_PASSES * nnz(X), alpha = X^T q is recomputed from scratch (CSC
+      gather, the summation order of StandardFW, bit for bit);
+    * the scale w_m is folded into wt over the chosen coordinates only, and the
+      gap term h = <alpha, wt> is summed over them in increasing order (the
+      other terms are +-0, so this is the full sum bit for bit);
+    * the selector is updated for the changed coordinates only, or rebuilt
+      (O(D)) when more than REBUILD_FRACTION of them changed.
+
+    Indices are kept as int32 copies (half the memory traffic of int64), and
+    when every stored value of X is 1.0 the multiplications by it are skipped
+    (x * 1.0 == x exactly, so the results are unchanged).
     """
     cdef double[::1] wt
     cdef double w_m
@@ -329,13 +397,36 @@ cdef class FastFW(_FWBase):
     cdef double prod              # product of (1 - eta) since the last refresh
     cdef double refresh_tol
     cdef unsigned char[::1] dirty
-    cdef index_t[::1] dirty_list
+    cdef int32_t[::1] dirty_list
     cdef LazyMaxQueue queue
     cdef GroupedExpSampler sampler
+    cdef const int32_t[::1] r_idx          # int32 copies of the index arrays
+    cdef const int32_t[::1] c_idx
+    cdef bint binary                       # every stored value of X is 1.0
+    cdef long nnz
+    cdef int32_t[::1] support              # coordinates ever chosen (only they have wt != 0)
+    cdef intp_t n_support
+    cdef bint support_sorted
+    cdef unsigned char[::1] in_support
+    cdef int32_t[::1] rows                 # refresh scratch: rows whose gradient changed
+    cdef double[::1] gam                   # ... and by how much
+    cdef int refresh_mode
+    cdef double drift_nnz                  # nnz processed incrementally since the last full pass
 
-    def __init__(self, *args, double refresh_tol=0.1, long group_size=0):
+    def __init__(self, *args, double refresh_tol=0.1, long group_size=0,
+                 int refresh_mode=RF_AUTO):
         _FWBase.__init__(self, *args)
+        if refresh_mode not in (RF_AUTO, RF_FULL, RF_INCREMENTAL):
+            raise ValueError(f"refresh_mode must be 0, 1 or 2, got {refresh_mode}")
+        if self.n_samples >= 2 ** 31 - 1 or self.n_features >= 2 ** 31 - 1:
+            raise ValueError("the fast solver needs n_samples and n_features below 2**31 - 1")
         self.refresh_tol = refresh_tol
+        self.refresh_mode = refresh_mode
+        self.r_idx = np.asarray(args[1]).astype(np.int32, copy=False)
+        self.c_idx = np.asarray(args[4]).astype(np.int32, copy=False)
+        self.nnz = self.r_indptr[self.n_samples]
+        with nogil:
+            self.binary = _all_ones(self.r_data) and _all_ones(self.c_data)
         self.wt = np.zeros(self.n_features)
         self.w_m = 1.0
         self.vt = np.zeros(self.n_samples)
@@ -343,7 +434,14 @@ cdef class FastFW(_FWBase):
         self.h = 0.0
         self.prod = 1.0
         self.dirty = np.zeros(self.n_features, dtype=np.uint8)
-        self.dirty_list = np.zeros(self.n_features, dtype=np.int64)
+        self.dirty_list = np.zeros(self.n_features, dtype=np.int32)
+        self.support = np.zeros(self.n_features, dtype=np.int32)
+        self.n_support = 0
+        self.support_sorted = True
+        self.in_support = np.zeros(self.n_features, dtype=np.uint8)
+        self.rows = np.zeros(self.n_samples, dtype=np.int32)
+        self.gam = np.zeros(self.n_samples)
+        self.drift_nnz = 0.0
         if self.selector == SEL_PAIRING:
             self.queue = LazyMaxQueue("pairing", self.n_features)
         elif self.selector == SEL_FIBONACCI:
@@ -369,52 +467,203 @@ cdef class FastFW(_FWBase):
                                      "(non-finite gradient); check the data")
         return done
 
+    def state(self):
+        """Copies of the maintained state (for tests): w_m, wt, vt, q, alpha, h."""
+        return dict(w_m=self.w_m, wt=np.asarray(self.wt).copy(),
+                    vt=np.asarray(self.vt).copy(), q=np.asarray(self.q).copy(),
+                    alpha=np.asarray(self.alpha).copy(), h=self.h, prod=self.prod)
+
+    cdef void full_alpha(self) noexcept nogil:
+        # alpha = X^T q by columns (CSC gather), the summation order of xt_q
+        cdef intp_t j, d = self.n_features
+        cdef index_t p
+        cdef double acc
+        cdef const float64_t[::1] data = self.c_data
+        cdef const int32_t[::1] idx = self.c_idx
+        cdef const index_t[::1] indptr = self.c_indptr
+        cdef const double[::1] q = self.q
+        cdef double[::1] alpha = self.alpha
+        if self.binary:
+            for j in range(d):
+                acc = 0.0
+                for p in range(indptr[j], indptr[j + 1]):
+                    acc = acc + q[idx[p]]
+                alpha[j] = acc
+        else:
+            for j in range(d):
+                acc = 0.0
+                for p in range(indptr[j], indptr[j + 1]):
+                    acc = acc + data[p] * q[idx[p]]
+                alpha[j] = acc
+
+    cdef intp_t scatter_rows(self, intp_t n_rows, bint track) noexcept nogil:
+        # alpha += X^T gamma over the listed rows (CSR scatter); with ``track``
+        # each changed coordinate is listed once in dirty_list.  Returns their
+        # number (0 without ``track``).
+        cdef intp_t r, k, n_dirty = 0
+        cdef index_t p, lo, hi
+        cdef double g
+        cdef double[::1] alpha = self.alpha
+        cdef const double[::1] gam = self.gam
+        cdef const int32_t[::1] rows = self.rows, idx = self.r_idx
+        cdef const index_t[::1] indptr = self.r_indptr
+        cdef const float64_t[::1] data = self.r_data
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef int32_t[::1] dirty_list = self.dirty_list
+        cdef bint binary = self.binary
+        for r in range(n_rows):
+            g = gam[r]
+            lo = indptr[rows[r]]
+            hi = indptr[rows[r] + 1]
+            for p in range(lo, hi):
+                if p + PF < hi:
+                    prefetch(&alpha[idx[p + PF]])
+                k = idx[p]
+                if binary:
+                    alpha[k] = alpha[k] + g
+                else:
+                    alpha[k] = alpha[k] + g * data[p]
+                if track and not dirty[k]:
+                    dirty[k] = 1
+                    dirty_list[n_dirty] = <int32_t> k
+                    n_dirty += 1
+        return n_dirty
+
+    cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
+        # one queue/sampler update per listed coordinate; clears the dirty flags
+        cdef intp_t r, k, kk
+        cdef double c = self.mech_coef
+        cdef double[::1] alpha = self.alpha
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef const int32_t[::1] dirty_list = self.dirty_list
+        cdef double* slw
+        cdef double* swt
+        if self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI:
+            for r in range(n_dirty):
+                k = dirty_list[r]
+                dirty[k] = 0
+                self.queue.update(k, alpha[k])
+        elif self.selector == SEL_GROUPED:
+            # the sampler's per-item arrays are O(D): fetch ahead of the updates
+            slw = &self.sampler.logw[0]
+            swt = &self.sampler.weight[0]
+            for r in range(n_dirty):
+                if r + PF < n_dirty:
+                    kk = dirty_list[r + PF]
+                    prefetch(slw + kk)
+                    prefetch(swt + kk)
+                k = dirty_list[r]
+                dirty[k] = 0
+                self.sampler.update(k, log_weight(c, alpha[k]))
+        else:
+            for r in range(n_dirty):
+                dirty[dirty_list[r]] = 0
+        self.stats.selector_updates += n_dirty
+
     cdef void refresh(self) noexcept nogil:
-        # Exact recomputation: fold w_m into wt and vt, then q, alpha, h and the
-        # selector from scratch.
-        cdef intp_t i, j, n = self.n_samples, d = self.n_features
-        cdef double h = 0.0, c = self.mech_coef, w_m = self.w_m
+        # Exact q for every row at the current scale; alpha, h and the selector
+        # brought up to date (class docstring).
+        cdef intp_t i, j, k, r, n = self.n_samples, d = self.n_features
+        cdef intp_t n_rows = 0, n_dirty = 0
+        cdef long work = 0
+        cdef double h = 0.0, c = self.mech_coef, w_m = self.w_m, qn, g
         cdef double[::1] wt = self.wt, vt = self.vt, q = self.q, alpha = self.alpha
+        cdef double[::1] gam = self.gam
         cdef double[::1] logw
         cdef const float64_t[::1] y = self.y
+        cdef const index_t[::1] r_indptr = self.r_indptr
+        cdef int32_t[::1] rows = self.rows, support = self.support
+        cdef const int32_t[::1] dirty_list = self.dirty_list
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef bint full, track, rebuild
+        cdef int selector = self.selector
         if w_m != 1.0:
-            for j in range(d):
+            for r in range(self.n_support):
+                j = support[r]
                 wt[j] = wt[j] * w_m
             for i in range(n):
                 vt[i] = vt[i] * w_m
             self.w_m = 1.0
+        # exact row gradients; list the rows whose gradient changed
         for i in range(n):
-            q[i] = sigmoid(vt[i]) - y[i]
-        self.xt_q(q)
-        for j in range(d):
+            qn = sigmoid(vt[i]) - y[i]
+            g = qn - q[i]
+            q[i] = qn
+            if g != 0.0:
+                rows[n_rows] = <int32_t> i
+                gam[n_rows] = g
+                n_rows += 1
+                work += r_indptr[i + 1] - r_indptr[i]
+        if self.refresh_mode == RF_FULL:
+            full = True
+        elif self.refresh_mode == RF_INCREMENTAL:
+            full = False
+        else:
+            full = (work > FULL_PASS_FRACTION * self.nnz
+                    or self.drift_nnz + work > DRIFT_PASSES * self.nnz)
+        track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
+                 or selector == SEL_GROUPED)
+        if full:
+            self.full_alpha()
+            self.drift_nnz = 0.0
+            work = self.nnz
+            self.stats.n_full_refresh += 1
+        else:
+            n_dirty = self.scatter_rows(n_rows, track)
+            self.drift_nnz += work
+        # gap term over the chosen coordinates, in increasing order
+        if not self.support_sorted:
+            qsort(&support[0], self.n_support, sizeof(int32_t), _cmp_int32)
+            self.support_sorted = True
+        for r in range(self.n_support):
+            j = support[r]
             h = h + alpha[j] * wt[j]
         self.h = h
         self.prod = 1.0
-        if self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI:
-            self.queue.build(self.alpha)
-        elif self.selector == SEL_GROUPED:
-            # write into the sampler's own buffer: build() then skips its copy
-            logw = self.sampler.logw
-            for j in range(d):
-                logw[j] = log_weight(c, alpha[j])
-            self.sampler.build(logw)
+        rebuild = full or n_dirty > REBUILD_FRACTION * d
+        if selector == SEL_PAIRING or selector == SEL_FIBONACCI:
+            if rebuild:
+                for r in range(n_dirty):
+                    dirty[dirty_list[r]] = 0
+                self.queue.build(self.alpha)
+            else:
+                self.update_selector(n_dirty)
+        elif selector == SEL_GROUPED:
+            if rebuild:
+                # write into the sampler's own buffer: build() then skips its copy
+                logw = self.sampler.logw
+                if full:
+                    for j in range(d):
+                        logw[j] = log_weight(c, alpha[j])
+                else:
+                    for r in range(n_dirty):
+                        k = dirty_list[r]
+                        dirty[k] = 0
+                        logw[k] = log_weight(c, alpha[k])
+                self.sampler.build(logw)
+            else:
+                self.update_selector(n_dirty)
         self.stats.n_refresh += 1
-        self.stats.touched_nnz += self.r_indptr[n]
+        self.stats.touched_nnz += work
+        self.stats.refresh_nnz += work
 
     cdef long _run(self, long n_steps, double[::1] gaps, double tol,
                    bitgen_t* rng) noexcept nogil:
         cdef intp_t i, j, k, n_dirty
-        cdef index_t p, r
+        cdef index_t p, r, lo, hi
         cdef long step
         cdef double eta, s, sigma = 1.0, gap, delta, qn, gamma, vti, c = self.mech_coef
         cdef double w_m, h
         cdef double[::1] alpha = self.alpha, vt = self.vt, q = self.q
         cdef const float64_t[::1] r_data = self.r_data, c_data = self.c_data, y = self.y
-        cdef const index_t[::1] r_indices = self.r_indices, r_indptr = self.r_indptr
-        cdef const index_t[::1] c_indices = self.c_indices, c_indptr = self.c_indptr
+        cdef const int32_t[::1] r_idx = self.r_idx, c_idx = self.c_idx
+        cdef const index_t[::1] r_indptr = self.r_indptr, c_indptr = self.c_indptr
         cdef unsigned char[::1] dirty = self.dirty
-        cdef index_t[::1] dirty_list = self.dirty_list
+        cdef int32_t[::1] dirty_list = self.dirty_list
+        cdef bint binary = self.binary
         cdef int selector = self.selector
+        cdef bint track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
+                           or selector == SEL_GROUPED)
         cdef long touched_rows = 0, touched_nnz = 0
         if n_steps <= 0:
             return 0
@@ -423,10 +672,10 @@ cdef class FastFW(_FWBase):
             if self.t == 1 or self.prod < 1.0 - self.refresh_tol:
                 self.refresh()
             # choose the vertex s = sigma * l1_bound * e_j
-            if self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI:
+            if selector == SEL_PAIRING or selector == SEL_FIBONACCI:
                 j = self.queue.get_next(alpha)
                 sigma = -sign_of(alpha[j])
-            elif self.selector == SEL_GROUPED:
+            elif selector == SEL_GROUPED:
                 j = self.sampler.sample(rng)
                 if j < 0:       # only if a NaN reached the sampler
                     self.t -= 1
@@ -446,12 +695,22 @@ cdef class FastFW(_FWBase):
             w_m = self.w_m
             delta = eta * s / w_m
             self.wt[j] = self.wt[j] + delta
+            if not self.in_support[j]:
+                self.in_support[j] = 1
+                self.support[self.n_support] = <int32_t> j
+                if self.n_support > 0 and self.support[self.n_support - 1] > j:
+                    self.support_sorted = False
+                self.n_support += 1
             h = self.h + alpha[j] * delta
             # rows containing feature j: exact margins and gradients, sparse alpha
+            # (binary X: x * 1.0 == x, the multiplications are skipped)
             n_dirty = 0
             for p in range(c_indptr[j], c_indptr[j + 1]):
-                i = c_indices[p]
-                vti = vt[i] + delta * c_data[p]
+                i = c_idx[p]
+                if binary:
+                    vti = vt[i] + delta
+                else:
+                    vti = vt[i] + delta * c_data[p]
                 vt[i] = vti
                 qn = sigmoid(w_m * vti) - y[i]
                 gamma = qn - q[i]
@@ -460,30 +719,24 @@ cdef class FastFW(_FWBase):
                 if gamma == 0.0:
                     continue
                 h = h + gamma * vti
-                for r in range(r_indptr[i], r_indptr[i + 1]):
-                    k = r_indices[r]
-                    alpha[k] = alpha[k] + gamma * r_data[r]
-                    if not dirty[k]:
+                lo = r_indptr[i]
+                hi = r_indptr[i + 1]
+                for r in range(lo, hi):
+                    if r + PF < hi:
+                        prefetch(&alpha[r_idx[r + PF]])
+                    k = r_idx[r]
+                    if binary:
+                        alpha[k] = alpha[k] + gamma
+                    else:
+                        alpha[k] = alpha[k] + gamma * r_data[r]
+                    if track and not dirty[k]:
                         dirty[k] = 1
-                        dirty_list[n_dirty] = k
+                        dirty_list[n_dirty] = <int32_t> k
                         n_dirty += 1
-                touched_nnz += r_indptr[i + 1] - r_indptr[i]
+                touched_nnz += hi - lo
             self.h = h
             # one queue/sampler update per distinct changed coordinate
-            if selector == SEL_PAIRING or selector == SEL_FIBONACCI:
-                for r in range(n_dirty):
-                    k = dirty_list[r]
-                    dirty[k] = 0
-                    self.queue.update(k, alpha[k])
-            elif selector == SEL_GROUPED:
-                for r in range(n_dirty):
-                    k = dirty_list[r]
-                    dirty[k] = 0
-                    self.sampler.update(k, log_weight(c, alpha[k]))
-            else:
-                for r in range(n_dirty):
-                    dirty[dirty_list[r]] = 0
-            self.stats.selector_updates += n_dirty
+            self.update_selector(n_dirty)
             self.stats.n_iter += 1
             if gap <= tol:
                 break
