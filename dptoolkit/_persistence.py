@@ -34,6 +34,7 @@ TRUSTED_TYPES = (
     "dptoolkit.linear_model._scd.DPSCDClassifier",
     "dptoolkit.linear_model._scd.DPSCDRegressor",
     "dptoolkit.linear_model._ight.DPIGHTClassifier",
+    "dptoolkit.linear_model._nb_logistic.DPNBLogisticClassifier",
     # selectors and meta-estimators
     "dptoolkit.selection._sis.SIS",
     "dptoolkit.selection._sis.DPSIS",

@@ -72,6 +72,13 @@ def _open_unit(text):
     return value
 
 
+def _unit_closed(text):
+    value = _float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text!r}")
+    return value
+
+
 def _positive_int(text):
     try:
         value = int(text)
@@ -146,6 +153,10 @@ _ESTIMATOR_OPTIONS = [
     ("n_epochs", _positive_float, None, "passes over the data"),
     ("variant", str, ("dual", "primal", "sequential"), "DP-SCD variant"),
     ("sparsity", _positive_int, None, "non-zeros kept by hard thresholding"),
+    ("n_features_kept", _positive_int, None, "features kept by the private release"),
+    ("release_fraction", _open_unit, None, "share of the budget of the private release"),
+    ("sampling_rate", _unit_closed, None, "Poisson sampling rate of DP-SGD"),
+    ("averaging_fraction", _unit_closed, None, "share of the last iterates averaged"),
     ("k", _positive_int, None, "features DP-SIS selects"),
 ]
 
@@ -361,6 +372,9 @@ def _check_model_options(args):
             raise UsageError(f"{_flag(dest)} does not apply to --model {shown}; it applies "
                              f"to: {', '.join(_models.models_of(dest))}")
     spec = MODELS[_models.inner_model(args)]
+    if getattr(args, "verbose", None) and not _models.has_progress(args):
+        raise UsageError(f"--verbose does not apply to --model {model}; it applies to: "
+                         f"{', '.join(_models.models_with_progress())}")
     if model in ("select-then-fit", "search") and args.epsilon is None:
         raise UsageError(f"--epsilon is required for --model {model} (it composes private "
                          "steps under one budget)")
@@ -391,6 +405,12 @@ def _check_train_data_options(args):
         if getattr(args, dest) is not None:
             raise UsageError(f"{_flag(dest)} applies only without --data")
     _check_corpus_or_libsvm(args, train=True)
+    if (Path(args.data).name.startswith("20news") and args.positive is None
+            and args.negative is None and not _models.supports_multiclass(args)):
+        raise UsageError(f"--model {args.model} is binary only and {args.data} without "
+                         "--positive/--negative is the 20-class task: choose two groups "
+                         "with --positive/--negative, or a multiclass model (frank-wolfe, "
+                         "sparsifier)")
 
 
 def _check_corpus_or_libsvm(args, *, train):
@@ -491,7 +511,8 @@ def _describe_event(event, indent="  "):
     return lines
 
 
-def _print_guarantee(model, name, bound, file=sys.stdout):
+def _print_guarantee(model, name, bound, file=None):
+    file = sys.stdout if file is None else file
     spent = getattr(model, "privacy_spent_", None)
     if spent is None:
         print("privacy: none (non-private fit; pass --epsilon for a private one)", file=file)
@@ -572,7 +593,10 @@ def _load_saved(args):
 
     _check_path("--model-file", args.model_file)
     _check_corpus_or_libsvm(args, train=False)
-    return load_model(args.model_file)
+    try:
+        return load_model(args.model_file)
+    except ValueError as exc:
+        raise UsageError(f"--model-file: {exc}") from None
 
 
 def _predict(args):

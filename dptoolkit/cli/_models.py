@@ -8,6 +8,7 @@ import inspect
 
 from ..linear_model import (
     DPIGHTClassifier,
+    DPNBLogisticClassifier,
     DPSCDClassifier,
     DPSGDClassifier,
     FrankWolfeLassoClassifier,
@@ -33,6 +34,7 @@ SEARCH_GRIDS = {
     "dp-sgd": {"alpha": [1e-5, 1e-4, 1e-3], "learning_rate": [0.05, 0.1, 0.5]},
     "dp-scd": {"alpha": [1e-5, 1e-4, 1e-3]},
     "dp-ight": {"sparsity": [10, 50, 100]},
+    "dp-nb-logistic": {"n_features_kept": [1000, 5000, 20000]},
 }
 
 
@@ -102,6 +104,16 @@ MODELS = {
          "neighbouring": "neighbouring", "n_samples_public": "n_samples_public"}, False,
         "DPIGHTClassifier: sparse logistic regression by DP iterative gradient hard "
         "thresholding", "||x_i||_2 <= row_norm_bound (rows rescaled)"),
+    "dp-nb-logistic": ModelSpec(
+        "dp-nb-logistic", DPNBLogisticClassifier,
+        {"n_features_kept": "n_features_kept", "release_fraction": "release_fraction",
+         "sampling_rate": "sampling_rate", "n_epochs": "n_epochs",
+         "learning_rate": "learning_rate", "alpha": "alpha",
+         "averaging_fraction": "averaging_fraction",
+         "n_samples_public": "n_samples_public"}, False,
+        "DPNBLogisticClassifier: private naive-Bayes-scaled logistic regression (a "
+        "private release of the per-class sums picks the vocabulary and the scaling, "
+        "then DP-SGD)", "x_ij >= 0, rows normalised to ||x_i||_2 <= 1"),
     "select-then-fit": ModelSpec(
         "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
         "PrivateSelectThenFit: DP-SIS selects --k features with a share "
@@ -162,6 +174,18 @@ def supports_multiclass(args):
     return MODELS[inner_model(args)].multiclass
 
 
+def has_progress(args):
+    """Whether the chosen model (or the searched one) shows a progress bar."""
+    cls = MODELS[inner_model(args)].cls
+    return "verbose" in inspect.signature(cls.__init__).parameters
+
+
+def models_with_progress():
+    """Models whose estimator takes ``verbose``."""
+    return [n for n, s in MODELS.items() if s.cls is not None
+            and "verbose" in inspect.signature(s.cls.__init__).parameters]
+
+
 def _given(args, spec):
     """Estimator parameters the user gave, for ``spec``."""
     return {param: getattr(args, dest) for dest, param in spec.params.items()
@@ -178,7 +202,8 @@ def _base(name, args, *, epsilon, delta, seed=True):
         kw["delta"] = delta
     if seed:
         kw["random_state"] = args.seed
-    if "verbose" in inspect.signature(spec.cls.__init__).parameters and args.verbose:
+    if "verbose" in inspect.signature(spec.cls.__init__).parameters and getattr(
+            args, "verbose", None):
         kw["verbose"] = args.verbose
     return spec.cls(**kw)
 
