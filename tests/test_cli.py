@@ -386,3 +386,11 @@ def test_help_shows_defaults(capsys):
 def test_default_is_one_constant():
     assert _models.resolve_model("default") == DEFAULT_MODEL == _models.DEFAULT_MODEL
     assert DEFAULT_MODEL in _models.MODELS
+
+
+def test_unreadable_data_names_the_file(tmp_path, capsys):
+    bad = tmp_path / "bad.libsvm"
+    bad.write_text("hello world\n")
+    status, out, err = _run(["train", "--data", bad, "--epsilon", 1], capsys)
+    assert status == 1
+    assert f"--data {bad}" in err and "hello" in err

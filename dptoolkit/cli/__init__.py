@@ -216,8 +216,10 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 def build_parser():
     """The argument parser of ``python -m dptoolkit``."""
     fmt = _HelpFormatter
+    script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
     parser = argparse.ArgumentParser(
-        prog="python -m dptoolkit", description="dptoolkit: differentially private "
+        prog="dptoolkit" if script == "dptoolkit" else "python -m dptoolkit",
+        description="dptoolkit: differentially private "
         "learning on sparse data.  Options an estimator takes default to the "
         "estimator's own defaults.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -528,6 +530,22 @@ def _print_guarantee(model, name, bound, file=None):
         print(line, file=file)
 
 
+class DataError(Exception):
+    """The data could not be read (exit status 1)."""
+
+
+def _reading(args, load, *load_args):
+    """``load(*load_args)``, with read errors naming the files given."""
+    try:
+        return load(*load_args)
+    except (ValueError, TypeError, EOFError, OSError) as exc:
+        files = " ".join(f"{flag} {value}" for flag, value in
+                         (("--data", args.data), ("--test", getattr(args, "test", None)))
+                         if value is not None)
+        raise DataError(f"could not read {files or 'the synthetic data'}: "
+                        f"{type(exc).__name__}: {exc}") from exc
+
+
 def _train(args):
     from .._persistence import save_model
     from . import _data, _report
@@ -548,7 +566,7 @@ def _train(args):
     _preflight(estimator, args, n_pre, d_pre)
 
     t0 = time.perf_counter()
-    Xtr, ytr, Xte, yte, description = _data.load_train_test(args)
+    Xtr, ytr, Xte, yte, description = _reading(args, _data.load_train_test, args)
     load_time = time.perf_counter() - t0
     classes = _data.class_list(ytr)
     print(f"data: {description['description']}; {description['split']}")
@@ -605,7 +623,7 @@ def _predict(args):
     if args.output is not None:
         _check_out_path("--output", args.output)
     model = _load_saved(args)
-    X, _, _ = _data.load_for_model(args, int(model.n_features_in_))
+    X, _, _ = _reading(args, _data.load_for_model, args, int(model.n_features_in_))
     pred = model.predict(X)
     score = None
     if len(getattr(model, "classes_", ())) == 2 and hasattr(model, "decision_function"):
@@ -637,7 +655,8 @@ def _evaluate(args):
         _check_out_path("--report", args.report)
     model = _load_saved(args)
     t0 = time.perf_counter()
-    X, y, description = _data.load_for_model(args, int(model.n_features_in_))
+    X, y, description = _reading(args, _data.load_for_model, args,
+                                 int(model.n_features_in_))
     load_time = time.perf_counter() - t0
     t0 = time.perf_counter()
     scores = _report.metrics(model, X, y)
@@ -769,6 +788,9 @@ def main(argv=None):
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except DataError as exc:
+        print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
+        return 1
     except (ValueError, TypeError, BudgetExceededError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
