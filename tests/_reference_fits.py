@@ -61,6 +61,7 @@ def cases():
                                         learning_rate=0.1, batch_size=100,
                                         random_state=0), None),
         "dpight": (DPIGHTClassifier, dict(epsilon=1.0, delta=1e-5, max_iter=20,
+                                          sparsity=10, learning_rate=1.0, screening=None,
                                           random_state=0), None),
     }
 

@@ -166,3 +166,28 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 @parametrize_with_checks([DPIGHTClassifier(sparsity=1, max_iter=100, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_screening_event_and_coefficients():
+    """With screening the fit is the Gaussian screening composed with the T steps;
+    coef_ lives on the screened columns; the guarantee is the composed RDP."""
+    import scipy.sparse as sp
+
+    from dptoolkit.accounting import epsilon_of_event
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_array((rng.random((300, 5000)) < 0.01).astype(float))
+    y = (X[:, [0]].toarray().ravel() > 0).astype(int)
+    clf = DPIGHTClassifier(epsilon=1.0, n_samples_public=300, max_iter=10, sparsity=20,
+                           random_state=0).fit(X, y)
+    assert clf.screened_features_.shape == (4096,)
+    assert set(np.flatnonzero(clf.coef_[0])) <= set(clf.screened_features_)
+    assert np.count_nonzero(clf.coef_) <= 20
+    eps = epsilon_of_event(clf.privacy_event_, 1e-5, method="rdp")
+    assert eps == pytest.approx(clf.privacy_spent_[0], rel=1e-9)
+    assert clf.privacy_spent_[0] <= 1.0
+    with pytest.raises(ValueError, match="screening"):
+        DPIGHTClassifier(screening=5, sparsity=20, n_samples_public=300).fit(X, y)
+    off = DPIGHTClassifier(epsilon=1.0, n_samples_public=300, max_iter=10, sparsity=20,
+                           screening=None, random_state=0).fit(X, y)
+    assert off.screened_features_ is None

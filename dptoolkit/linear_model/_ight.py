@@ -1,4 +1,5 @@
 r"""Differentially private iterative gradient hard thresholding (Wang & Gu, IJCAI 2019)."""
+import math
 import warnings
 
 import numpy as np
@@ -9,8 +10,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
-from ..accounting import RDPAccountant, calibrate_noise_multiplier
-from ..accounting.events import GaussianEvent, SelfComposedEvent
+from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
+from ..accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
+from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 from ..datasets import clip_rows
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 from ._sparsifier import keep_largest
@@ -59,14 +61,17 @@ class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    sparsity : int, default=10
-        Number of non-zeros ``s`` kept at every step, ``1 <= s <= n_features``.
-    max_iter : int, default=1000
-        Number of iterations ``T`` (the paper 001 study uses 1000).
-    learning_rate : float, default=1.0
+    sparsity : int or "auto", default="auto"
+        Number of non-zeros ``s`` kept at every step, ``1 <= s <= n_features``;
+        "auto": ``min(1000, n_features)``.
+    max_iter : int, default=100
+        Number of iterations ``T`` (the paper 001 study uses 1000; every full-batch
+        step costs noise, and 100 steps of size :math:`1/\beta` suffice for the
+        smooth loss).
+    learning_rate : float, default=4.0
         Step size :math:`\eta > 0` on the mean gradient.  The mean logistic loss is
         :math:`C^2/4`-smooth, so :math:`\eta \le 4/C^2` is a descent step without
-        noise.
+        noise; the default is :math:`1/\beta` for ``row_norm_bound=1``.
     epsilon : float, default=1.0
         Total :math:`\varepsilon > 0`.
     delta : float, default=1e-5
@@ -77,6 +82,15 @@ class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Public dataset size ``N`` used in the step :math:`\eta/N`; None reads it from
         the data (with a ``PrivacyLeakWarning`` under add/remove).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
+    screening : int, "auto" or None, default="auto"
+        Private candidate screening before the iterations (as for
+        :class:`FrankWolfeLassoClassifier`: the Gaussian mechanism on the column
+        masses of the row-normalised data, :mod:`dptoolkit.linear_model._fw_screening`),
+        keeping this many features; "auto": 4096 when there are more features;
+        None: off.  On hashed text the noisy gradient's top ``s`` coordinates are
+        otherwise mostly noise.
+    screening_fraction : float, default=0.1
+        Share of the zCDP budget the screening spends, in (0, 1).
     clip_data : bool, default=True
         Rows with :math:`\|x_i\|_2 > C` are scaled to norm :math:`C` with a
         :class:`~dptoolkit.exceptions.DataClippedWarning` if True; an error if False.
@@ -114,11 +128,13 @@ class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _privacy_label = "DP-IGHT"
 
-    def __init__(self, *, sparsity=10, max_iter=1000, learning_rate=1.0, epsilon=1.0,
+    def __init__(self, *, sparsity="auto", max_iter=100, learning_rate=4.0, epsilon=1.0,
                  delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
-                 neighbouring="add_remove", clip_data=True, accountant=None,
-                 random_state=None):
+                 neighbouring="add_remove", screening="auto", screening_fraction=0.1,
+                 clip_data=True, accountant=None, random_state=None):
         self.sparsity = sparsity
+        self.screening = screening
+        self.screening_fraction = screening_fraction
         self.max_iter = max_iter
         self.learning_rate = learning_rate
         self.epsilon = epsilon
@@ -131,7 +147,10 @@ class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self, n_features):
-        sparsity = check_positive_int(self.sparsity, "sparsity")
+        if isinstance(self.sparsity, str) and self.sparsity == "auto":
+            sparsity = min(1000, n_features)
+        else:
+            sparsity = check_positive_int(self.sparsity, "sparsity")
         if sparsity > n_features:
             raise ValueError(f"sparsity must be in [1, n_features] = [1, {n_features}], got "
                              f"{sparsity}")
@@ -200,16 +219,34 @@ class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
                           stacklevel=2)
         y01 = (y == classes[1]).astype(np.float64)
 
+        k = self._screening_size(Xr.shape[1], sparsity)
+        template, sigma_screen = RDPAccountant(), None
+        if k is not None:
+            # the candidate screening gets a share of the zCDP budget (as for
+            # Frank-Wolfe: dptoolkit.linear_model._fw_screening)
+            rho = calibrate_parameter(lambda r: ZCDPEvent(r), target_epsilon=epsilon,
+                                      delta=delta, low=1e-12, high=1e6, method="rdp")
+            sigma_screen = 1.0 / math.sqrt(2.0 * self.screening_fraction * rho)
+            template.compose_gaussian(noise_multiplier=sigma_screen)
         sigma = calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
-                                           sampling_rate=1.0, steps=max_iter)
-        spent = RDPAccountant().compose_gaussian(noise_multiplier=sigma,
+                                           sampling_rate=1.0, steps=max_iter,
+                                           accountant=template)
+        spent = template.copy().compose_gaussian(noise_multiplier=sigma,
                                                  steps=max_iter).get_epsilon(delta)
         # max_iter full-batch Gaussian gradient steps (sensitivity factor * bound)
         event = SelfComposedEvent(GaussianEvent(sigma), max_iter)
+        if k is not None:
+            event = ComposedEvent((GaussianEvent(sigma_screen), event))
         self._check_spend(event, (spent, delta))
         rng = check_random_state(self.random_state)
         factor = 2.0 if self.neighbouring == "replace_one" else 1.0
         std = sigma * factor * bound
+        n_features = Xr.shape[1]
+        columns = None
+        if k is not None:
+            Xr = sp.csr_array(Xr)
+            columns = private_top_columns(Xr, k, sigma_screen, rng, sensitivity=factor)
+            Xr = Xr[:, columns]
         n, d = Xr.shape
         XcT = sp.csr_array(Xr.T) if sp.issparse(Xr) else np.ascontiguousarray(Xr.T)
         theta = np.zeros(d)
@@ -226,12 +263,32 @@ class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             grad = XcT @ (_sigmoid(Xr @ theta) - y01)
             theta = keep_largest(theta - step * (grad + std * rng.standard_normal(d)),
                                  sparsity)
-        self.coef_ = theta.reshape(1, -1)
+        coef = np.zeros((1, n_features))
+        coef[0, columns if columns is not None else slice(None)] = theta
+        self.coef_ = coef
+        self.screened_features_ = columns
         self.intercept_ = np.zeros(1)
         self.classes_ = classes
         self.n_iter_ = max_iter
         self.noise_multiplier_ = sigma
         return self._record_spend(event, (spent, delta))
+
+    def _screening_size(self, n_features, sparsity):
+        """k of the candidate screening, or None (no screening)."""
+        screening_fraction = check_scalar_range(self.screening_fraction,
+                                                "screening_fraction", low=0.0, high=1.0,
+                                                low_open=True, high_open=True)
+        k = self.screening
+        if k is None:
+            return None
+        if isinstance(k, str) and k == "auto":
+            k = DEFAULT_N_CANDIDATES
+        else:
+            k = check_positive_int(k, "screening")
+        del screening_fraction
+        if k < sparsity:
+            raise ValueError(f"screening={k} must be >= sparsity={sparsity}")
+        return k if k < n_features else None
 
     def decision_function(self, X):
         """Margins :math:`x_i^\\top\\theta`, shape (n_samples,)."""
