@@ -394,3 +394,26 @@ def test_unreadable_data_names_the_file(tmp_path, capsys):
     status, out, err = _run(["train", "--data", bad, "--epsilon", 1], capsys)
     assert status == 1
     assert f"--data {bad}" in err and "hello" in err
+
+
+@need_a1a
+def test_evaluate_reproduces_the_held_out_part_of_train(tmp_path, capsys):
+    saved, r_train, r_eval = tmp_path / "m.skops", tmp_path / "t.json", tmp_path / "e.json"
+    common = ["--data", A1A, "--test-size", 0.3, "--seed", 3]
+    status, out, err = _run(["train", "--model", "dp-ight", *common, "--epsilon", 1,
+                             "--save", saved, "--report", r_train], capsys)
+    assert status == 0, err
+    status, out, err = _run(["evaluate", "--model-file", saved, *common, "--subset", "test",
+                             "--report", r_eval], capsys)
+    assert status == 0, err
+    train, ev = json.loads(r_train.read_text()), _validate(r_eval)
+    assert ev["metrics"] == train["metrics"]
+    assert "seed 3" in ev["data"]["split"]
+
+
+@need_20news
+def test_test_size_refused_for_a_corpus_with_its_own_split(capsys):
+    status, out, err = _run(["train", "--data", NEWS20, "--positive", "comp.graphics",
+                             "--negative", "rec.autos", "--n-features", 1024,
+                             "--test-size", 0.3], capsys)
+    assert status == 2 and "--test-size" in err

@@ -268,9 +268,7 @@ def build_parser():
                                     "(index,prediction[,score]).")
     pr.add_argument("--model-file", required=True, help="model written by train --save")
     _add_data_options(pr, train=False)
-    pr.add_argument("--subset", choices=("train", "test", "all"), default=None,
-                    help="corpus split to read (default: test, or all when the corpus "
-                         "has no split)")
+    _add_subset_options(pr)
     pr.add_argument("--output", metavar="PATH", default=None,
                     help="CSV file (default: standard output)")
 
@@ -278,9 +276,7 @@ def build_parser():
                         description="Print the accuracy and AUC of a saved model.")
     ev.add_argument("--model-file", required=True, help="model written by train --save")
     _add_data_options(ev, train=False)
-    ev.add_argument("--subset", choices=("train", "test", "all"), default=None,
-                    help="corpus split to read (default: test, or all when the corpus "
-                         "has no split)")
+    _add_subset_options(ev)
     ev.add_argument("--report", metavar="PATH", help="write a JSON report")
 
     ac = sub.add_parser("account", formatter_class=fmt,
@@ -309,6 +305,18 @@ def build_parser():
     ac.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     ac.set_defaults(verbose=None)
     return parser
+
+
+def _add_subset_options(p):
+    p.add_argument("--subset", choices=("train", "test", "all"), default=None,
+                   help="examples to score: a corpus's own split, else the part of the "
+                        "random split train makes (--test-size, --seed); default: test for "
+                        "a corpus, all for a LIBSVM file")
+    p.add_argument("--test-size", type=_open_unit, default=None,
+                   help="held-out fraction of that split, as given to train (default: "
+                        "0.25)")
+    p.add_argument("--seed", type=int, default=0, help="seed of that split, as given to "
+                                                       "train")
 
 
 def _search_cls():
@@ -430,9 +438,6 @@ def _check_corpus_or_libsvm(args, *, train):
                 hint = " (use --n-features-libsvm)" if dest == "n_features" and train else ""
                 raise UsageError(f"{_flag(dest)} is for text corpora; --data {args.data} is "
                                  f"read as a LIBSVM file{hint}")
-        if getattr(args, "subset", None) is not None:
-            raise UsageError(f"--subset is for text corpora; --data {args.data} is read as "
-                             "a LIBSVM file (whole file)")
         if train and args.test is not None:
             _check_path("--test", args.test)
 
@@ -536,8 +541,12 @@ class DataError(Exception):
 
 def _reading(args, load, *load_args):
     """``load(*load_args)``, with read errors naming the files given."""
+    from ._data import _OwnSplit
+
     try:
         return load(*load_args)
+    except _OwnSplit as exc:
+        raise UsageError(str(exc)) from None
     except (ValueError, TypeError, EOFError, OSError) as exc:
         files = " ".join(f"{flag} {value}" for flag, value in
                          (("--data", args.data), ("--test", getattr(args, "test", None)))

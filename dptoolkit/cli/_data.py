@@ -15,6 +15,10 @@ CORPUS_N_FEATURES = inspect.signature(datasets.load_text_corpus).parameters[
     "n_features"].default
 
 
+class _OwnSplit(Exception):
+    """``--test-size`` given for a corpus that has its own split."""
+
+
 def is_corpus(path):
     """A corpus folder or a tar archive of one (anything else is read as LIBSVM)."""
     path = Path(path)
@@ -76,6 +80,9 @@ def load_train_test(args):
             Xtr, ytr, names = train
             Xte, yte, _ = datasets.load_text_corpus(args.data, subset="test", **kw)
             split = "the corpus's own train/test split"
+            if args.test_size is not None:
+                raise _OwnSplit(f"--test-size does not apply: {args.data} has its own "
+                                "train/test split")
         else:
             X, y, names = datasets.load_text_corpus(args.data, subset="all", **kw)
             Xtr, Xte, ytr, yte = _split(X, y, _test_size(args), seed)
@@ -100,12 +107,25 @@ def load_train_test(args):
                  f"split (seed {seed})"}
 
 
+def _part(X, y, subset, args):
+    """``subset`` of the reproducible random split ``train`` makes (same seed, size)."""
+    if subset == "all":
+        return X, y, "all examples"
+    Xtr, Xte, ytr, yte = _split(X, y, _test_size(args), args.seed)
+    text = (f"{subset} part of the random stratified {1 - _test_size(args):.0%}/"
+            f"{_test_size(args):.0%} split (seed {args.seed}), as made by train")
+    return (Xtr, ytr, text) if subset == "train" else (Xte, yte, text)
+
+
 def load_for_model(args, n_features):
     """Data to score a saved model with ``n_features`` inputs (``predict``/``evaluate``).
 
-    A corpus is hashed to ``n_features`` features and read in ``--subset``
-    (default ``test``; ``all`` when the corpus has no split); a LIBSVM file is
-    read whole with ``n_features`` features.
+    ``--subset`` chooses the examples: a corpus with its own split reads that
+    split (default ``test``); a corpus without one, or a LIBSVM file, is split
+    as ``train`` splits it (``--test-size``, ``--seed``) for ``train`` and
+    ``test``; ``all`` reads everything.  Defaults: ``test`` for a corpus,
+    ``all`` for a LIBSVM file (a separate test file).  A corpus is hashed to
+    ``n_features`` features.
 
     Returns
     -------
@@ -114,22 +134,24 @@ def load_for_model(args, n_features):
     if is_corpus(args.data):
         kw = _corpus_kw(args, n_features)
         subset = args.subset or "test"
-        got = _load_corpus(args.data, subset, kw)
+        got = None if subset == "all" else _load_corpus(args.data, subset, kw)
         if got is None:
-            if args.subset is not None:
-                raise ValueError(f"--subset {subset}: the corpus {args.data} has no "
-                                 "such split; use --subset all")
-            subset = "all"
-            got = datasets.load_text_corpus(args.data, subset="all", **kw)
-        X, y, names = got
+            X, y, names = datasets.load_text_corpus(args.data, subset="all", **kw)
+            X, y, split = _part(X, y, subset, args)
+        else:
+            X, y, names = got
+            split = f"the corpus's own {subset} split"
+            if args.test_size is not None:
+                raise _OwnSplit(f"--test-size does not apply: {args.data} has its own "
+                                "train/test split")
         return X, y, {"source": "corpus", "path": str(args.data),
-                      "description": (f"text corpus {args.data} ({subset} subset), hashed "
-                                      f"to {n_features} binary features, classes "
-                                      f"{list(names)}"),
-                      "split": f"subset {subset}"}
+                      "description": (f"text corpus {args.data}, hashed to {n_features} "
+                                      f"binary features, classes {list(names)}"),
+                      "split": split}
     X, y = datasets.load_libsvm(args.data, n_features=n_features)
+    X, y, split = _part(X, y, args.subset or "all", args)
     return X, y, {"source": "libsvm", "path": str(args.data),
-                  "description": f"LIBSVM file {args.data}", "split": "whole file"}
+                  "description": f"LIBSVM file {args.data}", "split": split}
 
 
 def class_list(y):
