@@ -16,6 +16,11 @@ naming the type; the caller can add it through ``trusted=`` after inspecting
 the file with :func:`skops.io.get_untrusted_types`.  Never pass types you did
 not inspect.
 
+**Versions.**  The skops format carries its own protocol version; the saved
+estimator also carries the dptoolkit version that wrote it (attribute
+``_dptoolkit_version``), and :func:`load_model` warns when it differs from the
+running version (fitted attributes may have changed between versions).
+
 The privacy attributes round-trip unchanged: ``privacy_spent_`` is a tuple of
 two floats and ``privacy_event_`` the same tree of frozen dataclasses
 (compared equal to the original).
@@ -86,10 +91,16 @@ def save_model(estimator, path):
     FileNotFoundError
         The destination folder does not exist.
     """
+    import copy
+
+    from . import __version__
+
     path = Path(path)
     if not path.parent.is_dir():
-        raise FileNotFoundError(f"--save: folder {path.parent} does not exist")
-    _skops_io().dump(estimator, path)
+        raise FileNotFoundError(f"folder {path.parent} does not exist")
+    stamped = copy.copy(estimator)      # the caller's estimator is left as it is
+    stamped._dptoolkit_version = __version__
+    _skops_io().dump(stamped, path)
     return path
 
 
@@ -131,6 +142,11 @@ def load_model(path, trusted=()):
     ValueError
         The file is not a skops file, or it contains types outside
         :data:`TRUSTED_TYPES`, ``trusted`` and skops's defaults (they are named).
+
+    Warns
+    -----
+    UserWarning
+        The file was written by another dptoolkit version.
     """
     sio = _skops_io()
     path = Path(path)
@@ -149,4 +165,14 @@ def load_model(path, trusted=()):
                          "(dptoolkit._persistence.TRUSTED_TYPES) and skops's defaults. "
                          "Inspect the file and pass the types as trusted= only if you "
                          "trust its origin")
-    return sio.load(str(path), trusted=[t for t in found if t in allowed])
+    model = sio.load(str(path), trusted=[t for t in found if t in allowed])
+    from . import __version__
+
+    saved = getattr(model, "_dptoolkit_version", None)
+    if saved != __version__:
+        import warnings
+
+        warnings.warn(f"{path} was saved by dptoolkit {saved or '(unknown version)'}; "
+                      f"this is dptoolkit {__version__}: check its predictions",
+                      UserWarning, stacklevel=2)
+    return model

@@ -417,3 +417,17 @@ def test_test_size_refused_for_a_corpus_with_its_own_split(capsys):
                              "--negative", "rec.autos", "--n-features", 1024,
                              "--test-size", 0.3], capsys)
     assert status == 2 and "--test-size" in err
+
+
+def test_saved_model_carries_the_version(tmp_path, monkeypatch):
+    import dptoolkit
+
+    est = _fitted("frank-wolfe")
+    path = save_model(est, tmp_path / "m.skops")
+    assert not hasattr(est, "_dptoolkit_version")        # the caller's object untouched
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_model(path)._dptoolkit_version == dptoolkit.__version__
+    monkeypatch.setattr(dptoolkit, "__version__", "99.0")
+    with pytest.warns(UserWarning, match="saved by dptoolkit .* this is dptoolkit 99.0"):
+        load_model(path)
