@@ -382,8 +382,11 @@ cdef class FastFW(_FWBase):
     * the scale w_m is folded into wt over the chosen coordinates only, and the
       gap term h = <alpha, wt> is summed over them in increasing order (the
       other terms are +-0, so this is the full sum bit for bit);
-    * the selector is updated for the changed coordinates only, or rebuilt
-      (O(D)) when more than REBUILD_FRACTION of them changed.
+    * the coordinates whose alpha_j changed (bitwise) are marked in a byte map
+      (no branch in the scatter); the selector is updated for them only, in
+      increasing order, or rebuilt (O(D)) when more than REBUILD_FRACTION of
+      the D coordinates changed.  An unchanged alpha_j keeps its stored
+      log-weight / heap key, which is what a recomputation would give.
 
     Indices are kept as int32 copies (half the memory traffic of int64), and
     when every stored value of X is 1.0 the multiplications by it are skipped
@@ -412,6 +415,7 @@ cdef class FastFW(_FWBase):
     cdef double[::1] gam                   # ... and by how much
     cdef int refresh_mode
     cdef double drift_nnz                  # nnz processed incrementally since the last full pass
+    cdef bint selector_ready               # the selector holds every coordinate
 
     def __init__(self, *args, double refresh_tol=0.1, long group_size=0,
                  int refresh_mode=RF_AUTO):
@@ -434,7 +438,7 @@ cdef class FastFW(_FWBase):
         self.h = 0.0
         self.prod = 1.0
         self.dirty = np.zeros(self.n_features, dtype=np.uint8)
-        self.dirty_list = np.zeros(self.n_features, dtype=np.int32)
+        self.dirty_list = np.zeros(self.n_features + 1, dtype=np.int32)  # +1: branch-free append
         self.support = np.zeros(self.n_features, dtype=np.int32)
         self.n_support = 0
         self.support_sorted = True
@@ -442,6 +446,7 @@ cdef class FastFW(_FWBase):
         self.rows = np.zeros(self.n_samples, dtype=np.int32)
         self.gam = np.zeros(self.n_samples)
         self.drift_nnz = 0.0
+        self.selector_ready = False
         if self.selector == SEL_PAIRING:
             self.queue = LazyMaxQueue("pairing", self.n_features)
         elif self.selector == SEL_FIBONACCI:
@@ -473,8 +478,9 @@ cdef class FastFW(_FWBase):
                     vt=np.asarray(self.vt).copy(), q=np.asarray(self.q).copy(),
                     alpha=np.asarray(self.alpha).copy(), h=self.h, prod=self.prod)
 
-    cdef void full_alpha(self) noexcept nogil:
-        # alpha = X^T q by columns (CSC gather), the summation order of xt_q
+    cdef void full_alpha(self, bint mark) noexcept nogil:
+        # alpha = X^T q by columns (CSC gather), the summation order of xt_q;
+        # with ``mark``, dirty[j] = 1 where alpha_j changed (bitwise)
         cdef intp_t j, d = self.n_features
         cdef index_t p
         cdef double acc
@@ -483,24 +489,23 @@ cdef class FastFW(_FWBase):
         cdef const index_t[::1] indptr = self.c_indptr
         cdef const double[::1] q = self.q
         cdef double[::1] alpha = self.alpha
-        if self.binary:
-            for j in range(d):
-                acc = 0.0
+        cdef unsigned char[::1] dirty = self.dirty
+        for j in range(d):
+            acc = 0.0
+            if self.binary:
                 for p in range(indptr[j], indptr[j + 1]):
                     acc = acc + q[idx[p]]
-                alpha[j] = acc
-        else:
-            for j in range(d):
-                acc = 0.0
+            else:
                 for p in range(indptr[j], indptr[j + 1]):
                     acc = acc + data[p] * q[idx[p]]
-                alpha[j] = acc
+            if mark:
+                dirty[j] = acc != alpha[j]
+            alpha[j] = acc
 
-    cdef intp_t scatter_rows(self, intp_t n_rows, bint track) noexcept nogil:
-        # alpha += X^T gamma over the listed rows (CSR scatter); with ``track``
-        # each changed coordinate is listed once in dirty_list.  Returns their
-        # number (0 without ``track``).
-        cdef intp_t r, k, n_dirty = 0
+    cdef void scatter_rows(self, intp_t n_rows, bint mark) noexcept nogil:
+        # alpha += X^T gamma over the listed rows (CSR scatter); with ``mark``,
+        # dirty[k] = 1 for every coordinate written (no branch, no list)
+        cdef intp_t r, k
         cdef index_t p, lo, hi
         cdef double g
         cdef double[::1] alpha = self.alpha
@@ -509,7 +514,6 @@ cdef class FastFW(_FWBase):
         cdef const index_t[::1] indptr = self.r_indptr
         cdef const float64_t[::1] data = self.r_data
         cdef unsigned char[::1] dirty = self.dirty
-        cdef int32_t[::1] dirty_list = self.dirty_list
         cdef bint binary = self.binary
         for r in range(n_rows):
             g = gam[r]
@@ -523,11 +527,8 @@ cdef class FastFW(_FWBase):
                     alpha[k] = alpha[k] + g
                 else:
                     alpha[k] = alpha[k] + g * data[p]
-                if track and not dirty[k]:
+                if mark:
                     dirty[k] = 1
-                    dirty_list[n_dirty] = <int32_t> k
-                    n_dirty += 1
-        return n_dirty
 
     cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
         # one queue/sampler update per listed coordinate; clears the dirty flags
@@ -550,6 +551,7 @@ cdef class FastFW(_FWBase):
             for r in range(n_dirty):
                 if r + PF < n_dirty:
                     kk = dirty_list[r + PF]
+                    prefetch(&alpha[kk])
                     prefetch(slw + kk)
                     prefetch(swt + kk)
                 k = dirty_list[r]
@@ -573,7 +575,7 @@ cdef class FastFW(_FWBase):
         cdef const float64_t[::1] y = self.y
         cdef const index_t[::1] r_indptr = self.r_indptr
         cdef int32_t[::1] rows = self.rows, support = self.support
-        cdef const int32_t[::1] dirty_list = self.dirty_list
+        cdef int32_t[::1] dirty_list = self.dirty_list
         cdef unsigned char[::1] dirty = self.dirty
         cdef bint full, track, rebuild
         cdef int selector = self.selector
@@ -604,12 +606,12 @@ cdef class FastFW(_FWBase):
         track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
                  or selector == SEL_GROUPED)
         if full:
-            self.full_alpha()
+            self.full_alpha(track)
             self.drift_nnz = 0.0
             work = self.nnz
             self.stats.n_full_refresh += 1
         else:
-            n_dirty = self.scatter_rows(n_rows, track)
+            self.scatter_rows(n_rows, track)
             self.drift_nnz += work
         # gap term over the chosen coordinates, in increasing order
         if not self.support_sorted:
@@ -620,28 +622,36 @@ cdef class FastFW(_FWBase):
             h = h + alpha[j] * wt[j]
         self.h = h
         self.prod = 1.0
-        rebuild = full or n_dirty > REBUILD_FRACTION * d
-        if selector == SEL_PAIRING or selector == SEL_FIBONACCI:
-            if rebuild:
-                for r in range(n_dirty):
-                    dirty[dirty_list[r]] = 0
-                self.queue.build(self.alpha)
-            else:
-                self.update_selector(n_dirty)
-        elif selector == SEL_GROUPED:
-            if rebuild:
+        if track and not self.selector_ready:
+            for j in range(d):      # the first refresh sets every log-weight
+                dirty[j] = 1
+            self.selector_ready = True
+        if not track:
+            rebuild = False
+        else:
+            # the changed coordinates are marked in dirty[]: count them, then
+            # rebuild the selector or list them (in increasing order) and update
+            for j in range(d):
+                n_dirty += dirty[j]
+            rebuild = n_dirty > REBUILD_FRACTION * d
+            if selector == SEL_GROUPED and rebuild:
                 # write into the sampler's own buffer: build() then skips its copy
                 logw = self.sampler.logw
-                if full:
-                    for j in range(d):
+                for j in range(d):
+                    if dirty[j]:
+                        dirty[j] = 0
                         logw[j] = log_weight(c, alpha[j])
-                else:
-                    for r in range(n_dirty):
-                        k = dirty_list[r]
-                        dirty[k] = 0
-                        logw[k] = log_weight(c, alpha[k])
                 self.sampler.build(logw)
+            elif rebuild:
+                for j in range(d):
+                    dirty[j] = 0
+                self.queue.build(self.alpha)
             else:
+                n_dirty = 0
+                for j in range(d):
+                    if dirty[j]:
+                        dirty_list[n_dirty] = <int32_t> j
+                        n_dirty += 1
                 self.update_selector(n_dirty)
         self.stats.n_refresh += 1
         self.stats.touched_nnz += work
@@ -729,10 +739,10 @@ cdef class FastFW(_FWBase):
                         alpha[k] = alpha[k] + gamma
                     else:
                         alpha[k] = alpha[k] + gamma * r_data[r]
-                    if track and not dirty[k]:
-                        dirty[k] = 1
+                    if track:   # list k once (branch-free)
                         dirty_list[n_dirty] = <int32_t> k
-                        n_dirty += 1
+                        n_dirty += 1 - dirty[k]
+                        dirty[k] = 1
                 touched_nnz += hi - lo
             self.h = h
             # one queue/sampler update per distinct changed coordinate
