@@ -109,7 +109,8 @@ CASES = [
     Case("Sparsifier",
          lambda **kw: SparsifiedLassoClassifier(**{
              "max_iter": 20, "nonprivate_max_iter": 30, "epsilon": 0.9,
-             "epsilon_count": 0.1, "random_state": 0, **kw}),
+             "epsilon_count": 0.1, "delta": None, "selector": "laplace",
+             "random_state": 0, **kw}),
          "binary",
          _FW_KERNELS + ("dptoolkit.linear_model._sparsifier:_nonprivate_coef",
                         "dptoolkit.linear_model._sparsifier:noisy_count")),

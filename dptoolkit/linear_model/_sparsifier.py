@@ -176,22 +176,25 @@ class SparsifiedLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     (with ``selector="laplace_talwar"`` the private fit's true, slightly larger,
     epsilon is used instead of :math:`\varepsilon_2`).
 
-    The paper's Appendix B differs in two places, both fixed here
-    (papers/README.md, 001): it releases the true clipped count (line 58), and its
-    private LASSO picks the *ascent* vertex (``argmax`` of ``<s, grad>`` plus
-    noise); Frank-Wolfe must pick the minimiser.
+    The paper's Appendix B code differs in two places, both fixed here: it
+    overwrites the noisy count with the true clipped count (line 58, which would
+    release it without noise), and its private LASSO picks the *ascent* vertex
+    (``argmax`` of ``<s, grad>`` plus noise) where Frank-Wolfe must pick the
+    minimiser.
 
     Parameters
     ----------
-    l1_bound : float, default=10.0
-        :math:`\lambda > 0` of both fits (the paper uses 10).
-    max_iter : int, default=1000
-        Iterations ``T`` of the private fit.
+    l1_bound : float, default=50.0
+        :math:`\lambda > 0` of both fits (paper 001 uses 10; 50 is the default of
+        :class:`FrankWolfeLassoClassifier`, from paper 000's experiments).
+    max_iter : int or "auto", default="auto"
+        Iterations ``T`` of the private fit (``"auto"`` as for
+        :class:`FrankWolfeLassoClassifier`).
     epsilon_count : float, default=0.05
         :math:`\varepsilon_1 > 0` of the count.
     epsilon : float, default=0.95
         :math:`\varepsilon_2 > 0` of the private fit.
-    delta : float or None, default=None
+    delta : float or None, default=1e-5
         :math:`\delta \in (0, 1)` of the private fit (``None``: pure DP by basic
         composition).
     count_bounds : "sqrt" or tuple (alpha, beta), default="sqrt"
@@ -200,11 +203,14 @@ class SparsifiedLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         coefficients (the paper's :math:`(\sqrt p, 2\sqrt p)`, made integer).
     precision : float, default=1.0
         :math:`\rho > 0`; below 1 keeps fewer coefficients.
-    nonprivate_max_iter : int, default=50000
-        Iterations of the non-private fit.
-    selector : {"laplace", "laplace_talwar", "grouped", "exponential", "noisy_max"}, default="laplace"
+    nonprivate_max_iter : int, default=2000
+        Iterations of the non-private fit (it only sets the count; at most this
+        many coefficients are non-zero).
+    selector : {"auto", "laplace", "laplace_talwar", "grouped", "exponential", "noisy_max"}, default="auto"
         Vertex selection of the private fit (see :class:`FrankWolfeLassoClassifier`);
-        ``"laplace"`` is private LASSO as in the paper with the correct scale.
+        ``"auto"``: the exponential mechanism with zCDP accounting and candidate
+        screening (the estimator's default); ``"laplace"`` is private LASSO as in
+        paper 001 with the correct scale.
     refresh_tol : float, default=0.3
         Staleness bound of the fast kernels (both fits).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
@@ -256,9 +262,9 @@ class SparsifiedLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     mechanisms. STOC 2009.
     """
 
-    def __init__(self, *, l1_bound=10.0, max_iter=1000, epsilon_count=0.05, epsilon=0.95,
-                 delta=None, count_bounds="sqrt", precision=1.0, nonprivate_max_iter=50000,
-                 selector="laplace", refresh_tol=DEFAULT_REFRESH_TOL,
+    def __init__(self, *, l1_bound=50.0, max_iter="auto", epsilon_count=0.05, epsilon=0.95,
+                 delta=1e-5, count_bounds="sqrt", precision=1.0, nonprivate_max_iter=2000,
+                 selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", accounting="auto", clip_data=True, memory=None,
                  accountant=None,
                  random_state=None):
@@ -289,9 +295,9 @@ class SparsifiedLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         precision = check_scalar_range(self.precision, "precision", low=0.0, low_open=True)
         nonprivate_max_iter = check_positive_int(self.nonprivate_max_iter,
                                                  "nonprivate_max_iter")
-        if self.selector not in ("laplace", "laplace_talwar", "grouped", "exponential",
-                                 "noisy_max"):
-            raise ValueError("selector must be one of 'laplace', 'laplace_talwar', "
+        if self.selector not in ("auto", "laplace", "laplace_talwar", "grouped",
+                                 "exponential", "noisy_max"):
+            raise ValueError("selector must be one of 'auto', 'laplace', 'laplace_talwar', "
                              f"'grouped', 'exponential', 'noisy_max', got {self.selector!r}")
         if not isinstance(self.clip_data, (bool, np.bool_)):
             raise TypeError(f"clip_data must be a bool, got {type(self.clip_data).__name__}")
