@@ -25,7 +25,8 @@
 # with independent randomness):
 #   0  argmax |G[j, k]| (non-private)
 #   10 exponential mechanism by inverse CDF over coordinates, then the sign with
-#      P(descent) = sigmoid(2 c |G[j,k]|), c = coef (papers/README.md 000 item 3)
+#      P(descent) = sigmoid(2 c |G[j,k]|), c = coef (the sign is part of the
+#      mechanism's output: both signed vertices are weighted)
 #   11 Gumbel-max over the 2D signed vertices (same law as 10)
 #   13 Laplace report noisy max over the 2D signed vertices, scale b = coef
 # Scores are -sigma * G[j, k] (sum units, l1_bound factored out).

@@ -1,5 +1,6 @@
 # Big-Step Little-Step exponential-mechanism sampler (paper 000, Algorithm 4,
-# corrected: papers/README.md 000 items 5-6).  Items 0..n_items-1 carry
+# corrected: groups are contiguous blocks, sums are re-computed exactly on
+# cancellation and at every refresh; underflowing weights are a tiny delta).  Items 0..n_items-1 carry
 # log-weights; draws are exact inverse-CDF draws from p_i ∝ exp(logw_i).
 from numpy.random cimport bitgen_t
 from dptoolkit._typedefs cimport intp_t

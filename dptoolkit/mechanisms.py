@@ -369,7 +369,7 @@ class DoubleGeometric(_Mechanism):
     sensitivity)``; this is how Z is sampled (numpy's
     ``Generator.geometric``, whose shift by one cancels in the difference),
     so outputs are exact integers.  The Sparsifier of Khanna et al. uses
-    this with ``sensitivity = beta - alpha`` (papers/README.md, 001 item 1).
+    this with ``sensitivity = beta - alpha`` (paper 001, Algorithm 2, step 2).
 
     Parameters
     ----------

@@ -838,8 +838,9 @@ _SCD_DOC_NOTES = r"""
     step's update, composed over :math:`T` steps by the RDP accountant
     (:func:`dptoolkit.accounting.calibrate_noise_multiplier` gives the smallest
     noise multiplier :math:`\sigma` meeting (epsilon, delta), by bisection to
-    relative tolerance 1e-6; paper 003, Algorithm 1 step 2, and papers/README 003
-    item 3).  Per-step budget and composition: each step is one (subsampled)
+    relative tolerance 1e-6; paper 003, Algorithm 1 step 2, chooses sigma by a
+    "variance of the moments-accountant output" criterion, which is not a
+    definition; bisection on epsilon is).  Per-step budget and composition: each step is one (subsampled)
     Gaussian mechanism with noise multiplier :math:`\sigma` and sampling rate
     :math:`q`, whose Renyi-DP curve :math:`\varepsilon_q(\alpha)` is the per-step
     budget; the :math:`T` steps compose additively in RDP,
@@ -848,8 +849,8 @@ _SCD_DOC_NOTES = r"""
 
     * ``"dual"`` (Algorithm 1).  Each example of the step is drawn independently
       with probability :math:`q = L/N` (Poisson sampling, which is what the
-      accountant assumes; papers/README 003 item 1 -- Algorithm 1 as printed draws
-      exactly :math:`L`), so each step is a subsampled Gaussian mechanism with
+      accountant assumes -- Algorithm 1 as printed draws exactly :math:`L`, which
+      the Poisson bound does not cover), so each step is a subsampled Gaussian mechanism with
       sampling rate :math:`q`, :math:`T = \lceil n\_epochs/q\rceil` steps.  The
       updates of a batch are computed independently from the released :math:`v`,
       with the public constant :math:`\sigma' = L` in eq. 8 (not the realised batch

@@ -85,7 +85,7 @@ def noisy_count(count, *, count_bounds, epsilon, precision=1.0, n_coef, random_s
     ``epsilon``-DP (Ghosh, Roughgarden, Sundararajan 2009); the rest is
     post-processing.  The *noisy* count is released, not the true one: Appendix B of
     paper 001 (line 58) overwrites it with ``clip(count_nonzero(w_np))`` and so
-    releases a function of the non-private solution (papers/README.md, 001 item 1).
+    releases a function of the non-private solution without noise.
 
     Parameters
     ----------

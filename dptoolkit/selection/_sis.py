@@ -247,8 +247,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     **Paper's error.**  Steps 1-2 of the paper centre and scale the columns and
     ``y`` with statistics of the data (means and max-abs values).  Those depend
     on every example, so one example can move all scores by more than the
-    stated sensitivity and the guarantee does not hold as written (papers/README
-    004 item 1).  ``bounds="data"`` / ``y_bounds="data"`` reproduce the paper's
+    stated sensitivity and the guarantee does not hold as written.  ``bounds="data"`` / ``y_bounds="data"`` reproduce the paper's
     preprocessing for comparison and raise :class:`PrivacyLeakWarning`.
 
     Parameters
