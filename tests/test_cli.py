@@ -66,8 +66,8 @@ def _run(argv, capsys):
 def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
     saved, report, preds = tmp_path / "m.skops", tmp_path / "r.json", tmp_path / "p.csv"
     extra = {"select-then-fit": ["--k", "20"], "search": ["--n-runs", "2"]}.get(model, [])
-    if model != "sparsifier":  # the public dataset size (a1a: 1,605 examples)
-        extra += ["--n-samples-public", 1605]
+    if _models.option_applies_to("n_samples_public", model):
+        extra += ["--n-samples-public", 1605]   # the public dataset size of a1a
     status, out, err = _run(["train", "--model", model, "--data", A1A,
                              "--n-features-libsvm", 123, "--epsilon", 1, "--delta", 1e-5,
                              *extra, "--save", saved, "--report", report], capsys)
@@ -377,7 +377,8 @@ def test_help_shows_defaults(capsys):
     assert status == 0
     out = " ".join(out.split())           # undo the line wrapping
     fw = _models.default_of(_models.MODELS["frank-wolfe"].cls, "l1_bound")
-    assert f"frank-wolfe (default: {fw!r})" in out
+    l1_help = out.split("--l1-bound L1_BOUND")[-1].split(" --", 1)[0]
+    assert "frank-wolfe" in l1_help and f"(default: {fw!r})" in l1_help
     assert "(default: 0)" in out          # --seed
     for name in MODELS:
         assert name in out

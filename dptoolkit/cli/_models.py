@@ -56,14 +56,21 @@ class ModelSpec:
         The public bound the data must satisfy (for the report).
     """
 
-    def __init__(self, name, cls, params, multiclass, description, bound):
+    def __init__(self, name, cls, params, multiclass, description, bound, extra=()):
         self.name = name
         self.cls = cls
-        self.params = params
+        # options the estimator takes (the generic ones whenever its signature has
+        # them), so that the command line follows the estimators' parameters
+        accepted = set() if cls is None else set(inspect.signature(cls.__init__).parameters)
+        params = dict(params, **{g: g for g in _GENERIC})
+        self.params = {d: p for d, p in params.items() if p in accepted or p in extra}
         self.multiclass = multiclass
         self.description = description
         self.bound = bound
 
+
+#: Options passed to every estimator whose ``__init__`` takes them.
+_GENERIC = ("n_samples_public", "neighbouring")
 
 _FW_PARAMS = {"l1_bound": "l1_bound", "max_iter": "max_iter", "solver": "solver",
               "selector": "selector", "refresh_tol": "refresh_tol",
@@ -118,7 +125,7 @@ MODELS = {
         "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
         "PrivateSelectThenFit: DP-SIS selects --k features with a share "
         "--select-fraction of --epsilon, then Frank-Wolfe is fitted on them",
-        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF),
+        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, extra=("k",)),
     "search": ModelSpec(
         "search", None, {}, None,
         "PrivateHyperparameterSearch: random search with a random number of private "
@@ -154,6 +161,14 @@ def option_applies(dest, args):
     if dest in _EXTRA:
         return model in _EXTRA[dest]
     return dest in MODELS[inner_model(args)].params
+
+
+def option_applies_to(dest, model):
+    """Whether option ``dest`` is passed to the estimator of ``model``."""
+    model = resolve_model(model)
+    if model == "search":
+        model = DEFAULT_MODEL
+    return dest in MODELS[model].params
 
 
 def models_of(dest):
