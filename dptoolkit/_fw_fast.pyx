@@ -183,13 +183,17 @@ cdef class _FWBase:
     cdef public FWStats stats
 
     def __init__(self, r_data, r_indices, r_indptr, c_data, c_indices, c_indptr, y,
-                 double l1_bound, int selector, double coef, bit_generator):
+                 double l1_bound, int selector, double coef, bit_generator,
+                 bint int64_indices=True):
+        # int64_indices=False (FastFW): the index arrays are not kept as int64
+        # views (the subclass keeps its own int32 copies; int32 input is not copied)
         self.r_data = r_data
-        self.r_indices = r_indices
-        self.r_indptr = r_indptr
+        if int64_indices:
+            self.r_indices = r_indices
+            self.c_indices = c_indices
+        self.r_indptr = np.asarray(r_indptr, dtype=np.int64)
         self.c_data = c_data
-        self.c_indices = c_indices
-        self.c_indptr = c_indptr
+        self.c_indptr = np.asarray(c_indptr, dtype=np.int64)
         self.y = y
         self.n_samples = r_indptr.shape[0] - 1
         self.n_features = c_indptr.shape[0] - 1
@@ -362,7 +366,9 @@ cdef bint _all_ones(const float64_t[::1] a) noexcept nogil:
 cdef class FastFW(_FWBase):
     """Algorithm 2 of paper 000 with bounded-staleness refresh.
 
-    Extra parameters (keyword): refresh_tol (rho in [0, inf]), group_size
+    Positional parameters as StandardFW, except that the CSR/CSC index arrays
+    may be int32 (used without a copy) or int64 (copied to int32 once); indptr
+    may be either.  Extra parameters (keyword): refresh_tol (rho in [0, inf]), group_size
     (grouped sampler; 0 = ceil(sqrt(D))), refresh_mode (REFRESH_AUTO: cost
     model; REFRESH_FULL: every refresh is a full pass over X, as in the paper's
     text; REFRESH_INCREMENTAL: only rows whose gradient changed, for tests).
@@ -419,15 +425,18 @@ cdef class FastFW(_FWBase):
 
     def __init__(self, *args, double refresh_tol=0.1, long group_size=0,
                  int refresh_mode=RF_AUTO):
-        _FWBase.__init__(self, *args)
+        _FWBase.__init__(self, *args, int64_indices=False)
         if refresh_mode not in (RF_AUTO, RF_FULL, RF_INCREMENTAL):
             raise ValueError(f"refresh_mode must be 0, 1 or 2, got {refresh_mode}")
         if self.n_samples >= 2 ** 31 - 1 or self.n_features >= 2 ** 31 - 1:
             raise ValueError("the fast solver needs n_samples and n_features below 2**31 - 1")
         self.refresh_tol = refresh_tol
         self.refresh_mode = refresh_mode
+        # int32 or int64 index arrays are accepted; int32 ones are used as they are
         self.r_idx = np.asarray(args[1]).astype(np.int32, copy=False)
         self.c_idx = np.asarray(args[4]).astype(np.int32, copy=False)
+        if self.r_idx.shape[0] != self.r_data.shape[0] or self.c_idx.shape[0] != self.c_data.shape[0]:
+            raise ValueError("index and data arrays of X differ in length")
         self.nnz = self.r_indptr[self.n_samples]
         with nogil:
             self.binary = _all_ones(self.r_data) and _all_ones(self.c_data)
@@ -633,7 +642,9 @@ cdef class FastFW(_FWBase):
             # rebuild the selector or list them (in increasing order) and update
             for j in range(d):
                 n_dirty += dirty[j]
-            rebuild = n_dirty > REBUILD_FRACTION * d
+            # (the heaps are rebuilt at every refresh, as before: their tie-breaking
+            # depends on the order of insertions)
+            rebuild = n_dirty > REBUILD_FRACTION * d or selector != SEL_GROUPED
             if selector == SEL_GROUPED and rebuild:
                 # write into the sampler's own buffer: build() then skips its copy
                 logw = self.sampler.logw
