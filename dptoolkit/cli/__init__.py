@@ -573,6 +573,12 @@ def _train(args):
              (args.n_features or _data.CORPUS_N_FEATURES) if _data.is_corpus(args.data)
              else args.n_features_libsvm)
     _preflight(estimator, args, n_pre, d_pre)
+    spec = MODELS[_models.inner_model(args)]
+    if (args.epsilon is not None and args.delta is None and "accounting" in spec.params
+            and _models.default_of(spec.cls, "delta") is None):
+        print(f"note: no --delta, so --model {args.model} is pure epsilon-DP (basic "
+              "composition of its steps); with --delta (e.g. 1e-5) the steps compose in "
+              "zCDP, with a far larger budget per step", file=sys.stderr)
 
     t0 = time.perf_counter()
     Xtr, ytr, Xte, yte, description = _reading(args, _data.load_train_test, args)
@@ -765,6 +771,14 @@ def _noise_multipliers(event):
     return out
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings on the command line: the category and the message, no source line."""
+    text = str(message)
+    if "n_samples_public" in text:
+        text += "  (Command line: --n-samples-public N.)"
+    print(f"warning ({category.__name__}): {text}", file=file or sys.stderr)
+
+
 _COMMANDS = {"train": _train, "predict": _predict, "evaluate": _evaluate,
              "account": _account}
 
@@ -791,7 +805,9 @@ def main(argv=None):
     try:
         if args.command in ("train", "account"):
             _check_model_options(args)
-        return _COMMANDS[args.command](args)
+        with warnings.catch_warnings():     # restores the warning display afterwards
+            warnings.showwarning = _show_warning
+            return _COMMANDS[args.command](args)
     except UsageError as exc:
         parser.exit(2, f"{parser.prog} {args.command}: error: {exc}\n")
     except FileNotFoundError as exc:
