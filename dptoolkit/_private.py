@@ -15,6 +15,7 @@ A private fit is **check -> work -> spend** (as in diffprivlib):
 An estimator adopting :class:`PrivateEstimatorMixin` implements its event and
 its work; validation, bounds, the dataset-size rule and the ledger live here.
 """
+import sys
 import warnings
 
 import numpy as np
@@ -212,14 +213,65 @@ class PrivateEstimatorMixin:
             accountant.check(spent[0], spent[1], event=event)
 
     def _record_spend(self, event, spent):
-        """Set ``privacy_event_`` / ``privacy_spent_`` and charge the accountant."""
+        """Set ``privacy_event_`` / ``privacy_spent_`` and charge the accountant.
+
+        Without an ``accountant``, a top-level private fit (one not run inside
+        another private estimator's fit, which charges for it) is recorded in the
+        process-wide ledger :func:`~dptoolkit.accounting.default_accountant`; a
+        fit run by scikit-learn's model selection (``GridSearchCV``,
+        ``cross_val_score``, ...) also warns: every candidate and fold is a
+        separate release on the same data.
+        """
         self.privacy_event_ = event
         self.privacy_spent_ = None if spent is None else (float(spent[0]), float(spent[1]))
         accountant = getattr(self, "accountant", None)
+        label = self._privacy_label or type(self).__name__
         if accountant is not None and spent is not None:
-            accountant.spend(spent[0], spent[1], event=event,
-                             label=self._privacy_label or type(self).__name__)
+            accountant.spend(spent[0], spent[1], event=event, label=label)
+        elif spent is not None and not _inside_private_fit(self):
+            from .accounting import default_accountant
+
+            ledger = default_accountant()
+            ledger.spend(spent[0], spent[1], event=event, label=label)
+            if _inside_sklearn_model_selection():
+                warnings.warn(
+                    f"{type(self).__name__} was fitted privately by scikit-learn model "
+                    "selection without an accountant that pays for it: every candidate "
+                    "and fold is a separate private release on the same data.  The "
+                    f"default ledger now holds {len(ledger.spends)} fit(s), "
+                    f"(epsilon, delta) = {_fmt_spent(ledger.spent)} by basic "
+                    "composition; choosing hyperparameters this way is not covered by "
+                    "one fit's guarantee.  Use dptoolkit.model_selection."
+                    "PrivateHyperparameterSearch, or pass accountant=.",
+                    PrivacyLeakWarning, stacklevel=3)
         return self
+
+
+def _fmt_spent(spent):
+    return f"({spent[0]:.4g}, {spent[1]:.3g})"
+
+
+def _inside_private_fit(estimator):
+    """True when ``estimator.fit`` runs inside another private estimator's ``fit``."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if (owner is not None and owner is not estimator
+                and isinstance(owner, PrivateEstimatorMixin)
+                and frame.f_code.co_name in ("fit", "fit_transform")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _inside_sklearn_model_selection():
+    """True when the call comes from ``sklearn.model_selection``."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("sklearn.model_selection"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class _PlannedSpend(Exception):

@@ -29,7 +29,7 @@ from .accountant import (
     epsilon_of_event,
     tnb_success_probability,
 )
-from .budget import BudgetAccountant
+from .budget import BudgetAccountant, default_accountant, set_default_accountant
 from .calibration import calibrate_noise_multiplier
 from .composition import (
     advanced_composition,
@@ -61,6 +61,8 @@ __all__ = [
     "PrivacyAccountant",
     "basic_guarantee",
     "calibrate_parameter",
+    "default_accountant",
+    "set_default_accountant",
     "epsilon_of_event",
     "events",
     "DEFAULT_RDP_ORDERS",

@@ -6,7 +6,7 @@ import numpy as np
 from .._validation import check_positive_int, check_scalar_range
 from ..exceptions import BudgetExceededError
 
-__all__ = ["BudgetAccountant"]
+__all__ = ["BudgetAccountant", "default_accountant", "set_default_accountant"]
 
 _COMPOSITIONS = ("basic", "advanced", "events")
 
@@ -301,3 +301,50 @@ def _spend_event(epsilon, delta, event):
     if not isinstance(event, PrivacyEvent):
         raise TypeError(f"event must be a PrivacyEvent or None, got {type(event).__name__}")
     return event
+
+
+_DEFAULT = None
+
+
+def default_accountant():
+    """The process-wide ledger of private fits made without ``accountant=``.
+
+    Every top-level private fit of the toolkit that is given no accountant is
+    recorded here (as diffprivlib's default accountant does), so that repeated
+    fits -- e.g. the candidates and folds of ``GridSearchCV`` -- show up.  It has
+    an infinite budget (it never refuses) unless replaced with
+    :func:`set_default_accountant`.
+
+    Returns
+    -------
+    BudgetAccountant
+    """
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = BudgetAccountant()
+    return _DEFAULT
+
+
+def set_default_accountant(accountant):
+    """Replace the process-wide ledger; returns the previous one.
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant or None
+        ``None`` starts a fresh ledger with an infinite budget.  With a finite
+        budget, a fit that would exceed it raises BudgetExceededError when it is
+        recorded, i.e. after its work: pass ``accountant=`` to an estimator for
+        the check before any work.
+
+    Raises
+    ------
+    TypeError
+        ``accountant`` is not a BudgetAccountant or None.
+    """
+    global _DEFAULT
+    if accountant is not None and not isinstance(accountant, BudgetAccountant):
+        raise TypeError("accountant must be a BudgetAccountant or None, got "
+                        f"{type(accountant).__name__}")
+    previous = default_accountant()
+    _DEFAULT = accountant if accountant is not None else BudgetAccountant()
+    return previous

@@ -289,10 +289,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         self._check_spend(event, spent)
 
         k = self._draw_k(p, rng)
-        sampler = ParameterSampler(p["dists"], n_iter=k,
-                                   random_state=int(rng.integers(2 ** 31 - 1)))
         best = (-math.inf, None, None)
-        for params in sampler:
+        for _ in range(k):
+            # each run draws its hyperparameters independently (with replacement:
+            # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
+            params = next(iter(ParameterSampler(
+                p["dists"], n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
             est = clone(self.estimator).set_params(
                 **params, epsilon=eps_run, accountant=None,
                 random_state=int(rng.integers(2 ** 31 - 1)),
