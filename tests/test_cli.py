@@ -81,6 +81,11 @@ def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
     assert rep["data"]["n_features"] == 123 and rep["data"]["source"] == "libsvm"
     assert 0.5 <= rep["metrics"]["accuracy"] <= 1.0
 
+    if model == "search":
+        assert set(rep["model"]["best_params"]) == {"l1_bound"} and rep["model"]["n_runs"] >= 1
+    if model == "select-then-fit":
+        assert len(rep["model"]["selected_features"]) == 20
+
     fitted = load_model(saved)
     assert list(rep["privacy"]["privacy_spent"]) == list(fitted.privacy_spent_)
 

@@ -175,6 +175,11 @@ def build_report(*, command, data, model, model_name, metrics_, timings, bound,
         "timings": {k: float(v) for k, v in timings.items()},
         "privacy": privacy_section(model, model_name, bound),
     }
+    if hasattr(model, "best_params_"):      # a private search: what it released
+        report["model"]["best_params"] = to_jsonable(model.best_params_)
+        report["model"]["n_runs"] = int(model.n_runs_)
+    if hasattr(model, "support_"):          # select-then-fit: the selected features
+        report["model"]["selected_features"] = to_jsonable(np.flatnonzero(model.support_))
     if extra:
         report.update(to_jsonable(extra))
     return report
