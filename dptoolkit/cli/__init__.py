@@ -604,8 +604,9 @@ def _train(args):
           f"{scores['n_nonzero']} of {_report.model_coef(estimator).size}")
     print(f"  fit time {fit_time:.2f} s")
     if hasattr(estimator, "best_params_"):
-        print(f"  search: {estimator.n_runs_} private run(s); released {estimator.best_params_} "
-              f"(noisy validation accuracy {estimator.best_score_:.4f})")
+        print(f"  search: {estimator.n_runs_} private run(s); released "
+              f"{estimator.best_params_} (noisy validation accuracy "
+              f"{estimator.best_score_:.4f})")
     if hasattr(estimator, "support_"):
         print(f"  selection: {int(np.count_nonzero(estimator.support_))} features selected "
               "privately")
