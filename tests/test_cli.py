@@ -437,3 +437,16 @@ def test_saved_model_carries_the_version(tmp_path, monkeypatch):
     monkeypatch.setattr(dptoolkit, "__version__", "99.0")
     with pytest.warns(UserWarning, match="saved by dptoolkit .* this is dptoolkit 99.0"):
         load_model(path)
+
+
+def test_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
+    """stderr a terminal: models with a progress bar get verbose=1 (else 0)."""
+    argv = ["train", "--synthetic-samples", 300, "--synthetic-features", 200, "--max-iter",
+            20, "--epsilon", 1, "--delta", 1e-5, "--n-samples-public", 225]
+    status, out, err = _run([*argv, "--save", tmp_path / "quiet.skops"], capsys)
+    assert status == 0 and load_model(tmp_path / "quiet.skops").verbose == 0
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    status, out, err = _run([*argv, "--save", tmp_path / "tty.skops"], capsys)
+    assert status == 0, err
+    assert load_model(tmp_path / "tty.skops").verbose == 1
+    assert "Frank-Wolfe" in err                        # the tqdm bar
