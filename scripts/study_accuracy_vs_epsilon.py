@@ -403,16 +403,47 @@ def plot(name, out_dir):
 
 
 def table(name, out_dir):
-    """Print an RST-like table: mean accuracy per model x epsilon."""
-    rows = read_rows(Path(out_dir) / f"{name}.csv")
-    summ = summarise(rows)
-    eps = sorted({e for d in summ.values() for e in d if e is not None})
-    print(f"{name}: " + " ".join(f"{e:g}" for e in eps))
-    for (model, setting), d in sorted(summ.items()):
-        cells = [f"{d[e][0]:.4f}/{d[e][1]}" if e in d else "-" for e in eps]
-        if setting == "nonprivate":
-            cells = [f"{d[None][0]:.4f}"]
-        print(f"  {model:28s} {setting:10s} " + " ".join(cells))
+    """Print an RST simple table: mean test accuracy per model x epsilon (over the
+    seeds without errors), AUC, non-zeros and fit seconds at epsilon = 1."""
+    rows = [r for r in read_rows(Path(out_dir) / f"{name}.csv") if r["accuracy"] != ""]
+    groups = {}
+    for r in rows:
+        eps = float(r["epsilon"]) if r["epsilon"] else None
+        groups.setdefault((r["model"], r["setting"]), {}).setdefault(eps, []).append(r)
+    order = {"defaults": 0, "tuned": 1, "nonprivate": 2}
+    models = list(DEFAULT_MODELS) + list(NONPRIVATE)
+    keys = sorted(groups, key=lambda k: (order[k[1]], models.index(k[0])
+                                         if k[0] in models else 99))
+    eps_all = sorted({e for d in groups.values() for e in d if e is not None})
+    head = ["model", "setting"] + [f"{e:g}" for e in eps_all] + [
+        "no DP", "seeds", "AUC@1", "nnz@1", "fit s@1"]
+    lines = []
+    if not eps_all:
+        return
+    for k in keys:
+        d = groups[k]
+        mean = {e: np.mean([float(r["accuracy"]) for r in v]) for e, v in d.items()}
+        ref = d.get(1.0) or d.get(None) or next(iter(d.values()))
+        nseed = "/".join(sorted({str(len(v)) for v in d.values()}))
+        cells = [k[0], k[1]]
+        if k[1] == "nonprivate":
+            cells += ["" for _ in eps_all] + [f"{mean[None]:.3f}"]
+        else:
+            cells += [f"{mean[e]:.3f}" if e in mean else "--" for e in eps_all] + [""]
+        aucs = [float(r["auc"]) for r in ref if r["auc"] != ""]
+        cells += [nseed, f"{np.mean(aucs):.3f}" if aucs else "--",
+                  f"{np.mean([float(r['nnz']) for r in ref]):.0f}",
+                  f"{np.mean([float(r['fit_seconds']) for r in ref]):.1f}"]
+        lines.append(cells)
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *lines)]
+    rule = "  ".join("=" * w for w in widths)
+    fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    print(rule)
+    print(fmt(head))
+    print(rule)
+    for cells in lines:
+        print(fmt(cells))
+    print(rule)
 
 
 def main(argv=None):
