@@ -186,12 +186,15 @@ _RELOAD = textwrap.dedent("""
     import numpy as np
     from dptoolkit._persistence import load_model
     from dptoolkit.cli._report import model_coef
-    m = load_model(sys.argv[1])
-    coef = np.ascontiguousarray(model_coef(m))
-    print(json.dumps({"coef": hashlib.sha256(coef.tobytes()).hexdigest(),
-                      "shape": list(coef.shape), "spent": repr(m.privacy_spent_),
-                      "event": repr(m.privacy_event_),
-                      "event_type": type(m.privacy_event_).__module__}))
+    out = []
+    for path in sys.argv[1:]:
+        m = load_model(path)
+        coef = np.ascontiguousarray(model_coef(m))
+        out.append({"coef": hashlib.sha256(coef.tobytes()).hexdigest(),
+                    "shape": list(coef.shape), "spent": repr(m.privacy_spent_),
+                    "event": repr(m.privacy_event_),
+                    "event_type": type(m.privacy_event_).__module__})
+    print(json.dumps(out))
 """)
 
 
@@ -219,28 +222,31 @@ def _fitted(name):
         return est.fit(X, y)
 
 
-@pytest.mark.parametrize("name", ["frank-wolfe", "dp-sgd", "select-then-fit", "search"])
-def test_saved_model_reloads_identically_in_a_fresh_process(name, tmp_path):
+def test_saved_models_reload_identically_in_a_fresh_process(tmp_path):
+    """coef_, privacy_spent_ and privacy_event_ bit for bit, for a plain estimator,
+    a Gaussian one and both meta-estimators (nested events)."""
     import hashlib
 
     from dptoolkit.cli._report import model_coef
 
-    est = _fitted(name)
-    path = save_model(est, tmp_path / "m.skops")
-    result = subprocess.run([sys.executable, "-c", _RELOAD, str(path)], capture_output=True,
+    names = ["frank-wolfe", "dp-sgd", "select-then-fit", "search"]
+    fitted = {name: _fitted(name) for name in names}
+    paths = [str(save_model(fitted[name], tmp_path / f"{name}.skops")) for name in names]
+    result = subprocess.run([sys.executable, "-c", _RELOAD, *paths], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    got = json.loads(result.stdout)
-    coef = np.ascontiguousarray(model_coef(est))
-    assert got["coef"] == hashlib.sha256(coef.tobytes()).hexdigest()
-    assert got["shape"] == list(coef.shape)
-    assert got["spent"] == repr(est.privacy_spent_)
-    assert got["event"] == repr(est.privacy_event_)
-    assert got["event_type"] == "dptoolkit.accounting.events"
-    # and in this process: equal events (frozen dataclasses compare by value)
-    again = load_model(path)
-    assert again.privacy_event_ == est.privacy_event_
-    assert again.privacy_spent_ == est.privacy_spent_
+    for name, path, got in zip(names, paths, json.loads(result.stdout)):
+        est = fitted[name]
+        coef = np.ascontiguousarray(model_coef(est))
+        assert got["coef"] == hashlib.sha256(coef.tobytes()).hexdigest(), name
+        assert got["shape"] == list(coef.shape), name
+        assert got["spent"] == repr(est.privacy_spent_), name
+        assert got["event"] == repr(est.privacy_event_), name
+        assert got["event_type"] == "dptoolkit.accounting.events", name
+        # and in this process: equal events (frozen dataclasses compare by value)
+        again = load_model(path)
+        assert again.privacy_event_ == est.privacy_event_, name
+        assert again.privacy_spent_ == est.privacy_spent_, name
 
 
 class Untrusted:
