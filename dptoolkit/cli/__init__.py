@@ -196,6 +196,10 @@ def _add_data_options(p, *, train):
                                       "comma-separated (binary task); default: all groups")
     p.add_argument("--negative", help="20news: negative group(s) (default: the other "
                                       "groups when --positive is given)")
+    p.add_argument("--cache-dir", default=None,
+                   help="folder where corpus archives are extracted once (default: "
+                        "the loader's: $DPTOOLKIT_CACHE, else $XDG_CACHE_HOME/dptoolkit, "
+                        "else ~/.cache/dptoolkit)")
 
 
 def _data_default():
@@ -404,7 +408,8 @@ def _check_model_options(args):
 
 def _check_train_data_options(args):
     if args.data is None:
-        for dest in ("test", "n_features", "n_features_libsvm", "positive", "negative"):
+        for dest in ("test", "n_features", "n_features_libsvm", "positive", "negative",
+                     "cache_dir"):
             if getattr(args, dest) is not None:
                 raise UsageError(f"{_flag(dest)} needs --data (without --data the "
                                  "synthetic problem is used)")
@@ -428,12 +433,18 @@ def _check_corpus_or_libsvm(args, *, train):
 
     _check_path("--data", args.data, folder_ok=True)
     if is_corpus(args.data):
+        if getattr(args, "cache_dir", None) is not None:
+            cache = Path(args.cache_dir)
+            if cache.exists() and not cache.is_dir():
+                raise UsageError(f"--cache-dir: {cache} is not a folder")
+            if not cache.exists() and not cache.parent.is_dir():
+                raise UsageError(f"--cache-dir: folder {cache.parent} does not exist")
         for dest in ("test", "n_features_libsvm"):
             if getattr(args, dest, None) is not None:
                 raise UsageError(f"{_flag(dest)} is for LIBSVM files; --data {args.data} is "
                                  "a text corpus")
     else:
-        for dest in ("n_features", "positive", "negative"):
+        for dest in ("n_features", "positive", "negative", "cache_dir"):
             if getattr(args, dest, None) is not None:
                 hint = " (use --n-features-libsvm)" if dest == "n_features" and train else ""
                 raise UsageError(f"{_flag(dest)} is for text corpora; --data {args.data} is "

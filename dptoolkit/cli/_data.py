@@ -35,6 +35,8 @@ def _corpus_kw(args, n_features):
     kw = {"n_features": n_features}
     if args.positive is not None or args.negative is not None:
         kw.update(positive=args.positive, negative=args.negative)
+    if getattr(args, "cache_dir", None) is not None:
+        kw["cache_dir"] = args.cache_dir
     return kw
 
 
