@@ -18,7 +18,7 @@ import pytest
 from dptoolkit import datasets
 from dptoolkit._persistence import TRUSTED_TYPES, load_model, save_model, untrusted_types
 from dptoolkit.cli import DEFAULT_MODEL, main
-from dptoolkit.cli import _models
+from dptoolkit.cli import _data, _models  # noqa: F401 (_data first: loaders get patched)
 
 jsonschema = pytest.importorskip("jsonschema")
 
