@@ -460,3 +460,41 @@ def test_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
     assert status == 0, err
     assert load_model(tmp_path / "tty.skops").verbose == 1
     assert "Frank-Wolfe" in err                        # the tqdm bar
+
+
+def _tiny_news_corpus(root):
+    """A 20news-bydate-shaped corpus: 3 groups, a few documents each, train and test."""
+    rng = np.random.default_rng(0)
+    words = {"comp.graphics": ["pixel", "render", "image", "polygon"],
+             "rec.autos": ["engine", "brake", "wheel", "sedan"],
+             "sci.space": ["orbit", "shuttle", "nasa", "launch"]}
+    for split, n_docs in (("train", 30), ("test", 10)):
+        for group, vocab in words.items():
+            folder = root / f"20news-bydate-{split}" / group
+            folder.mkdir(parents=True)
+            for i in range(n_docs):
+                text = " ".join(rng.choice(vocab + ["the", "a", "of"], size=20))
+                (folder / f"{i}").write_text(text)
+    return root
+
+
+def test_multiclass_corpus_end_to_end(tmp_path, capsys):
+    corpus = _tiny_news_corpus(tmp_path / "news")
+    saved, report = tmp_path / "m.skops", tmp_path / "ev.json"
+    status, out, err = _run(["train", "--data", corpus, "--n-features", 256, "--epsilon", 4,
+                             "--delta", 1e-5, "--max-iter", 50, "--save", saved], capsys)
+    assert status == 0, err
+    assert "3 classes" in out
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data", corpus,
+                             "--report", report], capsys)
+    assert status == 0, err
+    rep = _validate(report)
+    assert rep["data"]["classes"] == [0, 1, 2] and rep["data"]["n_test"] == 30
+    assert rep["metrics"]["auc"] is not None                 # one-vs-rest
+    status, out, err = _run(["predict", "--model-file", saved, "--data", corpus,
+                             "--subset", "train"], capsys)
+    assert status == 0, err
+    assert len(out.splitlines()) == 1 + 90 and out.startswith("index,prediction\n")
+    status, out, err = _run(["train", "--model", "dp-scd", "--data", corpus, "--epsilon", 1],
+                            capsys)
+    assert status == 2 and "binary only" in err and "3 classes" in err
