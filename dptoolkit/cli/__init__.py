@@ -337,12 +337,23 @@ def _add_model_option(p):
 
 def _add_privacy_options(p):
     p.add_argument("--epsilon", type=_positive_float, default=None,
-                   help="total privacy budget epsilon > 0 (default: the model's; "
-                        "frank-wolfe, dp-sgd, dp-scd: none, i.e. a non-private fit; "
-                        "required by select-then-fit and search)")
+                   help="total privacy budget epsilon > 0; default: the model's (" +
+                        _model_defaults("epsilon", "none, i.e. a non-private fit") +
+                        "); required by select-then-fit and search")
     p.add_argument("--delta", type=_open_unit, default=None,
-                   help="delta in (0, 1) of the guarantee (default: the model's; "
-                        "frank-wolfe: none, i.e. pure DP)")
+                   help="delta in (0, 1) of the guarantee; default: the model's (" +
+                        _model_defaults("delta", "none, i.e. pure DP") + ")")
+
+
+def _model_defaults(param, none_text):
+    """'model: default' for the models whose estimator has ``param``."""
+    parts = []
+    for name, spec in MODELS.items():
+        if spec.cls is None or name == "select-then-fit":
+            continue
+        value = _models.default_of(spec.cls, param)
+        parts.append(f"{name}: {none_text if value is None else repr(value)}")
+    return "; ".join(parts)
 
 
 def _add_estimator_options(p):
