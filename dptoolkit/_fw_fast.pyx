@@ -17,7 +17,10 @@
 #             keep q_i computed at an older scale of w; everything is recomputed
 #             exactly whenever the product of (1 - eta) since the last refresh
 #             drops below 1 - refresh_tol, so every stored q_i was computed at a
-#             margin within relative error refresh_tol of the current one.
+#             margin within relative error refresh_tol of the current one.  The
+#             refresh gives the q of a recomputation from scratch, bit for bit;
+#             alpha is updated over the rows whose q changed (or recomputed by a
+#             full pass when they hold most of X), see FastFW.
 #
 # Vertex selection (``selector`` codes, shared with the Python layer):
 #   non-private: 0 argmax (O(D) scan), 1 pairing heap, 2 Fibonacci heap (Alg. 3)
@@ -376,7 +379,9 @@ cdef class FastFW(_FWBase):
     The refresh (papers/README.md, 000 item 1) makes q_i = sigmoid(x_i.w) - y_i
     exact for every row and alpha = X^T q, h = <alpha, wt> consistent with it;
     it runs at the same steps and yields the same q as a recomputation from
-    scratch.  Only its cost is data-dependent:
+    scratch.  Only its cost (hence the fit time: a timing side channel like that
+    of the sparse steps themselves; the counters n_full_refresh and refresh_nnz
+    are not released by private fits) is data-dependent:
 
     * a row whose margin is 0 (no chosen feature) or whose recomputed gradient
       equals the stored one contributes nothing to the change of alpha, so
