@@ -18,7 +18,7 @@ from dptoolkit import _sgd_fast
 from dptoolkit.accounting import calibrate_noise_multiplier
 from dptoolkit.exceptions import PrivacyLeakWarning
 from dptoolkit.linear_model import DPSGDClassifier, DPSGDRegressor, _scd
-from dptoolkit.linear_model._scd import _transform_rows, primal_objective
+from dptoolkit.linear_model._base import _transform_rows, primal_objective
 
 from test_scd import RefChunks, RefRNG, _dloss, _dense_unit_rows, _problem
 

@@ -29,8 +29,8 @@ from dptoolkit import _scd_fast
 from dptoolkit.accounting import RDPAccountant, calibrate_noise_multiplier
 from dptoolkit.exceptions import DataClippedWarning, PrivacyLeakWarning
 from dptoolkit.linear_model import DPSCDClassifier, DPSCDRegressor
-from dptoolkit.linear_model import _scd
-from dptoolkit.linear_model._scd import _transform_rows, primal_objective
+from dptoolkit.linear_model import _base, _scd
+from dptoolkit.linear_model._base import _transform_rows, primal_objective
 
 LOSS = _scd_fast.LOSS_CODES
 
@@ -795,7 +795,7 @@ def test_private_fit_with_other_row_count_solves_public_n_objective(variant, n_p
     alpha = lambda N on the rows present.  The noise is switched off (noise
     multiplier patched to 1e-12) to check the optimisation, not the privacy."""
     monkeypatch.setattr(_scd, "_calibrate", lambda **kw: 1e-12)
-    monkeypatch.setattr(_scd, "_epsilon_spent", lambda **kw: math.inf)
+    monkeypatch.setattr(_base, "_epsilon_spent", lambda **kw: math.inf)
     X = _dense_unit_rows(300, 4, 31)
     y = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.1 * np.random.default_rng(0).normal(size=300)
     lam = 1e-2

@@ -12,7 +12,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from .. import _sgd_fast
 from .._validation import check_random_state, check_scalar_range
-from ._scd import (
+from ._base import (
     _BaseLinearDP,
     _calibrate,
     _ClassifierOutputs,

@@ -16,9 +16,10 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._validation import check_positive_int, check_random_state, check_scalar_range
+from ._base import _labels, _LinearOutputs, _store_params
 from .dsal_engine import (SAMPLINGS, check_loss_penalty, default_step, expand_solution,
                           lasso_alpha_max, lasso_duality_gap, prepare_problem, solve)
 
@@ -31,14 +32,7 @@ __all__ = [
 ]
 
 
-def _store_params(estimator, params):
-    """Set every keyword argument of ``__init__`` (its ``locals()``) unchanged."""
-    for name, value in params.items():
-        if name not in ("self", "__class__"):
-            setattr(estimator, name, value)
-
-
-class _SparseProxLassoBase(RegressorMixin, BaseEstimator):
+class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
     """Shared fit/predict of the sparse proximal stochastic Lasso solvers."""
 
     _method = "svrg"
@@ -133,31 +127,12 @@ class _SparseProxLassoBase(RegressorMixin, BaseEstimator):
                 ConvergenceWarning, stacklevel=2)
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-    def _linear_predictor(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=False)
+    def _margins(self, X):
         return np.asarray(X @ self.coef_).ravel()
 
-    def predict(self, X):
-        """Predicted targets (squared loss) or class labels (logistic loss).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        d = self._linear_predictor(X)  # X @ coef_
-        if self.loss == "logistic":
-            return self.classes_[(d > 0).astype(int)]
-        return d
+    def _from_margins(self, margins):
+        """Targets (squared loss) or class labels (logistic loss)."""
+        return _labels(self.classes_, margins) if self.loss == "logistic" else margins
 
     def score(self, X, y, sample_weight=None):
         """R^2 for the squared loss, accuracy for the logistic loss."""

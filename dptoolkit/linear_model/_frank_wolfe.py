@@ -12,6 +12,7 @@ from .. import _fw_fast
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
+from ._base import _ClassifierOutputs
 from ._fw_budget import ACCOUNTING_CHOICES, resolve_selector, split_budget
 from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 
@@ -24,7 +25,8 @@ __all__ = ["FrankWolfeLassoClassifier"]
 DEFAULT_REFRESH_TOL = 0.3
 
 
-class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
+                                BaseEstimator):
     r"""L1-constrained logistic regression by Frank-Wolfe, optionally differentially private.
 
     Solves
@@ -428,7 +430,7 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         n_done = self._run(kernel, max_iter, gaps, stop)
 
         self.selector_ = spec.name
-        self.coef_ = _expand(kernel.coef().reshape(1, -1), columns, X.shape[1])
+        self.coef_ = _fw_multinomial._expand(kernel.coef().reshape(1, -1), columns, X.shape[1])
         self.screened_features_ = columns
         self.intercept_ = np.zeros(1)
         self.n_iter_ = int(n_done)
@@ -504,30 +506,18 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return done
 
     # ----------------------------------------------------------------- predict
-    def decision_function(self, X):
-        """Margins :math:`x_i^\\top w`.
+    _multi_class = True  # K > 2 via Algorithm 3
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,), float64
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=False)
+    def _margins(self, X):
+        """Margins :math:`x_i^\\top w`: shape (n_samples,) for two classes,
+        (n_samples, K) for K > 2."""
         if self.coef_.shape[0] > 1:  # K > 2 classes: shape (n_samples, K)
             return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
-    def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, 2), columns ordered as ``classes_``."""
-        v = self.decision_function(X)
-        if v.ndim == 2:  # multinomial
-            return np.exp(_fw_multinomial.log_softmax(v))
-        p = _sigmoid(v)
-        return np.column_stack([1.0 - p, p])
+    @staticmethod
+    def _multiclass_proba(v):
+        return np.exp(_fw_multinomial.log_softmax(v))
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`."""
@@ -535,13 +525,6 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         if v.ndim == 2:  # multinomial
             return _fw_multinomial.log_softmax(v)
         return np.column_stack([-np.logaddexp(0.0, v), -np.logaddexp(0.0, -v)])
-
-    def predict(self, X):
-        """Predicted class labels, shape (n_samples,)."""
-        v = self.decision_function(X)
-        if v.ndim == 2:  # multinomial
-            return self.classes_[np.argmax(v, axis=1)]
-        return self.classes_[(v > 0).astype(int)]
 
     def objective(self, X, y):
         """Mean logistic loss of the fitted model on (X, y).
@@ -554,22 +537,3 @@ class FrankWolfeLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             return _fw_multinomial.cross_entropy(v, y, self.classes_)
         y01 = (np.asarray(y) == self.classes_[1]).astype(np.float64)
         return float(np.mean(np.logaddexp(0.0, v) - y01 * v))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = True  # K > 2 via Algorithm 3
-        return tags
-
-
-def _expand(coef, columns, n_features):
-    """Coefficients on the screened columns -> shape (n_rows, n_features)."""
-    if columns is None:
-        return coef
-    full = np.zeros((coef.shape[0], n_features))
-    full[:, columns] = coef
-    return full
-
-
-def _sigmoid(v):
-    return 0.5 * (1.0 + np.tanh(0.5 * v))

@@ -101,6 +101,7 @@ def fit_multinomial(est, X, y, p):
 
 
 def _expand(coef, columns, n_features):
+    """Coefficients on the screened columns -> shape (n_rows, n_features)."""
     if columns is None:
         return coef
     full = np.zeros((coef.shape[0], n_features))

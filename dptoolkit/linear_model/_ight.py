@@ -6,12 +6,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
+from ._base import _ClassifierOutputs, _sigmoid
 from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 from ..datasets import clip_rows
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
@@ -20,11 +21,8 @@ from ._sparsifier import keep_largest
 __all__ = ["DPIGHTClassifier"]
 
 
-def _sigmoid(v):
-    return 0.5 * (1.0 + np.tanh(0.5 * v))
-
-
-class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
+                       BaseEstimator):
     r"""Sparse logistic regression by DP iterative gradient hard thresholding (DP-IGHT).
 
     The baseline "private IGHT" of paper 001 (Section 4.2): starting from
@@ -290,25 +288,8 @@ class DPIGHTClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"screening={k} must be >= sparsity={sparsity}")
         return k if k < n_features else None
 
-    def decision_function(self, X):
+    _poor_score = True  # private: noisy by design
+
+    def _margins(self, X):
         """Margins :math:`x_i^\\top\\theta`, shape (n_samples,)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=False)
         return np.asarray(X @ self.coef_[0]).ravel()
-
-    def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, 2), columns as ``classes_``."""
-        p = _sigmoid(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X):
-        """Predicted class labels, shape (n_samples,)."""
-        v = self.decision_function(X)
-        return self.classes_[(v > 0).astype(int)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
-        tags.classifier_tags.poor_score = True   # private: noisy by design
-        return tags

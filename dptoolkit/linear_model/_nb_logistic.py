@@ -66,7 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .. import _sgd_fast
 from .._private import PrivateEstimatorMixin
@@ -78,6 +78,7 @@ from ..accounting.events import (
     PoissonSampledEvent,
     SelfComposedEvent,
 )
+from ._base import _ClassifierOutputs
 
 __all__ = ["DPNBLogisticClassifier"]
 
@@ -106,7 +107,8 @@ def _transform(X, columns, ratios):
     return Z
 
 
-class DPNBLogisticClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
+                             BaseEstimator):
     r"""Private naive-Bayes-scaled logistic regression for sparse text (binary).
 
     A private release of the per-class feature sums picks the vocabulary and the
@@ -307,27 +309,14 @@ class DPNBLogisticClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         return self._record_spend(event, spent)
 
     # ----------------------------------------------------------------- outputs
-    def decision_function(self, X):
+    _accept_sparse = "csr"
+    _multi_class = True  # scikit-learn's default tag (kept)
+    _poor_score = True
+
+    def _margins(self, X):
         """Margins of the trained model on the transformed rows, shape (n_samples,).
 
         Same sign as ``X @ coef_.T + intercept_`` (a positive per-row factor).
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         Z = _transform(X, self.feature_indices_, self.log_count_ratios_)
         return np.asarray(Z @ self.theta_).ravel()
-
-    def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, 2), columns as ``classes_``."""
-        p = 0.5 * (1.0 + np.tanh(0.5 * self.decision_function(X)))
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X):
-        """Predicted labels, shape (n_samples,)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.poor_score = True
-        return tags

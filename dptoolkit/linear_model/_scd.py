@@ -32,27 +32,27 @@ every step); the dual vector :math:`\alpha` is *never* released, see the Notes o
 :class:`DPSCDClassifier`.
 """
 import copy
-import functools
 import math
-import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import ClassifierMixin, RegressorMixin
 
 from .. import _scd_fast
-from .._private import PrivateEstimatorMixin
-from ..accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
-from .._validation import check_positive_int, check_random_state, check_scalar_range
-from ..exceptions import DataClippedWarning, PrivacyLeakWarning
+from .._validation import check_random_state
+from ._base import (
+    _BaseLinearDP,
+    _calibrate,
+    _ClassifierOutputs,
+    _record_steps,
+    _RegressorOutputs,
+    _transform_rows,  # noqa: F401  (imported from here by scripts and benchmarks)
+    primal_objective,
+)
 
 __all__ = ["DPSCDClassifier", "DPSCDRegressor", "primal_objective"]
 
 _VARIANTS = ("dual", "primal", "sequential")
-_NORMALIZE = ("l2", "clip", None)
 #: (kernel option exact=False only, not used by the estimators) yalpha is
 #: projected onto [box, 1 - box] before the single Newton step of the
 #: private logistic update (the authors' implementation uses 1e-4).
@@ -60,102 +60,6 @@ _LOGISTIC_BOX = 1e-4
 
 
 # --------------------------------------------------------------------------- helpers
-def primal_objective(X, y, coef, *, loss, alpha):
-    r"""Primal objective :math:`F(\theta)` of paper 003 eq. 1 (not private).
-
-    Parameters
-    ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        Data exactly as the model sees it (already normalised).
-    y : ndarray of shape (n_samples,)
-        Targets; labels in {-1, +1} for the logistic and hinge losses.
-    coef : ndarray of shape (n_features,)
-    loss : {"squared", "logistic", "hinge"}
-    alpha : float
-        Regularisation strength :math:`\lambda`.
-
-    Returns
-    -------
-    float
-    """
-    a = np.asarray(X @ coef).ravel()
-    y = np.asarray(y, dtype=np.float64)
-    if loss == "squared":
-        per = 0.5 * (a - y) ** 2
-    elif loss == "logistic":
-        per = np.logaddexp(0.0, -y * a)
-    elif loss == "hinge":
-        per = np.maximum(0.0, 1.0 - y * a)
-    else:
-        raise ValueError(f"loss must be 'squared', 'logistic' or 'hinge', got {loss!r}")
-    return float(per.mean() + 0.5 * alpha * np.dot(coef, coef))
-
-
-def _canonical_csr(X):
-    X = sp.csr_array(X)
-    X.sum_duplicates()
-    X.sort_indices()
-    X.indices = X.indices.astype(np.int64, copy=False)
-    X.indptr = X.indptr.astype(np.int64, copy=False)
-    return X
-
-
-def _transform_rows(X, normalize, fit_intercept, intercept_scaling):
-    """Append the intercept column, then bound every row's L2 norm by 1 (local).
-
-    Returns the canonical CSR float64 matrix (int64 indices) and the squared row norms.
-    """
-    X = sp.csr_array(X, dtype=np.float64)
-    if fit_intercept:
-        const = sp.csr_array(np.full((X.shape[0], 1), float(intercept_scaling)))
-        X = sp.hstack([X, const], format="csr")
-    else:
-        X = X.copy()
-    X = _canonical_csr(X)
-    if not np.all(np.isfinite(X.data)):
-        raise ValueError("Input X contains NaN or infinity")
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    norms = np.sqrt(sq)
-    if normalize == "l2":
-        scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
-    elif normalize == "clip":
-        over = norms > 1.0
-        if np.any(over):
-            warnings.warn(f"{int(over.sum())} example(s) have ||x_i||_2 > 1; they were "
-                          "scaled to norm 1 (a local operation: the guarantee is "
-                          "unchanged, the data the model sees is not)",
-                          DataClippedWarning, stacklevel=4)
-        scale = np.where(over, 1.0 / np.maximum(norms, 1.0), 1.0)
-    else:
-        scale = np.ones_like(norms)
-    if normalize is not None:
-        X.data *= np.repeat(scale, np.diff(X.indptr))
-        sq = sq * scale * scale
-    return X, sq
-
-
-@functools.lru_cache(maxsize=256)
-def _calibrate(*, epsilon, delta, sampling_rate, steps):
-    """Noise multiplier from the accounting module (one place for every noise scale).
-
-    Memoised: the result is a function of public parameters only."""
-    from ..accounting import calibrate_noise_multiplier
-
-    return float(calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
-                                            sampling_rate=sampling_rate, steps=steps,
-                                            accountant="rdp", sampling="poisson"))
-
-
-@functools.lru_cache(maxsize=256)
-def _epsilon_spent(*, noise_multiplier, sampling_rate, steps, delta):
-    from ..accounting import RDPAccountant
-
-    acc = RDPAccountant()
-    acc.compose_subsampled_gaussian(noise_multiplier=noise_multiplier,
-                                    sampling_rate=sampling_rate, steps=steps)
-    return float(acc.get_epsilon(delta))
-
-
 def _auto_clip(p, *, loss, lam, N, sigma_p):
     r"""Scaling bound :math:`C` for ``clip="auto"`` (public constants only).
 
@@ -221,328 +125,6 @@ def _auto_clip(p, *, loss, lam, N, sigma_p):
         return 1.0
     return abs(_scd_fast.dual_delta(_scd_fast.LOSS_CODES[loss], 0.0, 1.0, 0.0, 1.0,
                                     float(sigma_p), lam * N, True, _LOGISTIC_BOX))
-
-
-def _record_steps(n_steps, n_epochs):
-    """0-based step indices ending epochs 1, 2, ... and the last step."""
-    per_epoch = n_steps / n_epochs
-    ends = [int(round(e * per_epoch)) - 1 for e in range(1, int(math.floor(n_epochs)) + 1)]
-    ends = [min(max(s, 0), n_steps - 1) for s in ends]
-    epochs = list(range(1, len(ends) + 1))
-    if not ends or ends[-1] != n_steps - 1:
-        ends.append(n_steps - 1)
-        epochs.append(n_epochs)
-    return np.asarray(ends, dtype=np.int64), np.asarray(epochs, dtype=np.float64)
-
-
-def _has_logistic_loss(est):
-    return getattr(est, "loss", None) == "logistic"
-
-
-def _available_if_logistic(fn):
-    """``predict_proba`` exists only for the logistic loss (sklearn's available_if)."""
-    from sklearn.utils.metaestimators import available_if
-
-    return available_if(_has_logistic_loss)(fn)
-
-
-# --------------------------------------------------------------------------- base
-class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
-    """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""
-
-    _losses = ()
-
-    # ---------------------------------------------------------------- checks
-    def _check_common(self):
-        if self.loss not in self._losses:
-            raise ValueError(f"loss must be one of {self._losses}, got {self.loss!r}")
-        private = self.epsilon is not None
-        if private:
-            epsilon = check_scalar_range(self.epsilon, "epsilon", low=0.0, low_open=True)
-            delta = check_scalar_range(self.delta, "delta", low=0.0, high=1.0,
-                                       low_open=True, high_open=True)
-        else:
-            epsilon = delta = None
-        alpha = check_scalar_range(self.alpha, "alpha", low=0.0, low_open=True)
-        if self.clip is None:
-            if private:
-                raise ValueError("clip must be a float > 0 for a private fit (it bounds "
-                                 "the sensitivity); clip=None is only for epsilon=None")
-            clip = math.inf
-        else:
-            clip = check_scalar_range(self.clip, "clip", low=0.0, low_open=True)
-        n_epochs = check_scalar_range(self.n_epochs, "n_epochs", low=0.0, low_open=True)
-        if not (isinstance(self.batch_size, str) and self.batch_size == "auto"):
-            if (isinstance(self.batch_size, (bool, np.bool_))
-                    or not isinstance(self.batch_size, numbers.Integral)):
-                raise TypeError("batch_size must be 'auto' or an int, got "
-                                f"{type(self.batch_size).__name__}")
-            if self.batch_size < 1:
-                raise ValueError(f"batch_size must be in [1, n_samples], got {self.batch_size}")
-        if self.normalize not in _NORMALIZE:
-            raise ValueError(f"normalize must be 'l2', 'clip' or None, got {self.normalize!r}")
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise TypeError("fit_intercept must be a bool, got "
-                            f"{type(self.fit_intercept).__name__}")
-        intercept_scaling = check_scalar_range(self.intercept_scaling, "intercept_scaling",
-                                               low=0.0, low_open=True)
-        if not isinstance(self.keep_coef_path, (bool, np.bool_)):
-            raise TypeError("keep_coef_path must be a bool, got "
-                            f"{type(self.keep_coef_path).__name__}")
-        n_public = self.n_samples_public
-        if n_public is not None:
-            n_public = check_positive_int(n_public, "n_samples_public")
-        return dict(private=private, epsilon=epsilon, delta=delta, alpha=alpha, clip=clip,
-                    n_epochs=n_epochs, intercept_scaling=intercept_scaling,
-                    n_samples_public=n_public)
-
-    @staticmethod
-    def _n_constant(p, n_rows, *, warn=True,
-                    uses="the sampling rate q = L/N, the number of steps and lambda*N in "
-                         "every coordinate update"):
-        """Dataset size :math:`N` used in q = L/N, lambda N and v/(lambda N).
-
-        A private fit uses the public ``n_samples_public``; without it, it falls back
-        to the number of rows with a PrivacyLeakWarning (``warn``) naming what
-        :math:`N` enters (``uses``).  A non-private fit uses the number of rows.
-        """
-        if not p["private"]:
-            return int(n_rows)
-        if p["n_samples_public"] is None:
-            if warn:
-                warnings.warn(
-                    f"n_samples_public is None: the dataset size N = X.shape[0] = "
-                    f"{int(n_rows)} was taken from the data (it sets {uses}), so the "
-                    "stated add/remove-one guarantee does not hold: a neighbour with one "
-                    "more or one fewer example has a different N.  The guarantee covers "
-                    "only neighbouring datasets of the same size.  Pass the public "
-                    "dataset size as n_samples_public.", PrivacyLeakWarning, stacklevel=3)
-            return int(n_rows)
-        return p["n_samples_public"]
-
-    @staticmethod
-    def _batch(batch_size, limit, what):
-        if isinstance(batch_size, str):
-            return min(100, limit)
-        if batch_size > limit:
-            raise ValueError(f"batch_size must be in [1, {what}] = [1, {limit}], "
-                             f"got {batch_size}")
-        return int(batch_size)
-
-    # ------------------------------------------------------------------ data
-    def _validate_xy(self, X, y):
-        is_clf = isinstance(self, ClassifierMixin)
-        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=not is_clf)
-        if is_clf:
-            check_classification_targets(y)
-            self.classes_ = np.unique(y)
-            if self.classes_.size != 2:
-                k = self.classes_.size
-                raise ValueError(f"Only binary classification is supported. "
-                                 f"{type(self).__name__} needs binary labels: exactly two "
-                                 f"classes in y, got {k} class{'es' if k != 1 else ''}")
-            t = np.where(y == self.classes_[1], 1.0, -1.0)
-        else:
-            t = np.asarray(y, dtype=np.float64)
-            if not np.all(np.isfinite(t)):
-                raise ValueError("Input y contains NaN or infinity")
-        return X, t
-
-    def _prepare(self, X, p):
-        return _transform_rows(X, self.normalize, self.fit_intercept, p["intercept_scaling"])
-
-    def _set_coef(self, w, path=None):
-        """Split the full weight vector (with the intercept column) into coef_/intercept_."""
-        is_clf = isinstance(self, ClassifierMixin)
-        if self.fit_intercept:
-            coef, icpt = w[:-1], w[-1] * float(self.intercept_scaling)
-        else:
-            coef, icpt = w, 0.0
-        if is_clf:
-            self.coef_ = coef.reshape(1, -1).copy()
-            self.intercept_ = np.array([icpt])
-        else:
-            self.coef_ = coef.copy()
-            self.intercept_ = float(icpt)
-        if path is not None:
-            if self.fit_intercept:
-                self.coef_path_ = path[:, :-1].copy()
-                self.intercept_path_ = path[:, -1] * float(self.intercept_scaling)
-            else:
-                self.coef_path_ = path.copy()
-                self.intercept_path_ = np.zeros(path.shape[0])
-
-    def _finish(self, w, path, rec_epochs, p, *, L, n_steps, sensitivity, q, sigma,
-                noise_std, n_constant):
-        """Set the fitted attributes shared by every estimator of this family."""
-        self.n_samples_used_ = int(n_constant)
-        if path is not None:
-            path = np.vstack([np.zeros((1, w.shape[0])), path])
-            self.epoch_path_ = np.concatenate([[0.0], rec_epochs])
-        self._set_coef(w, path)
-        self.batch_size_ = int(L)
-        self.n_steps_ = int(n_steps)
-        self.n_epochs_ = float(p["n_epochs"])
-        self.sensitivity_ = float(sensitivity)
-        if p["private"]:
-            self.sampling_rate_ = float(q)
-            self.noise_multiplier_ = float(sigma)
-            self.noise_std_ = float(noise_std)
-        else:
-            self.sampling_rate_ = None
-            self.noise_multiplier_ = None
-            self.noise_std_ = None
-        self._record_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
-
-    @staticmethod
-    def _privacy_of(p, *, q, sigma, n_steps):
-        """``(privacy_event_, privacy_spent_)`` of a fit: ``n_steps`` Poisson-subsampled
-        Gaussian steps (rate q, noise multiplier sigma), RDP-accounted; ``(None,
-        None)`` for a non-private fit."""
-        if not p["private"]:
-            return None, None
-        event = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), n_steps)
-        spent = (_epsilon_spent(noise_multiplier=sigma, sampling_rate=q, steps=n_steps,
-                                delta=p["delta"]), p["delta"])
-        return event, spent
-
-    def _full_weights(self):
-        coef = np.ravel(self.coef_)
-        if self.fit_intercept:
-            return np.append(coef, float(np.ravel(self.intercept_)[0])
-                             / float(self.intercept_scaling))
-        return coef
-
-    def _transform(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=False)
-        Xt, _ = _transform_rows(X, self.normalize, self.fit_intercept,
-                                float(self.intercept_scaling))
-        return Xt
-
-    # --------------------------------------------------------------- predict
-    def _decision(self, X):
-        return np.asarray(self._transform(X) @ self._full_weights()).ravel()
-
-    def objective(self, X, y):
-        r"""Compute the primal objective :math:`F(\theta)` (eq. 1) of the fitted model.
-
-        The rows of X get the same per-example transformation as in ``fit``.  This
-        reads the data: it is a diagnostic, not a private release.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Data.
-        y : array-like of shape (n_samples,)
-            Targets or class labels.
-
-        Returns
-        -------
-        float
-            Mean loss plus :math:`\lambda/2 \|\theta\|^2` (intercept weight included).
-        """
-        Xt = self._transform(X)
-        y = np.asarray(y)
-        if isinstance(self, ClassifierMixin):
-            y = np.where(y == self.classes_[1], 1.0, -1.0)
-        return primal_objective(Xt, y, self._full_weights(), loss=self._kernel_loss(),
-                                alpha=float(self.alpha))
-
-    def _kernel_loss(self):
-        return self.loss
-
-    def _path_objectives(self, X, y):
-        """Objective after every recorded epoch (``keep_coef_path=True``); diagnostic."""
-        check_is_fitted(self, "coef_path_")
-        Xt = self._transform(X)
-        y = np.asarray(y)
-        if isinstance(self, ClassifierMixin):
-            y = np.where(y == self.classes_[1], 1.0, -1.0)
-        out = []
-        for c, b in zip(self.coef_path_, self.intercept_path_):
-            w = np.append(c, b / float(self.intercept_scaling)) if self.fit_intercept else c
-            out.append(primal_objective(Xt, y, w, loss=self._kernel_loss(),
-                                        alpha=float(self.alpha)))
-        return np.asarray(out)
-
-
-class _ClassifierOutputs:
-    """decision_function / predict / predict_proba for binary linear classifiers."""
-
-    def decision_function(self, X):
-        """Compute the margins :math:`\\tilde x_i^\\top \\theta` of the transformed rows.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,), float64
-            Positive values predict ``classes_[1]``.
-        """
-        return self._decision(X)
-
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        d = self.decision_function(X)
-        return self.classes_[(d > 0).astype(int)]
-
-    @_available_if_logistic
-    def predict_proba(self, X):
-        """Predict class probabilities (logistic loss only).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            Columns ordered as ``classes_``.
-        """
-        d = self.decision_function(X)
-        p = 0.5 * (1.0 + np.tanh(0.5 * d))
-        return np.column_stack([1.0 - p, p])
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
-        return tags
-
-
-class _RegressorOutputs:
-    def predict(self, X):
-        """Predict targets :math:`\\tilde x_i^\\top \\theta`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predictions on the transformed rows.
-        """
-        return self._decision(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
 
 # --------------------------------------------------------------------------- DP-SCD
@@ -698,9 +280,6 @@ class _BaseSCD(_BaseLinearDP):
                      n_steps=n_steps, sensitivity=sensitivity, q=q, sigma=sigma,
                      noise_std=noise_std, n_constant=N)
         return self
-
-    def _kernel_loss(self):
-        return self.loss
 
 
 _SCD_DOC_PARAMS = r"""

@@ -5,12 +5,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
+from sklearn.utils.validation import check_memory, validate_data
 
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
+from ._base import _ClassifierOutputs
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",
@@ -146,7 +147,8 @@ def _nonprivate_coef(X, y, l1_bound, max_iter, refresh_tol):
     return est.fit(X, y).coef_
 
 
-class SparsifiedLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
+                                BaseEstimator):
     r"""Sparse private L1-constrained logistic regression: the Sparsifier.
 
     Paper 001, Algorithm 2: (1) fit non-private Frank-Wolfe for
@@ -350,7 +352,7 @@ class SparsifiedLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             delta=self.delta, solver="fast", selector=self.selector,
             refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
             accounting=self.accounting, clip_data=False, random_state=rng)
-        budget = private.budget(X.shape[1], classes.size)
+        budget = private.budget(X.shape[1], classes.size, n_samples=X.shape[0])
         # the count (double-geometric, epsilon_1-DP) and the private fit compose
         event = ComposedEvent((PureDPEvent(epsilon_count), budget.event))
         spent = (epsilon_count + budget.epsilon, budget.delta)
@@ -373,32 +375,10 @@ class SparsifiedLassoClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return self._record_spend(event, spent)
 
     # ----------------------------------------------------------------- predict
-    def decision_function(self, X):
+    _multi_class = True
+    _poor_score = True  # private: noisy by design
+
+    def _margins(self, X):
         """Margins: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=False)
         scores = np.asarray(X @ self.coef_.T)
         return scores[:, 0] if self.coef_.shape[0] == 1 else scores
-
-    def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, n_classes), columns as ``classes_``."""
-        v = self.decision_function(X)
-        if v.ndim == 1:
-            p = 0.5 * (1.0 + np.tanh(0.5 * v))
-            return np.column_stack([1.0 - p, p])
-        v = v - v.max(axis=1, keepdims=True)
-        e = np.exp(v)
-        return e / e.sum(axis=1, keepdims=True)
-
-    def predict(self, X):
-        """Predicted class labels, shape (n_samples,)."""
-        v = self.decision_function(X)
-        if v.ndim == 1:
-            return self.classes_[(v > 0).astype(int)]
-        return self.classes_[np.argmax(v, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.poor_score = True   # private: noisy by design
-        return tags

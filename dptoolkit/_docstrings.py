@@ -1,0 +1,59 @@
+"""Numpydoc text that many docstrings share, written once.
+
+A docstring names a shared entry on a line of its own, ``%(name)s``, indented as
+the text should be; :func:`fill_doc` (a decorator for functions, methods and
+classes) replaces that line by the entry of :data:`DOCS`, every line indented the
+same.  Nothing else of the docstring is touched (a ``%`` elsewhere stays as it is).
+"""
+import re
+import textwrap
+
+__all__ = ["DOCS", "fill_doc"]
+
+_X = "X : {array-like, sparse matrix} of shape (n_samples, n_features)"
+
+#: Shared entries, by name.
+DOCS = {
+    # the X of predict, decision_function, transform, ...
+    "X": _X,
+    # the Parameters section of a method of X alone (predict, decision_function, ...)
+    "params_X": "Parameters\n----------\n" + _X,
+    # the X of fit
+    "X_fit": _X + "\n    Training data, dense or any scipy.sparse format.",
+    # the Returns section of fit
+    "returns_self": "Returns\n-------\nself : object\n    The fitted estimator.",
+    "random_state": (
+        "random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator\n"
+        "    Seeds the sampling and the noise; ``None`` uses OS entropy."),
+    "accountant": (
+        "accountant : BudgetAccountant or None, default=None\n"
+        "    If given, a private fit's (epsilon, delta) and ``privacy_event_`` are\n"
+        "    checked against it before any work and spent after the fit."),
+}
+
+_PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
+
+
+def fill_doc(obj):
+    """Replace the ``%(name)s`` lines of ``obj.__doc__`` by ``DOCS[name]``.
+
+    Parameters
+    ----------
+    obj : function or class
+        Its docstring may be None (``python -OO``).
+
+    Returns
+    -------
+    obj
+        The same object, its docstring filled.
+
+    Raises
+    ------
+    KeyError
+        A placeholder names no entry of :data:`DOCS`.
+    """
+    doc = obj.__doc__
+    if doc:
+        obj.__doc__ = _PLACEHOLDER.sub(
+            lambda m: textwrap.indent(DOCS[m.group(2)], m.group(1)), doc)
+    return obj
