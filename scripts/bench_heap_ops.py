@@ -15,10 +15,16 @@ import time
 
 import numpy as np
 
-from dptoolkit._heap import (
-    OP_DECREASE_KEY, OP_POP, OP_PUSH, FibonacciHeap, LazyMaxQueue, PairingHeap,
-    _run_fw_sequence, _run_ops,
-)
+from dptoolkit.kernels import heap
+
+OP_DECREASE_KEY = heap.OP_DECREASE_KEY
+OP_POP = heap.OP_POP
+OP_PUSH = heap.OP_PUSH
+FibonacciHeap = heap.FibonacciHeap
+LazyMaxQueue = heap.LazyMaxQueue
+PairingHeap = heap.PairingHeap
+_run_fw_sequence = heap._run_fw_sequence
+_run_ops = heap._run_ops
 
 
 def phases(n, rng):

@@ -76,7 +76,7 @@ from dptoolkit.linear_model import (  # noqa: E402
     FrankWolfeLassoClassifier,
     SparsifiedLassoClassifier,
 )
-from dptoolkit.linear_model._frank_wolfe import DEFAULT_REFRESH_TOL  # noqa: E402
+from dptoolkit.linear_model import DEFAULT_REFRESH_TOL  # noqa: E402
 from dptoolkit.linear_model._sparsifier import (  # noqa: E402
     _nonprivate_coef,
     check_count_bounds,

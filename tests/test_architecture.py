@@ -30,12 +30,7 @@ PACKAGE = REPO / "dptoolkit"
 KNOWN_CYCLES = {}
 
 #: Private imports across subpackages known to exist: (importer, imported) -> reason.
-KNOWN_PRIVATE = {
-    ("dptoolkit.__main__", "dptoolkit.linear_model._frank_wolfe.DEFAULT_REFRESH_TOL"):
-        "__main__ reads the default refresh tolerance from the private module "
-        "linear_model._frank_wolfe; needs a public name (dptoolkit.linear_model) "
-        "in files being rewritten by another change",
-}
+KNOWN_PRIVATE = {}
 
 _FW_PUBLIC = ("needs a public name for DEFAULT_REFRESH_TOL in dptoolkit.linear_model "
               "(linear_model/_frank_wolfe.py is being rewritten by another change)")
@@ -47,23 +42,12 @@ _KERNEL = ("benchmarks a compiled kernel that has no public entry point ({}); th
 KNOWN_EXTERNAL = {
     ("scripts/bench_frank_wolfe.py",
      "dptoolkit.linear_model._frank_wolfe.DEFAULT_REFRESH_TOL"): _FW_PUBLIC,
-    ("scripts/study_sparse_lasso.py",
-     "dptoolkit.linear_model._frank_wolfe.DEFAULT_REFRESH_TOL"): _FW_PUBLIC,
     ("scripts/study_sparse_lasso.py", "dptoolkit.linear_model._sparsifier"):
         "imports helpers of linear_model._sparsifier (being rewritten by another "
         "change) that have no public name",
     ("scripts/study_dpscd.py", "dptoolkit.linear_model._scd"):
         "uses _transform_rows / primal_objective of linear_model._scd (being "
         "rewritten by another change), which have no public name",
-    ("scripts/bench_heap_ops.py", "dptoolkit._heap"): _KERNEL.format("dptoolkit._heap"),
-    ("asv_benchmarks/benchmarks/heaps.py", "dptoolkit._heap"):
-        _KERNEL.format("dptoolkit._heap"),
-    ("asv_benchmarks/benchmarks/samplers.py", "dptoolkit._grouped_sampler"):
-        _KERNEL.format("dptoolkit._grouped_sampler"),
-    ("asv_benchmarks/benchmarks/frank_wolfe.py", "dptoolkit._fw_fast"):
-        _KERNEL.format("dptoolkit._fw_fast"),
-    ("asv_benchmarks/benchmarks/scd.py", "dptoolkit._scd_fast"):
-        _KERNEL.format("dptoolkit._scd_fast"),
     ("asv_benchmarks/benchmarks/scd.py", "dptoolkit.linear_model._scd"):
         "uses _transform_rows of linear_model._scd (being rewritten by another "
         "change), which has no public name",

@@ -82,7 +82,8 @@ def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
     assert 0.5 <= rep["metrics"]["accuracy"] <= 1.0
 
     if model == "search":
-        assert set(rep["model"]["best_params"]) == {"l1_bound"} and rep["model"]["n_runs"] >= 1
+        assert set(rep["model"]["best_params"]) == set(_models.SEARCH_GRIDS[DEFAULT_MODEL])
+        assert rep["model"]["n_runs"] >= 1
     if model == "select-then-fit":
         assert len(rep["model"]["selected_features"]) == 20
 
@@ -111,7 +112,8 @@ def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
 def test_ci_command_in_a_fresh_process(tmp_path):
     """The CI command, through ``python -m dptoolkit`` (smaller problem)."""
     result = subprocess.run(
-        [sys.executable, "-m", "dptoolkit", "train", "--max-iter", "500", "--epsilon", "1",
+        [sys.executable, "-m", "dptoolkit", "train", "--model", "frank-wolfe", "--max-iter",
+         "500", "--epsilon", "1",
          "--synthetic-samples", "2000", "--synthetic-features", "5000"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -120,8 +122,9 @@ def test_ci_command_in_a_fresh_process(tmp_path):
 
 def test_synthetic_default_model_non_private(tmp_path, capsys):
     report = tmp_path / "r.json"
-    status, out, err = _run(["train", "--synthetic-samples", 400, "--synthetic-features",
-                             300, "--max-iter", 50, "--report", report], capsys)
+    status, out, err = _run(["train", "--model", "frank-wolfe", "--synthetic-samples", 400,
+                             "--synthetic-features", 300, "--max-iter", 50, "--report",
+                             report], capsys)
     assert status == 0, err
     assert "privacy: none" in out
     rep = _validate(report)
@@ -141,12 +144,13 @@ def test_multiclass(tmp_path, capsys):
     path = tmp_path / "three.libsvm"
     path.write_text("\n".join(rows) + "\n")
     report = tmp_path / "r.json"
+    # --model default on three classes: the multiclass default (Frank-Wolfe), said so
     status, out, err = _run(["train", "--data", path, "--epsilon", 2, "--delta", 1e-5,
-                             "--max-iter", 30, "--report", report, "--save",
-                             tmp_path / "m.skops"], capsys)
+                             "--report", report, "--save", tmp_path / "m.skops"], capsys)
     assert status == 0, err
+    assert "--model default uses frank-wolfe" in err
     rep = _validate(report)
-    assert len(rep["data"]["classes"]) == 3
+    assert len(rep["data"]["classes"]) == 3 and rep["model"]["name"] == "frank-wolfe"
     assert load_model(tmp_path / "m.skops").coef_.shape == (3, 30)
     status, out, err = _run(["train", "--model", "dp-sgd", "--data", path, "--epsilon", 1],
                             capsys)
@@ -451,8 +455,8 @@ def test_saved_model_carries_the_version(tmp_path, monkeypatch):
 
 def test_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
     """stderr a terminal: models with a progress bar get verbose=1 (else 0)."""
-    argv = ["train", "--synthetic-samples", 300, "--synthetic-features", 200, "--max-iter",
-            20, "--epsilon", 1, "--delta", 1e-5, "--n-samples-public", 225]
+    argv = ["train", "--model", "frank-wolfe", "--synthetic-samples", 300,
+            "--synthetic-features", 200, "--max-iter", 20, "--epsilon", 1, "--delta", 1e-5, "--n-samples-public", 225]
     status, out, err = _run([*argv, "--save", tmp_path / "quiet.skops"], capsys)
     assert status == 0 and load_model(tmp_path / "quiet.skops").verbose == 0
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
@@ -482,7 +486,7 @@ def test_multiclass_corpus_end_to_end(tmp_path, capsys):
     corpus = _tiny_news_corpus(tmp_path / "news")
     saved, report = tmp_path / "m.skops", tmp_path / "ev.json"
     status, out, err = _run(["train", "--data", corpus, "--n-features", 256, "--epsilon", 4,
-                             "--delta", 1e-5, "--max-iter", 50, "--save", saved], capsys)
+                             "--delta", 1e-5, "--save", saved], capsys)
     assert status == 0, err
     assert "3 classes" in out
     status, out, err = _run(["evaluate", "--model-file", saved, "--data", corpus,

@@ -40,7 +40,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from dptoolkit import _fw_fast
+from dptoolkit.kernels import fw_fast as _fw_fast
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 
 from .common import libsvm, synthetic_problem

@@ -14,16 +14,16 @@ heap, so repeats see the same work), through ``_run_ops``.
 """
 import numpy as np
 
-from dptoolkit._heap import (
-    OP_DECREASE_KEY,
-    OP_POP,
-    OP_PUSH,
-    FibonacciHeap,
-    LazyMaxQueue,
-    PairingHeap,
-    _run_fw_sequence,
-    _run_ops,
-)
+from dptoolkit.kernels import heap
+
+OP_DECREASE_KEY = heap.OP_DECREASE_KEY
+OP_POP = heap.OP_POP
+OP_PUSH = heap.OP_PUSH
+FibonacciHeap = heap.FibonacciHeap
+LazyMaxQueue = heap.LazyMaxQueue
+PairingHeap = heap.PairingHeap
+_run_fw_sequence = heap._run_fw_sequence
+_run_ops = heap._run_ops
 
 _KINDS = ["pairing", "fibonacci"]
 _SIZES = [2**14, 2**20]

@@ -9,7 +9,8 @@ private Frank-Wolfe solver; updates set random items to fresh N(0, 3^2) values.
 """
 import numpy as np
 
-from dptoolkit._grouped_sampler import GroupedExpSampler
+from dptoolkit.kernels import grouped_sampler
+GroupedExpSampler = grouped_sampler.GroupedExpSampler
 
 _SIZES = [2**14, 2**20]
 

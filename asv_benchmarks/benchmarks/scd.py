@@ -17,7 +17,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from dptoolkit import _scd_fast, _sgd_fast
+from dptoolkit.kernels import scd_fast as _scd_fast
+from dptoolkit.kernels import sgd_fast as _sgd_fast
 from dptoolkit.linear_model._scd import _transform_rows
 
 from .common import libsvm, synthetic_problem

@@ -331,7 +331,8 @@ def _search_cls():
 def _add_model_option(p):
     p.add_argument("--model", default="default", choices=MODEL_NAMES, metavar="NAME",
                    help="one of " + ", ".join(MODEL_NAMES) + f" ('default' is the best "
-                        f"private sparse model, now {DEFAULT_MODEL}): " + "; ".join(
+                        f"private sparse model, now {DEFAULT_MODEL}; "
+                        f"{_models.DEFAULT_MULTICLASS_MODEL} for more than two classes): " + "; ".join(
                             f"{n}: {s.description}" for n, s in MODELS.items()))
 
 
@@ -432,7 +433,8 @@ def _check_train_data_options(args):
             raise UsageError(f"{_flag(dest)} applies only without --data")
     _check_corpus_or_libsvm(args, train=True)
     if (Path(args.data).name.startswith("20news") and args.positive is None
-            and args.negative is None and not _models.supports_multiclass(args)):
+            and args.negative is None and not _models.supports_multiclass(args)
+            and not _models.use_multiclass_default(args)):
         raise UsageError(f"--model {args.model} is binary only and {args.data} without "
                          "--positive/--negative is the 20-class task: choose two groups "
                          "with --positive/--negative, or a multiclass model (frank-wolfe, "
@@ -610,6 +612,13 @@ def _train(args):
     print(f"  train {Xtr.shape[0]} x {Xtr.shape[1]} (nnz {Xtr.nnz}), test {Xte.shape[0]} x "
           f"{Xte.shape[1]}, {len(classes)} classes; loaded in {load_time:.1f} s")
     if len(classes) > 2 and not _models.supports_multiclass(args):
+        if _models.use_multiclass_default(args):
+            print(f"note: {len(classes)} classes: --model default uses "
+                  f"{args.model} (multiclass)", file=sys.stderr)
+            estimator = _models.build_model(args)
+            _preflight(estimator, args, Xtr.shape[0], Xtr.shape[1])
+            model_name = _models.resolve_model(args.model)
+    if len(classes) > 2 and not _models.supports_multiclass(args):
         raise UsageError(f"--model {args.model} is binary only and the data has "
                          f"{len(classes)} classes: choose two groups with --positive/"
                          "--negative, or a multiclass model (frank-wolfe, sparsifier)")
@@ -730,13 +739,14 @@ def _account(args):
 
     from .._private import plan_spend
 
+    if (args.n_classes > 2 and not _models.supports_multiclass(args)
+            and not _models.use_multiclass_default(args)):
+        raise UsageError(f"--model {args.model} is binary only; --n-classes "
+                         f"{args.n_classes} needs frank-wolfe or sparsifier")
     model_name = _models.resolve_model(args.model)
     if args.epsilon is None and _models.default_of(
             MODELS[_models.inner_model(args)].cls, "epsilon") is None:
         raise UsageError(f"--epsilon is required by account for --model {model_name}")
-    if args.n_classes > 2 and not _models.supports_multiclass(args):
-        raise UsageError(f"--model {args.model} is binary only; --n-classes "
-                         f"{args.n_classes} needs frank-wolfe or sparsifier")
     if args.n_classes < 2:
         raise UsageError("--n-classes must be >= 2")
     args.verbose = 0

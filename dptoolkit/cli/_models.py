@@ -17,11 +17,14 @@ from ..linear_model import (
 from ..model_selection import PrivateHyperparameterSearch
 from ..selection import DPSIS, PrivateSelectThenFit
 
-__all__ = ["DEFAULT_MODEL", "MODELS", "SEARCH_GRIDS", "SELECT_FRACTION", "build_model",
+__all__ = ["DEFAULT_MODEL", "DEFAULT_MULTICLASS_MODEL", "MODELS", "SEARCH_GRIDS", "SELECT_FRACTION", "build_model",
            "resolve_model", "option_applies", "default_of"]
 
-#: The model ``--model default`` stands for: the toolkit's best private sparse model.
-DEFAULT_MODEL = "frank-wolfe"
+#: The model ``--model default`` stands for: the toolkit's best private sparse model
+#: (private naive-Bayes-scaled logistic regression; binary tasks).
+DEFAULT_MODEL = "dp-nb-logistic"
+#: What ``--model default`` uses when the data has more than two classes.
+DEFAULT_MULTICLASS_MODEL = "frank-wolfe"
 
 #: Share of ``--epsilon`` spent by DP-SIS in ``--model select-then-fit`` (the rest,
 #: and all of ``--delta``, goes to Frank-Wolfe); ``--select-fraction`` changes it.
@@ -120,7 +123,7 @@ MODELS = {
          "n_samples_public": "n_samples_public"}, False,
         "DPNBLogisticClassifier: private naive-Bayes-scaled logistic regression (a "
         "private release of the per-class sums picks the vocabulary and the scaling, "
-        "then DP-SGD)", "x_ij >= 0, rows normalised to ||x_i||_2 <= 1"),
+        "then DP-SGD)", "rows normalised to ||x_i||_2 = 1 (a local operation)"),
     "select-then-fit": ModelSpec(
         "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
         "PrivateSelectThenFit: DP-SIS selects --k features with a share "
@@ -187,6 +190,17 @@ def default_of(cls, param):
 def supports_multiclass(args):
     """Whether the chosen model fits more than two classes."""
     return MODELS[inner_model(args)].multiclass
+
+
+def use_multiclass_default(args):
+    """``--model default`` on multiclass data: switch to the multiclass default.
+
+    Returns True (and changes ``args.model``) when it applies.
+    """
+    if args.model != "default":
+        return False
+    args.model = DEFAULT_MULTICLASS_MODEL
+    return True
 
 
 def has_progress(args):

@@ -1,0 +1,35 @@
+"""The compiled kernels, under documented names, for benchmarks and experts.
+
+The estimators are the supported interface; these modules are what they call:
+typed Cython loops without the GIL over raw CSR/CSC arrays (int64 indices,
+float64 data).  Their signatures follow the estimators' needs and may change
+between versions; benchmarks (``asv_benchmarks/``, ``scripts/``) and tests of
+the kernels import them from here rather than from the private modules.
+
+``fw_fast``
+    Frank-Wolfe kernels (paper 000, Algorithms 1-2 with bounded staleness):
+    ``StandardFW``, ``FastFW``, ``SELECTOR_CODES``.
+``fw_multinomial_fast``
+    Multinomial Frank-Wolfe (paper 001, Algorithm 3): ``MultinomialFW``.
+``grouped_sampler``
+    The Big-Step Little-Step exponential-mechanism sampler (paper 000,
+    Algorithm 4): ``GroupedExpSampler``.
+``heap``
+    Pairing and Fibonacci heaps with decrease-key (paper 000, Algorithm 3).
+``scd_fast``
+    (DP-)SCD dual, sequential and primal loops (paper 003).
+``sgd_fast``
+    (DP-)SGD with per-example clipping and Poisson lots.
+``prox_fast``
+    DSAL / ProxSVRG / ProxASAGA inner loops (paper 002).
+"""
+from . import _fw_fast as fw_fast
+from . import _fw_multinomial_fast as fw_multinomial_fast
+from . import _grouped_sampler as grouped_sampler
+from . import _heap as heap
+from . import _prox_fast as prox_fast
+from . import _scd_fast as scd_fast
+from . import _sgd_fast as sgd_fast
+
+__all__ = ["fw_fast", "fw_multinomial_fast", "grouped_sampler", "heap", "prox_fast",
+           "scd_fast", "sgd_fast"]
