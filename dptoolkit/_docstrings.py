@@ -20,6 +20,11 @@ DOCS = {
     "params_X": "Parameters\n----------\n" + _X,
     # the X of fit
     "X_fit": _X + "\n    Training data, dense or any scipy.sparse format.",
+    # the Parameters section of fit(X, y), up to the description of y (which
+    # follows the placeholder, indented by four more spaces)
+    "params_fit_Xy": ("Parameters\n----------\n" + _X
+                      + "\n    Training data, dense or any scipy.sparse format."
+                      + "\ny : array-like of shape (n_samples,)"),
     # the Returns section of fit
     "returns_self": "Returns\n-------\nself : object\n    The fitted estimator.",
     "random_state": (

@@ -10,6 +10,7 @@ import math
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from .._docstrings import fill_doc
 from .. import _sgd_fast
 from .._validation import check_random_state, check_scalar_range
 from ._base import (
@@ -18,6 +19,7 @@ from ._base import (
     _ClassifierOutputs,
     _record_steps,
     _RegressorOutputs,
+    _store_params,
 )
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
@@ -27,20 +29,14 @@ _SMOOTHNESS = {"logistic": 0.25, "squared": 1.0, "hinge": 1.0}
 
 
 class _BaseSGD(_BaseLinearDP):
+    @fill_doc
     def fit(self, X, y):
         """Fit the model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, dense or any scipy.sparse format.
-        y : array-like of shape (n_samples,)
+        %(params_fit_Xy)s
             Targets (regressor) or two class labels (classifier).
 
-        Returns
-        -------
-        self : object
-            The fitted estimator.
+        %(returns_self)s
 
         Raises
         ------
@@ -273,21 +269,7 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
                  n_samples_public=None, alpha=1e-4, learning_rate="auto",
                  batch_size="auto", clip=1.0, n_epochs=20, normalize="l2", fit_intercept=False,
                  intercept_scaling=1.0, keep_coef_path=False, random_state=None, accountant=None):
-        self.loss = loss
-        self.epsilon = epsilon
-        self.delta = delta
-        self.n_samples_public = n_samples_public
-        self.alpha = alpha
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.clip = clip
-        self.n_epochs = n_epochs
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.keep_coef_path = keep_coef_path
-        self.random_state = random_state
-        self.accountant = accountant
+        _store_params(self, locals())
 
 
 class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
@@ -337,17 +319,4 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
                  learning_rate="auto", batch_size="auto", clip=1.0, n_epochs=20,
                  normalize="l2", fit_intercept=False, intercept_scaling=1.0,
                  keep_coef_path=False, random_state=None, accountant=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.n_samples_public = n_samples_public
-        self.alpha = alpha
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.clip = clip
-        self.n_epochs = n_epochs
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.keep_coef_path = keep_coef_path
-        self.random_state = random_state
-        self.accountant = accountant
+        _store_params(self, locals())

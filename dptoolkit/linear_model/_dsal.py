@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
+from .._docstrings import fill_doc
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ._base import _labels, _LinearOutputs, _store_params
 from .dsal_engine import (SAMPLINGS, check_loss_penalty, default_step, expand_solution,
@@ -53,20 +54,19 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         return alpha, n_jobs, tol, max_outer, step_size, n_inner
 
+    @fill_doc
     def fit(self, X, y):
         """Fit the model.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(X_fit)s
             Training data; any scipy.sparse format or dense.  Converted once to
             CSR and CSC float64 with int64 indices.
         y : array-like of shape (n_samples,)
             Targets (``loss="squared"``) or two class labels (``loss="logistic"``).
 
-        Returns
-        -------
-        self
+        %(returns_self)s
 
         Raises
         ------

@@ -12,7 +12,7 @@ from .. import _fw_fast
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
-from ._base import _ClassifierOutputs
+from ._base import _ClassifierOutputs, _store_params
 from ._fw_budget import ACCOUNTING_CHOICES, resolve_selector, split_budget
 from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 
@@ -217,24 +217,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                  neighbouring="add_remove", accounting="auto", screening="auto",
                  screening_fraction=0.1, n_samples_public=None, group_size=None,
                  clip_data=True, tol=0.0, accountant=None, random_state=None, verbose=0):
-        self.l1_bound = l1_bound
-        self.max_iter = max_iter
-        self.screening = screening
-        self.screening_fraction = screening_fraction
-        self.n_samples_public = n_samples_public
-        self.epsilon = epsilon
-        self.delta = delta
-        self.solver = solver
-        self.selector = selector
-        self.refresh_tol = refresh_tol
-        self.neighbouring = neighbouring
-        self.accounting = accounting
-        self.group_size = group_size
-        self.clip_data = clip_data
-        self.tol = tol
-        self.accountant = accountant
-        self.random_state = random_state
-        self.verbose = verbose
+        _store_params(self, locals())
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, multinomial=False):

@@ -8,11 +8,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
+from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
-from ._base import _ClassifierOutputs, _sigmoid
+from ._base import _ClassifierOutputs, _sigmoid, _store_params
 from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 from ..datasets import clip_rows
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
@@ -130,19 +131,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
                  delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
                  neighbouring="add_remove", screening="auto", screening_fraction=0.1,
                  clip_data=True, accountant=None, random_state=None):
-        self.sparsity = sparsity
-        self.screening = screening
-        self.screening_fraction = screening_fraction
-        self.max_iter = max_iter
-        self.learning_rate = learning_rate
-        self.epsilon = epsilon
-        self.delta = delta
-        self.row_norm_bound = row_norm_bound
-        self.n_samples_public = n_samples_public
-        self.neighbouring = neighbouring
-        self.clip_data = clip_data
-        self.accountant = accountant
-        self.random_state = random_state
+        _store_params(self, locals())
 
     def _check_params(self, n_features):
         if isinstance(self.sparsity, str) and self.sparsity == "auto":
@@ -168,18 +157,14 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             check_positive_int(self.n_samples_public, "n_samples_public")
         return sparsity, max_iter, eta, epsilon, delta, bound
 
+    @fill_doc
     def fit(self, X, y):
         """Fit DP-IGHT.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        %(params_fit_Xy)s
             Two classes; ``classes_[1]`` is the positive one.
 
-        Returns
-        -------
-        self
+        %(returns_self)s
 
         Raises
         ------

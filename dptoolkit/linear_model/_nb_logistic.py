@@ -68,6 +68,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from .._docstrings import fill_doc
 from .. import _sgd_fast
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
@@ -78,7 +79,7 @@ from ..accounting.events import (
     PoissonSampledEvent,
     SelfComposedEvent,
 )
-from ._base import _ClassifierOutputs
+from ._base import _ClassifierOutputs, _store_params
 
 __all__ = ["DPNBLogisticClassifier"]
 
@@ -183,18 +184,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
                  release_fraction=0.75, sampling_rate=0.04, n_epochs=20, learning_rate=4.0,
                  alpha=1e-4, averaging_fraction=0.5, n_samples_public=None, accountant=None,
                  random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.n_features_kept = n_features_kept
-        self.release_fraction = release_fraction
-        self.sampling_rate = sampling_rate
-        self.n_epochs = n_epochs
-        self.learning_rate = learning_rate
-        self.alpha = alpha
-        self.averaging_fraction = averaging_fraction
-        self.n_samples_public = n_samples_public
-        self.accountant = accountant
-        self.random_state = random_state
+        _store_params(self, locals())
 
     def _check_params(self):
         epsilon, delta = self._check_budget(optional=False, delta_required=True)
@@ -229,20 +219,19 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             PoissonSampledEvent(q, GaussianEvent(sigma2)), n_steps)))
         return sigma1, sigma2, n_steps, event
 
+    @fill_doc
     def fit(self, X, y):
         """Fit the private model.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(X_fit)s
             Non-negative features (e.g. binary bag of words); any scale (rows are
             normalised).
         y : array-like of shape (n_samples,)
             Two classes; ``classes_[1]`` is the positive one.
 
-        Returns
-        -------
-        self
+        %(returns_self)s
 
         Raises
         ------

@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from .._docstrings import fill_doc
 from .. import _scd_fast
 from .._validation import check_random_state
 from ._base import (
@@ -46,6 +47,7 @@ from ._base import (
     _ClassifierOutputs,
     _record_steps,
     _RegressorOutputs,
+    _store_params,
     _transform_rows,  # noqa: F401  (imported from here by scripts and benchmarks)
     primal_objective,
 )
@@ -157,20 +159,14 @@ class _BaseSCD(_BaseLinearDP):
                             f"{type(self.perturb_dual).__name__}")
         return p
 
+    @fill_doc
     def fit(self, X, y):
         """Fit the model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, dense or any scipy.sparse format.
-        y : array-like of shape (n_samples,)
+        %(params_fit_Xy)s
             Targets (regressor) or two class labels (classifier).
 
-        Returns
-        -------
-        self : object
-            The fitted estimator.
+        %(returns_self)s
 
         Raises
         ------
@@ -573,22 +569,7 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
                  n_epochs=10, variant="dual", perturb_dual=False, normalize="l2",
                  fit_intercept=False, intercept_scaling=1.0, keep_coef_path=False,
                  random_state=None, accountant=None):
-        self.loss = loss
-        self.epsilon = epsilon
-        self.delta = delta
-        self.n_samples_public = n_samples_public
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.clip = clip
-        self.n_epochs = n_epochs
-        self.variant = variant
-        self.perturb_dual = perturb_dual
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.keep_coef_path = keep_coef_path
-        self.random_state = random_state
-        self.accountant = accountant
+        _store_params(self, locals())
 
 
 class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
@@ -635,18 +616,4 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
                  batch_size="auto", clip="auto", n_epochs=10, variant="dual",
                  perturb_dual=False, normalize="l2", fit_intercept=False,
                  intercept_scaling=1.0, keep_coef_path=False, random_state=None, accountant=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.n_samples_public = n_samples_public
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.clip = clip
-        self.n_epochs = n_epochs
-        self.variant = variant
-        self.perturb_dual = perturb_dual
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.keep_coef_path = keep_coef_path
-        self.random_state = random_state
-        self.accountant = accountant
+        _store_params(self, locals())

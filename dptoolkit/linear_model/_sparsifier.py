@@ -7,11 +7,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_memory, validate_data
 
+from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
-from ._base import _ClassifierOutputs
+from ._base import _ClassifierOutputs, _store_params
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",
@@ -270,22 +271,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                  neighbouring="add_remove", accounting="auto", clip_data=True, memory=None,
                  accountant=None,
                  random_state=None):
-        self.l1_bound = l1_bound
-        self.max_iter = max_iter
-        self.epsilon_count = epsilon_count
-        self.epsilon = epsilon
-        self.delta = delta
-        self.count_bounds = count_bounds
-        self.precision = precision
-        self.nonprivate_max_iter = nonprivate_max_iter
-        self.selector = selector
-        self.refresh_tol = refresh_tol
-        self.neighbouring = neighbouring
-        self.accounting = accounting
-        self.clip_data = clip_data
-        self.memory = memory
-        self.accountant = accountant
-        self.random_state = random_state
+        _store_params(self, locals())
 
     def _check_params(self):
         epsilon_count = check_scalar_range(self.epsilon_count, "epsilon_count", low=0.0,
@@ -305,19 +291,18 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             raise TypeError(f"clip_data must be a bool, got {type(self.clip_data).__name__}")
         return epsilon_count, precision, nonprivate_max_iter
 
+    @fill_doc
     def fit(self, X, y):
         """Fit the sparse private model.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(X_fit)s
             Entries must lie in [-1, 1] (public bound; see ``clip_data``).
         y : array-like of shape (n_samples,)
             At least two classes.
 
-        Returns
-        -------
-        self
+        %(returns_self)s
 
         Raises
         ------

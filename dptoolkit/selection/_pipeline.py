@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, check_accountant, plan_spend
 from .._validation import check_epsilon_delta
 from ..accounting.events import ApproxDPEvent, ComposedEvent
@@ -141,17 +142,13 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         self.estimator = estimator
         self.accountant = accountant
 
+    @fill_doc
     def fit(self, X, y):
         """Select, then fit, charging the accountant once.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        %(params_fit_Xy)s
 
-        Returns
-        -------
-        self
+        %(returns_self)s
 
         Raises
         ------

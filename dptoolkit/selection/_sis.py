@@ -9,6 +9,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._docstrings import fill_doc
 from .._private import NEIGHBOURING_RELATIONS, PrivateEstimatorMixin, sensitivity_factor
 from .._validation import check_random_state, check_scalar_range
 from ..accounting.events import ExponentialMechanismEvent, PureDPEvent, SelfComposedEvent
@@ -142,18 +143,14 @@ class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     def __init__(self, k=5):
         self.k = k
 
+    @fill_doc
     def fit(self, X, y):
         """Compute the correlations and select the top ``k``.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        %(params_fit_Xy)s
             Numeric target (class labels coded as numbers).
 
-        Returns
-        -------
-        self
+        %(returns_self)s
 
         Raises
         ------
@@ -381,18 +378,14 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
                           stacklevel=3)
         return np.abs(raw) / scale
 
+    @fill_doc
     def fit(self, X, y):
         """Select ``k`` features privately.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        %(params_fit_Xy)s
             Numeric target.
 
-        Returns
-        -------
-        self
+        %(returns_self)s
 
         Raises
         ------

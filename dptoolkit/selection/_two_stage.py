@@ -12,6 +12,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.linear_model import Lasso
 from sklearn.utils.validation import check_is_fitted
 
+from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, check_neighbouring
 from .._validation import check_random_state, check_scalar_range
 from ..exceptions import EmptySupportWarning, PrivacyLeakWarning
@@ -326,17 +327,13 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         self.random_state = random_state
         self.accountant = accountant
 
+    @fill_doc
     def fit(self, X, y):
         """Select ``k`` features privately.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        %(params_fit_Xy)s
 
-        Returns
-        -------
-        self
+        %(returns_self)s
 
         Raises
         ------
