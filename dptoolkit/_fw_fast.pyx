@@ -155,10 +155,12 @@ cdef class FWStats:
     cdef public long sampler_rebuilds
     cdef public long n_full_refresh     # refreshes done by a full pass over X
     cdef public long refresh_nnz        # non-zeros processed by refreshes (in touched_nnz)
+    cdef public long n_full_steps       # fast steps that updated alpha by a full pass
 
     def as_dict(self):
         return dict(n_iter=self.n_iter, n_refresh=self.n_refresh,
                     n_full_refresh=self.n_full_refresh, refresh_nnz=self.refresh_nnz,
+                    n_full_steps=self.n_full_steps,
                     touched_rows=self.touched_rows, touched_nnz=self.touched_nnz,
                     selector_updates=self.selector_updates,
                     sampler_group_resums=self.sampler_group_resums,
@@ -399,6 +401,16 @@ cdef class FastFW(_FWBase):
       the D coordinates changed.  An unchanged alpha_j keeps its stored
       log-weight / heap key, which is what a recomputation would give.
 
+    A step applies the same rule: when the rows whose gradient the step changed
+    hold more than FULL_PASS_FRACTION of nnz(X) (the mechanism drew a frequent
+    feature), alpha = X^T q is recomputed by one full pass and the selector
+    rebuilt or updated from the marks, instead of a scatter over those rows and
+    one selector update per coordinate; such a step costs about one pass over X,
+    less than a standard step (two passes and O(D) work), so the fast solver's
+    time per step is bounded by the standard one's (IMDB, eps 8, T 300: 32 ms
+    vs 54 ms, was 70 ms).  Counter: FWStats.n_full_steps (not released by
+    private fits).
+
     Indices are kept as int32 copies (half the memory traffic of int64), and
     when every stored value of X is 1.0 the multiplications by it are skipped
     (x * 1.0 == x exactly, so the results are unchanged).
@@ -576,6 +588,39 @@ cdef class FastFW(_FWBase):
                 dirty[dirty_list[r]] = 0
         self.stats.selector_updates += n_dirty
 
+    cdef void selector_from_marks(self, bint force_rebuild) noexcept nogil:
+        # The coordinates whose alpha changed are marked in dirty[]: count them,
+        # then rebuild the selector (more than REBUILD_FRACTION of D, or forced)
+        # or list them in increasing order and update; clears the marks.
+        cdef intp_t j, n_dirty = 0, d = self.n_features
+        cdef double c = self.mech_coef
+        cdef double[::1] alpha = self.alpha
+        cdef double[::1] logw
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef int32_t[::1] dirty_list = self.dirty_list
+        for j in range(d):
+            n_dirty += dirty[j]
+        if self.selector == SEL_GROUPED and n_dirty > REBUILD_FRACTION * d:
+            # write into the sampler's own buffer: build() then skips its copy
+            logw = self.sampler.logw
+            for j in range(d):
+                if dirty[j]:
+                    dirty[j] = 0
+                    logw[j] = log_weight(c, alpha[j])
+            self.sampler.build(logw)
+        elif (self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI) and (
+                force_rebuild or n_dirty > REBUILD_FRACTION * d):
+            for j in range(d):
+                dirty[j] = 0
+            self.queue.build(self.alpha)
+        else:
+            n_dirty = 0
+            for j in range(d):
+                if dirty[j]:
+                    dirty_list[n_dirty] = <int32_t> j
+                    n_dirty += 1
+            self.update_selector(n_dirty)
+
     cdef void refresh(self) noexcept nogil:
         # Exact q for every row at the current scale; alpha, h and the selector
         # brought up to date (class docstring).
@@ -640,35 +685,10 @@ cdef class FastFW(_FWBase):
             for j in range(d):      # the first refresh sets every log-weight
                 dirty[j] = 1
             self.selector_ready = True
-        if not track:
-            rebuild = False
-        else:
-            # the changed coordinates are marked in dirty[]: count them, then
-            # rebuild the selector or list them (in increasing order) and update
-            for j in range(d):
-                n_dirty += dirty[j]
-            # (the heaps are rebuilt at every refresh, as before: their tie-breaking
-            # depends on the order of insertions)
-            rebuild = n_dirty > REBUILD_FRACTION * d or selector != SEL_GROUPED
-            if selector == SEL_GROUPED and rebuild:
-                # write into the sampler's own buffer: build() then skips its copy
-                logw = self.sampler.logw
-                for j in range(d):
-                    if dirty[j]:
-                        dirty[j] = 0
-                        logw[j] = log_weight(c, alpha[j])
-                self.sampler.build(logw)
-            elif rebuild:
-                for j in range(d):
-                    dirty[j] = 0
-                self.queue.build(self.alpha)
-            else:
-                n_dirty = 0
-                for j in range(d):
-                    if dirty[j]:
-                        dirty_list[n_dirty] = <int32_t> j
-                        n_dirty += 1
-                self.update_selector(n_dirty)
+        if track:
+            # (the heaps are rebuilt at every refresh, as before: their
+            # tie-breaking depends on the order of insertions)
+            self.selector_from_marks(selector != SEL_GROUPED)
         self.stats.n_refresh += 1
         self.stats.touched_nnz += work
         self.stats.refresh_nnz += work
@@ -690,7 +710,10 @@ cdef class FastFW(_FWBase):
         cdef int selector = self.selector
         cdef bint track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
                            or selector == SEL_GROUPED)
-        cdef long touched_rows = 0, touched_nnz = 0
+        cdef long touched_rows = 0, touched_nnz = 0, work
+        cdef intp_t n_rows, m
+        cdef int32_t[::1] rows = self.rows
+        cdef double[::1] gam = self.gam
         if n_steps <= 0:
             return 0
         for step in range(n_steps):
@@ -728,9 +751,10 @@ cdef class FastFW(_FWBase):
                     self.support_sorted = False
                 self.n_support += 1
             h = self.h + alpha[j] * delta
-            # rows containing feature j: exact margins and gradients, sparse alpha
-            # (binary X: x * 1.0 == x, the multiplications are skipped)
-            n_dirty = 0
+            # rows containing feature j: exact margins and gradients; list the
+            # rows whose gradient changed (binary X: x * 1.0 == x, no multiply)
+            n_rows = 0
+            work = 0
             for p in range(c_indptr[j], c_indptr[j + 1]):
                 i = c_idx[p]
                 if binary:
@@ -745,24 +769,43 @@ cdef class FastFW(_FWBase):
                 if gamma == 0.0:
                     continue
                 h = h + gamma * vti
-                lo = r_indptr[i]
-                hi = r_indptr[i + 1]
-                for r in range(lo, hi):
-                    if r + PF < hi:
-                        prefetch(&alpha[r_idx[r + PF]])
-                    k = r_idx[r]
-                    if binary:
-                        alpha[k] = alpha[k] + gamma
-                    else:
-                        alpha[k] = alpha[k] + gamma * r_data[r]
-                    if track:   # list k once (branch-free)
-                        dirty_list[n_dirty] = <int32_t> k
-                        n_dirty += 1 - dirty[k]
-                        dirty[k] = 1
-                touched_nnz += hi - lo
+                rows[n_rows] = <int32_t> i
+                gam[n_rows] = gamma
+                n_rows += 1
+                work += r_indptr[i + 1] - r_indptr[i]
             self.h = h
-            # one queue/sampler update per distinct changed coordinate
-            self.update_selector(n_dirty)
+            if work > FULL_PASS_FRACTION * self.nnz:
+                # those rows hold most of X: alpha = X^T q by one full pass (a
+                # gather, cheaper per non-zero than the scatter; never more work
+                # than a standard step) and the selector from the marks
+                self.full_alpha(track)
+                self.drift_nnz = 0.0
+                if track:
+                    self.selector_from_marks(False)
+                self.stats.n_full_steps += 1
+                touched_nnz += self.nnz
+            else:
+                # alpha += X^T gamma over those rows, each changed coordinate
+                # listed once (branch-free), then one selector update each
+                n_dirty = 0
+                for m in range(n_rows):
+                    gamma = gam[m]
+                    lo = r_indptr[rows[m]]
+                    hi = r_indptr[rows[m] + 1]
+                    for r in range(lo, hi):
+                        if r + PF < hi:
+                            prefetch(&alpha[r_idx[r + PF]])
+                        k = r_idx[r]
+                        if binary:
+                            alpha[k] = alpha[k] + gamma
+                        else:
+                            alpha[k] = alpha[k] + gamma * r_data[r]
+                        if track:
+                            dirty_list[n_dirty] = <int32_t> k
+                            n_dirty += 1 - dirty[k]
+                            dirty[k] = 1
+                touched_nnz += work
+                self.update_selector(n_dirty)
             self.stats.n_iter += 1
             if gap <= tol:
                 break

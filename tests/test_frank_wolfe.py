@@ -477,3 +477,27 @@ def test_fast_kernel_accepts_int32_indices(selector, coef):
         k.run(60, np.zeros(60))
         out.append(k.coef())
     np.testing.assert_array_equal(out[0], out[1])
+
+
+@pytest.mark.parametrize("refresh_tol", [np.inf, 0.3])
+def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
+    """A step whose changed rows hold more than half of X updates alpha by one full
+    pass (never more work than a standard step); the steps are those of the
+    pure-Python Algorithm 2 + refresh."""
+    X, y = _problem(n=300, d=40, density=0.1, seed=13, binary=False)
+    X = sp.csr_array(sp.hstack([sp.csr_array(np.ones((300, 1))), X]))  # a dense column
+    # labels mostly 1: the dense column keeps a large gradient and is chosen often
+    y = np.where(np.arange(300) < 240, 1.0, y)
+    w_ref, js_ref, gaps_ref, n_ref = fast_fw(X, y, 5.0, 150, refresh_tol)
+    clf = _fit(X, y, l1_bound=5.0, max_iter=150, solver="fast", selector="argmax",
+               refresh_tol=refresh_tol)
+    assert clf.solver_stats_["n_full_steps"] > 0
+    np.testing.assert_allclose(clf.coef_[0], w_ref, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(clf.gap_history_, gaps_ref, rtol=1e-8, atol=1e-11)
+    # private (grouped sampler): the full-pass steps keep alpha = X^T q
+    k = _fast_kernel(X, y, "grouped", refresh_tol, coef=20.0, seed=5)
+    k.run(100, np.zeros(100))
+    s = k.state()
+    assert k.stats.n_full_steps > 0
+    np.testing.assert_allclose(s["alpha"], sp.csr_array(X).T @ s["q"], rtol=1e-12,
+                               atol=1e-12)
