@@ -27,6 +27,11 @@ DOCS = {
                       + "\ny : array-like of shape (n_samples,)"),
     # the Returns section of fit
     "returns_self": "Returns\n-------\nself : object\n    The fitted estimator.",
+    # the Parameters section of a composition of k (epsilon, delta)-DP mechanisms
+    "params_k_mechanisms": ("Parameters\n----------\n"
+                            "epsilon : float\n    Per-mechanism epsilon, > 0 and finite.\n"
+                            "delta : float\n    Per-mechanism delta, in [0, 1).\n"
+                            "k : int\n    Number of mechanisms, >= 1."),
     "random_state": (
         "random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator\n"
         "    Seeds the sampling and the noise; ``None`` uses OS entropy."),

@@ -248,20 +248,7 @@ class BudgetAccountant:
         def fits(e):
             return self._fits(eps_spent + [e] * k, delta_spent + [d_each] * k)
 
-        if math.isinf(self.epsilon):
-            return math.inf, d_each
-        lo, hi = 0.0, self.epsilon
-        if fits(hi):
-            return hi, d_each
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if fits(mid):
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-15 * hi:
-                break
-        return lo, d_each
+        return _largest_fitting(fits, self.epsilon, rtol=1e-15), d_each
 
     def _remaining_events(self, k):
         """Largest epsilon of k further pure-DP spends (delta: what is left after
@@ -277,20 +264,27 @@ class BudgetAccountant:
 
         if not fits(0.0):
             return 0.0, 0.0
-        if math.isinf(self.epsilon):
-            return math.inf, d_each
-        lo, hi = 0.0, self.epsilon
-        if fits(hi):
-            return hi, d_each
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if fits(mid):
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-12 * hi:
-                break
-        return lo, d_each
+        return _largest_fitting(fits, self.epsilon, rtol=1e-12), d_each
+
+
+def _largest_fitting(fits, epsilon, *, rtol):
+    """Largest e in [0, ``epsilon``] with ``fits(e)`` (``fits(0)`` holds): the
+    budget itself if it fits (``inf`` for an infinite budget), otherwise by
+    bisection to relative width ``rtol`` (at most 200 halvings)."""
+    if math.isinf(epsilon):
+        return math.inf
+    lo, hi = 0.0, epsilon
+    if fits(hi):
+        return hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= rtol * hi:
+            break
+    return lo
 
 
 def _spend_event(epsilon, delta, event):

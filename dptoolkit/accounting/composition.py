@@ -23,6 +23,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import gammaln, logsumexp
 
+from .._docstrings import fill_doc
 from .._validation import check_epsilon_delta, check_positive_int, check_scalar_range
 
 __all__ = [
@@ -96,6 +97,7 @@ def _advanced_epsilon(epsilon, k, log_inv_slack):
     return epsilon * (math.sqrt(2.0 * k * log_inv_slack) + k * _expm1(epsilon))
 
 
+@fill_doc
 def advanced_composition(*, epsilon, delta, k, delta_slack):
     """Advanced composition (Dwork, Rothblum, Vadhan 2010), the full bound.
 
@@ -126,14 +128,7 @@ def advanced_composition(*, epsilon, delta, k, delta_slack):
     The statement it makes is true but vacuous; the basic composition
     ``k * epsilon``, which is then far smaller, is the useful bound.
 
-    Parameters
-    ----------
-    epsilon : float
-        Per-mechanism epsilon, > 0 and finite.
-    delta : float
-        Per-mechanism delta, in [0, 1).
-    k : int
-        Number of mechanisms, >= 1.
+    %(params_k_mechanisms)s
     delta_slack : float
         The slack delta' of the theorem, in (0, 1).
 
@@ -295,6 +290,7 @@ def _kov_log_delta_i(i, epsilon, k, log_norm):
     return float(logsumexp(log_terms))
 
 
+@fill_doc
 def optimal_composition(*, epsilon, delta, k, delta_slack):
     r"""Optimal composition of ``k`` identical (epsilon, delta)-DP mechanisms.
 
@@ -318,14 +314,7 @@ def optimal_composition(*, epsilon, delta, k, delta_slack):
     It is never worse than :func:`basic_composition` (i = 0) nor than
     :func:`advanced_composition` with the same ``delta_slack``.
 
-    Parameters
-    ----------
-    epsilon : float
-        Per-mechanism epsilon, > 0 and finite.
-    delta : float
-        Per-mechanism delta, in [0, 1).
-    k : int
-        Number of mechanisms, >= 1.
+    %(params_k_mechanisms)s
     delta_slack : float
         Allowed delta_i, in [0, 1).
 

@@ -176,6 +176,41 @@ def _store_params(est, params):
             setattr(est, name, value)
 
 
+_FIT_DOC = """Fit the model.
+
+    %(params_fit_Xy)s
+        Targets (regressor) or two class labels (classifier).
+
+    %(returns_self)s
+
+    Raises
+    ------
+    ValueError
+        Invalid hyper-parameters (``epsilon <= 0``, ``delta`` outside (0, 1),
+        ``n_samples_public < 1``, ``alpha <= 0``, ``clip <= 0``,
+        {invalid}, ...), NaN or infinity in X or y, inconsistent shapes, labels
+        that are not binary (classifier){failure}.
+    TypeError
+        Non-numeric hyper-parameters or data (``n_samples_public`` not an int).
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        {warns} without ``n_samples_public``: :math:`N`{n_enters} was
+        taken from the data.
+    """
+
+
+def _fit_doc(**pieces):
+    """Decorator: the docstring of a DP-SCD / DP-SGD ``fit``, from :data:`_FIT_DOC`
+    with the estimator's own ``invalid`` parameters, ``failure`` of the run,
+    ``warns`` (which fits warn) and ``n_enters`` (where :math:`N` enters)."""
+    def decorate(fit):
+        fit.__doc__ = _FIT_DOC.format(**pieces)
+        return fill_doc(fit)
+    return decorate
+
+
 # --------------------------------------------------------------------------- base
 class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""

@@ -10,13 +10,14 @@ import math
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from .._docstrings import fill_doc
 from .. import _sgd_fast
+from .._docstrings import fill_doc
 from .._validation import check_random_state, check_scalar_range
 from ._base import (
     _BaseLinearDP,
     _calibrate,
     _ClassifierOutputs,
+    _fit_doc,
     _record_steps,
     _RegressorOutputs,
     _store_params,
@@ -29,32 +30,11 @@ _SMOOTHNESS = {"logistic": 0.25, "squared": 1.0, "hinge": 1.0}
 
 
 class _BaseSGD(_BaseLinearDP):
-    @fill_doc
+    @_fit_doc(invalid="``learning_rate <= 0``, ``batch_size`` outside [1, N]",
+              failure=",\n        or a run that diverged (non-finite weights: ``learning_rate`` "
+                      "too large)",
+              warns="Private fit", n_enters=" (hence :math:`q` and the number of steps)")
     def fit(self, X, y):
-        """Fit the model.
-
-        %(params_fit_Xy)s
-            Targets (regressor) or two class labels (classifier).
-
-        %(returns_self)s
-
-        Raises
-        ------
-        ValueError
-            Invalid hyper-parameters (``epsilon <= 0``, ``delta`` outside (0, 1),
-            ``n_samples_public < 1``, ``alpha <= 0``, ``clip <= 0``,
-            ``learning_rate <= 0``, ``batch_size`` outside [1, N], ...), NaN or
-            infinity in X or y, labels that are not binary (classifier), or a run
-            that diverged (non-finite weights: ``learning_rate`` too large).
-        TypeError
-            Non-numeric hyper-parameters or data (``n_samples_public`` not an int).
-
-        Warns
-        -----
-        PrivacyLeakWarning
-            Private fit without ``n_samples_public``: :math:`N` (hence :math:`q` and
-            the number of steps) was taken from the data.
-        """
         p = self._check_common()
         if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
             lr = None  # 1 / beta of the loss, set below from alpha
@@ -161,11 +141,8 @@ _SGD_DOC_PARAMS = r"""
         Value of the constant feature.
     keep_coef_path : bool, default=False
         Keep the model after every epoch in ``coef_path_``.
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
-        Seeds the sampling and the noise; ``None`` uses OS entropy.
-    accountant : BudgetAccountant or None, default=None
-        If given, a private fit's (epsilon, delta) and ``privacy_event_`` are
-        checked against it before any work and spent after the fit.
+    %(random_state)s
+    %(accountant)s
 """
 
 _SGD_DOC_ATTRS = r"""
@@ -224,6 +201,7 @@ _SGD_DOC_NOTES = r"""
 """
 
 
+@fill_doc
 class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     __doc__ = r"""Binary linear classifier (logistic regression or SVM) by
     (differentially private) mini-batch SGD -- the DP-SGD baseline of paper 003.
@@ -272,6 +250,7 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
         _store_params(self, locals())
 
 
+@fill_doc
 class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
     __doc__ = r"""Ridge regression by (differentially private) mini-batch SGD -- the
     DP-SGD baseline of paper 003.

@@ -38,13 +38,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from .._docstrings import fill_doc
 from .. import _scd_fast
+from .._docstrings import fill_doc
 from .._validation import check_random_state
 from ._base import (
     _BaseLinearDP,
     _calibrate,
     _ClassifierOutputs,
+    _fit_doc,
     _record_steps,
     _RegressorOutputs,
     _store_params,
@@ -159,32 +160,10 @@ class _BaseSCD(_BaseLinearDP):
                             f"{type(self.perturb_dual).__name__}")
         return p
 
-    @fill_doc
+    @_fit_doc(invalid="``batch_size`` outside [1, N] or, for ``variant=\"primal\"``, "
+                      "[1, n_features]",
+              failure="", warns="Private dual or sequential fit", n_enters="")
     def fit(self, X, y):
-        """Fit the model.
-
-        %(params_fit_Xy)s
-            Targets (regressor) or two class labels (classifier).
-
-        %(returns_self)s
-
-        Raises
-        ------
-        ValueError
-            Invalid hyper-parameters (``epsilon <= 0``, ``delta`` outside (0, 1),
-            ``n_samples_public < 1``, ``alpha <= 0``, ``clip <= 0``, ``batch_size``
-            outside [1, N] or, for ``variant="primal"``, [1, n_features], ...), NaN
-            or infinity in X or y, inconsistent shapes, labels that are not binary
-            (classifier).
-        TypeError
-            Non-numeric hyper-parameters or data (``n_samples_public`` not an int).
-
-        Warns
-        -----
-        PrivacyLeakWarning
-            Private dual or sequential fit without ``n_samples_public``: :math:`N`
-            was taken from the data.
-        """
         p = self._check_params()
         X, t = self._validate_xy(X, y)
         Xt, sq = self._prepare(X, p)
@@ -354,11 +333,8 @@ _SCD_DOC_PARAMS = r"""
     keep_coef_path : bool, default=False
         Keep the model after every epoch in ``coef_path_`` (for a private fit these
         are released intermediate models, covered by the guarantee).
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
-        Seeds the sampling and the noise; ``None`` uses OS entropy.
-    accountant : BudgetAccountant or None, default=None
-        If given, a private fit's (epsilon, delta) and ``privacy_event_`` are
-        checked against it before any work and spent after the fit.
+    %(random_state)s
+    %(accountant)s
 """
 
 _SCD_DOC_ATTRS = r"""
@@ -400,7 +376,9 @@ _SCD_DOC_ATTRS = r"""
     n_features_in_ : int
 """
 
-_SCD_DOC_NOTES = r"""
+_SCD_DOC_NOTES_REFS = r"""
+    Notes
+    -----
     **Privacy.**  Neighbouring datasets differ by adding or removing one example;
     :math:`N` is the public constant ``n_samples_public`` (see the module
     docstring), so a neighbour with one more or one fewer row has the same
@@ -514,9 +492,16 @@ _SCD_DOC_NOTES = r"""
     ``perturb_dual=False``.  :math:`\lambda`, :math:`L` and ``n_epochs`` are the
     paper's (Appendix E: :math:`\lambda = 10^{-4}`, 10 epochs; :math:`L = 100`
     is within its grid).
-"""
+
+    References
+    ----------
+    G. Damaskinos, C. Mendler-Duenner, R. Guerraoui, N. Papandreou, T. Parnell.
+    Differentially Private Stochastic Coordinate Descent. AAAI 2021 (paper 003).
+    S. Shalev-Shwartz, T. Zhang. Stochastic Dual Coordinate Ascent Methods for
+    Regularized Loss Minimization. JMLR 14, 2013."""
 
 
+@fill_doc
 class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     __doc__ = r"""Binary linear classifier by (differentially private) stochastic
     coordinate descent: DP-SCD, seqDP-SCD, primal DP-SCD and, without ``epsilon``,
@@ -536,16 +521,7 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-""" + _SCD_DOC_ATTRS + r"""
-    Notes
-    -----
-""" + _SCD_DOC_NOTES + r"""
-    References
-    ----------
-    G. Damaskinos, C. Mendler-Duenner, R. Guerraoui, N. Papandreou, T. Parnell.
-    Differentially Private Stochastic Coordinate Descent. AAAI 2021 (paper 003).
-    S. Shalev-Shwartz, T. Zhang. Stochastic Dual Coordinate Ascent Methods for
-    Regularized Loss Minimization. JMLR 14, 2013.
+""" + _SCD_DOC_ATTRS + _SCD_DOC_NOTES_REFS + r"""
     C. Ma, V. Smith, M. Jaggi, M. Jordan, P. Richtarik, M. Takac. Adding vs.
     Averaging in Distributed Primal-Dual Optimization. ICML 2015.
     I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled
@@ -572,6 +548,7 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
         _store_params(self, locals())
 
 
+@fill_doc
 class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
     __doc__ = r"""Ridge regression by (differentially private) stochastic coordinate
     descent: DP-SCD, seqDP-SCD, primal DP-SCD and, without ``epsilon``, SDCA.
@@ -587,16 +564,7 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
 """ + _SCD_DOC_PARAMS + r"""
     Attributes
     ----------
-""" + _SCD_DOC_ATTRS + r"""
-    Notes
-    -----
-""" + _SCD_DOC_NOTES + r"""
-    References
-    ----------
-    G. Damaskinos, C. Mendler-Duenner, R. Guerraoui, N. Papandreou, T. Parnell.
-    Differentially Private Stochastic Coordinate Descent. AAAI 2021 (paper 003).
-    S. Shalev-Shwartz, T. Zhang. Stochastic Dual Coordinate Ascent Methods for
-    Regularized Loss Minimization. JMLR 14, 2013.
+""" + _SCD_DOC_ATTRS + _SCD_DOC_NOTES_REFS + r"""
 
     Examples
     --------
