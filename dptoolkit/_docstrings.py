@@ -32,6 +32,16 @@ DOCS = {
                             "epsilon : float\n    Per-mechanism epsilon, > 0 and finite.\n"
                             "delta : float\n    Per-mechanism delta, in [0, 1).\n"
                             "k : int\n    Number of mechanisms, >= 1."),
+    # the orders and the Returns section of an RDP curve
+    "rdp_orders_returns": ("orders : array-like of float, default=None\n"
+                           "    RDP orders (> 1); ``None`` means :data:`DEFAULT_RDP_ORDERS`.\n\n"
+                           "Returns\n-------\nrdp : ndarray of shape (n_orders,), dtype float64"),
+    # the first Parameters of a pure (delta = 0) mechanism, up to ``sensitivity``
+    # (whose description follows the placeholder, indented by four more spaces)
+    "params_pure_dp": ("Parameters\n----------\n"
+                       "epsilon : float\n    > 0 and finite.\n"
+                       "delta : float, default=0.0\n    Must be 0 (pure DP).\n"
+                       "sensitivity : float"),
     "random_state": (
         "random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator\n"
         "    Seeds the sampling and the noise; ``None`` uses OS entropy."),

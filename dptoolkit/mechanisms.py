@@ -60,6 +60,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from ._docstrings import fill_doc
 from ._validation import check_random_state, check_scalar_range
 
 __all__ = [
@@ -129,6 +130,12 @@ class _Mechanism:
         self.random_state = random_state
         self._rng = check_random_state(random_state)
 
+    def _set_pure(self, epsilon, delta, sensitivity, name):
+        """Check and store the parameters of a pure (delta = 0) mechanism."""
+        self.epsilon = _check_epsilon(epsilon)
+        self.delta = _check_pure(delta, name)
+        self.sensitivity = _check_sensitivity(sensitivity)
+
 
 class _AdditiveMechanism(_Mechanism):
     """value + noise, for scalars and arrays of any shape."""
@@ -164,6 +171,7 @@ class _AdditiveMechanism(_Mechanism):
         return float(out) if scalar else out
 
 
+@fill_doc
 class Laplace(_AdditiveMechanism):
     """The Laplace mechanism: ``value + Laplace(0, sensitivity / epsilon)``.
 
@@ -175,13 +183,7 @@ class Laplace(_AdditiveMechanism):
     :func:`dptoolkit.accounting.rdp_laplace` with ``noise_multiplier =
     1 / epsilon``.  Floating-point caveat: see the module docstring.
 
-    Parameters
-    ----------
-    epsilon : float
-        > 0 and finite.
-    delta : float, default=0.0
-        Must be 0 (pure DP).
-    sensitivity : float
+    %(params_pure_dp)s
         L1 sensitivity, > 0 and finite.
     random_state : None, int or numpy.random.Generator, default=None
 
@@ -194,9 +196,7 @@ class Laplace(_AdditiveMechanism):
     """
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, random_state=None):
-        self.epsilon = _check_epsilon(epsilon)
-        self.delta = _check_pure(delta, "Laplace")
-        self.sensitivity = _check_sensitivity(sensitivity)
+        self._set_pure(epsilon, delta, sensitivity, "Laplace")
         self._set_rng(random_state)
 
     @property
@@ -356,6 +356,7 @@ class GaussianAnalytic(Gaussian):
         return self._sigma
 
 
+@fill_doc
 class DoubleGeometric(_Mechanism):
     """The two-sided geometric (discrete Laplace) mechanism, integer-exact.
 
@@ -371,13 +372,7 @@ class DoubleGeometric(_Mechanism):
     so outputs are exact integers.  The Sparsifier of Khanna et al. uses
     this with ``sensitivity = beta - alpha`` (paper 001, Algorithm 2, step 2).
 
-    Parameters
-    ----------
-    epsilon : float
-        > 0 and finite.
-    delta : float, default=0.0
-        Must be 0 (pure DP).
-    sensitivity : float
+    %(params_pure_dp)s
         L1 sensitivity of the integer query, > 0 (normally an integer; a
         real bound is also valid, e.g. 2.5 for a query that moves by <= 2).
     random_state : None, int or numpy.random.Generator, default=None
@@ -393,9 +388,7 @@ class DoubleGeometric(_Mechanism):
     bias = 0.0
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, random_state=None):
-        self.epsilon = _check_epsilon(epsilon)
-        self.delta = _check_pure(delta, "DoubleGeometric")
-        self.sensitivity = _check_sensitivity(sensitivity)
+        self._set_pure(epsilon, delta, sensitivity, "DoubleGeometric")
         if self.epsilon / self.sensitivity < 1e-15:
             # P(|Z| > 2^62) ~ exp(-2^62 eps / sensitivity) must be negligible
             raise ValueError(f"epsilon / sensitivity = {self.epsilon / self.sensitivity!r} is "
@@ -483,11 +476,34 @@ class _Selection(_Mechanism):
         candidates = np.asarray(candidates)
         return candidates[idx]
 
+    def select(self, utilities, *, candidates=None, size=None):
+        """Select a candidate: the index of a utility, drawn privately.
+
+        Parameters
+        ----------
+        utilities : array-like of shape (n_candidates,)
+            Finite reals or -inf.
+        candidates : array-like of shape (n_candidates,), default=None
+            If given, return ``candidates[index]`` instead of the index.
+        size : int, default=None
+            Number of independent selections (each a separate release:
+            ``size`` runs cost ``size * epsilon``).
+
+        Returns
+        -------
+        int or ndarray of shape (size,)
+        """
+        u = _check_utilities(utilities)
+        size = _check_size(size)
+        idx = self._draw(u, 1 if size is None else size).astype(np.int64)
+        return self._pick(candidates, int(idx[0]) if size is None else idx)
+
     def randomise(self, utilities, *, candidates=None, size=None):
         """Alias of :meth:`select` (the common mechanism interface)."""
         return self.select(utilities, candidates=candidates, size=size)
 
 
+@fill_doc
 class Exponential(_Selection):
     """The exponential mechanism ([MT07]; [DR14] Section 3.4), in log space.
 
@@ -505,13 +521,7 @@ class Exponential(_Selection):
     normalises the log-weights (subtracting the maximum) and inverts the CDF.
     Utilities equal to ``-inf`` have probability 0.
 
-    Parameters
-    ----------
-    epsilon : float
-        > 0 and finite.
-    delta : float, default=0.0
-        Must be 0.
-    sensitivity : float
+    %(params_pure_dp)s
         Sensitivity of the utilities (L-infinity over candidates), > 0.
     monotonic : bool, default=False
     method : {"gumbel", "inverse_cdf"}, default="gumbel"
@@ -520,9 +530,7 @@ class Exponential(_Selection):
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, monotonic=False, method="gumbel",
                  random_state=None):
-        self.epsilon = _check_epsilon(epsilon)
-        self.delta = _check_pure(delta, "exponential")
-        self.sensitivity = _check_sensitivity(sensitivity)
+        self._set_pure(epsilon, delta, sensitivity, "exponential")
         self.monotonic = _check_bool(monotonic, "monotonic")
         if method not in ("gumbel", "inverse_cdf"):
             raise ValueError(f"method must be 'gumbel' or 'inverse_cdf', got {method!r}")
@@ -551,26 +559,8 @@ class Exponential(_Selection):
         """Exact selection probabilities, shape (n_candidates,)."""
         return np.exp(self.log_probabilities(utilities))
 
-    def select(self, utilities, *, candidates=None, size=None):
-        """Select a candidate.
-
-        Parameters
-        ----------
-        utilities : array-like of shape (n_candidates,)
-            Finite reals or -inf.
-        candidates : array-like of shape (n_candidates,), default=None
-            If given, return ``candidates[index]`` instead of the index.
-        size : int, default=None
-            Number of independent selections (each a separate release:
-            ``size`` runs cost ``size * epsilon``).
-
-        Returns
-        -------
-        int or ndarray of shape (size,)
-        """
-        u = _check_utilities(utilities)
-        size = _check_size(size)
-        n = 1 if size is None else size
+    def _draw(self, u, n):
+        """``n`` independent selections: indices into ``u``, shape (n,)."""
         if self.method == "gumbel":
             with np.errstate(over="ignore"):
                 w = self.coefficient * (u - np.max(u))  # <= 0: no overflow
@@ -588,10 +578,10 @@ class Exponential(_Selection):
                 idx[bad] = np.minimum(np.searchsorted(cdf, self._rng.random(bad.sum()) * cdf[-1],
                                                       side="right"), u.size - 1)
                 bad = logp[idx] == -np.inf
-        idx = idx.astype(np.int64)
-        return self._pick(candidates, int(idx[0]) if size is None else idx)
+        return idx
 
 
+@fill_doc
 class ReportNoisyMax(_Selection):
     """Report noisy max: ``argmax_i (u_i + noise_i)``, with the budget it uses.
 
@@ -622,13 +612,7 @@ class ReportNoisyMax(_Selection):
 
     Only the index is released (releasing the noisy value costs extra).
 
-    Parameters
-    ----------
-    epsilon : float
-        > 0 and finite.
-    delta : float, default=0.0
-        Must be 0.
-    sensitivity : float
+    %(params_pure_dp)s
         > 0.
     noise : {"gumbel", "exponential", "laplace"}, default="gumbel"
     monotonic : bool, default=False
@@ -645,9 +629,7 @@ class ReportNoisyMax(_Selection):
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, noise="gumbel", monotonic=False,
                  random_state=None):
-        self.epsilon = _check_epsilon(epsilon)
-        self.delta = _check_pure(delta, "report-noisy-max")
-        self.sensitivity = _check_sensitivity(sensitivity)
+        self._set_pure(epsilon, delta, sensitivity, "report-noisy-max")
         if noise not in self._NOISES:
             raise ValueError(f"noise must be one of {self._NOISES}, got {noise!r}")
         self.noise = noise
@@ -664,23 +646,8 @@ class ReportNoisyMax(_Selection):
             return self.epsilon ** 2 / 8.0
         return self.epsilon ** 2 / 2.0
 
-    def select(self, utilities, *, candidates=None, size=None):
-        """Return the index (or candidate) with the largest noisy utility.
-
-        Parameters
-        ----------
-        utilities : array-like of shape (n_candidates,)
-        candidates : array-like of shape (n_candidates,), default=None
-        size : int, default=None
-            Independent repetitions (each costs ``epsilon``).
-
-        Returns
-        -------
-        int or ndarray of shape (size,)
-        """
-        u = _check_utilities(utilities)
-        size = _check_size(size)
-        n = 1 if size is None else size
+    def _draw(self, u, n):
+        """``n`` independent reports: the indices of the largest noisy utilities."""
         shape = (n, u.size)
         b = self.noise_scale
         if self.noise == "gumbel":
@@ -691,5 +658,4 @@ class ReportNoisyMax(_Selection):
             z = self._rng.laplace(0.0, b, size=shape)
         with np.errstate(over="ignore"):
             shifted = u - np.max(u)  # shift-invariant; keeps u + z finite
-        idx = np.argmax(shifted + z, axis=1).astype(np.int64)
-        return self._pick(candidates, int(idx[0]) if size is None else idx)
+        return np.argmax(shifted + z, axis=1)

@@ -50,6 +50,7 @@ import warnings
 import numpy as np
 from scipy.special import gammaln, log_ndtr
 
+from .._docstrings import fill_doc
 from .._validation import check_positive_int, check_scalar_range
 
 __all__ = [
@@ -120,6 +121,7 @@ def _check_choice(value, name, choices):
 # RDP of single mechanisms
 # ---------------------------------------------------------------------------
 
+@fill_doc
 def rdp_gaussian(*, noise_multiplier, orders=None):
     """RDP of the Gaussian mechanism: ``alpha / (2 noise_multiplier**2)``.
 
@@ -127,12 +129,7 @@ def rdp_gaussian(*, noise_multiplier, orders=None):
     ----------
     noise_multiplier : float
         ``sigma / sensitivity`` (L2 sensitivity), > 0.
-    orders : array-like of float, default=None
-        RDP orders (> 1); ``None`` means :data:`DEFAULT_RDP_ORDERS`.
-
-    Returns
-    -------
-    rdp : ndarray of shape (n_orders,), dtype float64
+    %(rdp_orders_returns)s
 
     References
     ----------
@@ -143,6 +140,7 @@ def rdp_gaussian(*, noise_multiplier, orders=None):
     return orders / (2.0 * sigma * sigma)
 
 
+@fill_doc
 def rdp_laplace(*, noise_multiplier, orders=None):
     """RDP of the Laplace mechanism with scale ``noise_multiplier * sensitivity``.
 
@@ -162,11 +160,7 @@ def rdp_laplace(*, noise_multiplier, orders=None):
     ----------
     noise_multiplier : float
         Laplace scale divided by the L1 sensitivity, > 0.
-    orders : array-like of float, default=None
-
-    Returns
-    -------
-    rdp : ndarray of shape (n_orders,), dtype float64
+    %(rdp_orders_returns)s
 
     References
     ----------
@@ -397,6 +391,7 @@ def _wbk_log_a_int(log_q, sigma, alpha):
     return float(np.logaddexp(0.0, log_rest))
 
 
+@fill_doc
 def rdp_sampled_without_replacement_gaussian(*, noise_multiplier, sampling_rate, orders=None):
     """RDP bound of the Gaussian mechanism on a batch sampled without replacement.
 
@@ -425,11 +420,7 @@ def rdp_sampled_without_replacement_gaussian(*, noise_multiplier, sampling_rate,
         ``sigma / sensitivity``, > 0.
     sampling_rate : float
         ``m / n``, in (0, 1].
-    orders : array-like of float, default=None
-
-    Returns
-    -------
-    rdp : ndarray of shape (n_orders,), dtype float64
+    %(rdp_orders_returns)s
 
     References
     ----------
