@@ -31,7 +31,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from dptoolkit import _fw_fast
+from dptoolkit.kernels import fw_fast as _fw_fast
 from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 from dptoolkit.linear_model._frank_wolfe import DEFAULT_REFRESH_TOL
