@@ -378,16 +378,26 @@ def plot(name, out_dir):
     if not summ:
         return
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    colours = dict(zip(DEFAULT_MODELS, plt.get_cmap("tab10").colors))
     styles = {"defaults": "-o", "tuned": "--s"}
-    for (model, setting), d in sorted(summ.items()):
+    np_colours = {"LogReg-L2": "grey", "LogReg-L1": "black",
+                  "FrankWolfeLasso-nonprivate": "tab:brown"}
+    order = list(DEFAULT_MODELS) + list(NONPRIVATE)
+    for (model, setting), d in sorted(summ.items(), key=lambda kv: (
+            order.index(kv[0][0]) if kv[0][0] in order else 99, kv[0][1])):
         if setting == "nonprivate":
-            ax.axhline(d[None][0], ls=":", lw=1.2, color="grey" if "L2" in model else
-                       ("black" if "L1" in model else "tab:brown"),
+            ax.axhline(d[None][0], ls=":", lw=1.2, color=np_colours.get(model, "grey"),
                        label=f"{model} (non-private)")
             continue
         e = sorted(d)
         ax.plot(e, [d[x][0] for x in e], styles[setting], ms=4,
-                label=f"{model}" + (" (tuned)" if setting == "tuned" else ""))
+                color=colours.get(model), mfc="none" if setting == "tuned" else None,
+                label=f"{model}" + (" (private search)" if setting == "tuned" else ""))
+    yfile = CACHE / f"{name}_y.npz"
+    if yfile.exists():
+        yte = np.load(yfile)["yte"]
+        ax.axhline(max(np.mean(yte), 1 - np.mean(yte)), ls="-", lw=0.8, color="red",
+                   alpha=0.5, label="majority class")
     ax.set_xscale("log", base=2)
     ax.set_xticks(EPSILONS)
     ax.set_xticklabels([f"{x:g}" for x in EPSILONS])
