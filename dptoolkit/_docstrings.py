@@ -42,6 +42,20 @@ DOCS = {
                        "epsilon : float\n    > 0 and finite.\n"
                        "delta : float, default=0.0\n    Must be 0 (pure DP).\n"
                        "sensitivity : float"),
+    # the accountant of a private selector
+    "accountant_selector": (
+        "accountant : BudgetAccountant or None, default=None\n"
+        "    If given, ``(epsilon, 0)`` and ``privacy_event_`` are checked against it\n"
+        "    before any work (:class:`~dptoolkit.exceptions.BudgetExceededError`\n"
+        "    leaves it untouched) and spent once after the selection."),
+    # privacy_spent_ and privacy_event_ of a private selector
+    "attrs_selector_privacy": (
+        "privacy_spent_ : tuple (epsilon, delta)\n"
+        "    ``(epsilon, 0.0)``.\n"
+        "privacy_event_ : PrivacyEvent\n"
+        "    ``PureDPEvent(epsilon)`` (canonical Lipschitz) or\n"
+        "    ``SelfComposedEvent(ExponentialMechanismEvent(epsilon / k), k)``\n"
+        "    (peeling)."),
     "random_state": (
         "random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator\n"
         "    Seeds the sampling and the noise; ``None`` uses OS entropy."),

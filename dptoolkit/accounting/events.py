@@ -228,7 +228,26 @@ class ExponentialMechanismEvent(PrivacyEvent):
 
 
 @dataclasses.dataclass(frozen=True)
-class LaplaceEvent(PrivacyEvent):
+class _NoiseMultiplierEvent(PrivacyEvent):
+    """An additive-noise mechanism given by its noise multiplier (noise scale over
+    sensitivity), > 0; ``inf`` (nothing released) where ``_allow_inf``.  The
+    dp-accounting event of the same name is ``_dp_accounting_event``."""
+    noise_multiplier: float
+
+    _allow_inf = False
+    _dp_accounting_event = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "noise_multiplier",
+                           _real(self.noise_multiplier, "noise_multiplier", low_open=True,
+                                 allow_inf=self._allow_inf))
+
+    def to_dp_accounting(self):
+        return getattr(_dp_event_module(), self._dp_accounting_event)(self.noise_multiplier)
+
+
+@dataclasses.dataclass(frozen=True)
+class LaplaceEvent(_NoiseMultiplierEvent):
     """The Laplace mechanism, scale ``noise_multiplier * L1 sensitivity``.
 
     Pure ``1 / noise_multiplier``-DP; exact RDP from Mironov 2017, Proposition 6.
@@ -238,18 +257,12 @@ class LaplaceEvent(PrivacyEvent):
     noise_multiplier : float
         > 0.
     """
-    noise_multiplier: float
 
-    def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier",
-                           _real(self.noise_multiplier, "noise_multiplier", low_open=True))
-
-    def to_dp_accounting(self):
-        return _dp_event_module().LaplaceDpEvent(self.noise_multiplier)
+    _dp_accounting_event = "LaplaceDpEvent"
 
 
 @dataclasses.dataclass(frozen=True)
-class GaussianEvent(PrivacyEvent):
+class GaussianEvent(_NoiseMultiplierEvent):
     """The Gaussian mechanism, ``sigma = noise_multiplier * L2 sensitivity``.
 
     Parameters
@@ -257,15 +270,9 @@ class GaussianEvent(PrivacyEvent):
     noise_multiplier : float
         > 0 (``inf`` allowed: nothing is released).
     """
-    noise_multiplier: float
 
-    def __post_init__(self):
-        object.__setattr__(self, "noise_multiplier",
-                           _real(self.noise_multiplier, "noise_multiplier", low_open=True,
-                                 allow_inf=True))
-
-    def to_dp_accounting(self):
-        return _dp_event_module().GaussianDpEvent(self.noise_multiplier)
+    _allow_inf = True
+    _dp_accounting_event = "GaussianDpEvent"
 
 
 @dataclasses.dataclass(frozen=True)

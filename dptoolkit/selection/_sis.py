@@ -218,6 +218,7 @@ def _broadcast_center(center, lo, hi, name):
     return c
 
 
+@fill_doc
 class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstimator):
     r"""Differentially private Sure Independence Screening (DP-SIS).
 
@@ -271,10 +272,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         Loss weight of the canonical Lipschitz mechanism (ignored by peeling).
     selector : {"canonical_lipschitz", "peeling"}, default="canonical_lipschitz"
     random_state : None, int, SeedSequence or numpy.random.Generator
-    accountant : BudgetAccountant or None, default=None
-        If given, ``(epsilon, 0)`` and ``privacy_event_`` are checked against it
-        before any work (:class:`~dptoolkit.exceptions.BudgetExceededError`
-        leaves it untouched) and spent once after the selection.
+    %(accountant_selector)s
 
     Attributes
     ----------
@@ -283,12 +281,8 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         Selected feature indices, increasing.
     sensitivity_ : float
         Sensitivity used (1.0 or 2.0).
-    privacy_spent_ : tuple (epsilon, delta)
-        ``(epsilon, 0.0)``.
-    privacy_event_ : PrivacyEvent
-        ``PureDPEvent(epsilon)`` (canonical Lipschitz) or
-        ``SelfComposedEvent(ExponentialMechanismEvent(epsilon / k), k)``
-        (peeling); :func:`~dptoolkit.accounting.epsilon_of_event` of it at
+    %(attrs_selector_privacy)s
+        :func:`~dptoolkit.accounting.epsilon_of_event` of it at
         delta 0 is ``epsilon``.
     n_features_in_ : int
 

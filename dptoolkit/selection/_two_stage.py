@@ -204,6 +204,7 @@ def block_support_counts(X, y, *, n_blocks, alpha=0.1, alpha_scale="absolute",
     return counts
 
 
+@fill_doc
 class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
                        BaseEstimator):
     r"""Private feature selection by the first stage of Kifer, Smith & Thakurta (2012).
@@ -282,22 +283,14 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         ``max_iter`` and ``tol`` of every block's :class:`~sklearn.linear_model.Lasso`.
     random_state : None, int, SeedSequence or numpy.random.Generator
         Drives the block assignment and the private selection.
-    accountant : BudgetAccountant or None, default=None
-        If given, ``(epsilon, 0)`` and ``privacy_event_`` are checked against it
-        before any work (:class:`~dptoolkit.exceptions.BudgetExceededError`
-        leaves it untouched) and spent once after the selection.
+    %(accountant_selector)s
 
     Attributes
     ----------
     support_ : ndarray of bool, shape (n_features,)
     selected_features_ : ndarray of int64, shape (k,)
     n_blocks_ : int
-    privacy_spent_ : tuple (epsilon, delta)
-        ``(epsilon, 0.0)``.
-    privacy_event_ : PrivacyEvent
-        ``PureDPEvent(epsilon)`` (canonical Lipschitz) or
-        ``SelfComposedEvent(ExponentialMechanismEvent(epsilon / k), k)``
-        (peeling).
+    %(attrs_selector_privacy)s
     n_features_in_ : int
 
     References
