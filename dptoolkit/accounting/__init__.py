@@ -39,8 +39,6 @@ from .composition import (
 )
 from .rdp import (
     DEFAULT_RDP_ORDERS,
-    MomentsAccountant,
-    RDPAccountant,
     rdp_gaussian,
     rdp_laplace,
     rdp_poisson_subsampled_gaussian,
@@ -48,6 +46,7 @@ from .rdp import (
     rdp_to_delta,
     rdp_to_epsilon,
 )
+from .rdp_accountant import MomentsAccountant, RDPAccountant
 from .talwar import (
     laplace_report_noisy_max_composition,
     laplace_report_noisy_max_epsilon,

@@ -5,13 +5,12 @@ import numpy as np
 
 from .._validation import check_positive_int, check_scalar_range
 from .rdp import (
-    MomentsAccountant,
-    RDPAccountant,
     _check_choice,
     _check_noise_multiplier,
     _check_sampling_rate,
     rdp_to_epsilon,
 )
+from .rdp_accountant import MomentsAccountant, RDPAccountant
 
 __all__ = ["calibrate_noise_multiplier"]
 
