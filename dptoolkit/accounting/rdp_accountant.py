@@ -14,21 +14,7 @@ References
 import numpy as np
 
 from .._validation import check_positive_int
-from .rdp import (
-    _CONVERSIONS,
-    _RELATIONS,
-    _SAMPLINGS,
-    _SERIES,
-    _check_choice,
-    _check_orders,
-    _check_rdp_pair,
-    rdp_gaussian,
-    rdp_laplace,
-    rdp_poisson_subsampled_gaussian,
-    rdp_sampled_without_replacement_gaussian,
-    rdp_to_delta,
-    rdp_to_epsilon,
-)
+from . import rdp as _curves  # the RDP curves and conversions
 
 __all__ = ["RDPAccountant", "MomentsAccountant", "MOMENTS_ORDERS"]
 
@@ -78,11 +64,11 @@ class RDPAccountant:
 
     def __init__(self, orders=None, *, neighboring_relation="add_or_remove_one",
                  conversion="improved", series="exact"):
-        self._orders = _check_orders(orders)
-        self.neighboring_relation = _check_choice(neighboring_relation, "neighboring_relation",
-                                                  _RELATIONS)
-        self.conversion = _check_choice(conversion, "conversion", _CONVERSIONS)
-        self.series = _check_choice(series, "series", _SERIES)
+        self._orders = _curves._check_orders(orders)
+        self.neighboring_relation = _curves._check_choice(
+            neighboring_relation, "neighboring_relation", _curves._RELATIONS)
+        self.conversion = _curves._check_choice(conversion, "conversion", _curves._CONVERSIONS)
+        self.series = _curves._check_choice(series, "series", _curves._SERIES)
         self._rdp = np.zeros_like(self._orders)
         self.history = []
 
@@ -122,7 +108,7 @@ class RDPAccountant:
         orders and neighbouring relation.
         """
         rdp = np.asarray(rdp, dtype=np.float64)
-        _check_rdp_pair(self._orders, rdp)
+        _curves._check_rdp_pair(self._orders, rdp)
         return self._add(rdp, steps, {"mechanism": "rdp"})
 
     def compose_gaussian(self, *, noise_multiplier, steps=1):
@@ -135,7 +121,7 @@ class RDPAccountant:
             relation), > 0.
         steps : int, default=1
         """
-        rdp = rdp_gaussian(noise_multiplier=noise_multiplier, orders=self._orders)
+        rdp = _curves.rdp_gaussian(noise_multiplier=noise_multiplier, orders=self._orders)
         return self._add(rdp, steps, {"mechanism": "gaussian",
                                       "noise_multiplier": float(noise_multiplier)})
 
@@ -143,7 +129,7 @@ class RDPAccountant:
         """Compose ``steps`` Laplace mechanisms of scale ``noise_multiplier *
         sensitivity`` (L1 sensitivity; pure epsilon ``1 / noise_multiplier``
         each)."""
-        rdp = rdp_laplace(noise_multiplier=noise_multiplier, orders=self._orders)
+        rdp = _curves.rdp_laplace(noise_multiplier=noise_multiplier, orders=self._orders)
         return self._add(rdp, steps, {"mechanism": "laplace",
                                       "noise_multiplier": float(noise_multiplier)})
 
@@ -175,22 +161,22 @@ class RDPAccountant:
             Bad parameters, or a sampling scheme whose bound does not hold for
             this accountant's ``neighboring_relation``.
         """
-        _check_choice(sampling, "sampling", _SAMPLINGS)
+        _curves._check_choice(sampling, "sampling", _curves._SAMPLINGS)
         if sampling == "poisson":
             if self.neighboring_relation != "add_or_remove_one":
                 raise ValueError("sampling='poisson' is accounted under add_or_remove_one; "
                                  "this accountant uses neighboring_relation="
                                  f"{self.neighboring_relation!r}")
-            rdp = rdp_poisson_subsampled_gaussian(noise_multiplier=noise_multiplier,
-                                                  sampling_rate=sampling_rate,
-                                                  orders=self._orders, series=self.series)
+            rdp = _curves.rdp_poisson_subsampled_gaussian(
+                noise_multiplier=noise_multiplier, sampling_rate=sampling_rate,
+                orders=self._orders, series=self.series)
         else:
             if self.neighboring_relation != "replace_one":
                 raise ValueError(
                     "sampling='without_replacement' (fixed batch size) is accounted under "
                     "replace_one; build RDPAccountant(neighboring_relation='replace_one') or "
                     "sample each example independently (sampling='poisson')")
-            rdp = rdp_sampled_without_replacement_gaussian(
+            rdp = _curves.rdp_sampled_without_replacement_gaussian(
                 noise_multiplier=noise_multiplier, sampling_rate=sampling_rate,
                 orders=self._orders)
         return self._add(rdp, steps, {"mechanism": f"subsampled_gaussian/{sampling}",
@@ -203,7 +189,7 @@ class RDPAccountant:
         See :meth:`get_epsilon`.
         """
         conversion = self.conversion if conversion is None else conversion
-        return rdp_to_epsilon(self._orders, self._rdp, delta, conversion=conversion)
+        return _curves.rdp_to_epsilon(self._orders, self._rdp, delta, conversion=conversion)
 
     def get_epsilon(self, delta, *, conversion=None):
         """Epsilon of everything composed so far, at the given delta.
@@ -224,7 +210,7 @@ class RDPAccountant:
     def get_delta(self, epsilon, *, conversion=None):
         """Delta of everything composed so far, at the given epsilon (>= 0)."""
         conversion = self.conversion if conversion is None else conversion
-        return rdp_to_delta(self._orders, self._rdp, epsilon, conversion=conversion)[0]
+        return _curves.rdp_to_delta(self._orders, self._rdp, epsilon, conversion=conversion)[0]
 
 
 #: Integer orders alpha = lambda + 1 for the moments lambda = 1, ..., 32 of
