@@ -211,6 +211,19 @@ def _fit_doc(**pieces):
     return decorate
 
 
+def _class_doc(summary, *, classifier, params, attrs, notes, references, examples):
+    """The numpydoc class docstring of a DP-SCD / DP-SGD estimator, its sections in
+    order.  A classifier adds its ``loss`` parameter and ``classes_`` attribute;
+    every other argument is the indented body of its section."""
+    loss = '    loss : {"logistic", "hinge"}, default="logistic"\n' if classifier else ""
+    classes = "    classes_ : ndarray of shape (2,)\n" if classifier else ""
+    sections = (("Parameters", loss + params), ("Attributes", classes + attrs),
+                ("Notes", notes), ("References", references), ("Examples", examples))
+    return summary.rstrip() + "\n" + "".join(
+        f"\n    {name}\n    {'-' * len(name)}\n{body.strip(chr(10))}\n"
+        for name, body in sections) + "    "
+
+
 # --------------------------------------------------------------------------- base
 class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""

@@ -16,6 +16,7 @@ from .._validation import check_random_state, check_scalar_range
 from ._base import (
     _BaseLinearDP,
     _calibrate,
+    _class_doc,
     _ClassifierOutputs,
     _fit_doc,
     _record_steps,
@@ -203,34 +204,18 @@ _SGD_DOC_NOTES = r"""
 
 @fill_doc
 class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
-    __doc__ = r"""Binary linear classifier (logistic regression or SVM) by
+    __doc__ = _class_doc(r"""Binary linear classifier (logistic regression or SVM) by
     (differentially private) mini-batch SGD -- the DP-SGD baseline of paper 003.
 
     Minimises eq. 1 of paper 003 (mean loss plus :math:`\lambda/2\|\theta\|^2`) with
-    the logistic or the hinge loss, labels mapped to :math:`\{-1, +1\}`.
-
-    Parameters
-    ----------
-    loss : {"logistic", "hinge"}, default="logistic"
-""" + _SGD_DOC_PARAMS + r"""
-    Attributes
-    ----------
-    classes_ : ndarray of shape (2,)
-""" + _SGD_DOC_ATTRS + r"""
-    Notes
-    -----
-""" + _SGD_DOC_NOTES + r"""
-    References
-    ----------
+    the logistic or the hinge loss, labels mapped to :math:`\{-1, +1\}`.""", classifier=True,
+        params=_SGD_DOC_PARAMS, attrs=_SGD_DOC_ATTRS, notes=_SGD_DOC_NOTES, references=r"""
     M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang.
     Deep Learning with Differential Privacy. CCS 2016.
     G. Damaskinos et al. Differentially Private Stochastic Coordinate Descent.
     AAAI 2021 (paper 003), Section 5.
     I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled
-    Gaussian Mechanism. 2019.
-
-    Examples
-    --------
+    Gaussian Mechanism. 2019.""", examples=r"""
     >>> import numpy as np
     >>> from dptoolkit.linear_model import DPSGDClassifier
     >>> rng = np.random.default_rng(0)
@@ -238,8 +223,7 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     >>> clf = DPSGDClassifier(epsilon=1.0, n_samples_public=2000, learning_rate=1.0,
     ...                       batch_size=100, n_epochs=5, random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.9
-    True
-    """
+    True""")
 
     _losses = ("logistic", "hinge")
 
@@ -252,28 +236,14 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
 
 @fill_doc
 class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
-    __doc__ = r"""Ridge regression by (differentially private) mini-batch SGD -- the
+    __doc__ = _class_doc(r"""Ridge regression by (differentially private) mini-batch SGD -- the
     DP-SGD baseline of paper 003.
 
-    Minimises eq. 1 of paper 003 with the squared loss :math:`(a - y_i)^2/2`.
-
-    Parameters
-    ----------
-""" + _SGD_DOC_PARAMS + r"""
-    Attributes
-    ----------
-""" + _SGD_DOC_ATTRS + r"""
-    Notes
-    -----
-""" + _SGD_DOC_NOTES + r"""
-    References
-    ----------
+    Minimises eq. 1 of paper 003 with the squared loss :math:`(a - y_i)^2/2`.""", classifier=False,
+        params=_SGD_DOC_PARAMS, attrs=_SGD_DOC_ATTRS, notes=_SGD_DOC_NOTES, references=r"""
     M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016.
     G. Damaskinos et al. Differentially Private Stochastic Coordinate Descent.
-    AAAI 2021 (paper 003), Section 5.
-
-    Examples
-    --------
+    AAAI 2021 (paper 003), Section 5.""", examples=r"""
     >>> import numpy as np
     >>> from dptoolkit.linear_model import DPSGDRegressor
     >>> rng = np.random.default_rng(0)
@@ -281,8 +251,7 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
     >>> reg = DPSGDRegressor(alpha=1e-4, learning_rate=0.5, batch_size=500, clip=None,
     ...                      n_epochs=2000).fit(X, y)
     >>> reg.score(X, y) > 0.9
-    True
-    """
+    True""")
 
     loss = "squared"
     _losses = ("squared",)

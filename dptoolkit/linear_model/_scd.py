@@ -44,6 +44,7 @@ from .._validation import check_random_state
 from ._base import (
     _BaseLinearDP,
     _calibrate,
+    _class_doc,
     _ClassifierOutputs,
     _fit_doc,
     _record_steps,
@@ -376,9 +377,7 @@ _SCD_DOC_ATTRS = r"""
     n_features_in_ : int
 """
 
-_SCD_DOC_NOTES_REFS = r"""
-    Notes
-    -----
+_SCD_DOC_NOTES = r"""
     **Privacy.**  Neighbouring datasets differ by adding or removing one example;
     :math:`N` is the public constant ``n_samples_public`` (see the module
     docstring), so a neighbour with one more or one fewer row has the same
@@ -492,9 +491,9 @@ _SCD_DOC_NOTES_REFS = r"""
     ``perturb_dual=False``.  :math:`\lambda`, :math:`L` and ``n_epochs`` are the
     paper's (Appendix E: :math:`\lambda = 10^{-4}`, 10 epochs; :math:`L = 100`
     is within its grid).
+"""
 
-    References
-    ----------
+_SCD_DOC_REFS = r"""
     G. Damaskinos, C. Mendler-Duenner, R. Guerraoui, N. Papandreou, T. Parnell.
     Differentially Private Stochastic Coordinate Descent. AAAI 2021 (paper 003).
     S. Shalev-Shwartz, T. Zhang. Stochastic Dual Coordinate Ascent Methods for
@@ -503,7 +502,7 @@ _SCD_DOC_NOTES_REFS = r"""
 
 @fill_doc
 class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
-    __doc__ = r"""Binary linear classifier by (differentially private) stochastic
+    __doc__ = _class_doc(r"""Binary linear classifier by (differentially private) stochastic
     coordinate descent: DP-SCD, seqDP-SCD, primal DP-SCD and, without ``epsilon``,
     SDCA.
 
@@ -512,31 +511,19 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     (``classes_[1]`` is +1).  Dual coordinate updates are closed form for the hinge
     loss and an exact one-dimensional (safeguarded Newton) minimisation for
     the logistic loss.  See the module docstring for the objective and the Notes for the
-    privacy analysis.
-
-    Parameters
-    ----------
-    loss : {"logistic", "hinge"}, default="logistic"
-""" + _SCD_DOC_PARAMS + r"""
-    Attributes
-    ----------
-    classes_ : ndarray of shape (2,)
-""" + _SCD_DOC_ATTRS + _SCD_DOC_NOTES_REFS + r"""
+    privacy analysis.""", classifier=True, params=_SCD_DOC_PARAMS, attrs=_SCD_DOC_ATTRS,
+        notes=_SCD_DOC_NOTES, references=_SCD_DOC_REFS + r"""
     C. Ma, V. Smith, M. Jaggi, M. Jordan, P. Richtarik, M. Takac. Adding vs.
     Averaging in Distributed Primal-Dual Optimization. ICML 2015.
     I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled
-    Gaussian Mechanism. 2019.
-
-    Examples
-    --------
+    Gaussian Mechanism. 2019.""", examples=r"""
     >>> import numpy as np
     >>> from dptoolkit.linear_model import DPSCDClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 5)); y = (X[:, 0] > 0).astype(int)
     >>> clf = DPSCDClassifier("hinge", alpha=1e-3, n_epochs=5, random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.9
-    True
-    """
+    True""")
 
     _losses = ("logistic", "hinge")
 
@@ -550,32 +537,23 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
 
 @fill_doc
 class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
-    __doc__ = r"""Ridge regression by (differentially private) stochastic coordinate
+    __doc__ = _class_doc(r"""Ridge regression by (differentially private) stochastic coordinate
     descent: DP-SCD, seqDP-SCD, primal DP-SCD and, without ``epsilon``, SDCA.
 
     Minimises eq. 1 of paper 003 with the squared loss
     :math:`\ell_i(a) = (a - y_i)^2/2`, i.e. scikit-learn's ``Ridge`` with
     ``alpha = lambda * N`` and no intercept on the transformed rows.  Dual coordinate
     updates are closed form.  See the module docstring for the objective and
-    :class:`DPSCDClassifier` for the privacy analysis (Notes).
-
-    Parameters
-    ----------
-""" + _SCD_DOC_PARAMS + r"""
-    Attributes
-    ----------
-""" + _SCD_DOC_ATTRS + _SCD_DOC_NOTES_REFS + r"""
-
-    Examples
-    --------
+    :class:`DPSCDClassifier` for the privacy analysis (Notes).""", classifier=False,
+        params=_SCD_DOC_PARAMS, attrs=_SCD_DOC_ATTRS, notes=_SCD_DOC_NOTES,
+        references=_SCD_DOC_REFS, examples=r"""
     >>> import numpy as np
     >>> from dptoolkit.linear_model import DPSCDRegressor
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 5)); y = X @ np.ones(5)
     >>> reg = DPSCDRegressor(alpha=1e-4, batch_size=1, clip=None, n_epochs=30).fit(X, y)
     >>> reg.score(X, y) > 0.9
-    True
-    """
+    True""")
 
     loss = "squared"
     _losses = ("squared",)
