@@ -168,3 +168,14 @@ def test_empirical_neighbour_test_of_the_whole_search():
             p_a_low = stats.beta.ppf(alpha, ka, R - ka + 1) if ka > 0 else 0.0
             p_b_high = stats.beta.ppf(1 - alpha, kb + 1, R - kb) if kb < R else 1.0
             assert p_a_low <= math.exp(eps) * p_b_high + 1e-5, (a, b, o, outcomes)
+
+
+def test_warnings_of_the_runs_reach_the_user_once():
+    from dptoolkit.exceptions import PrivacyLeakWarning
+
+    X, y = _problem()
+    est = FrankWolfeLassoClassifier()  # max_iter="auto", no n_samples_public: N from X
+    with pytest.warns(PrivacyLeakWarning, match="n_samples_public") as record:
+        _search(estimator=est, n_runs=5.0).fit(X, y)
+    leaks = [w for w in record if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1

@@ -290,6 +290,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
         k = self._draw_k(p, rng)
         best = (-math.inf, None, None)
+        seen = set()
         for _ in range(k):
             # each run draws its hyperparameters independently (with replacement:
             # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
@@ -299,9 +300,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 **params, epsilon=eps_run, accountant=None,
                 random_state=int(rng.integers(2 ** 31 - 1)),
                 **({"delta": p["delta"]} if p["delta"] > 0 else {}))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
                 est.fit(X_train, y_train)
+            for w in caught:  # each distinct warning of the runs once, e.g. a leak
+                key = (w.category, str(w.message))
+                if key not in seen:
+                    seen.add(key)
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             correct = float(np.sum(est.predict(X_val) == y_val))
             if p["delta"] > 0:
                 noisy = correct + rng.normal(0.0, p["noise"])
