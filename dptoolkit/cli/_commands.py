@@ -1,0 +1,454 @@
+"""The commands of the command line: train, predict, evaluate, account."""
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from . import _models
+from ._models import MODELS
+from ._parser import _ESTIMATOR_OPTIONS, _flag
+
+
+class UsageError(Exception):
+    """A bad command line (exit status 2)."""
+
+
+def _check_path(flag, path, *, folder_ok=False):
+    p = Path(path)
+    if folder_ok and p.is_dir():
+        return
+    if not p.is_file():
+        raise UsageError(f"{flag}: no such file{' or folder' if folder_ok else ''}: {path}")
+
+
+def _check_out_path(flag, path):
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{flag}: folder {parent} does not exist")
+    if Path(path).is_dir():
+        raise UsageError(f"{flag}: {path} is a folder")
+
+
+def _check_model_options(args):
+    model = _models.resolve_model(args.model)
+    dests = [d for d, *_ in _ESTIMATOR_OPTIONS] + ["select_fraction", "search_model",
+                                                    "grid", "n_runs"]
+    for dest in dests:
+        if getattr(args, dest, None) is not None and not _models.option_applies(dest, args):
+            shown = model if model != "search" else (
+                f"search (searching {_models.inner_model(args)})")
+            raise UsageError(f"{_flag(dest)} does not apply to --model {shown}; it applies "
+                             f"to: {', '.join(_models.models_of(dest))}")
+    spec = MODELS[_models.inner_model(args)]
+    if getattr(args, "verbose", None) and not _models.has_progress(args):
+        raise UsageError(f"--verbose does not apply to --model {model}; it applies to: "
+                         f"{', '.join(_models.models_with_progress())}")
+    if model in ("select-then-fit", "search") and args.epsilon is None:
+        raise UsageError(f"--epsilon is required for --model {model} (it composes private "
+                         "steps under one budget)")
+    if args.delta is not None and args.epsilon is None \
+            and _models.default_of(spec.cls, "epsilon") is None:
+        raise UsageError(f"--delta needs --epsilon for --model {model} (without --epsilon "
+                         "the fit is not private)")
+    if model == "search" and args.grid:
+        names = _models.inner_model(args)
+        params = MODELS[names].cls().get_params()
+        for name, _ in args.grid:
+            if name not in params:
+                raise UsageError(f"--grid: {name!r} is not a parameter of "
+                                 f"{MODELS[names].cls.__name__} (--search-model {names})")
+        args.grid = dict(args.grid)
+
+
+def _check_train_data_options(args):
+    if args.data is None:
+        for dest in ("test", "n_features", "n_features_libsvm", "positive", "negative",
+                     "cache_dir"):
+            if getattr(args, dest) is not None:
+                raise UsageError(f"{_flag(dest)} needs --data (without --data the "
+                                 "synthetic problem is used)")
+        args.synthetic_samples = args.synthetic_samples or 20000
+        args.synthetic_features = args.synthetic_features or 200000
+        return
+    for dest in ("synthetic_samples", "synthetic_features"):
+        if getattr(args, dest) is not None:
+            raise UsageError(f"{_flag(dest)} applies only without --data")
+    _check_corpus_or_libsvm(args, train=True)
+    if (Path(args.data).name.startswith("20news") and args.positive is None
+            and args.negative is None and not _models.supports_multiclass(args)
+            and not _models.use_multiclass_default(args)):
+        raise UsageError(f"--model {args.model} is binary only and {args.data} without "
+                         "--positive/--negative is the 20-class task: choose two groups "
+                         "with --positive/--negative, or a multiclass model (frank-wolfe, "
+                         "sparsifier)")
+
+
+def _check_corpus_or_libsvm(args, *, train):
+    from ._data import is_corpus
+
+    _check_path("--data", args.data, folder_ok=True)
+    if is_corpus(args.data):
+        if getattr(args, "cache_dir", None) is not None:
+            cache = Path(args.cache_dir)
+            if cache.exists() and not cache.is_dir():
+                raise UsageError(f"--cache-dir: {cache} is not a folder")
+            if not cache.exists() and not cache.parent.is_dir():
+                raise UsageError(f"--cache-dir: folder {cache.parent} does not exist")
+        for dest in ("test", "n_features_libsvm"):
+            if getattr(args, dest, None) is not None:
+                raise UsageError(f"{_flag(dest)} is for LIBSVM files; --data {args.data} is "
+                                 "a text corpus")
+    else:
+        for dest in ("n_features", "positive", "negative", "cache_dir"):
+            if getattr(args, dest, None) is not None:
+                hint = " (use --n-features-libsvm)" if dest == "n_features" and train else ""
+                raise UsageError(f"{_flag(dest)} is for text corpora; --data {args.data} is "
+                                 f"read as a LIBSVM file{hint}")
+        if train and args.test is not None:
+            _check_path("--test", args.test)
+
+
+def _preflight(estimator, args, n_samples=None, n_features=None):
+    """Run the estimator's own checks on a zero stand-in (no data is read).
+
+    Private fits stop at their privacy check (:func:`dptoolkit._private.plan_spend`),
+    so the stand-in only needs the right shape; non-private fits run on a tiny one.
+    """
+    import scipy.sparse as sp
+
+    from .._private import plan_spend
+
+    private = args.epsilon is not None or \
+        _models.default_of(MODELS[_models.inner_model(args)].cls, "epsilon") is not None
+    n = n_samples or max(1000, args.batch_size if isinstance(args.batch_size, int) else 0)
+    d = n_features if (private and n_features) else max(64, (args.k or 0) + 1)
+    if not private:
+        n = min(n, 64) if not isinstance(args.batch_size, int) else n
+    y = np.arange(n) % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            plan_spend(estimator, sp.csr_array((n, d), dtype=np.float64), y)
+        except RuntimeError:
+            pass  # a non-private fit ran to the end on the stand-in: options are valid
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"invalid options for --model {args.model}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------
+# commands
+# ---------------------------------------------------------------------------
+
+def _model_name_of(model):
+    """The command-line name of a fitted model's class."""
+    from ..model_selection import PrivateHyperparameterSearch
+    from ..selection import PrivateSelectThenFit
+
+    if isinstance(model, PrivateHyperparameterSearch):
+        return "search"
+    if isinstance(model, PrivateSelectThenFit):
+        return "select-then-fit"
+    for name, spec in MODELS.items():
+        if spec.cls is not None and type(model) is spec.cls:
+            return name
+    return type(model).__name__
+
+
+def _bound_of(name, model):
+    if name == "search":
+        return _bound_of(_model_name_of(model.estimator), model.estimator)
+    return MODELS[name].bound if name in MODELS else None
+
+
+def _describe_event(event, indent="  "):
+    """Lines describing a privacy event tree."""
+    from ..accounting.events import PrivacyEvent
+
+    if event is None:
+        return []
+    import dataclasses
+
+    scalars = []
+    children = []
+    for f in dataclasses.fields(event):
+        v = getattr(event, f.name)
+        if isinstance(v, PrivacyEvent):
+            children.append(v)
+        elif isinstance(v, tuple) and v and isinstance(v[0], PrivacyEvent):
+            children.extend(v)
+        else:
+            scalars.append(f"{f.name}={v:.6g}" if isinstance(v, float) else f"{f.name}={v}")
+    lines = [f"{indent}{type(event).__name__}({', '.join(scalars)})"]
+    for child in children:
+        lines.extend(_describe_event(child, indent + "  "))
+    return lines
+
+
+def _print_guarantee(model, name, bound, file=None):
+    file = sys.stdout if file is None else file
+    spent = getattr(model, "privacy_spent_", None)
+    if spent is None:
+        print("privacy: none (non-private fit; pass --epsilon for a private one)", file=file)
+        return
+    relation = model.get_params(deep=False).get("neighbouring", "add_remove")
+    print(f"privacy: ({spent[0]:g}, {spent[1]:.3g})-DP, {relation} neighbouring, public "
+          f"bound {bound}", file=file)
+    if getattr(model, "epsilon_step_", None) is not None:
+        print(f"  {model.n_iter_} exponential-mechanism steps at epsilon'="
+              f"{model.epsilon_step_:.4g} each, {model.composition_} composition", file=file)
+    print("  privacy event:", file=file)
+    for line in _describe_event(getattr(model, "privacy_event_", None), "    "):
+        print(line, file=file)
+
+
+class DataError(Exception):
+    """The data could not be read (exit status 1)."""
+
+
+def _reading(args, load, *load_args):
+    """``load(*load_args)``, with read errors naming the files given."""
+    from ._data import _OwnSplit
+
+    try:
+        return load(*load_args)
+    except _OwnSplit as exc:
+        raise UsageError(str(exc)) from None
+    except (ValueError, TypeError, EOFError, OSError) as exc:
+        files = " ".join(f"{flag} {value}" for flag, value in
+                         (("--data", args.data), ("--test", getattr(args, "test", None)))
+                         if value is not None)
+        raise DataError(f"could not read {files or 'the synthetic data'}: "
+                        f"{type(exc).__name__}: {exc}") from exc
+
+
+def _train(args):
+    from .._persistence import save_model
+    from . import _data, _report
+
+    model_name = _models.resolve_model(args.model)
+    _check_train_data_options(args)
+    if args.save is not None:
+        _check_out_path("--save", args.save)
+    if args.report is not None:
+        _check_out_path("--report", args.report)
+    if args.verbose is None:
+        args.verbose = 1 if sys.stderr.isatty() else 0
+    estimator = _models.build_model(args)
+    n_pre = args.synthetic_samples if args.data is None else args.n_samples_public
+    d_pre = (args.synthetic_features if args.data is None else
+             (args.n_features or _data.CORPUS_N_FEATURES) if _data.is_corpus(args.data)
+             else args.n_features_libsvm)
+    _preflight(estimator, args, n_pre, d_pre)
+    spec = MODELS[_models.inner_model(args)]
+    if (args.epsilon is not None and args.delta is None and "accounting" in spec.params
+            and _models.default_of(spec.cls, "delta") is None):
+        print(f"note: no --delta, so --model {args.model} is pure epsilon-DP (basic "
+              "composition of its steps); with --delta (e.g. 1e-5) the steps compose in "
+              "zCDP, with a far larger budget per step", file=sys.stderr)
+
+    t0 = time.perf_counter()
+    Xtr, ytr, Xte, yte, description = _reading(args, _data.load_train_test, args)
+    load_time = time.perf_counter() - t0
+    classes = _data.class_list(ytr)
+    print(f"data: {description['description']}; {description['split']}")
+    print(f"  train {Xtr.shape[0]} x {Xtr.shape[1]} (nnz {Xtr.nnz}), test {Xte.shape[0]} x "
+          f"{Xte.shape[1]}, {len(classes)} classes; loaded in {load_time:.1f} s")
+    if len(classes) > 2 and not _models.supports_multiclass(args):
+        if _models.use_multiclass_default(args):
+            print(f"note: {len(classes)} classes: --model default uses "
+                  f"{args.model} (multiclass)", file=sys.stderr)
+            estimator = _models.build_model(args)
+            _preflight(estimator, args, Xtr.shape[0], Xtr.shape[1])
+            model_name = _models.resolve_model(args.model)
+    if len(classes) > 2 and not _models.supports_multiclass(args):
+        raise UsageError(f"--model {args.model} is binary only and the data has "
+                         f"{len(classes)} classes: choose two groups with --positive/"
+                         "--negative, or a multiclass model (frank-wolfe, sparsifier)")
+    t0 = time.perf_counter()
+    estimator.fit(Xtr, ytr)
+    fit_time = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    scores = _report.metrics(estimator, Xte, yte)
+    predict_time = time.perf_counter() - t0
+    bound = _bound_of(model_name, estimator)
+    auc = "n/a" if scores["auc"] is None else f"{scores['auc']:.4f}"
+    print(f"model: {model_name} ({type(estimator).__name__})")
+    print(f"  test accuracy {scores['accuracy']:.4f}   AUC {auc}   non-zeros "
+          f"{scores['n_nonzero']} of {_report.model_coef(estimator).size}")
+    print(f"  fit time {fit_time:.2f} s")
+    if hasattr(estimator, "best_params_"):
+        print(f"  search: {estimator.n_runs_} private run(s); released "
+              f"{estimator.best_params_} (noisy validation accuracy "
+              f"{estimator.best_score_:.4f})")
+    if hasattr(estimator, "support_"):
+        print(f"  selection: {int(np.count_nonzero(estimator.support_))} features selected "
+              "privately")
+    _print_guarantee(estimator, model_name, bound)
+    if args.save is not None:
+        save_model(estimator, args.save)
+        print(f"saved: {args.save}")
+    if args.report is not None:
+        data = dict(description, n_train=int(Xtr.shape[0]), n_test=int(Xte.shape[0]),
+                    n_features=int(Xtr.shape[1]), classes=classes)
+        report = _report.build_report(
+            command="train", data=data, model=estimator, model_name=model_name,
+            metrics_=scores, bound=bound,
+            timings={"load_seconds": load_time, "fit_seconds": fit_time,
+                     "predict_seconds": predict_time},
+            extra={"saved_model": args.save})
+        _report.write_report(report, args.report)
+        print(f"report: {args.report}")
+    return 0
+
+
+def _load_saved(args):
+    from .._persistence import load_model
+
+    _check_path("--model-file", args.model_file)
+    _check_corpus_or_libsvm(args, train=False)
+    try:
+        return load_model(args.model_file)
+    except ValueError as exc:
+        raise UsageError(f"--model-file: {exc}") from None
+
+
+def _predict(args):
+    from . import _data
+
+    if args.output is not None:
+        _check_out_path("--output", args.output)
+    model = _load_saved(args)
+    X, _, _ = _reading(args, _data.load_for_model, args, int(model.n_features_in_))
+    pred = model.predict(X)
+    score = None
+    if len(getattr(model, "classes_", ())) == 2 and hasattr(model, "decision_function"):
+        score = np.asarray(model.decision_function(X)).ravel()
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        out.write("index,prediction" + (",score\n" if score is not None else "\n"))
+        for i, p in enumerate(pred):
+            p = p.item() if hasattr(p, "item") else p
+            out.write(f"{i},{p}" + (f",{score[i]:.17g}\n" if score is not None else "\n"))
+        out.flush()
+    except BrokenPipeError:  # e.g. piped into head: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        if args.output:
+            out.close()
+    if args.output:
+        print(f"{len(pred)} predictions written to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _evaluate(args):
+    from . import _data, _report
+
+    if args.report is not None:
+        _check_out_path("--report", args.report)
+    model = _load_saved(args)
+    t0 = time.perf_counter()
+    X, y, description = _reading(args, _data.load_for_model, args,
+                                 int(model.n_features_in_))
+    load_time = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    scores = _report.metrics(model, X, y)
+    predict_time = time.perf_counter() - t0
+    name = _model_name_of(model)
+    bound = _bound_of(name, model)
+    auc = "n/a" if scores["auc"] is None else f"{scores['auc']:.4f}"
+    print(f"data: {description['description']}; {X.shape[0]} examples")
+    print(f"model: {name} ({type(model).__name__}) from {args.model_file}")
+    print(f"  accuracy {scores['accuracy']:.4f}   AUC {auc}   non-zeros "
+          f"{scores['n_nonzero']}")
+    _print_guarantee(model, name, bound)
+    if args.report is not None:
+        data = dict(description, n_train=None, n_test=int(X.shape[0]),
+                    n_features=int(X.shape[1]), classes=_data.class_list(y))
+        report = _report.build_report(
+            command="evaluate", data=data, model=model, model_name=name, metrics_=scores,
+            bound=bound, timings={"load_seconds": load_time, "predict_seconds": predict_time},
+            extra={"model_file": args.model_file})
+        _report.write_report(report, args.report)
+        print(f"report: {args.report}")
+    return 0
+
+
+def _account(args):
+    import scipy.sparse as sp
+
+    from .._private import plan_spend
+
+    if (args.n_classes > 2 and not _models.supports_multiclass(args)
+            and not _models.use_multiclass_default(args)):
+        raise UsageError(f"--model {args.model} is binary only; --n-classes "
+                         f"{args.n_classes} needs frank-wolfe or sparsifier")
+    model_name = _models.resolve_model(args.model)
+    if args.epsilon is None and _models.default_of(
+            MODELS[_models.inner_model(args)].cls, "epsilon") is None:
+        raise UsageError(f"--epsilon is required by account for --model {model_name}")
+    if args.n_classes < 2:
+        raise UsageError("--n-classes must be >= 2")
+    args.verbose = 0
+    estimator = _models.build_model(args)
+    n, d = args.n_samples, args.n_features
+    standin = sp.csr_array((n, d), dtype=np.float64)
+    y = np.arange(n) % args.n_classes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # N is public here (--n-samples)
+        try:
+            event, spent = plan_spend(estimator, standin, y)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"invalid options for --model {args.model}: {exc}") from None
+    print(f"model: {model_name} ({type(estimator).__name__}), N = {n}, D = {d}, "
+          f"{args.n_classes} classes (N and D treated as public)")
+    print(f"guarantee: ({spent[0]:g}, {spent[1]:.3g})-DP")
+    if model_name == "frank-wolfe":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b = estimator.budget(d, n_classes=args.n_classes, n_samples=n)
+        steps = _count_steps(b.event)
+        print(f"  Frank-Wolfe: T = {steps} exponential-mechanism steps, per-step "
+              f"epsilon' = {b.epsilon_step:.6g}, {b.composition} composition")
+        if getattr(b, "screening_noise_multiplier", None) is not None:
+            print(f"  private candidate screening: Gaussian noise multiplier "
+                  f"{b.screening_noise_multiplier:.6g}")
+    multipliers = _noise_multipliers(event)
+    if multipliers:
+        print("  noise multiplier(s): " + ", ".join(f"{m:.6g}" for m in multipliers))
+    print("privacy event:")
+    for line in _describe_event(event, "  "):
+        print(line)
+    return 0
+
+
+def _count_steps(event):
+    from ..accounting.events import ComposedEvent, SelfComposedEvent
+
+    if isinstance(event, SelfComposedEvent):
+        return event.count
+    if isinstance(event, ComposedEvent):
+        return max((_count_steps(e) for e in event.events), default=1)
+    return 1
+
+
+def _noise_multipliers(event):
+    import dataclasses
+
+    from ..accounting.events import PrivacyEvent
+
+    out = []
+    if event is None:
+        return out
+    if hasattr(event, "noise_multiplier"):
+        out.append(float(event.noise_multiplier))
+    for f in dataclasses.fields(event):
+        v = getattr(event, f.name)
+        for child in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(child, PrivacyEvent):
+                out.extend(_noise_multipliers(child))
+    return out

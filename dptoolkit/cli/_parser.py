@@ -1,0 +1,337 @@
+"""The argument parser of the command line: options, their types and defaults."""
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from . import _models
+from ._models import DEFAULT_MODEL, MODEL_NAMES, MODELS, SEARCHABLE, SEARCH_GRIDS
+
+# argument types (argparse reports "argument --flag: <message>", exit status 2)
+# ---------------------------------------------------------------------------
+
+def _float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}")
+    return value
+
+
+def _positive_float(text):
+    value = _float(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _nonnegative_float(text):
+    value = _float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (inf allowed), got {text!r}")
+    return value
+
+
+def _open_unit(text):
+    value = _float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in the open interval (0, 1), got {text!r}")
+    return value
+
+
+def _unit_closed(text):
+    value = _float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text!r}")
+    return value
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def _int_or_auto(text):
+    return "auto" if text == "auto" else _positive_int(text)
+
+
+def _float_or_auto(text):
+    return "auto" if text == "auto" else _positive_float(text)
+
+
+def _n_runs(text):
+    value = _positive_float(text)
+    if value <= 1:
+        raise argparse.ArgumentTypeError(f"must be > 1 (a mean number of runs), got {text!r}")
+    return value
+
+
+def _grid_value(text):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"None": None, "True": True, "False": False}.get(text, text)
+
+
+def _grid_item(text):
+    name, sep, values = text.partition("=")
+    name = name.strip().replace("-", "_")
+    items = [v.strip() for v in values.split(",") if v.strip()]
+    if not sep or not name or not items:
+        raise argparse.ArgumentTypeError(f"must be NAME=V1,V2,..., got {text!r}")
+    if name in ("epsilon", "delta", "accountant", "random_state"):
+        raise argparse.ArgumentTypeError(f"{name} cannot be searched (the search sets it)")
+    return name, [_grid_value(v) for v in items]
+
+
+# ---------------------------------------------------------------------------
+# options
+# ---------------------------------------------------------------------------
+
+#: Estimator options: (dest, type, choices, help).  The models each applies to and
+#: their defaults are read from :data:`dptoolkit.cli._models.MODELS`.
+_ESTIMATOR_OPTIONS = [
+    ("l1_bound", _positive_float, None, "radius lambda of the L1 ball"),
+    ("max_iter", _int_or_auto, None, "iterations T ('auto' where the model allows it)"),
+    ("solver", str, ("fast", "standard"), "Frank-Wolfe solver"),
+    ("selector", str, None, "vertex selector of Frank-Wolfe (see the estimator's docs: "
+                            "grouped, exponential, noisy_max, laplace, argmax, ...)"),
+    ("refresh_tol", _nonnegative_float, None, "staleness bound rho of the fast solver "
+                                              "(inf: the paper's Algorithm 2)"),
+    ("accounting", str, ("auto", "zcdp", "advanced"), "composition of the Frank-Wolfe steps"),
+    ("neighbouring", str, ("add_remove", "replace_one"), "neighbouring relation"),
+    ("n_samples_public", _positive_int, None,
+     "public dataset size N (otherwise N is taken from the data, with a warning)"),
+    ("epsilon_count", _positive_float, None, "budget of the private non-zero count"),
+    ("nonprivate_max_iter", _positive_int, None, "iterations of the non-private fit "
+                                                 "whose non-zeros are counted"),
+    ("loss", str, ("logistic", "hinge"), "loss"),
+    ("alpha", _positive_float, None, "L2 regularisation lambda"),
+    ("learning_rate", _float_or_auto, None, "step size"),
+    ("batch_size", _int_or_auto, None, "expected mini-batch size"),
+    ("clip", _float_or_auto, None, "clipping bound of the per-example updates"),
+    ("n_epochs", _positive_float, None, "passes over the data"),
+    ("variant", str, ("dual", "primal", "sequential"), "DP-SCD variant"),
+    ("sparsity", _positive_int, None, "non-zeros kept by hard thresholding"),
+    ("n_features_kept", _positive_int, None, "features kept by the private release"),
+    ("release_fraction", _open_unit, None, "share of the budget of the private release"),
+    ("sampling_rate", _unit_closed, None, "Poisson sampling rate of DP-SGD"),
+    ("averaging_fraction", _unit_closed, None, "share of the last iterates averaged"),
+    ("k", _positive_int, None, "features DP-SIS selects"),
+]
+
+
+def _flag(dest):
+    return "--" + dest.replace("_", "-")
+
+
+def _default_text(dest):
+    """'(default: ...)' of an estimator option, per model when they differ."""
+    by_model = {}
+    for name, spec in MODELS.items():
+        param = spec.params.get(dest)
+        if param is None:
+            continue
+        cls = spec.cls
+        if dest == "k" and name == "select-then-fit":
+            from ..selection import DPSIS
+            cls = DPSIS
+        by_model[name] = _models.default_of(cls, param)
+    values = {repr(v) for v in by_model.values()}
+    if len(values) == 1:
+        return f"{', '.join(by_model)} (default: {next(iter(by_model.values()))!r})"
+    return ", ".join(f"{n} (default: {v!r})" for n, v in by_model.items())
+
+
+def _add_data_options(p, *, train):
+    p.add_argument("--data", help="LIBSVM file (plain, .bz2, .gz) or text corpus (folder "
+                                  "or tar archive: IMDB, 20news-bydate, review polarity)"
+                   + ("; without it, a synthetic sparse problem" if train else ""),
+                   required=not train)
+    if train:
+        p.add_argument("--n-features", type=_positive_int, default=None,
+                       help="text corpora: hashed features (default: the loader's, "
+                            f"{_data_default()})")
+    p.add_argument("--positive", help="20news: positive group(s), names or prefixes, "
+                                      "comma-separated (binary task); default: all groups")
+    p.add_argument("--negative", help="20news: negative group(s) (default: the other "
+                                      "groups when --positive is given)")
+    p.add_argument("--cache-dir", default=None,
+                   help="folder where corpus archives are extracted once (default: "
+                        "the loader's: $DPTOOLKIT_CACHE, else $XDG_CACHE_HOME/dptoolkit, "
+                        "else ~/.cache/dptoolkit)")
+
+
+def _data_default():
+    from ._data import CORPUS_N_FEATURES
+    return CORPUS_N_FEATURES
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows "(default: ...)" unless the help states the default or there is none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
+def build_parser():
+    """The argument parser of ``python -m dptoolkit``."""
+    fmt = _HelpFormatter
+    script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    parser = argparse.ArgumentParser(
+        prog="dptoolkit" if script == "dptoolkit" else "python -m dptoolkit",
+        description="dptoolkit: differentially private "
+        "learning on sparse data.  Options an estimator takes default to the "
+        "estimator's own defaults.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    tr = sub.add_parser("train", formatter_class=fmt, help="train a private classifier",
+                        description="Train a classifier (private with --epsilon), evaluate "
+                                    "it on held-out data, print the privacy guarantee.")
+    _add_model_option(tr)
+    _add_data_options(tr, train=True)
+    grp = tr.add_mutually_exclusive_group()
+    grp.add_argument("--test", help="LIBSVM test file (LIBSVM --data only)")
+    grp.add_argument("--test-size", type=_open_unit, default=None,
+                     help="held-out fraction when there is no test set (default: 0.25)")
+    tr.add_argument("--n-features-libsvm", type=_positive_int, default=None,
+                    help="number of features of a LIBSVM file (default: inferred)")
+    tr.add_argument("--synthetic-samples", type=_positive_int, default=None,
+                    help="rows of the synthetic problem (no --data; default: 20000)")
+    tr.add_argument("--synthetic-features", type=_positive_int, default=None,
+                    help="columns of the synthetic problem (no --data; default: 200000)")
+    tr.add_argument("--seed", type=int, default=0,
+                    help="seed of the data split and of the mechanisms' noise")
+    _add_privacy_options(tr)
+    _add_estimator_options(tr)
+    tr.add_argument("--select-fraction", type=_open_unit, default=None,
+                    help="select-then-fit: share of --epsilon spent by DP-SIS "
+                         f"(default: {_models.SELECT_FRACTION})")
+    tr.add_argument("--search-model", choices=SEARCHABLE, default=None,
+                    help=f"search: the model searched (default: {DEFAULT_MODEL})")
+    tr.add_argument("--grid", type=_grid_item, action="append", default=None,
+                    metavar="NAME=V1,V2",
+                    help="search: a hyper-parameter and its candidate values (repeat for "
+                         "several); default grids: " + "; ".join(
+                             f"{m}: {g}" for m, g in SEARCH_GRIDS.items()))
+    tr.add_argument("--n-runs", type=_n_runs, default=None,
+                    help="search: mean number of private runs (default: the search's, "
+                         f"{_models.default_of(_search_cls(), 'n_runs')})")
+    tr.add_argument("--save", metavar="PATH", help="write the fitted model (skops format)")
+    tr.add_argument("--report", metavar="PATH", help="write a JSON report "
+                                                     "(dptoolkit/report_schema.json)")
+    tr.add_argument("--verbose", type=int, default=None,
+                    help="progress bar (models that have one) when > 0 (default: 1 "
+                         "when stderr is a terminal, else 0)")
+
+    pr = sub.add_parser("predict", formatter_class=fmt, help="predict with a saved model",
+                        description="Write the predictions of a saved model as CSV "
+                                    "(index,prediction[,score]).")
+    pr.add_argument("--model-file", required=True, help="model written by train --save")
+    _add_data_options(pr, train=False)
+    _add_subset_options(pr)
+    pr.add_argument("--output", metavar="PATH", default=None,
+                    help="CSV file (default: standard output)")
+
+    ev = sub.add_parser("evaluate", formatter_class=fmt, help="score a saved model",
+                        description="Print the accuracy and AUC of a saved model.")
+    ev.add_argument("--model-file", required=True, help="model written by train --save")
+    _add_data_options(ev, train=False)
+    _add_subset_options(ev)
+    ev.add_argument("--report", metavar="PATH", help="write a JSON report")
+
+    ac = sub.add_parser("account", formatter_class=fmt,
+                        help="the privacy guarantee of a configuration, without data",
+                        description="Print the (epsilon, delta) guarantee of a model "
+                                    "configuration and how it is spent (per-step "
+                                    "epsilon, steps, composition, noise multipliers) for "
+                                    "a dataset of the given shape; no data is read.")
+    _add_model_option(ac)
+    ac.add_argument("--n-samples", type=_positive_int, required=True,
+                    help="number of training examples N (treated as public)")
+    ac.add_argument("--n-features", type=_positive_int, required=True,
+                    help="number of features D")
+    ac.add_argument("--n-classes", type=_positive_int, default=2, help="number of classes")
+    _add_privacy_options(ac)
+    _add_estimator_options(ac)
+    ac.add_argument("--select-fraction", type=_open_unit, default=None,
+                    help="select-then-fit: share of --epsilon spent by DP-SIS "
+                         f"(default: {_models.SELECT_FRACTION})")
+    ac.add_argument("--search-model", choices=SEARCHABLE, default=None,
+                    help=f"search: the model searched (default: {DEFAULT_MODEL})")
+    ac.add_argument("--grid", type=_grid_item, action="append", default=None,
+                    metavar="NAME=V1,V2", help="search: a hyper-parameter and its values")
+    ac.add_argument("--n-runs", type=_n_runs, default=None,
+                    help="search: mean number of private runs")
+    ac.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    ac.set_defaults(verbose=None)
+    return parser
+
+
+def _add_subset_options(p):
+    p.add_argument("--subset", choices=("train", "test", "all"), default=None,
+                   help="examples to score: a corpus's own split, else the part of the "
+                        "random split train makes (--test-size, --seed); default: test for "
+                        "a corpus, all for a LIBSVM file")
+    p.add_argument("--test-size", type=_open_unit, default=None,
+                   help="held-out fraction of that split, as given to train (default: "
+                        "0.25)")
+    p.add_argument("--seed", type=int, default=0, help="seed of that split, as given to "
+                                                       "train")
+
+
+def _search_cls():
+    from ..model_selection import PrivateHyperparameterSearch
+    return PrivateHyperparameterSearch
+
+
+def _add_model_option(p):
+    p.add_argument("--model", default="default", choices=MODEL_NAMES, metavar="NAME",
+                   help="one of " + ", ".join(MODEL_NAMES) + f" ('default' is the best "
+                        f"private sparse model, now {DEFAULT_MODEL}; "
+                        f"{_models.DEFAULT_MULTICLASS_MODEL} for more than two classes): " + "; ".join(
+                            f"{n}: {s.description}" for n, s in MODELS.items()))
+
+
+def _add_privacy_options(p):
+    p.add_argument("--epsilon", type=_positive_float, default=None,
+                   help="total privacy budget epsilon > 0; default: the model's (" +
+                        _model_defaults("epsilon", "none, i.e. a non-private fit") +
+                        "); required by select-then-fit and search")
+    p.add_argument("--delta", type=_open_unit, default=None,
+                   help="delta in (0, 1) of the guarantee; default: the model's (" +
+                        _model_defaults("delta", "none, i.e. pure DP") + ")")
+
+
+def _model_defaults(param, none_text):
+    """'model: default' for the models whose estimator has ``param``."""
+    parts = []
+    for name, spec in MODELS.items():
+        if spec.cls is None or name == "select-then-fit":
+            continue
+        value = _models.default_of(spec.cls, param)
+        parts.append(f"{name}: {none_text if value is None else repr(value)}")
+    return "; ".join(parts)
+
+
+def _add_estimator_options(p):
+    for dest, typ, choices, text in _ESTIMATOR_OPTIONS:
+        p.add_argument(_flag(dest), dest=dest, type=typ, choices=choices, default=None,
+                       help=f"{text}; applies to {_default_text(dest)}")
+
+
+# ---------------------------------------------------------------------------
+# validation before any data is read
+# ---------------------------------------------------------------------------
