@@ -14,7 +14,37 @@ selection
 datasets
     LIBSVM and text-corpus loaders, public-bounds clipping, synthetic data.
 """
-from .exceptions import BudgetExceededError, DataClippedWarning, PrivacyLeakWarning
+
+
+def _check_build():
+    """Raise an ImportError that says how to build when the extensions are missing.
+
+    Importing from a source tree that was never built (or a partial build) would
+    otherwise fail later with a bare ``No module named 'dptoolkit._heap'`` (as
+    scikit-learn's ``sklearn/__check_build`` does, the error says what to run).
+    Only the presence of the modules is checked (``find_spec``, nothing is
+    loaded), so ``import dptoolkit`` stays cheap.
+    """
+    import os
+    from importlib.util import find_spec
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    # _heap always; in a source tree (or a wheel shipping the sources) every .pyx
+    names = {"_heap"} | {f[:-4] for f in os.listdir(here) if f.endswith(".pyx")}
+    missing = sorted(n for n in names if find_spec(f"{__name__}.{n}") is None)
+    if missing:
+        raise ImportError(
+            "dptoolkit's compiled extensions are not built: run `pip install -e .` "
+            "(or `python setup.py build_ext --inplace`) from the source tree. "
+            f"Missing in {here}: {', '.join(missing)}. If you meant to use an "
+            "installed dptoolkit, run Python from outside the source tree."
+        )
+
+
+_check_build()
+del _check_build
+
+from .exceptions import BudgetExceededError, DataClippedWarning, PrivacyLeakWarning  # noqa: E402
 
 __version__ = "0.1.0.dev0"
 

@@ -1,0 +1,73 @@
+"""Packaging: importing dptoolkit without its compiled extensions says how to build.
+
+The package's ``.py`` files (no ``.so``, no ``.pyx``) are copied to a temporary
+directory and imported in a child process that sees that copy first: the
+import must fail with an ImportError that names the build command, not with a
+bare ``No module named 'dptoolkit._heap'``.  The child drops any editable-install
+finder (``__editable__..._finder``), which would otherwise resolve
+``dptoolkit._heap`` to the developer's built tree.
+"""
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import dptoolkit
+
+PACKAGE = Path(dptoolkit.__file__).resolve().parent
+
+CHILD = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    sys.meta_path[:] = [f for f in sys.meta_path
+                        if "editable" not in getattr(f, "__module__", "").lower()
+                        and "editable" not in getattr(f, "__name__", "").lower()]
+    try:
+        import dptoolkit
+    except ImportError as exc:
+        print("IMPORT-ERROR")
+        print(exc)
+        sys.exit(0)
+    print("IMPORTED", dptoolkit.__file__)
+    sys.exit(1)
+""")
+
+
+def _copy_sources(dest, with_pyx):
+    for src in PACKAGE.rglob("*.py"):
+        if "__pycache__" in src.parts:
+            continue
+        target = dest / "dptoolkit" / src.relative_to(PACKAGE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+    if with_pyx:
+        (dest / "dptoolkit" / "_fw_fast.pyx").write_text("# placeholder\n")
+
+
+def _import_in_child(path):
+    return subprocess.run([sys.executable, "-c", CHILD, str(path)], cwd=path,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_unbuilt_tree_import_error_says_how_to_build(tmp_path):
+    _copy_sources(tmp_path, with_pyx=False)
+    assert not list((tmp_path / "dptoolkit").rglob("*.so"))
+    proc = _import_in_child(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert out.startswith("IMPORT-ERROR"), out
+    assert "dptoolkit's compiled extensions are not built" in out
+    assert "pip install -e ." in out
+    assert "python setup.py build_ext --inplace" in out
+    assert "_heap" in out
+    assert str(tmp_path / "dptoolkit") in out
+
+
+def test_partial_build_names_every_missing_extension(tmp_path):
+    # a source tree: every .pyx without its compiled module is named
+    _copy_sources(tmp_path, with_pyx=True)
+    proc = _import_in_child(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "_fw_fast, _heap" in proc.stdout, proc.stdout
+
