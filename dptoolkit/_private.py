@@ -15,6 +15,7 @@ A private fit is **check -> work -> spend** (as in diffprivlib):
 An estimator adopting :class:`PrivateEstimatorMixin` implements its event and
 its work; validation, bounds, the dataset-size rule and the ledger live here.
 """
+import math
 import sys
 import warnings
 
@@ -228,7 +229,8 @@ class PrivateEstimatorMixin:
         label = self._privacy_label or type(self).__name__
         if accountant is not None and spent is not None:
             accountant.spend(spent[0], spent[1], event=event, label=label)
-        elif spent is not None and not _inside_private_fit(self):
+        elif (spent is not None and math.isfinite(spent[0])
+              and not _inside_private_fit(self)):
             from .accounting import default_accountant
 
             ledger = default_accountant()

@@ -92,7 +92,6 @@ def test_leak_warning_without_public_n():
 
 @pytest.mark.parametrize("kw,exc,match", [
     ({"epsilon": 0.0}, ValueError, "epsilon"),
-    ({"epsilon": None}, ValueError, "epsilon"),
     ({"delta": 0.0}, ValueError, "delta"),
     ({"delta": None}, ValueError, "delta"),
     ({"n_features_kept": 0}, ValueError, "n_features_kept"),
@@ -138,3 +137,12 @@ def test_sklearn_api():
         warnings.simplefilter("ignore")
         pipe = make_pipeline(FunctionTransformer(accept_sparse=True), clf).fit(X, y)
     assert pipe.predict(X).shape == (400,)
+
+
+def test_non_private_fit():
+    X, y = _text_like()
+    Xt, yt = _text_like(seed=1)
+    clf = DPNBLogisticClassifier(n_features_kept=50, random_state=0).fit(X, y)
+    assert clf.privacy_event_ is None and clf.privacy_spent_ is None
+    assert clf.noise_multipliers_ is None
+    assert clf.score(Xt, yt) > 0.85

@@ -186,7 +186,7 @@ CASES.append(Case(
                                            "n_samples_public": N, "n_epochs": 2,
                                            "random_state": 0, **kw}),
     "binary", ("dptoolkit._sgd_fast:dpsgd",
-               "dptoolkit.linear_model._nb_logistic:_unit_rows")))
+               "dptoolkit.linear_model._nb_logistic:_unit_rows"), nonprivate=_NONPRIVATE))
 IDS = [c.name for c in CASES]
 B_PARAMS = [pytest.param(c, id=c.name) for c in CASES]
 

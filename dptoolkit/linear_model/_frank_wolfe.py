@@ -55,11 +55,16 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     Parameters
     ----------
-    l1_bound : float, default=1.0
-        Radius :math:`\lambda > 0` of the L1 ball.
-    max_iter : int, default=1000
+    l1_bound : float, default=50.0
+        Radius :math:`\lambda > 0` of the L1 ball (50: the setting of paper 000's
+        experiments, Table 3).
+    max_iter : int or "auto", default="auto"
         Number of Frank-Wolfe iterations :math:`T \ge 1` (with ``epsilon`` set, the
         number of exponential-mechanism invocations the budget is split over).
+        ``"auto"``: private, :math:`T = \lceil (N\varepsilon)^{2/3}\rceil` clipped to
+        [10, 10^5] (the rate of Talwar, Thakurta and Zhang 2015, Theorem 3.1; N is
+        ``n_samples_public`` or the number of rows, with a PrivacyLeakWarning);
+        non-private, 1000.
     epsilon : float or None, default=None
         Total privacy budget :math:`\varepsilon > 0`; ``None`` fits without privacy.
     delta : float or None, default=None
@@ -107,6 +112,17 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         for the exponential-mechanism selectors when ``delta`` is set, else
         ``"advanced"``.  The Laplace selectors are not bounded range:
         ``"zcdp"`` raises for them.
+    screening : int, "auto" or None, default="auto"
+        Private candidate screening (:mod:`dptoolkit.linear_model._fw_screening`):
+        the Gaussian mechanism on the column masses of the row-normalised data picks
+        this many candidate features before the steps, so the exponential mechanism
+        is not swamped by millions of near-zero vertices.  ``"auto"``: 4096
+        candidates for private fits with zCDP accounting when there are more
+        features; None: off.  An int needs zCDP accounting.
+    screening_fraction : float, default=0.1
+        Share of the zCDP budget :math:`\rho` the screening spends, in (0, 1).
+    n_samples_public : int or None, default=None
+        Public dataset size N used by ``max_iter="auto"``.
     group_size : int or None, default=None
         Group size of the grouped sampler (``None``: :math:`\lceil\sqrt{D}\rceil`).
     clip_data : bool, default=True
@@ -144,6 +160,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ``refresh_tol > 0`` it is computed from the maintained (bounded-stale)
         gradient.
     n_features_in_ : int
+    screened_features_ : ndarray of shape (screening,) or None
+        The candidate features of a screened fit (sorted), None otherwise.
     privacy_spent_ : tuple (epsilon, delta) or None
         The guarantee of the released ``coef_`` (None when non-private).  With the
         grouped sampler and ``delta=None`` the delta is the sampler's documented

@@ -120,10 +120,11 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     Parameters
     ----------
-    epsilon : float
-        Total privacy budget, > 0.
+    epsilon : float or None, default=None
+        Total privacy budget, > 0; ``None`` fits the same model without noise
+        (naive-Bayes ratios with Laplace smoothing 1, then SGD).
     delta : float, default=1e-5
-        In (0, 1).
+        In (0, 1); ignored when ``epsilon`` is None.
     n_features_kept : int, default=5000
         Features kept after the release (>= 1); the model's non-zeros.
     release_fraction : float, default=0.75
@@ -158,11 +159,11 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     theta_ : ndarray of shape (n_features_kept + 1,)
         Weights on the transformed rows (the last one multiplies the constant).
     classes_ : ndarray of shape (2,)
-    noise_multipliers_ : tuple (sigma_1, sigma_2)
+    noise_multipliers_ : tuple (sigma_1, sigma_2) or None
     n_steps_ : int
-    privacy_event_ : ComposedEvent
+    privacy_event_ : ComposedEvent or None
         ``GaussianEvent(sigma_1)`` then ``T`` Poisson-subsampled Gaussian steps.
-    privacy_spent_ : tuple (epsilon, delta)
+    privacy_spent_ : tuple (epsilon, delta) or None
     n_features_in_ : int
 
     Examples
@@ -180,14 +181,14 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     _privacy_label = "DP naive-Bayes logistic regression"
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, n_features_kept=5000,
+    def __init__(self, *, epsilon=None, delta=1e-5, n_features_kept=5000,
                  release_fraction=0.75, sampling_rate=0.04, n_epochs=20, learning_rate=4.0,
                  alpha=1e-4, averaging_fraction=0.5, n_samples_public=None, accountant=None,
                  random_state=None):
         _store_params(self, locals())
 
     def _check_params(self):
-        epsilon, delta = self._check_budget(optional=False, delta_required=True)
+        epsilon, delta = self._check_budget(optional=True, delta_required=True)
         return dict(
             epsilon=epsilon, delta=delta,
             k=check_positive_int(self.n_features_kept, "n_features_kept"),
@@ -249,11 +250,16 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             raise ValueError("DPNBLogisticClassifier needs exactly two classes in y, got "
                              f"{classes.size}")
         n_rows, n_features = X.shape
-        N = self._n_samples(n_rows, private=True,
+        private = p["epsilon"] is not None
+        N = self._n_samples(n_rows, private=private,
                             uses="the expected batch size qN of DP-SGD")
         k = min(p["k"], n_features)
-        sigma1, sigma2, n_steps, event = self._budget(p)
-        spent = (p["epsilon"], p["delta"])
+        if private:
+            sigma1, sigma2, n_steps, event = self._budget(p)
+            spent = (p["epsilon"], p["delta"])
+        else:  # the same algorithm without noise (NBSVM with SGD)
+            sigma1 = sigma2 = 0.0
+            n_steps, event, spent = int(math.ceil(p["n_epochs"] / p["q"])), None, None
         self._check_spend(event, spent)
 
         rng = check_random_state(self.random_state)
@@ -265,7 +271,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         noisy = sums + rng.normal(0.0, sigma1, sums.shape)
         # (2) post-processing: vocabulary and log-count ratios
         columns = np.sort(np.argpartition(-(noisy[0] + noisy[1]), k - 1)[:k])
-        smooth = sigma1
+        smooth = sigma1 if private else 1.0  # the noise std; Laplace smoothing without
         pos = np.maximum(noisy[:, columns], 0.0) + smooth
         ratios = np.log(pos[1]) - np.log(pos[0])
         # (3) local transformation, (4) DP-SGD on the logistic loss
@@ -293,7 +299,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         coef[0, columns] = ratios * theta_avg[:k]
         self.coef_ = coef
         self.intercept_ = np.array([theta_avg[k]])
-        self.noise_multipliers_ = (float(sigma1), float(sigma2))
+        self.noise_multipliers_ = (float(sigma1), float(sigma2)) if private else None
         self.n_steps_ = n_steps
         return self._record_spend(event, spent)
 

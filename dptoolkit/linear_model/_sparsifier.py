@@ -220,6 +220,9 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     accounting : {"auto", "zcdp", "advanced"}, default="auto"
         Budget split of the private fit (see
         :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`).
+    n_samples_public : int or None, default=None
+        Public dataset size N for the private fit's ``max_iter="auto"``; None
+        reads it from the data (with a PrivacyLeakWarning).
     clip_data : bool, default=True
         Entries outside [-1, 1] are clipped (with a
         :class:`~dptoolkit.exceptions.DataClippedWarning`) if True, an error if False.
@@ -268,9 +271,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def __init__(self, *, l1_bound=50.0, max_iter="auto", epsilon_count=0.05, epsilon=0.95,
                  delta=1e-5, count_bounds="sqrt", precision=1.0, nonprivate_max_iter=2000,
                  selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", accounting="auto", clip_data=True, memory=None,
-                 accountant=None,
-                 random_state=None):
+                 neighbouring="add_remove", accounting="auto", n_samples_public=None,
+                 clip_data=True, memory=None, accountant=None, random_state=None):
         _store_params(self, locals())
 
     def _check_params(self):
@@ -336,8 +338,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=self.epsilon,
             delta=self.delta, solver="fast", selector=self.selector,
             refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
-            accounting=self.accounting, clip_data=False, random_state=rng)
-        budget = private.budget(X.shape[1], classes.size, n_samples=X.shape[0])
+            accounting=self.accounting, n_samples_public=self.n_samples_public,
+            clip_data=False, random_state=rng)
+        budget = private.budget(X.shape[1], classes.size,
+                                n_samples=self.n_samples_public or X.shape[0])
         # the count (double-geometric, epsilon_1-DP) and the private fit compose
         event = ComposedEvent((PureDPEvent(epsilon_count), budget.event))
         spent = (epsilon_count + budget.epsilon, budget.delta)
