@@ -2,12 +2,16 @@
 
 An archive is extracted once into ``$DPTOOLKIT_CACHE`` (or the user cache folder),
 in a folder named after its SHA-256, atomically (temporary folder, then rename).
+The first extraction prints one line to stderr with the folder and its size.
 """
 import hashlib
+import lzma
 import os
 import shutil
+import sys
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 
@@ -29,6 +33,30 @@ def _file_sha256(path, chunk=1 << 22):
         for block in iter(lambda: f.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _format_size(n_bytes):
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if n_bytes < 1000 or unit == "GB":
+            return f"{n_bytes:.0f} {unit}" if unit == "bytes" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1000
+
+
+def _announce(path, target, n_bytes):
+    """The one line printed when an archive is extracted (never when it is reused)."""
+    print(f"dptoolkit: extracted {path.name} ({_format_size(n_bytes)}) to {target}; "
+          "later loads reuse it (cache folder: cache_dir=, $DPTOOLKIT_CACHE or "
+          "--cache-dir; delete it to free the space)", file=sys.stderr, flush=True)
+
+
+# Errors of a truncated or corrupt compressed tar file (xz, gzip, bz2, tar itself).
+_ARCHIVE_ERRORS = (EOFError, lzma.LZMAError, zlib.error, tarfile.TarError, OSError)
+
+
+def _is_corrupt(exc):
+    """A decompression or tar-format error (an OSError from the system, such as a
+    full disk or a permission problem, carries an errno and is not one)."""
+    return not isinstance(exc, OSError) or getattr(exc, "errno", None) is None
 
 
 def _safe_members(tar, dest):
@@ -69,15 +97,27 @@ def _extract_archive(path, cache_dir):
         except tarfile.ReadError as exc:
             raise ValueError(f"{path} is neither a folder nor a tar archive "
                              f"({', '.join(_ARCHIVE_SUFFIXES)}): {exc}") from exc
+        except _ARCHIVE_ERRORS as exc:
+            if not _is_corrupt(exc):
+                raise
+            raise ValueError(f"{path}: truncated or corrupt archive, cannot be opened "
+                             f"({type(exc).__name__}: {exc})") from exc
         with tar:
-            if hasattr(tarfile, "data_filter"):
-                # Rejects absolute paths, '..', links out of the tree, device files.
-                try:
-                    tar.extractall(tmp, filter="data")
-                except tarfile.FilterError as exc:
-                    raise ValueError(f"unsafe member in archive {path}: {exc}") from exc
-            else:  # pragma: no cover - Python without tarfile filters (< 3.10.12)
-                tar.extractall(tmp, members=list(_safe_members(tar, tmp)))
+            try:
+                if hasattr(tarfile, "data_filter"):
+                    # Rejects absolute paths, '..', links out of the tree, device files.
+                    try:
+                        tar.extractall(tmp, filter="data")
+                    except tarfile.FilterError as exc:
+                        raise ValueError(f"unsafe member in archive {path}: {exc}") from exc
+                else:  # pragma: no cover - Python without tarfile filters (< 3.10.12)
+                    tar.extractall(tmp, members=list(_safe_members(tar, tmp)))
+            except _ARCHIVE_ERRORS as exc:
+                if not _is_corrupt(exc):
+                    raise
+                raise ValueError(f"{path}: truncated or corrupt archive, extraction failed "
+                                 f"({type(exc).__name__}: {exc})") from exc
+            n_bytes = sum(m.size for m in tar.getmembers() if m.isfile())
         (tmp / ".complete").touch()
         try:
             os.replace(tmp, target)
@@ -86,6 +126,9 @@ def _extract_archive(path, cache_dir):
             if not (target / ".complete").exists():
                 shutil.rmtree(target, ignore_errors=True)
                 os.replace(tmp, target)
+            else:
+                return target  # extracted (and announced) by the other process
+        _announce(path, target, n_bytes)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
