@@ -1,4 +1,9 @@
 """LIBSVM/SVMlight files: :func:`load_libsvm`."""
+import bz2
+import gzip
+import lzma
+import numbers
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -8,6 +13,103 @@ from sklearn.datasets import load_svmlight_file
 from ._csr import _index_dtype
 
 __all__ = ["load_libsvm"]
+
+#: Largest feature index (and ``n_features``) the reader takes: scikit-learn's
+#: parser stores indices as C ints.
+MAX_FEATURE_INDEX = np.iinfo(np.int32).max
+
+
+def _open(path):
+    """The file as scikit-learn's reader opens it (by suffix: .gz, .bz2, else plain)."""
+    name = str(path)
+    if name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+def _line_problem(line, n_features):
+    """What is wrong with one LIBSVM line (``None`` if nothing)."""
+    content = line.split(b"#", 1)[0].strip()
+    if not content:
+        return None
+    tokens = content.split()
+    try:
+        float(tokens[0])
+    except ValueError:
+        return f"the label {tokens[0].decode('latin-1')!r} is not a number"
+    rest = tokens[1:]
+    if rest and rest[0].startswith(b"qid:"):
+        rest = rest[1:]
+    previous = 0
+    for tok in rest:
+        text = tok.decode("latin-1")
+        index, sep, value = tok.partition(b":")
+        if not sep:
+            return f"expected index:value, got {text!r}"
+        try:
+            index = int(index)
+        except ValueError:
+            return f"the feature index in {text!r} is not an integer"
+        try:
+            float(value)
+        except ValueError:
+            return f"the value in {text!r} is not a number"
+        if index < 1:
+            return f"feature index {index} in {text!r} (indices start at 1)"
+        if index > MAX_FEATURE_INDEX:
+            return (f"feature index {index} is too large (at most {MAX_FEATURE_INDEX} = "
+                    "2**31 - 1)")
+        if n_features is not None and index > n_features:
+            return f"feature index {index} exceeds n_features={n_features}"
+        if index <= previous:
+            return f"feature indices must be sorted and unique ({index} after {previous})"
+        previous = index
+    return None
+
+
+def _locate(path, n_features):
+    """``(line number, problem)`` of the first bad line, ``(lines read, None)`` if the
+    lines are fine, or ``(lines read, "decompression")`` if the file ends early."""
+    lineno = 0
+    try:
+        with _open(path) as f:
+            for lineno, line in enumerate(f, start=1):
+                problem = _line_problem(line, n_features)
+                if problem is not None:
+                    return lineno, problem
+    except (EOFError, OSError, lzma.LZMAError, zlib.error):
+        return lineno, "decompression"
+    return lineno, None
+
+
+def _check_n_features(n_features):
+    if n_features is None:
+        return None
+    if isinstance(n_features, (bool, np.bool_)) or not isinstance(n_features, numbers.Integral):
+        raise TypeError(f"n_features must be an integer or None, got "
+                        f"{type(n_features).__name__}")
+    if n_features < 1:
+        raise ValueError(f"n_features must be >= 1, got {n_features}")
+    if n_features > MAX_FEATURE_INDEX:
+        raise ValueError(f"n_features must be <= 2**31 - 1 (the largest feature index a "
+                         f"LIBSVM file can hold here), got {n_features}")
+    return int(n_features)
+
+
+def _read_error(path, exc, n_features):
+    """A ValueError naming ``path`` (and the line, when it can be found) for ``exc``."""
+    detail = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
+    lineno, problem = _locate(path, n_features)
+    if problem == "decompression" or isinstance(exc, (EOFError, lzma.LZMAError, zlib.error)):
+        where = (f"the data breaks off after line {lineno}" if lineno else
+                 "no complete line can be read")
+        return ValueError(f"{path}: truncated or corrupt compressed file ({where}): {detail}")
+    if problem is not None:
+        return ValueError(f"{path}, line {lineno}: not a LIBSVM/SVMlight line: {problem} "
+                          f"({detail})")
+    return ValueError(f"{path}: not a readable LIBSVM/SVMlight file: {detail}")
 
 
 def _binary_labels(y, name="y"):
@@ -25,7 +127,7 @@ def load_libsvm(path, n_features=None, *, binary_labels=True):
     path : str or path-like
         File to read, through :func:`sklearn.datasets.load_svmlight_file`.
     n_features : int, optional
-        Number of features.  Pass it: some files do not reach their top feature
+        Number of features, ``1 <= n_features <= 2**31 - 1``.  Pass it: some files do not reach their top feature
         index (a1a, a8a.t, a9a.t), and train/test files must agree.
     binary_labels : bool, default=True
         When the file has exactly two distinct labels, map them to {0, 1}
@@ -48,12 +150,33 @@ def load_libsvm(path, n_features=None, *, binary_labels=True):
     ------
     FileNotFoundError
         If ``path`` does not exist.
+    ValueError
+        Naming the file (and the first bad line when it can be found): a line
+        that is not LIBSVM (``label index:value ...``, indices from 1, sorted
+        and unique), a feature index above ``n_features`` or above
+        ``2**31 - 1``, a truncated or corrupt ``.bz2``/``.gz`` file, a file
+        without examples (empty, or comments only); ``n_features`` < 1 or
+        > ``2**31 - 1``.
+    TypeError
+        If ``n_features`` is not an integer or None.
     """
+    n_features = _check_n_features(n_features)
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no LIBSVM file at {path}")
-    X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64,
-                              zero_based=False)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a LIBSVM file")
+    try:
+        X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64,
+                                  zero_based=False)
+    except (ValueError, OverflowError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        raise _read_error(path, exc, n_features) from exc
+    except OSError as exc:
+        if getattr(exc, "errno", None) is not None:  # a system error (permissions, ...)
+            raise
+        raise _read_error(path, exc, n_features) from exc  # corrupt .gz/.bz2 data
+    if X.shape[0] == 0:
+        raise ValueError(f"{path} holds no examples (empty file, or comments only)")
     # load_svmlight_file gives int64 index arrays, which scikit-learn's sparse
     # coordinate descent (Lasso, ElasticNet) refuses: int32 when they fit.
     index_dtype = _index_dtype(X.nnz, X.shape[1])
