@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets
+from ..datasets._corpora import _has_own_split, _is_tsv_file
 
 __all__ = ["CORPUS_SUFFIXES", "is_corpus", "load_train_test", "load_for_model",
            "CORPUS_N_FEATURES"]
@@ -20,9 +21,10 @@ class _OwnSplit(Exception):
 
 
 def is_corpus(path):
-    """A corpus folder or a tar archive of one (anything else is read as LIBSVM)."""
+    """A corpus folder, a tar archive of one, or a ``label<TAB>text`` file
+    (``SMSSpamCollection``, ``*.tsv``); anything else is read as LIBSVM."""
     path = Path(path)
-    return path.is_dir() or str(path).endswith(CORPUS_SUFFIXES)
+    return path.is_dir() or str(path).endswith(CORPUS_SUFFIXES) or _is_tsv_file(path)
 
 
 def _split(X, y, test_size, seed):
@@ -40,14 +42,25 @@ def _corpus_kw(args, n_features):
     return kw
 
 
-def _load_corpus(path, subset, kw):
-    """``(X, y, class names)``; ``None`` when the corpus has no such subset."""
-    try:
-        return datasets.load_text_corpus(path, subset=subset, **kw)
-    except ValueError as exc:
-        if "not available" in str(exc):
-            return None
-        raise
+def _own_split(args, kw):
+    """Whether the corpus has its own train/test split; if not, the loader makes the
+    seeded stratified split itself (``test_size``, ``random_state``)."""
+    own = _has_own_split(args.data, kw.get("cache_dir"))
+    if own and args.test_size is not None:
+        raise _OwnSplit(f"--test-size does not apply: {args.data} has its own "
+                        "train/test split")
+    return own
+
+
+def _seeded(args):
+    """The loader's split arguments for a corpus without its own split."""
+    return {"test_size": _test_size(args), "random_state": args.seed}
+
+
+def _split_text(args):
+    return (f"random stratified {1 - _test_size(args):.0%}/{_test_size(args):.0%} split "
+            f"(seed {args.seed}; the corpus has none; made by load_text_corpus, "
+            "stratified by class)")
 
 
 def _test_size(args):
@@ -77,19 +90,13 @@ def load_train_test(args):
                      f"{_test_size(args):.0%} split (seed {seed})"}
     if is_corpus(args.data):
         kw = _corpus_kw(args, args.n_features or CORPUS_N_FEATURES)
-        train = _load_corpus(args.data, "train", kw)
-        if train is not None:
-            Xtr, ytr, names = train
-            Xte, yte, _ = datasets.load_text_corpus(args.data, subset="test", **kw)
+        if _own_split(args, kw):
             split = "the corpus's own train/test split"
-            if args.test_size is not None:
-                raise _OwnSplit(f"--test-size does not apply: {args.data} has its own "
-                                "train/test split")
         else:
-            X, y, names = datasets.load_text_corpus(args.data, subset="all", **kw)
-            Xtr, Xte, ytr, yte = _split(X, y, _test_size(args), seed)
-            split = (f"random stratified {1 - _test_size(args):.0%}/"
-                     f"{_test_size(args):.0%} split (seed {seed}; the corpus has none)")
+            kw.update(_seeded(args))
+            split = _split_text(args)
+        Xtr, ytr, names = datasets.load_text_corpus(args.data, subset="train", **kw)
+        Xte, yte, _ = datasets.load_text_corpus(args.data, subset="test", **kw)
         return Xtr, ytr, Xte, yte, {
             "source": "corpus", "path": str(args.data),
             "description": (f"text corpus {args.data}, word 1-2-grams hashed to "
@@ -136,16 +143,14 @@ def load_for_model(args, n_features):
     if is_corpus(args.data):
         kw = _corpus_kw(args, n_features)
         subset = args.subset or "test"
-        got = None if subset == "all" else _load_corpus(args.data, subset, kw)
-        if got is None:
-            X, y, names = datasets.load_text_corpus(args.data, subset="all", **kw)
-            X, y, split = _part(X, y, subset, args)
-        else:
-            X, y, names = got
+        if _own_split(args, kw):
             split = f"the corpus's own {subset} split"
-            if args.test_size is not None:
-                raise _OwnSplit(f"--test-size does not apply: {args.data} has its own "
-                                "train/test split")
+        elif subset == "all":
+            split = "all examples"
+        else:
+            kw.update(_seeded(args))
+            split = f"{subset} part of the {_split_text(args)}, as made by train"
+        X, y, names = datasets.load_text_corpus(args.data, subset=subset, **kw)
         return X, y, {"source": "corpus", "path": str(args.data),
                       "description": (f"text corpus {args.data}, hashed to {n_features} "
                                       f"binary features, classes {list(names)}"),
