@@ -370,6 +370,375 @@ def test_text_unsafe_archive_rejected(tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# load_libsvm: errors that name the file (and line)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content,line,what", [
+    ("1 1:1\nhello world\n", 2, "the label 'hello' is not a number"),
+    ("1 1:1\n-1 0:1\n", 2, "indices start at 1"),
+    ("1 3:1 2:1\n", 1, "sorted and unique"),
+    ("# header\n1 1:x\n", 2, "the value in '1:x' is not a number"),
+    ("1 1:1 junk\n", 1, "expected index:value"),
+    ("1 99999999999:1\n", 1, "feature index 99999999999 is too large"),
+])
+def test_load_libsvm_bad_line_named(tmp_path, content, line, what):
+    f = tmp_path / "bad.svm"
+    f.write_text(content)
+    with pytest.raises(ValueError) as info:
+        load_libsvm(f)
+    msg = str(info.value)
+    assert f"{f}, line {line}:" in msg and what in msg
+
+
+def test_load_libsvm_index_above_n_features_named(tmp_path):
+    f = tmp_path / "wide.svm"
+    f.write_text("1 1:1\n-1 2:1 7:1\n")
+    with pytest.raises(ValueError, match=r"wide.svm, line 2: .*feature index 7 exceeds "
+                                         r"n_features=5"):
+        load_libsvm(f, n_features=5)
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "# only a comment\n"])
+def test_load_libsvm_empty_file_rejected(tmp_path, content):
+    f = tmp_path / "empty.svm"
+    f.write_text(content)
+    with pytest.raises(ValueError, match=r"empty.svm holds no examples"):
+        load_libsvm(f)
+
+
+@pytest.mark.parametrize("n_features,exc,match", [
+    (2**64, ValueError, r"n_features must be <= 2\*\*31 - 1"),
+    (2**31, ValueError, r"n_features must be <= 2\*\*31 - 1"),
+    (0, ValueError, "n_features must be >= 1"),
+    (12.0, TypeError, "n_features must be an integer"),
+])
+def test_load_libsvm_n_features_checked(tmp_path, n_features, exc, match):
+    f = tmp_path / "ok.svm"
+    f.write_text("1 1:1\n")
+    with pytest.raises(exc, match=match):
+        load_libsvm(f, n_features=n_features)
+
+
+@pytest.mark.parametrize("suffix", [".bz2", ".gz"])
+def test_load_libsvm_truncated_compressed_named(tmp_path, suffix):
+    import bz2
+    import gzip
+
+    text = "".join(f"{1 if i % 2 else -1} {i % 7 + 1}:1 9:0.5\n" for i in range(5000))
+    full = (bz2.compress if suffix == ".bz2" else gzip.compress)(text.encode())
+    f = tmp_path / f"cut.svm{suffix}"
+    f.write_bytes(full[: len(full) // 2])
+    with pytest.raises(ValueError, match=r"cut.svm\.(bz2|gz): truncated or corrupt "
+                                         r"compressed file"):
+        load_libsvm(f, n_features=9)
+    # the whole file reads
+    f.write_bytes(full)
+    X, y = load_libsvm(f, n_features=9)
+    assert X.shape == (5000, 9)
+
+
+# ---------------------------------------------------------------------------
+# load_text_corpus: corpora without their own split (seeded stratified split)
+# ---------------------------------------------------------------------------
+
+def _polarity_docs(n_neg=8, n_pos=8):
+    docs = {f"txt_sentoken/neg/cv{i:03d}_{i}.txt": f"bad dull film number{i}"
+            for i in range(n_neg)}
+    docs.update({f"txt_sentoken/pos/cv{i:03d}_{i}.txt": f"good fine film number{i}"
+                 for i in range(n_pos)})
+    return docs
+
+
+def test_text_polarity_seeded_split(tmp_path):
+    from sklearn.model_selection import train_test_split
+
+    docs = _polarity_docs(8, 12)
+    archive, _ = _make_archive(tmp_path, "pol", docs)
+    cache = tmp_path / "c"
+    Xa, ya, names = load_text_corpus(archive, "all", n_features=2**12, cache_dir=cache)
+    assert names == ["neg", "pos"] and Xa.shape == (20, 2**12)
+    np.testing.assert_array_equal(ya, [0] * 8 + [1] * 12)
+    Xtr, ytr, _ = load_text_corpus(archive, "train", n_features=2**12, cache_dir=cache)
+    Xte, yte, _ = load_text_corpus(archive, "test", n_features=2**12, cache_dir=cache)
+    # the documented rule: train_test_split of arange(n), test_size 0.25, seed 0,
+    # stratified by class, each part in corpus order
+    tr, te = train_test_split(np.arange(20), test_size=0.25, random_state=0, stratify=ya)
+    tr, te = np.sort(tr), np.sort(te)
+    np.testing.assert_array_equal(Xtr.toarray(), Xa.toarray()[tr])
+    np.testing.assert_array_equal(Xte.toarray(), Xa.toarray()[te])
+    np.testing.assert_array_equal(ytr, ya[tr])
+    np.testing.assert_array_equal(yte, ya[te])
+    # stratified: 25 % of each class held out; the parts are disjoint and complete
+    assert Xte.shape[0] == 5 and np.bincount(yte.astype(int)).tolist() == [2, 3]
+    assert np.bincount(ytr.astype(int)).tolist() == [6, 9]
+    assert sorted(np.concatenate([tr, te]).tolist()) == list(range(20))
+    # reproducible; other seed / size -> other split
+    Xtr2, ytr2, _ = load_text_corpus(archive, "train", n_features=2**12, cache_dir=cache)
+    np.testing.assert_array_equal(Xtr2.toarray(), Xtr.toarray())
+    Xs, ys, _ = load_text_corpus(archive, "test", n_features=2**12, cache_dir=cache,
+                                 test_size=0.5, random_state=3)
+    tr3, te3 = train_test_split(np.arange(20), test_size=0.5, random_state=3, stratify=ya)
+    np.testing.assert_array_equal(Xs.toarray(), Xa.toarray()[np.sort(te3)])
+    assert np.bincount(ys.astype(int)).tolist() == [4, 6]
+    # a binary task keeps each document in its part (the split is made before the
+    # selection); here pos only -> one-vs-rest names
+    _, yp, names = load_text_corpus(archive, "test", n_features=64, positive="pos",
+                                    cache_dir=cache)
+    assert names == ["rest", "pos"]
+    np.testing.assert_array_equal(yp, yte)
+
+
+def test_text_split_arguments_checked(tmp_path, news_archive):
+    archive, src = news_archive
+    _write_tree(tmp_path / "pol", _polarity_docs())
+    pol = tmp_path / "pol"
+    for kw in ({"test_size": 0.3}, {"random_state": 1}):
+        with pytest.raises(ValueError, match="do not apply: the 20news-bydate corpus"):
+            load_text_corpus(src, "train", **kw)
+    with pytest.raises(ValueError, match="test_size must be a float in"):
+        load_text_corpus(pol, test_size=1.0)
+    with pytest.raises(ValueError, match="test_size must be a float in"):
+        load_text_corpus(pol, test_size=0)
+    with pytest.raises(TypeError, match="test_size must be"):
+        load_text_corpus(pol, test_size="0.2")
+    with pytest.raises(ValueError, match="random_state must be an int in"):
+        load_text_corpus(pol, random_state=-1)
+    with pytest.raises(TypeError, match="random_state must be an int"):
+        load_text_corpus(pol, random_state=1.5)
+    # a split that cannot be made (more test documents than the corpus has)
+    with pytest.raises(ValueError, match="subset='test' is not available.*test_size=40"):
+        load_text_corpus(pol, "test", test_size=40)
+
+
+ENRON_DOCS = {
+    "enron1/Summary.txt": "summary, ignored",
+    "enron1/ham/0001.1999-12-10.farmer.ham.txt": "Subject: meeting\nsee you at noon",
+    "enron1/ham/0002.1999-12-13.farmer.ham.txt": "Subject: gas nomination\nvolumes",
+    "enron1/spam/0003.2003-12-18.GP.spam.txt": "Subject: cheap meds\nbuy now",
+    "enron2/ham/0004.2001-04-02.williams.ham.txt": "Subject: re: report\nattached",
+    "enron2/spam/0005.2001-04-03.GP.spam.txt": "Subject: win money\nclick here",
+    "enron2/spam/0006.2001-04-04.GP.spam.txt": "Subject: viagra\norder today",
+}
+
+
+def test_text_enron_layout(tmp_path):
+    archive, src = _make_archive(tmp_path, "enron", ENRON_DOCS)
+    X, y, names = load_text_corpus(archive, "all", n_features=2**10,
+                                   cache_dir=tmp_path / "c")
+    assert names == ["ham", "spam"]
+    # class-major: ham of enron1, enron2, then spam of enron1, enron2; Summary.txt ignored
+    texts = [ENRON_DOCS[k] for k in sorted(ENRON_DOCS, key=lambda k: (k.split("/")[1], k))
+             if "/ham/" in k or "/spam/" in k]
+    np.testing.assert_array_equal(y, [0, 0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(X.toarray(), _expected_matrix(texts, 2**10))
+    # the seeded split: 6 documents, 3 per class -> 2 test documents, one per class
+    _, yte, _ = load_text_corpus(archive, "test", n_features=64, cache_dir=tmp_path / "c")
+    np.testing.assert_array_equal(yte, [0, 1])
+    _, ytr, _ = load_text_corpus(archive, "train", n_features=64, cache_dir=tmp_path / "c")
+    np.testing.assert_array_equal(ytr, [0, 0, 1, 1])
+    # one part on its own ({ham,spam} directly), and a binary task
+    X1, y1, names = load_text_corpus(src / "enron1", "all", n_features=2**10,
+                                     positive="spam")
+    assert names == ["rest", "spam"]
+    np.testing.assert_array_equal(y1, [0, 0, 1])
+    # an Enron folder without any document
+    (tmp_path / "hollow" / "enron1" / "ham").mkdir(parents=True)
+    with pytest.raises(ValueError, match="no documents in .*enron1"):
+        load_text_corpus(tmp_path / "hollow", "all")
+
+
+SMS_LINES = ("ham\tGo until jurong point, crazy..\n"
+             "ham\tOk lar... Joking wif u oni...\n"
+             "spam\tFree entry in 2 a wkly comp to win FA Cup\n"
+             "\n"
+             "ham\tU dun say so early hor\n"
+             "spam\tWINNER!! claim your prize\n"
+             "ham\tNah I don't think he goes to usf\n")
+
+
+def test_text_label_tab_text_layout(tmp_path):
+    src = tmp_path / "src-sms"
+    src.mkdir()
+    (src / "SMSSpamCollection").write_text(SMS_LINES)
+    archive = tmp_path / "sms.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(src / "SMSSpamCollection", arcname="SMSSpamCollection")
+    lines = [ln.split("\t", 1) for ln in SMS_LINES.splitlines() if ln]
+    X, y, names = load_text_corpus(archive, "all", n_features=2**10,
+                                   cache_dir=tmp_path / "c")
+    assert names == ["ham", "spam"]
+    np.testing.assert_array_equal(y, [lab == "spam" for lab, _ in lines])
+    np.testing.assert_array_equal(X.toarray(), _expected_matrix([t for _, t in lines], 2**10))
+    # the file itself, a folder holding it, and any *.tsv file read the same
+    (tmp_path / "msgs.tsv").write_text(SMS_LINES)
+    for where in (src / "SMSSpamCollection", src, tmp_path / "msgs.tsv"):
+        Xd, yd, _ = load_text_corpus(where, "all", n_features=2**10)
+        np.testing.assert_array_equal(Xd.toarray(), X.toarray())
+        np.testing.assert_array_equal(yd, y)
+    # the seeded split: 4 ham + 2 spam -> test holds 1 ham and 1 spam
+    _, yte, _ = load_text_corpus(src, "test", n_features=64)
+    assert sorted(yte.tolist()) == [0.0, 1.0]
+    _, ytr, _ = load_text_corpus(src, "train", n_features=64)
+    assert sorted(ytr.tolist()) == [0.0, 0.0, 0.0, 1.0]
+
+
+def test_text_label_tab_text_errors(tmp_path):
+    bad = tmp_path / "bad" / "SMSSpamCollection"
+    bad.parent.mkdir()
+    bad.write_text("ham\tfine\nspam no tab here\n")
+    with pytest.raises(ValueError, match=r"SMSSpamCollection, line 2: expected "
+                                         r"'label<TAB>text'"):
+        load_text_corpus(bad, "all")
+    with pytest.raises(ValueError, match=r"SMSSpamCollection, line 2"):
+        load_text_corpus(bad.parent, "all")
+    bad.write_text("")
+    with pytest.raises(ValueError, match=r"SMSSpamCollection holds no documents"):
+        load_text_corpus(bad, "all")
+
+
+# --------------------------------------------------------------------- Reuters-21578
+
+def _sgm_doc(newid, split, topics_attr, topics, title, body, unproc=False):
+    topic_tags = "".join(f"<D>{t}</D>" for t in topics)
+    if unproc:
+        text = f'<TEXT TYPE="UNPROC">&#2;\n{body}\n</TEXT>'
+    else:
+        text = (f"<TEXT>&#2;\n<TITLE>{title}</TITLE>\n<DATELINE>    NEW YORK, March 1 - "
+                f"</DATELINE><BODY>{body}\n Reuter\n&#3;</BODY></TEXT>")
+    return (f'<REUTERS TOPICS="{topics_attr}" LEWISSPLIT="{split}" CGISPLIT="TRAINING-SET" '
+            f'OLDID="{5000 + newid}" NEWID="{newid}">\n<DATE> 1-MAR-1987 09:00:00.00</DATE>\n'
+            f"<TOPICS>{topic_tags}</TOPICS>\n<PLACES><D>usa</D></PLACES>\n<PEOPLE></PEOPLE>\n"
+            f"{text}\n</REUTERS>\n")
+
+
+# (newid, LEWISSPLIT, TOPICS attribute, topics, title, body, unproc)
+REUTERS_DOCS = [
+    (1, "TRAIN", "YES", ["earn"], "PROFIT UP", "net profit rose &lt;5 pct&gt;", False),
+    (2, "TRAIN", "YES", ["acq"], "FIRM BUYS RIVAL", "the takeover was agreed", False),
+    (3, "TRAIN", "YES", ["earn", "acq"], "MERGER AND EARNINGS", "both topics", False),
+    (4, "TRAIN", "NO", ["earn"], "NOT MODAPTE", "topics attribute no", False),
+    (5, "TRAIN", "YES", [], "NO TOPIC", "no topic at all", False),
+    (6, "TRAIN", "YES", ["grain", "wheat"], "WHEAT CROP", "wheat harvest", False),
+    (7, "NOT-USED", "YES", ["earn"], "UNUSED", "not used", False),
+    (8, "TEST", "YES", ["earn"], "QUARTERLY", "dividend declared", False),
+    (9, "TEST", "YES", ["acq"], "", "unprocessed acquisition text", True),
+    (10, "TEST", "YES", ["wheat", "grain"], "GRAIN EXPORTS", "grain shipped", False),
+    (11, "TEST", "YES", ["crude"], "OIL", "crude only in test", False),
+]
+
+
+def _reuters_tree(root, docs=REUTERS_DOCS):
+    root.mkdir(parents=True)
+    header = '<!DOCTYPE lewis SYSTEM "lewis.dtd">\n'
+    (root / "reut2-000.sgm").write_text(header + "".join(_sgm_doc(*d) for d in docs[:6]))
+    (root / "reut2-001.sgm").write_text(header + "".join(_sgm_doc(*d) for d in docs[6:]))
+    (root / "README.txt").write_text("readme")
+    return root
+
+
+def _reuters_text(newid):
+    d = REUTERS_DOCS[newid - 1]
+    import html
+    if d[6]:
+        return f"\n{d[5]}\n"
+    return html.unescape(f"{d[4]}\n{d[5]}\n Reuter\n&#3;")
+
+
+def test_text_reuters_modapte(tmp_path):
+    src = _reuters_tree(tmp_path / "src" / "reuters21578")
+    archive = tmp_path / "reuters.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(src, arcname="reuters21578")
+    cache = tmp_path / "c"
+    # ModApte (TRAIN/TEST with TOPICS="YES"), documents with a topic seen in both parts
+    # (acq, earn, grain, wheat; crude is in test only): train 1, 2, 3, 6; test 8, 9, 10
+    X, y, names = load_text_corpus(archive, "train", n_features=2**12, positive="earn",
+                                   cache_dir=cache)
+    assert names == ["rest", "earn"]
+    np.testing.assert_array_equal(y, [1, 0, 1, 0])
+    texts = [_reuters_text(i) for i in (1, 2, 3, 6)]
+    np.testing.assert_array_equal(X.toarray(), _expected_matrix(texts, 2**12))
+    assert "<5 pct>" in texts[0]                   # entities decoded
+    Xt, yt, _ = load_text_corpus(archive, "test", n_features=2**12, positive="earn",
+                                 cache_dir=cache)
+    np.testing.assert_array_equal(yt, [1, 0, 0])
+    np.testing.assert_array_equal(
+        Xt.toarray(), _expected_matrix([_reuters_text(i) for i in (8, 9, 10)], 2**12))
+    _, ya, _ = load_text_corpus(archive, "all", n_features=64, positive="earn",
+                                cache_dir=cache)
+    np.testing.assert_array_equal(ya, [1, 0, 1, 0, 1, 0, 0])
+    # both sides named: a document with topics on both sides (3) is dropped
+    _, y2, names = load_text_corpus(src, "train", n_features=64, positive="earn",
+                                    negative="acq")
+    assert names == ["acq", "earn"]
+    np.testing.assert_array_equal(y2, [1, 0])
+    # an exact topic name matches only itself; negative only -> the positive side is rest
+    _, y3, names = load_text_corpus(src, "train", n_features=64, negative="grain")
+    assert names == ["grain", "rest"]
+    np.testing.assert_array_equal(y3, [1, 1, 1, 0])
+    # no task given: single-topic documents of the most frequent training topics
+    _, y4, names = load_text_corpus(src, "train", n_features=64)
+    assert names == ["acq", "earn"]
+    np.testing.assert_array_equal(y4, [1, 0])        # documents 1 (earn), 2 (acq)
+    _, y5, _ = load_text_corpus(src, "test", n_features=64)
+    np.testing.assert_array_equal(y5, [1, 0])        # documents 8 (earn), 9 (acq)
+    # own split: no seeded-split arguments, unknown topic named
+    with pytest.raises(ValueError, match="do not apply: the reuters21578 corpus"):
+        load_text_corpus(src, "train", test_size=0.2)
+    with pytest.raises(ValueError, match="positive='crude' matches no group"):
+        load_text_corpus(src, "train", positive="crude")
+
+
+def test_text_reuters_bad_sgml_named(tmp_path):
+    src = _reuters_tree(tmp_path / "r")
+    f = src / "reut2-001.sgm"
+    text = f.read_text()
+    f.write_text(text[: text.rindex("</REUTERS>")])          # the last element cut
+    line = text[: text.rindex("<REUTERS")].count("\n") + 1
+    with pytest.raises(ValueError, match=rf"reut2-001.sgm, line {line}: <REUTERS> element "
+                                         r"without </REUTERS>"):
+        load_text_corpus(src, "train", positive="earn")
+
+
+# ------------------------------------------------------------ archives and the cache
+
+@pytest.mark.parametrize("fraction", [0.3, 0.8])
+def test_text_truncated_archive_named(tmp_path, fraction):
+    docs = {f"aclImdb/{s}/{c}/{i}_1.txt": f"{c} review {i} " + "x" * (i % 97) * 50
+            for s in ("train", "test") for c in ("neg", "pos") for i in range(200)}
+    archive, _ = _make_archive(tmp_path, "imdb", docs)
+    data = archive.read_bytes()
+    cut = tmp_path / "cut.tar.xz"
+    cut.write_bytes(data[: int(len(data) * fraction)])
+    cache = tmp_path / "c"
+    with pytest.raises(ValueError, match=r"cut.tar.xz: truncated or corrupt archive"):
+        load_text_corpus(cut, "train", n_features=64, cache_dir=cache)
+    # nothing half-extracted is left behind, and the whole archive still loads
+    assert list((cache / "corpora").iterdir()) == []
+    X, _, _ = load_text_corpus(archive, "train", n_features=64, cache_dir=cache)
+    assert X.shape == (400, 64)
+
+
+def test_text_cache_announced_once(tmp_path, imdb_archive, capsys, monkeypatch):
+    archive, _ = imdb_archive
+    monkeypatch.setenv("DPTOOLKIT_CACHE", str(tmp_path / "envcache"))
+    load_text_corpus(archive, "train", n_features=64)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    folder = next((tmp_path / "envcache" / "corpora").iterdir())
+    n_bytes = sum(len(v.encode("latin-1")) for v in {**IMDB_DOCS, **IMDB_EXTRA}.values())
+    assert f"extracted {archive.name} ({n_bytes} bytes) to {folder}" in lines[0]
+    assert "DPTOOLKIT_CACHE" in lines[0]
+    # reused: silent
+    load_text_corpus(archive, "test", n_features=64)
+    assert capsys.readouterr().err == ""
+    # cache_dir wins over the environment variable
+    load_text_corpus(archive, "test", n_features=64, cache_dir=tmp_path / "other")
+    assert str(tmp_path / "other" / "corpora") in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
 # load_text_corpus on the real archives
 # ---------------------------------------------------------------------------
 
