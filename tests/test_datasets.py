@@ -728,7 +728,8 @@ def test_text_cache_announced_once(tmp_path, imdb_archive, capsys, monkeypatch):
     assert len(lines) == 1
     folder = next((tmp_path / "envcache" / "corpora").iterdir())
     n_bytes = sum(len(v.encode("latin-1")) for v in {**IMDB_DOCS, **IMDB_EXTRA}.values())
-    assert f"extracted {archive.name} ({n_bytes} bytes) to {folder}" in lines[0]
+    assert f"extracted {archive.name} ({n_bytes} bytes of files, " in lines[0]
+    assert f" on disk) to {folder}" in lines[0]
     assert "DPTOOLKIT_CACHE" in lines[0]
     # reused: silent
     load_text_corpus(archive, "test", n_features=64)

@@ -42,9 +42,20 @@ def _format_size(n_bytes):
         n_bytes /= 1000
 
 
-def _announce(path, target, n_bytes):
+def _disk_usage(folder):
+    """Bytes the files below ``folder`` take on disk (allocated blocks, as ``du``)."""
+    total = 0
+    for dirpath, _, filenames in os.walk(folder):
+        for name in filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            total += getattr(st, "st_blocks", 0) * 512 or st.st_size
+    return total
+
+
+def _announce(path, target, n_bytes, n_disk):
     """The one line printed when an archive is extracted (never when it is reused)."""
-    print(f"dptoolkit: extracted {path.name} ({_format_size(n_bytes)}) to {target}; "
+    print(f"dptoolkit: extracted {path.name} ({_format_size(n_bytes)} of files, "
+          f"{_format_size(n_disk)} on disk) to {target}; "
           "later loads reuse it (cache folder: cache_dir=, $DPTOOLKIT_CACHE or "
           "--cache-dir; delete it to free the space)", file=sys.stderr, flush=True)
 
@@ -118,6 +129,7 @@ def _extract_archive(path, cache_dir):
                 raise ValueError(f"{path}: truncated or corrupt archive, extraction failed "
                                  f"({type(exc).__name__}: {exc})") from exc
             n_bytes = sum(m.size for m in tar.getmembers() if m.isfile())
+        n_disk = _disk_usage(tmp)
         (tmp / ".complete").touch()
         try:
             os.replace(tmp, target)
@@ -128,7 +140,7 @@ def _extract_archive(path, cache_dir):
                 os.replace(tmp, target)
             else:
                 return target  # extracted (and announced) by the other process
-        _announce(path, target, n_bytes)
+        _announce(path, target, n_bytes, n_disk)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -537,8 +537,11 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
     ``cache_dir`` if given, else ``$DPTOOLKIT_CACHE``, else
     ``$XDG_CACHE_HOME/dptoolkit``, else ``~/.cache/dptoolkit``.  The first
     extraction of an archive prints one line to stderr naming the folder and
-    the size it takes (IMDB about 207 MB, 20 Newsgroups about 46 MB); later
-    calls reuse it silently.  Delete the folder to reclaim the space.
+    its size (file contents and space on disk); later calls reuse it
+    silently.  Delete the folder to reclaim the space.  On disk (ext4, 4 kB
+    blocks): IMDB 207 MB (70 MB of files), Enron-Spam 150 MB (51 MB),
+    20 Newsgroups 85 MB (36 MB), Reuters-21578 27 MB, review polarity 12 MB,
+    SMS Spam 0.5 MB.
 
     **Privacy.** Hashing is data-independent: the map from n-grams to
     columns is fixed before any document is read, so no vocabulary or other
