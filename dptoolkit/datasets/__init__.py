@@ -26,7 +26,8 @@ Modules
 -------
 ``_paths``      :func:`get_data_path`
 ``_libsvm``     :func:`load_libsvm`
-``_corpora``    :func:`load_text_corpus` (archives extracted once by ``_cache``)
+``_corpora``    :func:`load_text_corpus` (archives extracted once by ``_cache``;
+                Reuters-21578 SGML read by ``_reuters``)
 ``_bounds``     :func:`clip_rows`, :func:`scale_by_max_abs`
 ``_synthetic``  :func:`make_sparse_classification`, :func:`make_correlated_classification`
 """

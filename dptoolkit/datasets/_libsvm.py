@@ -127,8 +127,9 @@ def load_libsvm(path, n_features=None, *, binary_labels=True):
     path : str or path-like
         File to read, through :func:`sklearn.datasets.load_svmlight_file`.
     n_features : int, optional
-        Number of features, ``1 <= n_features <= 2**31 - 1``.  Pass it: some files do not reach their top feature
-        index (a1a, a8a.t, a9a.t), and train/test files must agree.
+        Number of features, ``1 <= n_features <= 2**31 - 1``.  Pass it: some
+        files do not reach their top feature index (a1a, a8a.t, a9a.t), and
+        train/test files must agree.
     binary_labels : bool, default=True
         When the file has exactly two distinct labels, map them to {0, 1}
         (the larger label to 1) whatever the coding (-1/+1, 0/1, 1/2, 2/4).
