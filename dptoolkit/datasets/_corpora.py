@@ -442,7 +442,7 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
           both named sides is dropped; with one side only, the other is every
           document without a topic of the named side (``positive="earn"``:
           earn vs rest, 2,877 / 1,087 positives).  Without them, the
-          single-topic documents of the :data:`REUTERS_TOP_TOPICS` (10) most
+          single-topic documents of the ``REUTERS_TOP_TOPICS`` (10) most
           frequent training topics, as classes ``0 .. 7`` (the 8 classes of
           "R8": acq, crude, earn, grain, interest, money-fx, ship, trade;
           5,485 / 2,189 documents).
@@ -481,11 +481,11 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
         Where archives are extracted (see *Cache*).
     test_size : float in (0, 1) or int >= 1, optional
         Corpora without their own split only: the held-out fraction (or
-        number of documents) of the split.  Default :data:`DEFAULT_TEST_SIZE`
+        number of documents) of the split.  Default ``DEFAULT_TEST_SIZE``
         (0.25).  Giving it for a corpus with its own split is an error.
     random_state : int in [0, 2**32 - 1], optional
         Corpora without their own split only: seed of the split.  Default
-        :data:`DEFAULT_RANDOM_STATE` (0).  Giving it for a corpus with its
+        ``DEFAULT_RANDOM_STATE`` (0).  Giving it for a corpus with its
         own split is an error.
 
     Returns
