@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from dptoolkit.kernels import fw_fast as _fw_fast
 from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
-from dptoolkit.linear_model._frank_wolfe import DEFAULT_REFRESH_TOL
+from dptoolkit.linear_model import DEFAULT_REFRESH_TOL
 
 # fixed explicitly: the estimator's defaults (screening="auto", accounting="auto")
 # would change the budget split and the features the solver sees

@@ -32,25 +32,17 @@ KNOWN_CYCLES = {}
 #: Private imports across subpackages known to exist: (importer, imported) -> reason.
 KNOWN_PRIVATE = {}
 
-_FW_PUBLIC = ("needs a public name for DEFAULT_REFRESH_TOL in dptoolkit.linear_model "
-              "(linear_model/_frank_wolfe.py is being rewritten by another change)")
-_KERNEL = ("benchmarks a compiled kernel that has no public entry point ({}); the "
-           "kernel modules are private by design and are being rewritten by another "
-           "change, so a public benchmarking interface is a separate decision")
-
 #: Private imports in scripts/ and asv_benchmarks/: (file, imported) -> reason.
 KNOWN_EXTERNAL = {
-    ("scripts/bench_frank_wolfe.py",
-     "dptoolkit.linear_model._frank_wolfe.DEFAULT_REFRESH_TOL"): _FW_PUBLIC,
     ("scripts/study_sparse_lasso.py", "dptoolkit.linear_model._sparsifier"):
-        "imports helpers of linear_model._sparsifier (being rewritten by another "
-        "change) that have no public name",
+        "a study of the Sparsifier's internals (its cached non-private fit and the "
+        "count bounds), which are not part of the public API",
     ("scripts/study_dpscd.py", "dptoolkit.linear_model._scd"):
-        "uses _transform_rows / primal_objective of linear_model._scd (being "
-        "rewritten by another change), which have no public name",
+        "a study of DP-SCD that evaluates paper 003's objective on its row "
+        "transformation (linear_model._base helpers, re-exported by _scd), not public API",
     ("asv_benchmarks/benchmarks/scd.py", "dptoolkit.linear_model._scd"):
-        "uses _transform_rows of linear_model._scd (being rewritten by another "
-        "change), which has no public name",
+        "benchmarks the kernels on DP-SCD's row transformation (a linear_model._base "
+        "helper re-exported by _scd), not public API",
 }
 
 

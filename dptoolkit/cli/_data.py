@@ -5,7 +5,6 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets
-from ..datasets._corpora import _has_own_split, _is_tsv_file
 
 __all__ = ["CORPUS_SUFFIXES", "is_corpus", "load_train_test", "load_for_model",
            "CORPUS_N_FEATURES"]
@@ -24,7 +23,7 @@ def is_corpus(path):
     """A corpus folder, a tar archive of one, or a ``label<TAB>text`` file
     (``SMSSpamCollection``, ``*.tsv``); anything else is read as LIBSVM."""
     path = Path(path)
-    return path.is_dir() or str(path).endswith(CORPUS_SUFFIXES) or _is_tsv_file(path)
+    return path.is_dir() or str(path).endswith(CORPUS_SUFFIXES) or datasets.is_tsv_corpus(path)
 
 
 def _split(X, y, test_size, seed):
@@ -45,7 +44,7 @@ def _corpus_kw(args, n_features):
 def _own_split(args, kw):
     """Whether the corpus has its own train/test split; if not, the loader makes the
     seeded stratified split itself (``test_size``, ``random_state``)."""
-    own = _has_own_split(args.data, kw.get("cache_dir"))
+    own = datasets.corpus_has_own_split(args.data, kw.get("cache_dir"))
     if own and args.test_size is not None:
         raise _OwnSplit(f"--test-size does not apply: {args.data} has its own "
                         "train/test split")

@@ -32,12 +32,14 @@ Modules
 ``_synthetic``  :func:`make_sparse_classification`, :func:`make_correlated_classification`
 """
 from ._bounds import clip_rows, scale_by_max_abs
-from ._corpora import load_text_corpus
+from ._corpora import corpus_has_own_split, is_tsv_corpus, load_text_corpus
 from ._libsvm import load_libsvm
 from ._paths import get_data_path
 from ._synthetic import make_correlated_classification, make_sparse_classification
 
 __all__ = [
+    "corpus_has_own_split",
+    "is_tsv_corpus",
     "get_data_path",
     "load_libsvm",
     "load_text_corpus",

@@ -61,8 +61,22 @@ class _Layout:
     file: Path = None                           # label<TAB>text file
 
 
-def _is_tsv_file(path):
+def is_tsv_corpus(path):
+    """Whether ``path`` is a ``label<TAB>text`` corpus file (e.g. ``SMSSpamCollection``
+    or a ``.tsv`` file) that :func:`load_text_corpus` reads.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+
+    Returns
+    -------
+    bool
+    """
     return path.is_file() and (path.name in _TSV_NAMES or path.name.endswith(".tsv"))
+
+
+_is_tsv_file = is_tsv_corpus
 
 
 def _find_layout(root):
@@ -249,10 +263,26 @@ def _resolve(path, cache_dir):
                      f"({', '.join(_TSV_NAMES)}, *.tsv)")
 
 
-def _has_own_split(path, cache_dir=None):
-    """Whether the corpus at ``path`` has its own train/test split (IMDB, 20news,
-    Reuters ModApte); if not, ``subset="train"/"test"`` is the seeded split."""
+def corpus_has_own_split(path, cache_dir=None):
+    """Whether the text corpus at ``path`` has its own train/test split.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A corpus folder, archive or ``label<TAB>text`` file (as for
+        :func:`load_text_corpus`).
+    cache_dir : str or path-like, optional
+
+    Returns
+    -------
+    bool
+        True for IMDB, 20 Newsgroups and Reuters-21578 (ModApte); False for the
+        corpora whose ``subset="train"/"test"`` is the seeded stratified split.
+    """
     return _find_layout(_resolve(path, cache_dir)).own_split
+
+
+_has_own_split = corpus_has_own_split
 
 
 def _read_text(path):
