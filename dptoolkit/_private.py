@@ -133,8 +133,8 @@ class PrivateEstimatorMixin:
         relation = relation or getattr(self, "neighbouring", "add_remove")
         if private and relation == "add_remove":
             warnings.warn(
-                f"n_samples_public is None: the dataset size N = {int(n_rows)} was taken "
-                f"from the data (it sets {uses}), so the stated add/remove-one guarantee "
+                "n_samples_public is None: the dataset size N was taken from the data "
+                f"(it sets {uses}), so the stated add/remove-one guarantee "
                 "does not hold: a neighbour with one more or one fewer example has a "
                 "different N.  Pass the public dataset size as n_samples_public.",
                 PrivacyLeakWarning, stacklevel=3)
@@ -176,7 +176,7 @@ class PrivateEstimatorMixin:
             n_over = int(np.sum(norms > bound))
             if not n_over:
                 return X
-            what = f"{n_over} row(s) with L2 norm above {bound:g}"
+            what = f"rows with L2 norm above {bound:g}"  # never how many: data-dependent
         else:
             raise ValueError(f"norm must be 'linf' or 'l2', got {norm!r}")
         if not clip:
