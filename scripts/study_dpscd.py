@@ -55,7 +55,8 @@ from dptoolkit.datasets import get_data_path, load_libsvm
 from dptoolkit.exceptions import PrivacyLeakWarning
 from dptoolkit.linear_model import (DPSCDClassifier, DPSCDRegressor, DPSGDClassifier,
                                     DPSGDRegressor)
-from dptoolkit.linear_model._scd import _transform_rows, primal_objective
+from dptoolkit.linear_model import primal_objective
+from dptoolkit.linear_model import transform_rows as _transform_rows
 
 EPSILONS = [0.1, 0.5, 1.0, 2.0]
 DELTA = 1e-3

@@ -77,11 +77,24 @@ from dptoolkit.linear_model import (  # noqa: E402
     SparsifiedLassoClassifier,
 )
 from dptoolkit.linear_model import DEFAULT_REFRESH_TOL  # noqa: E402
-from dptoolkit.linear_model._sparsifier import (  # noqa: E402
-    _nonprivate_coef,
-    check_count_bounds,
-)
 from dptoolkit.selection import PrivateSelectThenFit, TwoStageSelector  # noqa: E402
+
+
+
+def _nonprivate_coef(X, y, l1_bound, max_iter, refresh_tol):
+    """Non-private Frank-Wolfe coefficients (module level so joblib can cache it), as
+    the Sparsifier computes them for its count."""
+    est = FrankWolfeLassoClassifier(l1_bound=l1_bound, max_iter=max_iter, solver="fast",
+                                    refresh_tol=refresh_tol)
+    return est.fit(X, y).coef_
+
+
+def check_count_bounds(bounds, n_coef):
+    """The Sparsifier's "sqrt" count bounds (floor(sqrt p), ceil(2 sqrt p))."""
+    assert bounds == "sqrt"
+    root = math.sqrt(n_coef)
+    return int(math.floor(root)), int(math.ceil(2.0 * root))
+
 
 #: Paper 001, Table 1 (NZ and ratios) and Table 2 (NZ, accuracy, AUC), for the docs.
 PAPER_TABLE1 = {

@@ -33,17 +33,7 @@ KNOWN_CYCLES = {}
 KNOWN_PRIVATE = {}
 
 #: Private imports in scripts/ and asv_benchmarks/: (file, imported) -> reason.
-KNOWN_EXTERNAL = {
-    ("scripts/study_sparse_lasso.py", "dptoolkit.linear_model._sparsifier"):
-        "a study of the Sparsifier's internals (its cached non-private fit and the "
-        "count bounds), which are not part of the public API",
-    ("scripts/study_dpscd.py", "dptoolkit.linear_model._scd"):
-        "a study of DP-SCD that evaluates paper 003's objective on its row "
-        "transformation (linear_model._base helpers, re-exported by _scd), not public API",
-    ("asv_benchmarks/benchmarks/scd.py", "dptoolkit.linear_model._scd"):
-        "benchmarks the kernels on DP-SCD's row transformation (a linear_model._base "
-        "helper re-exported by _scd), not public API",
-}
+KNOWN_EXTERNAL = {}
 
 
 # ---------------------------------------------------------------------------

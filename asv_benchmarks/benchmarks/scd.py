@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from dptoolkit.kernels import scd_fast as _scd_fast
 from dptoolkit.kernels import sgd_fast as _sgd_fast
-from dptoolkit.linear_model._scd import _transform_rows
+from dptoolkit.linear_model import transform_rows as _transform_rows
 
 from .common import libsvm, synthetic_problem
 

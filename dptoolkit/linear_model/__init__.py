@@ -4,6 +4,7 @@ naive-Bayes-scaled logistic regression, and the DSAL Lasso solvers (Bao et al.).
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 from ._dsal import (DSALLasso, ProxASAGALasso, ProxSVRGLasso, lasso_alpha_max,
                     lasso_duality_gap)
+from ._base import primal_objective, transform_rows
 from ._scd import DPSCDClassifier, DPSCDRegressor
 from ._dpsgd import DPSGDClassifier, DPSGDRegressor
 from ._sparsifier import SparsifiedLassoClassifier
@@ -25,4 +26,6 @@ __all__ = [
     "SparsifiedLassoClassifier",
     "DPIGHTClassifier",
     "DPNBLogisticClassifier",
+    "primal_objective",
+    "transform_rows",
 ]

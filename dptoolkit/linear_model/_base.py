@@ -72,10 +72,26 @@ def _canonical_csr(X):
     return X
 
 
-def _transform_rows(X, normalize, fit_intercept, intercept_scaling):
-    """Append the intercept column, then bound every row's L2 norm by 1 (local).
+def transform_rows(X, normalize, fit_intercept, intercept_scaling):
+    """The per-example transformation of DP-SCD and DP-SGD (paper 003, eq. 1).
 
-    Returns the canonical CSR float64 matrix (int64 indices) and the squared row norms.
+    Appends the intercept column, then bounds every row's L2 norm by 1 (a local
+    operation): ``normalize="l2"`` scales every non-zero row to norm 1, ``"clip"``
+    only the rows above 1, None leaves them.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    normalize : {"l2", "clip", None}
+    fit_intercept : bool
+    intercept_scaling : float
+
+    Returns
+    -------
+    X : scipy.sparse CSR array of shape (n_samples, n_features + fit_intercept)
+        Canonical, float64, int64 indices.
+    sq : ndarray of shape (n_samples,)
+        Squared row norms.
     """
     X = sp.csr_array(X, dtype=np.float64)
     if fit_intercept:
@@ -554,3 +570,6 @@ class _ClassifierOutputs(_LinearOutputs):
 
 class _RegressorOutputs(_LinearOutputs):
     """``predict`` of linear regressors: the margins."""
+
+
+_transform_rows = transform_rows
