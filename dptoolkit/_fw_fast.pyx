@@ -13,7 +13,7 @@
 #             maintained exactly, row gradients q_i recomputed only for rows that
 #             contain the chosen feature, alpha and the gap updated sparsely, the
 #             vertex chosen by a priority queue (heaps) or the grouped sampler.
-#             Bounded staleness (papers/README.md, 000 item 1): rows not touched
+#             Bounded staleness (Algorithm 2 as printed never refreshes): rows not touched
 #             keep q_i computed at an older scale of w; everything is recomputed
 #             exactly whenever the product of (1 - eta) since the last refresh
 #             drops below 1 - refresh_tol, so every stored q_i was computed at a
@@ -34,7 +34,8 @@
 #   log-weight sigma * (-coef) * alpha_j where coef = eps_step / (2 * sensitivity
 #   of the sum-score / l1_bound).  The coordinate is drawn with log-weight
 #   logaddexp(coef*alpha_j, -coef*alpha_j) and then the sign with
-#   P(descent) = sigmoid(2 coef |alpha_j|) (papers/README.md 000 item 3).
+#   P(descent) = sigmoid(2 coef |alpha_j|) (the sign is sampled: both signed
+#   vertices are in the mechanism's range).
 #   For selector 13 ``coef`` is the Laplace noise scale b on the score
 #   -sigma*alpha_j (sum-score units, l1_bound factored out).
 cimport cython
@@ -378,7 +379,7 @@ cdef class FastFW(_FWBase):
     model; REFRESH_FULL: every refresh is a full pass over X, as in the paper's
     text; REFRESH_INCREMENTAL: only rows whose gradient changed, for tests).
 
-    The refresh (papers/README.md, 000 item 1) makes q_i = sigmoid(x_i.w) - y_i
+    The refresh (bounded staleness; Algorithm 2 as printed keeps stale q) makes q_i = sigmoid(x_i.w) - y_i
     exact for every row and alpha = X^T q, h = <alpha, wt> consistent with it;
     it runs at the same steps and yields the same q as a recomputation from
     scratch.  Only its cost (hence the fit time: a timing side channel like that
