@@ -501,3 +501,39 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
     assert k.stats.n_full_steps > 0
     np.testing.assert_allclose(s["alpha"], sp.csr_array(X).T @ s["q"], rtol=1e-12,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("params,exc,match", [
+    (dict(accounting="rdp"), ValueError, "accounting"),
+    (dict(accounting=None), ValueError, "accounting"),
+    (dict(epsilon=1.0, delta=1e-5, selector="laplace", accounting="zcdp"), ValueError,
+     "bounded-range"),
+    (dict(epsilon=1.0, accounting="zcdp"), ValueError, "delta > 0"),
+    (dict(screening=0), ValueError, "screening"),
+    (dict(screening=2.5), TypeError, "screening"),
+    (dict(screening="all"), TypeError, "screening"),
+    (dict(epsilon=1.0, screening=4), ValueError, "screening"),   # pure DP: no zCDP
+    (dict(epsilon=1.0, delta=1e-5, accounting="advanced", screening=4), ValueError,
+     "screening"),
+    (dict(screening_fraction=0.0), ValueError, "screening_fraction"),
+    (dict(screening_fraction=1.0), ValueError, "screening_fraction"),
+    (dict(n_samples_public=0), ValueError, "n_samples_public"),
+    (dict(n_samples_public=2.5), TypeError, "n_samples_public"),
+    (dict(max_iter="many"), TypeError, "max_iter"),
+])
+def test_bad_new_parameters(params, exc, match):
+    X, y = _problem(n=50, d=10)
+    with pytest.raises(exc, match=match):
+        FrankWolfeLassoClassifier(**params).fit(X, y)
+
+
+def test_budget_method_bad_input():
+    clf = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="n_samples"):
+        clf.budget(1000)                       # max_iter="auto" needs N
+    with pytest.raises(ValueError, match="n_features"):
+        clf.budget(0, n_samples=100)
+    with pytest.raises(ValueError, match="private"):
+        FrankWolfeLassoClassifier().budget(10, n_samples=100)
+    b = clf.budget(2 ** 20, n_samples=25_000)
+    assert b.composition == "zcdp" and b.screening_noise_multiplier is not None

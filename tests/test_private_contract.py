@@ -393,3 +393,19 @@ def test_plan_spend_on_a_zero_stand_in_matches_the_fit(case, spies):
     assert not hasattr(est, "privacy_spent_")           # the estimator itself untouched
     assert event == fitted.privacy_event_
     assert spent == pytest.approx(fitted.privacy_spent_, rel=1e-15)
+
+
+@pytest.mark.parametrize("make,exc,match", [
+    (lambda: DPSGDClassifier(learning_rate="fast"), TypeError, "learning_rate"),
+    (lambda: DPSGDClassifier(learning_rate=0.0), ValueError, "learning_rate"),
+    (lambda: DPIGHTClassifier(screening_fraction=0.0, n_samples_public=N), ValueError,
+     "screening_fraction"),
+    (lambda: DPIGHTClassifier(screening=0, n_samples_public=N), ValueError, "screening"),
+    (lambda: DPIGHTClassifier(sparsity="most", n_samples_public=N), TypeError, "sparsity"),
+    (lambda: SparsifiedLassoClassifier(n_samples_public=0), ValueError, "n_samples_public"),
+    (lambda: SparsifiedLassoClassifier(selector="magic"), ValueError, "selector"),
+])
+def test_bad_values_of_the_new_defaults(make, exc, match):
+    X, y = _data("binary")
+    with pytest.raises(exc, match=match):
+        make().fit(X, y)
