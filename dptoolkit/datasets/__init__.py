@@ -24,12 +24,14 @@ usually ``||x_i||_inf <= 1``.  The loaders here keep that bound public:
 
 Modules
 -------
-``_paths``      :func:`get_data_path`
-``_libsvm``     :func:`load_libsvm`
-``_corpora``    :func:`load_text_corpus` (archives extracted once by ``_cache``;
-                Reuters-21578 SGML read by ``_reuters``)
-``_bounds``     :func:`clip_rows`, :func:`scale_by_max_abs`
-``_synthetic``  :func:`make_sparse_classification`, :func:`make_correlated_classification`
+- ``_paths``: :func:`get_data_path`.
+- ``_libsvm``: :func:`load_libsvm`.
+- ``_corpora``: :func:`load_text_corpus`, :func:`corpus_has_own_split`,
+  :func:`is_tsv_corpus` (archives extracted once by ``_cache``; Reuters-21578 SGML
+  read by ``_reuters``).
+- ``_bounds``: :func:`clip_rows`, :func:`scale_by_max_abs`.
+- ``_synthetic``: :func:`make_sparse_classification`,
+  :func:`make_correlated_classification`.
 """
 from ._bounds import clip_rows, scale_by_max_abs
 from ._corpora import corpus_has_own_split, is_tsv_corpus, load_text_corpus
