@@ -15,17 +15,7 @@ import time
 
 import numpy as np
 
-from dptoolkit.kernels import heap
-
-OP_DECREASE_KEY = heap.OP_DECREASE_KEY
-OP_POP = heap.OP_POP
-OP_PUSH = heap.OP_PUSH
-FibonacciHeap = heap.FibonacciHeap
-LazyMaxQueue = heap.LazyMaxQueue
-PairingHeap = heap.PairingHeap
-_run_fw_sequence = heap._run_fw_sequence
-_run_ops = heap._run_ops
-
+from dptoolkit.kernels import heap as heap_kernels
 
 def phases(n, rng):
     items = rng.permutation(n).astype(np.intp)
@@ -36,9 +26,10 @@ def phases(n, rng):
     key_of[items] = keys
     dk_keys[:] = key_of[dk_items] - np.abs(rng.normal(size=n // 2))
     return {
-        "push": (np.full(n, OP_PUSH, np.int8), items, keys),
-        "decrease_key": (np.full(n // 2, OP_DECREASE_KEY, np.int8), dk_items, dk_keys),
-        "pop": (np.full(n, OP_POP, np.int8), np.zeros(n, np.intp), np.zeros(n)),
+        "push": (np.full(n, heap_kernels.OP_PUSH, np.int8), items, keys),
+        "decrease_key": (np.full(n // 2, heap_kernels.OP_DECREASE_KEY, np.int8), dk_items,
+                         dk_keys),
+        "pop": (np.full(n, heap_kernels.OP_POP, np.int8), np.zeros(n, np.intp), np.zeros(n)),
     }
 
 
@@ -51,14 +42,14 @@ def main():
     ph = phases(n, np.random.default_rng(0))
     print(f"n = 2**{args.log2n} = {n}, best of {args.repeat}")
     print(f"{'heap':<14}{'push/s':>14}{'decrease_key/s':>16}{'pop/s':>14}")
-    for cls in (PairingHeap, FibonacciHeap):
+    for cls in (heap_kernels.PairingHeap, heap_kernels.FibonacciHeap):
         heap = cls(n)
         best = {k: np.inf for k in ph}
         for _ in range(args.repeat):
             heap.py_clear()
             for name, (ops, it, ke) in ph.items():
                 t0 = time.perf_counter()
-                _run_ops(heap, ops, it, ke)
+                heap_kernels._run_ops(heap, ops, it, ke)
                 best[name] = min(best[name], time.perf_counter() - t0)
             assert len(heap) == 0
         rates = {k: len(ph[k][0]) / best[k] for k in ph}
@@ -71,13 +62,13 @@ def main():
     upd_deltas = rng.normal(0.0, 0.3, size=(1000, 100))
     times = {}
     for kind in ("pairing", "fibonacci"):
-        q = LazyMaxQueue(kind, n)
+        q = heap_kernels.LazyMaxQueue(kind, n)
         best = np.inf
         for _ in range(args.repeat):
             v = values.copy()
             t0 = time.perf_counter()
             q.py_build(v)
-            sel = _run_fw_sequence(q, v, upd_items, upd_deltas, 0.5)
+            sel = heap_kernels._run_fw_sequence(q, v, upd_items, upd_deltas, 0.5)
             best = min(best, time.perf_counter() - t0)
         times[kind] = best
     best = np.inf

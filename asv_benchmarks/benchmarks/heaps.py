@@ -14,16 +14,7 @@ heap, so repeats see the same work), through ``_run_ops``.
 """
 import numpy as np
 
-from dptoolkit.kernels import heap
-
-OP_DECREASE_KEY = heap.OP_DECREASE_KEY
-OP_POP = heap.OP_POP
-OP_PUSH = heap.OP_PUSH
-FibonacciHeap = heap.FibonacciHeap
-LazyMaxQueue = heap.LazyMaxQueue
-PairingHeap = heap.PairingHeap
-_run_fw_sequence = heap._run_fw_sequence
-_run_ops = heap._run_ops
+from dptoolkit.kernels import heap as heap_kernels
 
 _KINDS = ["pairing", "fibonacci"]
 _SIZES = [2**14, 2**20]
@@ -48,7 +39,7 @@ class LazyQueueFW:
 
     def setup(self, kind, n):
         self.values, self.items, self.deltas = _fw_problem(n)
-        self.queue = LazyMaxQueue(kind, n)
+        self.queue = heap_kernels.LazyMaxQueue(kind, n)
 
     def time_build(self, kind, n):
         self.queue.py_build(self.values)
@@ -56,13 +47,13 @@ class LazyQueueFW:
     def time_build_and_1000_steps(self, kind, n):
         values = self.values.copy()
         self.queue.py_build(values)
-        _run_fw_sequence(self.queue, values, self.items, self.deltas, _SHRINK)
+        heap_kernels._run_fw_sequence(self.queue, values, self.items, self.deltas, _SHRINK)
 
     def track_pops_per_get_next(self, kind, n):
         values = self.values.copy()
-        queue = LazyMaxQueue(kind, n)
+        queue = heap_kernels.LazyMaxQueue(kind, n)
         queue.py_build(values)
-        _run_fw_sequence(queue, values, self.items, self.deltas, _SHRINK)
+        heap_kernels._run_fw_sequence(queue, values, self.items, self.deltas, _SHRINK)
         return queue.n_pops / _STEPS
 
     track_pops_per_get_next.unit = "pops"
@@ -97,13 +88,15 @@ class HeapOps:
         dk_items = rng.permutation(n)[: n // 2]
         dk_keys = keys[dk_items] - np.abs(rng.normal(size=n // 2))
         self.ops = np.concatenate([
-            np.full(n, OP_PUSH), np.full(n // 2, OP_DECREASE_KEY), np.full(n, OP_POP),
+            np.full(n, heap_kernels.OP_PUSH), np.full(n // 2, heap_kernels.OP_DECREASE_KEY),
+            np.full(n, heap_kernels.OP_POP),
         ]).astype(np.int8)
         self.op_items = np.concatenate([
             rng.permutation(n), dk_items, np.zeros(n, dtype=np.intp)]).astype(np.intp)
         self.op_keys = np.concatenate([keys, dk_keys, np.zeros(n)])
         self.op_keys[:n] = keys[self.op_items[:n]]
-        self.heap = (PairingHeap if kind == "pairing" else FibonacciHeap)(n)
+        cls = heap_kernels.PairingHeap if kind == "pairing" else heap_kernels.FibonacciHeap
+        self.heap = cls(n)
 
     def time_push_decrease_pop(self, kind, n):
-        _run_ops(self.heap, self.ops, self.op_items, self.op_keys)
+        heap_kernels._run_ops(self.heap, self.ops, self.op_items, self.op_keys)
