@@ -495,6 +495,9 @@ class _Selection(_Mechanism):
         """
         u = _check_utilities(utilities)
         size = _check_size(size)
+        if candidates is not None and len(candidates) != u.shape[0]:
+            raise ValueError(f"candidates must have one entry per utility: got "
+                             f"{len(candidates)} candidates for {u.shape[0]} utilities")
         idx = self._draw(u, 1 if size is None else size).astype(np.int64)
         return self._pick(candidates, int(idx[0]) if size is None else idx)
 

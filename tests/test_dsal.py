@@ -894,3 +894,15 @@ def test_engine_solve_is_what_fit_runs():
     np.testing.assert_array_equal(coef, model.coef_)
     np.testing.assert_array_equal(active, model.active_features_)
     assert res["n_iter"] == model.n_iter_
+
+
+def test_duality_gap_refuses_non_finite_coef():
+    from dptoolkit.linear_model import lasso_duality_gap
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 5))
+    y = rng.normal(size=20)
+    coef = np.zeros(5)
+    coef[2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        lasso_duality_gap(X, y, coef, 0.1)

@@ -450,3 +450,13 @@ def test_option_validation():
         Exponential(epsilon=1.0, sensitivity=1.0, method="rejection")
     with pytest.raises(ValueError, match="noise"):
         ReportNoisyMax(epsilon=1.0, sensitivity=1.0, noise="cauchy")
+
+
+def test_select_refuses_candidates_of_another_length():
+    from dptoolkit.mechanisms import Exponential, ReportNoisyMax
+
+    for mech in (Exponential(epsilon=1.0, sensitivity=1.0, random_state=0),
+                 ReportNoisyMax(epsilon=1.0, sensitivity=1.0, random_state=0)):
+        with pytest.raises(ValueError, match="candidates"):
+            mech.select([1.0, 2.0], candidates=["a", "b", "c"])
+        assert mech.select([1.0, 2.0], candidates=["a", "b"]) in ("a", "b")

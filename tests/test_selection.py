@@ -1037,3 +1037,15 @@ def test_pipeline_refuses_before_the_selector_reads_the_data(monkeypatch):
     with pytest.raises(TypeError, match="accountant"):
         PrivateSelectThenFit(DPSIS(k=5), FW(max_iter=20, epsilon=1.0),
                              accountant="acc").fit(X, y)
+
+
+def test_metrics_refuse_indices_outside_the_scores():
+    from dptoolkit.selection import order_statistics_hit, top_great_good
+
+    scores = np.arange(10.0)
+    for bad in ([-1, 3], [2, 10]):
+        with pytest.raises(ValueError, match="outside"):
+            top_great_good(np.array(bad), scores)
+        with pytest.raises(ValueError, match="outside"):
+            order_statistics_hit(np.array(bad), scores, 1, 2)
+    assert top_great_good(np.array([9, 8]), scores)["top"]

@@ -1326,6 +1326,8 @@ def lasso_duality_gap(X, y, coef, alpha, *, loss="squared", penalty="l1", groups
     coef = np.asarray(coef, dtype=np.float64).ravel()
     if coef.size != Xr.shape[1]:
         raise ValueError(f"coef must have {Xr.shape[1]} entries, got {coef.size}")
+    if not np.all(np.isfinite(coef)):
+        raise ValueError("coef contains NaN or infinity")
     prob = ActiveProblem.full(Xr, Xc, blocks, penalty)
     ev = Evaluation.local(prob, np.ascontiguousarray(coef[blocks.perm]), yv, alpha, loss,
                           penalty, 1)

@@ -77,6 +77,9 @@ def order_statistics_hit(selected, scores, head, tail):
     x = np.asarray(scores, dtype=np.float64)
     if x.ndim != 1:
         raise ValueError("scores must be 1-D")
+    if rows.size and (rows.min() < 0 or rows.max() >= x.size):
+        raise ValueError(f"selected holds indices outside [0, n_features) = [0, {x.size}): "
+                         f"min {int(rows.min())}, max {int(rows.max())}")
     k = rows.shape[1]
     if not 0 <= head <= k:
         raise ValueError(f"head must be in [0, k] = [0, {k}], got {head}")
