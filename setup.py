@@ -60,6 +60,14 @@ class ParallelBuildExt(build_ext):
         if self.parallel is None and JOBS > 1:
             self.parallel = JOBS
 
+    def copy_file(self, infile, outfile, *args, **kwargs):
+        # In-place builds: replace a compiled module by a new file instead of
+        # overwriting it, so processes that have the old one loaded keep their
+        # mapping (writing into a loaded .so crashes them).
+        if str(outfile).endswith((".so", ".pyd")) and os.path.exists(outfile):
+            os.unlink(outfile)
+        return super().copy_file(infile, outfile, *args, **kwargs)
+
 
 setup(
     cmdclass={"build_ext": ParallelBuildExt},
