@@ -13,7 +13,34 @@ A private fit is **check -> work -> spend** (as in diffprivlib):
    accountant with both.
 
 An estimator adopting :class:`PrivateEstimatorMixin` implements its event and
-its work; validation, bounds, the dataset-size rule and the ledger live here.
+its work; validation, bounds, the dataset-size rule, the label set and the
+ledger live here.
+
+Side channels
+-------------
+A differential-privacy guarantee covers the *released outputs* of a mechanism
+(the model, the selected features, the noisy counts), not everything a fit
+does around it.  Two rules keep information from leaving around the
+mechanisms:
+
+* *The label set is public.*  ``classes_`` decides the model's shape (binary
+  or multinomial) and its labels; a neighbouring dataset may add a row with a
+  new label or remove the only row of a class.  Private classifiers take the
+  label set from the hyper-parameter ``classes`` (:meth:`PrivateEstimatorMixin.
+  _resolve_classes`); without it, a private fit reads ``np.unique(y)`` and
+  warns with a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
+* *Messages that depend on the data say that, never how much.*  Whether a row
+  was clipped to the public bound, whether a label is outside ``classes``,
+  whether a non-private solver inside a mechanism converged: these are facts
+  about the private data, so every such warning or error is built in one place
+  (:func:`data_dependent_warning`, :func:`data_dependent_error`), states *that*
+  something happened (one bit, never a count, a row index or a value), and
+  carries :data:`DATA_DEPENDENT_NOTE`: the message itself is outside the
+  guarantee.  A caller who publishes a fit's warnings publishes that bit.
+
+Running time is a third channel, documented with the sparse solvers (the
+Notes of :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` and the
+privacy notes of the architecture page): it is not covered either.
 """
 import math
 import sys
@@ -26,7 +53,130 @@ from ._validation import check_positive_int, check_scalar_range
 from .exceptions import DataClippedWarning, PrivacyLeakWarning
 
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
-           "check_accountant", "sensitivity_factor", "plan_spend"]
+           "check_accountant", "sensitivity_factor", "plan_spend", "check_classes",
+           "data_dependent_warning", "data_dependent_error", "data_dependent_message",
+           "DATA_DEPENDENT_NOTE"]
+
+#: The standard note every data-dependent warning and error ends with.
+DATA_DEPENDENT_NOTE = ("[Whether this message appears depends on the private data; it is "
+                       "not covered by the differential-privacy guarantee.]")
+
+
+def data_dependent_message(what):
+    """The text of a data-dependent warning or error: ``what`` plus the standard note.
+
+    Parameters
+    ----------
+    what : str
+        States *that* something happened, in terms of public quantities only
+        (bounds, hyper-parameters, declared classes): never how many rows, which
+        rows, or a value read from the data.
+
+    Returns
+    -------
+    str
+        ``what`` followed by :data:`DATA_DEPENDENT_NOTE`.
+    """
+    if not isinstance(what, str) or not what:
+        raise TypeError("what must be a non-empty str")
+    return f"{what.rstrip()} {DATA_DEPENDENT_NOTE}"
+
+
+def data_dependent_warning(what, category, *, stacklevel=2):
+    """Warn that something happened to the private data (one bit, no count).
+
+    The one place that emits warnings whose presence depends on the data (rows
+    clipped to the public bound, a non-private solver inside a mechanism that
+    did not converge, ...).  Its presence is one bit about the data, outside
+    the guarantee; the text says so (:data:`DATA_DEPENDENT_NOTE`).
+
+    Parameters
+    ----------
+    what : str
+        See :func:`data_dependent_message`: no counts, indices or data values.
+    category : type of Warning
+        E.g. :class:`~dptoolkit.exceptions.DataClippedWarning`.
+    stacklevel : int, default=2
+        As for :func:`warnings.warn`, counted from the caller of this function.
+    """
+    if not (isinstance(category, type) and issubclass(category, Warning)):
+        raise TypeError(f"category must be a Warning subclass, got {category!r}")
+    warnings.warn(data_dependent_message(what), category, stacklevel=stacklevel + 1)
+
+
+def data_dependent_error(what, exc_type=ValueError):
+    """An exception (to ``raise``) whose occurrence depends on the private data.
+
+    Parameters
+    ----------
+    what : str
+        See :func:`data_dependent_message`: name the argument and the expected
+        range, never a count, an index or a data value.
+    exc_type : type of Exception, default=ValueError
+
+    Returns
+    -------
+    Exception
+        ``exc_type(data_dependent_message(what))``.
+    """
+    return exc_type(data_dependent_message(what))
+
+
+def check_classes(classes, name="classes"):
+    """Validate a declared label set: the sorted array of its labels.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,)
+        Distinct, hashable, mutually sortable labels; at least two.
+    name : str
+        The argument's name in errors.
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+        Sorted (as :func:`numpy.unique` sorts), so ``classes_[1]`` is the positive
+        class of a binary model, as when the labels are read from ``y``.
+
+    Raises
+    ------
+    TypeError
+        A string, unhashable or unsortable labels.
+    ValueError
+        Not 1-D, fewer than two labels, duplicates, NaN.
+    """
+    if isinstance(classes, (str, bytes)):
+        raise TypeError(f"{name} must be an array-like of labels, got a str")
+    try:
+        arr = np.asarray(classes)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a 1-D array-like of labels: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array-like of labels, got shape {arr.shape}")
+    if arr.dtype.kind in "US" and not all(isinstance(c, (str, bytes)) for c in classes):
+        # numpy turned numbers into strings: [0, "a"] is not a label set of y's type
+        raise TypeError(f"{name} must hold mutually sortable labels of one type (all "
+                        "numbers or all str), got a mix")
+    if arr.dtype.kind == "O":
+        for label in arr:
+            try:
+                hash(label)
+            except TypeError:
+                raise TypeError(f"{name} must hold hashable labels, got "
+                                f"{type(label).__name__}") from None
+    if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must hold finite labels, got NaN or infinity")
+    try:
+        uniq = np.unique(arr)
+    except TypeError:
+        raise TypeError(f"{name} must hold mutually sortable labels (e.g. all int or all "
+                        "str)") from None
+    if uniq.size != arr.size:
+        raise ValueError(f"{name} must hold distinct labels, got duplicates in "
+                         f"{arr.tolist()!r}")
+    if uniq.size < 2:
+        raise ValueError(f"{name} must hold at least two labels, got {uniq.size}")
+    return uniq
 
 #: Neighbouring relations: ``"add_remove"`` (one example added or removed) and
 #: ``"replace_one"`` (one example replaced; sensitivities double for sums).
@@ -140,6 +290,90 @@ class PrivateEstimatorMixin:
                 PrivacyLeakWarning, stacklevel=3)
         return int(n_rows)
 
+    def _resolve_classes(self, y, *, private, n_classes=None):
+        """The label set of a fit: the declared ``classes`` when given.
+
+        A neighbouring dataset may add a row with a new label or remove the only
+        row of a class; the label set decides the model (binary or multinomial,
+        ``classes_``), so a private fit must not read it from ``y``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Validated class labels (after ``check_classification_targets``).
+        private : bool
+            Whether the fit is private (a PrivacyLeakWarning when ``classes`` is
+            None).
+        n_classes : int or None
+            The number of classes the estimator supports (2 for binary-only
+            estimators); checked against the declared ``classes``.
+
+        Returns
+        -------
+        classes : ndarray of shape (n_classes,)
+            Sorted.  With ``classes`` declared, ``y`` is only checked against it
+            (a declared class absent from ``y`` is fine); else ``np.unique(y)``.
+
+        Raises
+        ------
+        ValueError
+            ``classes`` invalid (see :func:`check_classes`), of the wrong size for
+            this estimator, or ``y`` has labels outside ``classes`` (as
+            scikit-learn's ``partial_fit`` refuses them; a data-dependent error).
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            A private fit with ``classes=None``: the label set was read from the
+            data (the text names no label and no count).
+        """
+        declared = getattr(self, "classes", None)
+        y = np.asarray(y)
+        if declared is None:
+            if private:
+                warnings.warn(
+                    "classes is None: the label set was read from the data, so the "
+                    "model's shape and labels (classes_) depend on it and the stated "
+                    "guarantee does not cover them: a neighbour that adds a row with a "
+                    "new label, or removes the only row of a class, gets a different "
+                    "model.  Pass the public label set as classes.",
+                    PrivacyLeakWarning, stacklevel=3)
+            return np.unique(y)
+        classes = check_classes(declared)
+        if n_classes is not None and classes.size != n_classes:
+            raise ValueError(f"classes must hold exactly {n_classes} labels for "
+                             f"{type(self).__name__}, got {classes.size}")
+        if y.size and not np.all(np.isin(y, classes)):
+            raise data_dependent_error(
+                f"y has labels outside classes={classes.tolist()!r}; every label of y "
+                "must be one of the declared classes")
+        return classes
+
+    def _declare_classes_on(self, estimator, y, *, name="estimator"):
+        """Pass this meta-estimator's declared ``classes`` on to ``estimator`` (a clone).
+
+        With ``self.classes`` given, ``y`` is checked against it before any work
+        (:meth:`_resolve_classes`) and ``estimator``'s own ``classes`` is set to it;
+        with None the estimator's own ``classes`` (and its warning) applies.
+
+        Raises
+        ------
+        ValueError
+            ``estimator`` has no ``classes`` parameter, or declares different ones.
+        """
+        if getattr(self, "classes", None) is None:
+            return estimator
+        classes = self._resolve_classes(y, private=True)
+        params = estimator.get_params(deep=False)
+        if "classes" not in params:
+            raise ValueError(f"classes is set but the {name} "
+                             f"{type(estimator).__name__} has no classes parameter")
+        own = params["classes"]
+        if own is not None and not np.array_equal(check_classes(own), classes):
+            raise ValueError(f"classes={classes.tolist()!r} differs from the {name}'s "
+                             f"classes={check_classes(own).tolist()!r}")
+        return estimator.set_params(classes=classes)
+
     def _enforce_public_bound(self, X, norm, bound, *, clip=None):
         """Make every row satisfy the public bound ``||x_i||_norm <= bound``.
 
@@ -180,11 +414,13 @@ class PrivateEstimatorMixin:
         else:
             raise ValueError(f"norm must be 'linf' or 'l2', got {norm!r}")
         if not clip:
-            raise ValueError(f"private fits need the public bound ||x_i||_{norm[1:]} <= "
-                             f"{bound:g}; X has {what}: clip or rescale X with public "
-                             "constants, or set clip_data=True")
-        warnings.warn(f"X has {what}; they were clipped to the public bound "
-                      f"||x_i||_{norm[1:]} <= {bound:g}", DataClippedWarning, stacklevel=3)
+            raise data_dependent_error(
+                f"private fits need the public bound ||x_i||_{norm[1:]} <= {bound:g}; "
+                f"X has {what}: clip or rescale X with public constants, or set "
+                "clip_data=True")
+        data_dependent_warning(f"X has {what}; they were clipped to the public bound "
+                               f"||x_i||_{norm[1:]} <= {bound:g}", DataClippedWarning,
+                               stacklevel=3)
         if norm == "linf":
             if is_sparse:
                 X = X.copy()

@@ -183,7 +183,8 @@ def test_neighbour_with_one_more_row_same_public_parameters(monkeypatch):
     monkeypatch.setattr(_sgd_fast, "dpsgd", spy)
     X = _dense_unit_rows(61, 4, 43)
     y = (X[:, 0] > 0).astype(int)
-    kw = dict(epsilon=1.0, n_samples_public=80, batch_size=8, n_epochs=1, random_state=0)
+    kw = dict(epsilon=1.0, n_samples_public=80, batch_size=8, n_epochs=1, classes=[0, 1],
+              random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         for rows in (60, 61):
@@ -204,7 +205,7 @@ def test_neighbour_with_one_more_row_same_public_parameters(monkeypatch):
 def test_n_samples_public_warning_only_for_private_fits():
     X = _dense_unit_rows(40, 3, 44)
     y = (X[:, 0] > 0).astype(int)
-    with pytest.warns(PrivacyLeakWarning, match=r"X.shape\[0\] = 40"):
+    with pytest.warns(PrivacyLeakWarning, match=r"X.shape\[0\] was taken"):
         clf = DPSGDRegressor(epsilon=1.0, batch_size=4, n_epochs=1,
                              random_state=0).fit(X, X[:, 1])
     assert clf.n_samples_used_ == 40 and clf.sampling_rate_ == 4 / 40

@@ -174,7 +174,8 @@ def test_warnings_of_the_runs_reach_the_user_once():
     from dptoolkit.exceptions import PrivacyLeakWarning
 
     X, y = _problem()
-    est = FrankWolfeLassoClassifier()  # max_iter="auto", no n_samples_public: N from X
+    # max_iter="auto", no n_samples_public: N from X (the label set is declared)
+    est = FrankWolfeLassoClassifier(classes=[0, 1])
     with pytest.warns(PrivacyLeakWarning, match="n_samples_public") as record:
         _search(estimator=est, n_runs=5.0).fit(X, y)
     leaks = [w for w in record if issubclass(w.category, PrivacyLeakWarning)]

@@ -21,7 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
-from .._private import PrivateEstimatorMixin
+from .._private import PrivateEstimatorMixin, data_dependent_warning
 from .._validation import check_positive_int, check_scalar_range
 from ..accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
@@ -108,11 +108,11 @@ def transform_rows(X, normalize, fit_intercept, intercept_scaling):
         scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
     elif normalize == "clip":
         over = norms > 1.0
-        if np.any(over):
-            warnings.warn(f"{int(over.sum())} example(s) have ||x_i||_2 > 1; they were "
-                          "scaled to norm 1 (a local operation: the guarantee is "
-                          "unchanged, the data the model sees is not)",
-                          DataClippedWarning, stacklevel=4)
+        if np.any(over):  # one bit (that it happened), never how many
+            data_dependent_warning("some examples have ||x_i||_2 > 1; they were scaled "
+                                   "to norm 1 (a local operation: the guarantee is "
+                                   "unchanged, the data the model sees is not)",
+                                   DataClippedWarning, stacklevel=4)
         scale = np.where(over, 1.0 / np.maximum(norms, 1.0), 1.0)
     else:
         scale = np.ones_like(norms)
@@ -227,13 +227,29 @@ def _fit_doc(**pieces):
     return decorate
 
 
+#: numpydoc text of the ``classes`` parameter of the binary DP-SCD / DP-SGD classifiers.
+_CLASSES_PARAM_DOC = """    classes : array-like of shape (2,) or None, default=None
+        The public label set: exactly two distinct labels (``classes_[1]``, the
+        larger, is the positive class).  When given, the fit never reads the
+        label set from ``y``: a declared class absent from ``y`` is fine, a label
+        of ``y`` outside it raises ``ValueError``.  None: ``np.unique(y)``, with a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits (a
+        neighbour that adds a third label or removes the only row of a class
+        would make the fit fail).
+"""
+
+
 def _class_doc(summary, *, classifier, params, attrs, notes, references, examples):
     """The numpydoc class docstring of a DP-SCD / DP-SGD estimator, its sections in
     order.  A classifier adds its ``loss`` parameter and ``classes_`` attribute;
     every other argument is the indented body of its section."""
     loss = '    loss : {"logistic", "hinge"}, default="logistic"\n' if classifier else ""
-    classes = "    classes_ : ndarray of shape (2,)\n" if classifier else ""
-    sections = (("Parameters", loss + params), ("Attributes", classes + attrs),
+    classes = ("    classes_ : ndarray of shape (2,)\n"
+               "        The declared ``classes`` (sorted), else the labels of ``y``.\n"
+               if classifier else "")
+    classes_param = _CLASSES_PARAM_DOC if classifier else ""
+    sections = (("Parameters", loss + params.rstrip("\n") + "\n" + classes_param),
+                ("Attributes", classes + attrs),
                 ("Notes", notes), ("References", references), ("Examples", examples))
     return summary.rstrip() + "\n" + "".join(
         f"\n    {name}\n    {'-' * len(name)}\n{body.strip(chr(10))}\n"
@@ -304,9 +320,9 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
             return int(n_rows)
         if p["n_samples_public"] is None:
             if warn:
-                warnings.warn(
-                    f"n_samples_public is None: the dataset size N = X.shape[0] = "
-                    f"{int(n_rows)} was taken from the data (it sets {uses}), so the "
+                warnings.warn(  # N itself is not printed: it is the private quantity
+                    "n_samples_public is None: the dataset size N = X.shape[0] was "
+                    f"taken from the data (it sets {uses}), so the "
                     "stated add/remove-one guarantee does not hold: a neighbour with one "
                     "more or one fewer example has a different N.  The guarantee covers "
                     "only neighbouring datasets of the same size.  Pass the public "
@@ -330,7 +346,8 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                              ensure_all_finite=True, y_numeric=not is_clf)
         if is_clf:
             check_classification_targets(y)
-            self.classes_ = np.unique(y)
+            self.classes_ = self._resolve_classes(y, private=self.epsilon is not None,
+                                                  n_classes=2)
             if self.classes_.size != 2:
                 k = self.classes_.size
                 raise ValueError(f"Only binary classification is supported. "

@@ -12,6 +12,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from .. import _sgd_fast
 from .._docstrings import fill_doc
+from .._private import data_dependent_error
 from .._validation import check_random_state, check_scalar_range
 from ._base import (
     _BaseLinearDP,
@@ -86,6 +87,10 @@ class _BaseSGD(_BaseLinearDP):
             denominator=denominator, n_steps=n_steps, noise_std=noise_std,
             bit_generator=rng.bit_generator, record_steps=rec_steps, trace=trace)
         if status != _sgd_fast.STATUS_OK:
+            if private:  # the step at which it diverged depends on the data: not shown
+                raise data_dependent_error(f"SGD diverged (non-finite weights): "
+                                           f"learning_rate={lr} is too large for this "
+                                           "problem")
             raise ValueError(f"SGD diverged (non-finite weights after {done} of {n_steps} "
                              f"steps): learning_rate={lr} is too large for this problem")
         self._finish(theta, trace if self.keep_coef_path else None, rec_epochs, p, L=L,
@@ -230,7 +235,8 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, learning_rate="auto",
                  batch_size="auto", clip=1.0, n_epochs=20, normalize="l2", fit_intercept=False,
-                 intercept_scaling=1.0, keep_coef_path=False, random_state=None, accountant=None):
+                 intercept_scaling=1.0, keep_coef_path=False, classes=None, random_state=None,
+                 accountant=None):
         _store_params(self, locals())
 
 

@@ -70,7 +70,7 @@ from sklearn.utils.validation import validate_data
 
 from .._docstrings import fill_doc
 from .. import _sgd_fast
-from .._private import PrivateEstimatorMixin
+from .._private import PrivateEstimatorMixin, data_dependent_error
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import (
@@ -143,6 +143,12 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     n_samples_public : int or None, default=None
         Public N (sets ``qN``); ``None`` reads it from the data with a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
+    classes : array-like of shape (2,) or None, default=None
+        The public label set: exactly two distinct labels (``classes_[1]`` is the
+        positive class).  When given, the fit never reads the label set from
+        ``y`` (a declared class absent from ``y`` is fine; a label of ``y``
+        outside it raises ``ValueError``).  None: ``np.unique(y)``, with a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits.
     accountant : BudgetAccountant or None, default=None
     random_state : int, numpy.random.Generator or None, default=None
 
@@ -159,6 +165,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     theta_ : ndarray of shape (n_features_kept + 1,)
         Weights on the transformed rows (the last one multiplies the constant).
     classes_ : ndarray of shape (2,)
+        The declared ``classes`` (sorted), else the labels of ``y``.
     noise_multipliers_ : tuple (sigma_1, sigma_2) or None
     n_steps_ : int
     privacy_event_ : ComposedEvent or None
@@ -183,8 +190,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     def __init__(self, *, epsilon=None, delta=1e-5, n_features_kept=5000,
                  release_fraction=0.75, sampling_rate=0.04, n_epochs=20, learning_rate=4.0,
-                 alpha=1e-4, averaging_fraction=0.5, n_samples_public=None, accountant=None,
-                 random_state=None):
+                 alpha=1e-4, averaging_fraction=0.5, n_samples_public=None, classes=None,
+                 accountant=None, random_state=None):
         _store_params(self, locals())
 
     def _check_params(self):
@@ -230,14 +237,17 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             Non-negative features (e.g. binary bag of words); any scale (rows are
             normalised).
         y : array-like of shape (n_samples,)
-            Two classes; ``classes_[1]`` is the positive one.
+            Two classes; ``classes_[1]`` is the positive one.  With ``classes``
+            declared, labels from it (one may be absent).
 
         %(returns_self)s
 
         Raises
         ------
         ValueError
-            Invalid parameters (named), not exactly two classes, NaN/inf in X.
+            Invalid parameters (named), not exactly two classes, labels of ``y``
+            outside ``classes``, NaN/inf in X, DP-SGD diverged (a data-dependent
+            error: lower ``learning_rate``).
         BudgetExceededError
             The accountant cannot pay; nothing is computed.
         """
@@ -245,7 +255,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
-        classes = np.unique(y)
+        classes = self._resolve_classes(y, private=p["epsilon"] is not None, n_classes=2)
         if classes.size != 2:
             raise ValueError("DPNBLogisticClassifier needs exactly two classes in y, got "
                              f"{classes.size}")
@@ -281,15 +291,15 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         start = int(math.floor((1.0 - p["avg"]) * n_steps))
         rec = np.arange(start, n_steps, dtype=np.int64)
         trace = np.zeros((rec.size, k + 1))
-        status, done = _sgd_fast.dpsgd(
+        status, _ = _sgd_fast.dpsgd(
             Z.data, Z.indices, Z.indptr, t, np.ones(n_rows), theta,
             loss=_sgd_fast.LOSS_CODES["logistic"], lam=p["alpha"], learning_rate=p["lr"],
             clip=1.0, sampling_rate=p["q"], batch_size=max(1, int(round(p["q"] * N))),
             denominator=p["q"] * N, n_steps=n_steps, noise_std=sigma2,
             bit_generator=rng.bit_generator, record_steps=rec, trace=trace)
         if status != _sgd_fast.STATUS_OK:
-            raise ValueError(f"DP-SGD diverged after {done} of {n_steps} steps: "
-                             f"learning_rate={p['lr']} is too large")
+            raise data_dependent_error(  # not how many steps ran: that depends on the data
+                f"DP-SGD diverged: learning_rate={p['lr']} is too large; lower it")
         theta_avg = trace.mean(axis=0)
         self.classes_ = classes
         self.feature_indices_ = columns

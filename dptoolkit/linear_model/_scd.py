@@ -40,6 +40,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from .. import _scd_fast
 from .._docstrings import fill_doc
+from .._private import data_dependent_error
 from .._validation import check_random_state
 from ._base import (
     _BaseLinearDP,
@@ -249,6 +250,9 @@ class _BaseSCD(_BaseLinearDP):
             # alpha is internal state of a private run and is not released
             self.dual_coef_ = None if private else alpha
         if status != _scd_fast.STATUS_OK:
+            if private:  # the step at which it failed depends on the data: not shown
+                raise data_dependent_error("non-finite values during the fit; the problem "
+                                           "is badly scaled (check alpha and the data)")
             raise ValueError(f"non-finite values after {done} of {n_steps} steps; the "
                              "problem is badly scaled (check alpha and the data)")
 
@@ -531,7 +535,7 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
                  n_samples_public=None, alpha=1e-4, batch_size="auto", clip="auto",
                  n_epochs=10, variant="dual", perturb_dual=False, normalize="l2",
                  fit_intercept=False, intercept_scaling=1.0, keep_coef_path=False,
-                 random_state=None, accountant=None):
+                 classes=None, random_state=None, accountant=None):
         _store_params(self, locals())
 
 

@@ -140,11 +140,11 @@ def keep_largest(coef, n_keep):
     return out.reshape(np.shape(coef))
 
 
-def _nonprivate_coef(X, y, l1_bound, max_iter, refresh_tol):
+def _nonprivate_coef(X, y, l1_bound, max_iter, refresh_tol, classes=None):
     """Non-private Frank-Wolfe coefficients (cached by ``memory``; module level so
-    joblib can hash it)."""
+    joblib can hash it); ``classes``: the label set of the private fit."""
     est = FrankWolfeLassoClassifier(l1_bound=l1_bound, max_iter=max_iter, solver="fast",
-                                    refresh_tol=refresh_tol)
+                                    refresh_tol=refresh_tol, classes=classes)
     return est.fit(X, y).coef_
 
 
@@ -226,6 +226,14 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     clip_data : bool, default=True
         Entries outside [-1, 1] are clipped (with a
         :class:`~dptoolkit.exceptions.DataClippedWarning`) if True, an error if False.
+        Either message depends on the data (it says only *that* entries were out of
+        bounds) and is outside the guarantee.
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set (at least two distinct labels); two give the binary
+        model, more the multinomial one, for both Frank-Wolfe fits.  When given the
+        label set is never read from ``y`` (a declared class absent from ``y`` is
+        fine; a label of ``y`` outside it raises ``ValueError``).  None:
+        ``np.unique(y)`` with a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
     memory : None, str or joblib.Memory, default=None
         Caches the non-private fit (a pure function of the data and
         ``l1_bound, nonprivate_max_iter, refresh_tol``), e.g. across repeated trials.
@@ -242,7 +250,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Sparse private weights: at most ``n_nonzero_`` non-zeros.
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Zeros (no intercept, as in the paper).
-    classes_ : ndarray
+    classes_ : ndarray of shape (n_classes,)
+        The declared ``classes`` (sorted), else the labels of ``y``.
     n_nonzero_ : int
         The released (noisy, clipped, rounded) count ``c``.
     n_iter_ : int
@@ -272,7 +281,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                  delta=1e-5, count_bounds="sqrt", precision=1.0, nonprivate_max_iter=2000,
                  selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", accounting="auto", n_samples_public=None,
-                 clip_data=True, memory=None, accountant=None, random_state=None):
+                 clip_data=True, classes=None, memory=None, accountant=None,
+                 random_state=None):
         _store_params(self, locals())
 
     def _check_params(self):
@@ -302,7 +312,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         %(X_fit)s
             Entries must lie in [-1, 1] (public bound; see ``clip_data``).
         y : array-like of shape (n_samples,)
-            At least two classes.
+            At least two classes, or labels from the declared ``classes``.
 
         %(returns_self)s
 
@@ -312,7 +322,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Invalid hyper-parameters (``count_bounds`` with ``alpha >= beta``,
             negative or fractional bounds; ``precision <= 0``; ``epsilon_count <=
             0``; ...), bad data, data outside the public bound with
-            ``clip_data=False``.
+            ``clip_data=False``, labels of ``y`` outside ``classes``.
         BudgetExceededError
             The ``accountant`` cannot pay :math:`(\\varepsilon_1+\\varepsilon_2, \\delta)`
             (nothing is fitted).
@@ -323,9 +333,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
-        classes = np.unique(y)
+        classes = self._resolve_classes(y, private=True)
         if classes.size < 2:
-            raise ValueError(f"y needs at least two classes, got {classes.size} class")
+            raise ValueError(f"y needs at least two classes (or declare them in classes), "
+                             f"got {classes.size} class")
         n_coef = (1 if classes.size == 2 else classes.size) * X.shape[1]
         bounds = check_count_bounds(self.count_bounds, n_coef)
         memory = check_memory(self.memory)
@@ -339,7 +350,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             delta=self.delta, solver="fast", selector=self.selector,
             refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
             accounting=self.accounting, n_samples_public=self.n_samples_public,
-            clip_data=False, random_state=rng)
+            clip_data=False, classes=classes, random_state=rng)
         budget = private.budget(X.shape[1], classes.size,
                                 n_samples=self.n_samples_public or X.shape[0])
         # the count (double-geometric, epsilon_1-DP) and the private fit compose
@@ -349,7 +360,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         private.fit(X, y)
         # (1)-(2)
         coef_np = memory.cache(_nonprivate_coef)(X, y, self.l1_bound, nonprivate_max_iter,
-                                                 self.refresh_tol)
+                                                 self.refresh_tol, classes)
         c = noisy_count(int(np.count_nonzero(coef_np)), count_bounds=bounds,
                         epsilon=epsilon_count, precision=precision, n_coef=n_coef,
                         random_state=rng)

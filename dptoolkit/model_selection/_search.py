@@ -104,6 +104,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         zCDP cost :math:`\rho = \varepsilon^2/1800` is under a tenth of a run's
         share of the budget at delta = 1e-5 (a resolution of 0.6 accuracy points
         with 5,000 validation examples at epsilon = 1).
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set, passed on to every run's estimator (which must have
+        a ``classes`` parameter) and used, instead of the labels of ``y``, in the
+        calibration of the runs' budget; ``y`` is checked against it before any
+        run (a label outside it raises ``ValueError``).  None: each run's
+        estimator reads the label set from its training split and warns with a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
     accountant : BudgetAccountant or None, default=None
     random_state : int, numpy.random.Generator or None, default=None
 
@@ -136,8 +143,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def __init__(self, estimator, param_distributions, *, epsilon, delta=1e-5, n_runs=10.0,
                  distribution="geometric", shape=1.0, validation_fraction=0.2,
-                 score_noise="auto", accountant=None, random_state=None):
+                 score_noise="auto", classes=None, accountant=None, random_state=None):
         self.estimator = estimator
+        self.classes = classes
         self.param_distributions = param_distributions
         self.epsilon = epsilon
         self.delta = delta
@@ -196,8 +204,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                     noise=noise, dists=dists)
 
     # ----------------------------------------------------------- calibration
-    def _run_event(self, p, standin, y_train, eps_run):
-        est = clone(self.estimator).set_params(epsilon=eps_run, accountant=None,
+    def _run_event(self, p, template, standin, y_train, eps_run):
+        est = clone(template).set_params(epsilon=eps_run, accountant=None,
                                                **({"delta": p["delta"]} if p["delta"] > 0
                                                   else {}))
         with warnings.catch_warnings():
@@ -210,11 +218,11 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     def _search_event(self, p, run_event):
         return RepeatAndSelectEvent(run_event, p["mean"], p["shape"])
 
-    def _calibrate(self, p, standin, y_train):
+    def _calibrate(self, p, template, standin, y_train):
         """Each run's epsilon and the search's event."""
         if p["delta"] == 0.0:
             train_eps = 0.9 * p["epsilon"] / 3.0
-            run_event = self._run_event(p, standin, y_train, train_eps)
+            run_event = self._run_event(p, template, standin, y_train, train_eps)
             eps_b, delta_b = basic_guarantee(run_event)
             if eps_b > p["epsilon"] / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
                 raise ValueError("a pure-DP search (delta=0) needs a pure-DP estimator: "
@@ -223,12 +231,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             return train_eps, run_event
 
         def event(e):
-            return self._search_event(p, self._run_event(p, standin, y_train, e))
+            return self._search_event(p, self._run_event(p, template, standin, y_train, e))
 
         eps_run = calibrate_parameter(event, target_epsilon=p["epsilon"], delta=p["delta"],
                                       low=1e-4 * p["epsilon"], high=p["epsilon"],
                                       rtol=1e-3)
-        return eps_run, self._run_event(p, standin, y_train, eps_run)
+        return eps_run, self._run_event(p, template, standin, y_train, eps_run)
 
     # --------------------------------------------------------------------- fit
     def _draw_k(self, p, rng):
@@ -256,9 +264,19 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         Raises
         ------
         ValueError, TypeError
-            Invalid parameters (named), or data the estimator refuses.
+            Invalid parameters (named; ``classes`` set for an estimator without
+            a ``classes`` parameter), labels of ``y`` outside ``classes``, or data
+            the estimator refuses.
         BudgetExceededError
             The accountant cannot pay; no run is made.
+
+        Warns
+        -----
+        Warning
+            Each distinct warning of the runs, once (e.g. a
+            :class:`~dptoolkit.exceptions.PrivacyLeakWarning`).  Data-dependent
+            ones (built by :func:`dptoolkit._private.data_dependent_warning`) say
+            so in their text: that any run emitted them is outside the guarantee.
         """
         p = self._check_params()
         rng = check_random_state(self.random_state)
@@ -269,18 +287,22 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         perm = rng.permutation(n)  # the split: data-independent
         n_val = max(1, int(round(p["frac"] * n)))
         val, train = perm[:n_val], perm[n_val:]
+        template = self._declare_classes_on(clone(self.estimator), y)
         Xs = sp.csr_array(X) if sp.issparse(X) else np.asarray(X)
         X_train, y_train, X_val, y_val = Xs[train], y[train], Xs[val], y[val]
+        # the label set enters the runs' events: the declared one, else the data's
+        label_set = (tuple(np.unique(y_train).tolist()) if self.classes is None
+                     else tuple(template.get_params()["classes"].tolist()))
         if p["noise"] is None:
             p["noise"] = 30.0 / p["epsilon"]
         standin = sp.csr_array((train.size, Xs.shape[1]), dtype=np.float64)
-        key = (repr(sorted(self.estimator.get_params().items())), type(self.estimator),
+        key = (repr(sorted(template.get_params().items())), type(template),
                repr(sorted((k, v) for k, v in p.items() if k != "dists")), standin.shape,
-               tuple(np.unique(y_train)))
+               label_set)
         if key not in _CALIBRATIONS:  # a function of public quantities only
             if len(_CALIBRATIONS) > 64:
                 _CALIBRATIONS.clear()
-            _CALIBRATIONS[key] = self._calibrate(p, standin, y_train)
+            _CALIBRATIONS[key] = self._calibrate(p, template, standin, y_train)
         eps_run, run_event = _CALIBRATIONS[key]
         event = self._search_event(p, run_event)
         # pure search: the runs' floating-point deltas, union bound over E[K] runs
@@ -296,7 +318,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
             params = next(iter(ParameterSampler(
                 p["dists"], n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
-            est = clone(self.estimator).set_params(
+            est = clone(template).set_params(
                 **params, epsilon=eps_run, accountant=None,
                 random_state=int(rng.integers(2 ** 31 - 1)),
                 **({"delta": p["delta"]} if p["delta"] > 0 else {}))

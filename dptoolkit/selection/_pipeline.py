@@ -8,7 +8,12 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._docstrings import fill_doc
-from .._private import PrivateEstimatorMixin, check_accountant, plan_spend
+from .._private import (
+    PrivateEstimatorMixin,
+    check_accountant,
+    data_dependent_error,
+    plan_spend,
+)
 from .._validation import check_epsilon_delta
 from ..accounting.events import ApproxDPEvent, ComposedEvent
 
@@ -117,6 +122,13 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         A :class:`~dptoolkit.accounting.BudgetAccountant` (or any object with
         ``check(epsilon, delta, event=...)`` and ``spend(epsilon, delta,
         event=..., label=...)``).
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set, passed on to ``estimator`` (which must have a
+        ``classes`` parameter); ``y`` is checked against it before any work (a
+        label outside it raises ``ValueError``; a declared class absent from
+        ``y`` is fine).  None: the estimator's own ``classes`` applies (without
+        it, a private estimator reads the label set from ``y`` and warns with a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning`).
 
     Attributes
     ----------
@@ -137,10 +149,11 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     2014, Theorem 3.16.
     """
 
-    def __init__(self, selector, estimator, *, accountant=None):
+    def __init__(self, selector, estimator, *, accountant=None, classes=None):
         self.selector = selector
         self.estimator = estimator
         self.accountant = accountant
+        self.classes = classes
 
     @fill_doc
     def fit(self, X, y):
@@ -153,8 +166,10 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         Raises
         ------
         ValueError
-            A non-private step, or steps declaring different neighbouring
-            relations.
+            A non-private step, steps declaring different neighbouring
+            relations, ``classes`` invalid, set for an estimator without a
+            ``classes`` parameter or different from the estimator's, or labels of
+            ``y`` outside ``classes``.
         TypeError
             ``accountant`` is not a BudgetAccountant (or None); a selector
             without an int ``k``.
@@ -173,6 +188,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
                 step.set_params(accountant=None)
         _budget_of(selector, "selector")
         _budget_of(estimator, "estimator")
+        estimator = self._declare_classes_on(estimator, y)
         rel1 = getattr(selector, "neighbouring", None)
         rel2 = getattr(estimator, "neighbouring", None)
         if rel1 is not None and rel2 is not None and rel1 != rel2:
@@ -205,8 +221,9 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         for name, plan, done in (("selector", planned1, fitted1),
                                  ("estimator", planned2, fitted2)):
             if isinstance(getattr(self, name), PrivateEstimatorMixin) and plan != done:
-                raise RuntimeError(f"the {name}'s fitted privacy event {done!r} differs from "
-                                   f"the one planned before the fit {plan!r}")
+                raise data_dependent_error(
+                    f"the {name}'s fitted privacy event {done!r} differs from the one "
+                    f"planned before the fit {plan!r}", RuntimeError)
         return self
 
     @staticmethod
