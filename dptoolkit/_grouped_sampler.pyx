@@ -212,7 +212,7 @@ cdef class GroupedExpSampler:
     Parameters
     ----------
     n_items : int
-        Number of items, >= 1.
+        Number of items, in [1, 2**31 - 1].
     group_size : int or None, default=None
         Size of the contiguous groups, in ``[1, n_items]`` (the last group may
         be smaller).  ``None``: ``ceil(sqrt(n_items))``, which minimises the
@@ -260,17 +260,20 @@ cdef class GroupedExpSampler:
     """
 
     def __init__(self, n_items, group_size=None, rel_tol=1e-10):
-        cdef intp_t n = check_positive_int(n_items, "n_items")
+        # checked as Python ints before the C assignments (no OverflowError);
+        # the arrays are allocated up front, hence the cap on n_items
+        cdef intp_t n = check_positive_int(n_items, "n_items", maximum=2**31 - 1)
         cdef intp_t m
         if group_size is None:
             m = math.isqrt(n)
             if m * m < n:
                 m += 1
         else:
-            m = check_positive_int(group_size, "group_size")
-            if m > n:
+            group_size = check_positive_int(group_size, "group_size")
+            if group_size > n:
                 raise ValueError(
-                    f"group_size must be in [1, n_items={n}], got {m}")
+                    f"group_size must be in [1, n_items={n}], got {group_size}")
+            m = group_size
         self.rel_tol = check_scalar_range(rel_tol, "rel_tol", low=REL_TOL_RANGE[0],
                                           high=REL_TOL_RANGE[1])
         self.n_items = n

@@ -64,6 +64,10 @@ __all__ = ["IndexedMinHeap", "PairingHeap", "FibonacciHeap", "LazyMaxQueue"]
 _HEAP_KINDS = ("pairing", "fibonacci")
 
 
+#: Largest number of items a heap takes (its arrays are allocated up front).
+MAX_ITEMS = 2**31 - 1
+
+
 def _check_n_items(n_items):
     if isinstance(n_items, (bool, np.bool_)):
         raise TypeError(f"n_items must be an integer, got {type(n_items).__name__}")
@@ -74,6 +78,10 @@ def _check_n_items(n_items):
             f"n_items must be an integer, got {type(n_items).__name__}") from None
     if n < 0:
         raise ValueError(f"n_items must be >= 0, got {n}")
+    if n > MAX_ITEMS:
+        raise ValueError(f"n_items must be in [0, {MAX_ITEMS}] (2**31 - 1, the largest "
+                         f"feature index a LIBSVM file holds; ~50 bytes per item are "
+                         f"allocated at once), got {n}")
     return n
 
 
@@ -99,7 +107,7 @@ cdef class IndexedMinHeap:
     Parameters
     ----------
     n_items : int
-        Number of items (>= 0).  Memory is allocated once, here.
+        Number of items, in [0, 2**31 - 1].  Memory is allocated once, here.
 
     Attributes
     ----------
@@ -266,7 +274,7 @@ cdef class PairingHeap(IndexedMinHeap):
     Parameters
     ----------
     n_items : int
-        Number of items (>= 0).  About ``41 * n_items`` bytes are allocated.
+        Number of items, in [0, 2**31 - 1].  About ``41 * n_items`` bytes are allocated.
     """
 
     def __cinit__(self, n_items, *args, **kwargs):
@@ -486,7 +494,7 @@ cdef class FibonacciHeap(IndexedMinHeap):
     Parameters
     ----------
     n_items : int
-        Number of items (>= 0).  About ``50 * n_items`` bytes are allocated.
+        Number of items, in [0, 2**31 - 1].  About ``50 * n_items`` bytes are allocated.
     """
 
     def __cinit__(self, n_items, *args, **kwargs):

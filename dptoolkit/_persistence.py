@@ -116,9 +116,29 @@ def untrusted_types(path, trusted=()):
     Returns
     -------
     list of str
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    ValueError
+        ``path`` is a folder or not a skops file.
     """
     allowed = set(TRUSTED_TYPES) | set(trusted)
-    return [t for t in _skops_io().get_untrusted_types(file=str(path)) if t not in allowed]
+    return [t for t in _types_in(_skops_io(), Path(path)) if t not in allowed]
+
+
+def _types_in(sio, path):
+    """The types skops finds in ``path``, with errors that name the file."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a skops model file")
+    if not path.is_file():
+        raise FileNotFoundError(f"no model file at {path}")
+    try:
+        return sio.get_untrusted_types(file=str(path))
+    except Exception as exc:  # zipfile.BadZipFile, KeyError, JSON errors
+        raise ValueError(f"{path} is not a skops model file ({type(exc).__name__}: "
+                         f"{exc})") from exc
 
 
 def load_model(path, trusted=()):
@@ -140,7 +160,7 @@ def load_model(path, trusted=()):
     FileNotFoundError
         ``path`` does not exist.
     ValueError
-        The file is not a skops file, or it contains types outside
+        ``path`` is a folder, the file is not a skops file, or it contains types outside
         :data:`TRUSTED_TYPES`, ``trusted`` and skops's defaults (they are named).
 
     Warns
@@ -150,13 +170,7 @@ def load_model(path, trusted=()):
     """
     sio = _skops_io()
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no model file at {path}")
-    try:
-        found = sio.get_untrusted_types(file=str(path))
-    except Exception as exc:  # zipfile.BadZipFile, KeyError, JSON errors
-        raise ValueError(f"{path} is not a skops model file ({type(exc).__name__}: "
-                         f"{exc})") from exc
+    found = _types_in(sio, path)
     allowed = set(TRUSTED_TYPES) | set(trusted)
     refused = [t for t in found if t not in allowed]
     if refused:

@@ -64,12 +64,33 @@ def check_scalar_range(value, name, *, low=None, high=None, low_open=False,
     return value
 
 
-def check_positive_int(value, name, *, minimum=1):
-    """Validate an integer >= ``minimum`` and return it as int."""
+def check_positive_int(value, name, *, minimum=1, maximum=None):
+    """Validate an integer in ``[minimum, maximum]`` and return it as int.
+
+    Parameters
+    ----------
+    value : object
+        The value to check (``bool`` is refused).
+    name : str
+        Argument name used in error messages.
+    minimum : int, default=1
+    maximum : int or None, default=None
+        Upper end (None: unbounded).  Callers set it where a larger value cannot
+        run (memory or time linear in the value) so that it is refused by name.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer.
+    ValueError
+        If ``value`` is outside ``[minimum, maximum]``.
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be in [{minimum}, {maximum}], got {value}")
     return int(value)
 
 

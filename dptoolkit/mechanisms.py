@@ -95,25 +95,32 @@ def _check_sensitivity(sensitivity):
     return check_scalar_range(sensitivity, "sensitivity", low=0.0, low_open=True)
 
 
-def _check_values(value, *, integer=False):
-    """Return (array, was_scalar); reject non-numeric and non-finite input."""
+def _check_values(value, *, integer=False, name="value"):
+    """Return (array, was_scalar); reject non-numeric and non-finite input.
+
+    ``integer=True``: integer-valued input (integral floats accepted) as int64,
+    ``|value| <= 2**62`` so that adding noise cannot overflow."""
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError("value must be a number or an array of numbers, got bool")
+        raise TypeError(f"{name} must be a number or an array of numbers, got bool")
     arr = np.asarray(value)
+    if arr.dtype.kind == "O" and arr.size and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+            for v in arr.ravel()):
+        arr = arr.astype(np.float64)  # Python ints beyond the int64 range
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"value must be real-valued, got dtype {arr.dtype}")
+        raise TypeError(f"{name} must be real-valued, got dtype {arr.dtype}")
     if integer:
-        if arr.dtype.kind == "f":
-            if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-                raise ValueError("value must be integer-valued for the DoubleGeometric "
-                                 "mechanism")
-            if np.any(np.abs(arr) > 2.0**62):
-                raise ValueError("value is too large for int64 arithmetic")
+        if arr.dtype.kind == "f" and (not np.all(np.isfinite(arr))
+                                      or np.any(arr != np.round(arr))):
+            raise ValueError(f"{name} must be integer-valued (finite integers)")
+        if arr.size and np.any(np.abs(arr.astype(np.float64)) > 2.0**62):
+            raise ValueError(f"{name} is too large for int64 arithmetic (|{name}| must be "
+                             "<= 2**62)")
         arr = arr.astype(np.int64)
     else:
         arr = arr.astype(np.float64)
         if not np.all(np.isfinite(arr)):
-            raise ValueError("value must be finite (no NaN or infinity)")
+            raise ValueError(f"{name} must be finite (no NaN or infinity)")
     return arr, arr.ndim == 0
 
 
@@ -405,8 +412,27 @@ class DoubleGeometric(_Mechanism):
         return 2.0 * a / (self.p * self.p)
 
     def pmf(self, k):
-        """Exact noise probabilities ``P(Z = k)`` (array-like of ints)."""
-        k = np.abs(np.asarray(k, dtype=np.float64))
+        """Exact noise probabilities ``P(Z = k)``.
+
+        Parameters
+        ----------
+        k : int or array-like of int
+            Integer-valued (integral floats are accepted).
+
+        Returns
+        -------
+        float or ndarray of float64
+            Same shape as ``k``.
+
+        Raises
+        ------
+        TypeError
+            Non-numeric ``k``.
+        ValueError
+            Non-integer, NaN or infinite ``k``; ``|k| > 2**62``.
+        """
+        arr, _ = _check_values(k, integer=True, name="k")
+        k = np.abs(arr.astype(np.float64))
         log_a = -self.epsilon / self.sensitivity
         return np.exp(math.log(self.p) - math.log1p(math.exp(log_a)) + k * log_a)
 
@@ -428,7 +454,8 @@ class DoubleGeometric(_Mechanism):
         TypeError
             Non-numeric input.
         ValueError
-            Non-integer, NaN or infinite input.
+            Non-integer, NaN or infinite input; ``|value| > 2**62`` (int64
+            arithmetic).
         """
         arr, scalar = _check_values(value, integer=True)
         z = self._rng.geometric(self.p, size=arr.shape) - self._rng.geometric(self.p,

@@ -7,11 +7,14 @@ bare ``No module named 'dptoolkit._heap'``.  The child drops any editable-instal
 finder (``__editable__..._finder``), which would otherwise resolve
 ``dptoolkit._heap`` to the developer's built tree.
 """
+import os
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 import dptoolkit
 
@@ -71,3 +74,32 @@ def test_partial_build_names_every_missing_extension(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "_fw_fast, _heap" in proc.stdout, proc.stdout
 
+
+
+def test_licence_ships_in_sdist_and_wheel_metadata(tmp_path):
+    """pyproject declares BSD-3-Clause: LICENSE exists, is that licence, and the
+    sdist carries it with ``License-File: LICENSE`` in its metadata (the field a
+    wheel build reads to put it in ``.dist-info/licenses/``)."""
+    import tarfile
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "pyproject.toml").is_file():
+        pytest.skip("not run from a source tree")
+    text = (root / "LICENSE").read_text()
+    assert text.startswith("BSD 3-Clause License")
+    assert "Copyright (c) 2026, dptoolkit developers" in text
+    src = tmp_path / "src"
+    shutil.copytree(root, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "*.so", "*.c", "__pycache__", ".asv",
+        "_build"))
+    env = {**os.environ, "DPTOOLKIT_EXTENSIONS": "dptoolkit._heap"}
+    subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path / "dist")],
+                   cwd=src, env=env, check=True, capture_output=True, timeout=300)
+    (archive,) = (tmp_path / "dist").glob("dptoolkit-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        top = names[0].split("/")[0]
+        assert f"{top}/LICENSE" in names
+        pkg_info = tar.extractfile(f"{top}/PKG-INFO").read().decode()
+    assert "License-Expression: BSD-3-Clause" in pkg_info
+    assert "License-File: LICENSE" in pkg_info

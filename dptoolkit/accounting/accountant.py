@@ -133,7 +133,10 @@ def _advanced(event, delta):
 
 # ------------------------------------------------------------------------- RDP
 def _rdp_curve(event, orders):
-    """(rdp curve, [(epsilon_i, delta_i)] approximate leaves taken out)."""
+    """(rdp curve, [(epsilon_i, delta_i, multiplicity_i)] approximate leaves taken out).
+
+    Multiplicities (not repeated entries) keep a self-composition of ``count``
+    approximate leaves O(1) in memory whatever ``count``."""
     zero = np.zeros_like(orders)
     if isinstance(event, ev.NoOpEvent):
         return zero, []
@@ -146,7 +149,7 @@ def _rdp_curve(event, orders):
     if isinstance(event, ev.ApproxDPEvent):
         if event.delta == 0.0:
             return _rdp_curve(ev.PureDPEvent(event.epsilon), orders)
-        return zero, [(event.epsilon, event.delta)]
+        return zero, [(event.epsilon, event.delta, 1)]
     if isinstance(event, ev.LaplaceEvent):
         return rdp_laplace(noise_multiplier=event.noise_multiplier, orders=orders), []
     if isinstance(event, ev.GaussianEvent):
@@ -157,7 +160,8 @@ def _rdp_curve(event, orders):
         return event.rho * orders, []
     if isinstance(event, ev.SelfComposedEvent):
         curve, approx = _rdp_curve(event.event, orders)
-        return event.count * curve, approx * event.count
+        return (float(event.count) * curve,
+                [(e, d, m * event.count) for e, d, m in approx])
     if isinstance(event, ev.ComposedEvent):
         total, approx = zero.copy(), []
         for e in event.events:
@@ -212,7 +216,7 @@ def _repeat_and_select_rdp(event, orders):
     probability.  Parts with epsilon_i > 0 are refused (K is unbounded).
     """
     curve, approx = _rdp_curve(event.event, orders)
-    if any(e > 0 for e, _ in approx):
+    if any(e > 0 for e, _, _ in approx):
         raise _Unsupported("random repetition of an (epsilon > 0, delta)-DP event")
     eta, mu = event.shape, event.mean
     if math.isinf(eta):
@@ -223,7 +227,7 @@ def _repeat_and_select_rdp(event, orders):
     lam_hat = orders
     extra = np.min((1.0 + eta) * (1.0 - 1.0 / lam_hat) * curve
                    + (1.0 + eta) * log_inv_gamma / lam_hat)
-    approx_out = [(0.0, mu * math.fsum(d for _, d in approx))] if approx else []
+    approx_out = [(0.0, mu * math.fsum(d * m for _, d, m in approx), 1)] if approx else []
     return curve + extra + math.log(mu) / (orders - 1.0), approx_out
 
 
@@ -242,12 +246,19 @@ def tnb_success_probability(eta, mu):
     gamma : float
         In (0, 1).
 
+    Raises
+    ------
+    TypeError
+        Non-numeric ``eta`` or ``mu``.
+    ValueError
+        ``eta`` < 0 or not finite; ``mu`` <= 1 or not finite.
+
     Mean: ``eta (1 - gamma) / (gamma (1 - gamma^eta))`` for eta > 0 and
     ``(1 - gamma) / (gamma log(1/gamma))`` for eta = 0 (Papernot and Steinke
     2022, Section 2); decreasing in gamma, solved by bisection.
     """
-    if mu <= 1.0:
-        raise ValueError(f"mean must be > 1 for a truncated negative binomial, got {mu!r}")
+    eta = check_scalar_range(eta, "eta", low=0.0)
+    mu = check_scalar_range(mu, "mu", low=1.0, low_open=True)
 
     def mean(g):
         if eta == 0.0:
@@ -266,8 +277,8 @@ def tnb_success_probability(eta, mu):
 
 def _rdp(event, delta, orders):
     curve, approx = _rdp_curve(event, np.asarray(orders, dtype=np.float64))
-    eps_a = math.fsum(e for e, _ in approx)
-    d_a = math.fsum(d for _, d in approx)
+    eps_a = math.fsum(e * m for e, _, m in approx)
+    d_a = math.fsum(d * m for _, d, m in approx)
     rest = delta - d_a
     if rest <= 0:
         return math.inf, delta
@@ -355,10 +366,22 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
 
     Raises
     ------
+    TypeError
+        ``make_event`` is not callable; non-numeric ``low``, ``high`` or
+        ``target_epsilon``.
     ValueError
-        No ``x`` in the bracket is feasible.
+        ``low`` or ``high`` not finite and > 0, ``low >= high``; no ``x`` in the
+        bracket is feasible.
     """
+    if not callable(make_event):
+        raise TypeError("make_event must be a callable parameter -> PrivacyEvent, got "
+                        f"{type(make_event).__name__}")
     target = check_scalar_range(target_epsilon, "target_epsilon", low=0.0, low_open=True)
+    low = check_scalar_range(low, "low", low=0.0, low_open=True)
+    high = check_scalar_range(high, "high", low=0.0, low_open=True)
+    if low >= high:
+        raise ValueError(f"low must be < high (the bracket [low, high]), got low={low!r}, "
+                         f"high={high!r}")
 
     def ok(x):
         return epsilon_of_event(make_event(x), delta, method=method,

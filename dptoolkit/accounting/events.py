@@ -339,7 +339,9 @@ class SampledWithoutReplacementEvent(PrivacyEvent):
     def __post_init__(self):
         for name in ("n_samples", "sample_size"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{name} must be an int >= 1, got {type(value).__name__}")
+            if value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
             object.__setattr__(self, name, int(value))
         if self.sample_size > self.n_samples:
@@ -367,8 +369,9 @@ class SelfComposedEvent(PrivacyEvent):
 
     def __post_init__(self):
         _check_event(self.event, "event")
-        if (isinstance(self.count, bool) or not isinstance(self.count, numbers.Integral)
-                or self.count < 0):
+        if isinstance(self.count, bool) or not isinstance(self.count, numbers.Integral):
+            raise TypeError(f"count must be an int >= 0, got {type(self.count).__name__}")
+        if self.count < 0:
             raise ValueError(f"count must be an int >= 0, got {self.count!r}")
         object.__setattr__(self, "count", int(self.count))
 
@@ -432,6 +435,9 @@ class RepeatAndSelectEvent(PrivacyEvent):
         _check_event(self.event, "event")
         object.__setattr__(self, "mean", _real(self.mean, "mean", low_open=True))
         object.__setattr__(self, "shape", _real(self.shape, "shape", allow_inf=True))
+        if self.mean <= 1.0 and not math.isinf(self.shape):
+            raise ValueError(f"mean must be > 1 for a truncated negative binomial number "
+                             f"of runs (shape={self.shape!r} < inf), got {self.mean!r}")
 
     def leaves(self):
         return self.event.leaves()

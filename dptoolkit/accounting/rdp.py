@@ -85,6 +85,12 @@ _SERIES_MAX_TERMS = 1 << 20
 # validation
 # ---------------------------------------------------------------------------
 
+#: Largest RDP order taken (the exact sums of [MTZ19] Section 3.3 cost O(order)
+#: time and memory; dp-accounting's default orders stop at 1024, and the
+#: conversion to (epsilon, delta) never needs orders near this cap).
+MAX_RDP_ORDER = 10**6
+
+
 def _check_orders(orders):
     if orders is None:
         return np.asarray(DEFAULT_RDP_ORDERS, dtype=np.float64)
@@ -96,8 +102,10 @@ def _check_orders(orders):
         raise TypeError("orders must be a sequence of real numbers") from None
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError("orders must be a non-empty 1-D sequence of real numbers")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 1.0):
-        raise ValueError(f"every order must be finite and > 1, got {orders!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 1.0) or np.any(arr > MAX_RDP_ORDER):
+        raise ValueError(f"orders must be in (1, {MAX_RDP_ORDER}] (every order finite, "
+                         f"> 1 and at most {MAX_RDP_ORDER}: the exact integer-order sums "
+                         f"cost O(order) time and memory), got {orders!r}")
     return arr
 
 

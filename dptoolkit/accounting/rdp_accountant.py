@@ -213,6 +213,10 @@ class RDPAccountant:
         return _curves.rdp_to_delta(self._orders, self._rdp, epsilon, conversion=conversion)[0]
 
 
+#: Largest ``max_lambda`` of :class:`MomentsAccountant` (its orders then end at
+#: 1025, just past dp-accounting's largest default order, 1024).
+MAX_LAMBDA = 1024
+
 #: Integer orders alpha = lambda + 1 for the moments lambda = 1, ..., 32 of
 #: Abadi et al. (2016).
 MOMENTS_ORDERS = tuple(float(lam + 1) for lam in range(1, 33))
@@ -241,11 +245,24 @@ class MomentsAccountant(RDPAccountant):
     Parameters
     ----------
     max_lambda : int, default=32
-        Largest moment; orders are 2, ..., max_lambda + 1.
+        Largest moment, in [1, 1024]; orders are 2, ..., max_lambda + 1 (the
+        largest of dp-accounting's default RDP orders is 1024; the cost of a
+        composition grows as ``max_lambda**2``).
+
+    Raises
+    ------
+    TypeError
+        ``max_lambda`` is not an integer.
+    ValueError
+        ``max_lambda`` outside [1, 1024].
     """
 
     def __init__(self, max_lambda=32):
         max_lambda = check_positive_int(max_lambda, "max_lambda")
+        if max_lambda > MAX_LAMBDA:
+            raise ValueError(f"max_lambda must be in [1, {MAX_LAMBDA}], got {max_lambda}: "
+                             "each composition evaluates max_lambda exact moments of "
+                             "O(max_lambda) terms each")
         super().__init__(orders=[float(lam + 1) for lam in range(1, max_lambda + 1)],
                          conversion="classic")
         self.max_lambda = max_lambda

@@ -76,6 +76,8 @@ C. Dwork, G. Rothblum, S. Vadhan. Boosting and Differential Privacy. FOCS 2010.
 """
 import math
 
+import numpy as np
+
 from .._validation import check_epsilon_delta, check_positive_int, check_scalar_range
 from .composition import advanced_composition, basic_composition
 
@@ -145,6 +147,8 @@ def laplace_report_noisy_max_scale(*, epsilon, sensitivity, monotonic=False):
     """
     epsilon, _ = check_epsilon_delta(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
+    if not isinstance(monotonic, (bool, np.bool_)):
+        raise TypeError(f"monotonic must be a bool, got {type(monotonic).__name__}")
     return (1.0 if monotonic else 2.0) * sensitivity / epsilon
 
 
@@ -187,6 +191,8 @@ def laplace_report_noisy_max_epsilon(*, noise_scale, sensitivity, monotonic=Fals
     """
     noise_scale = check_scalar_range(noise_scale, "noise_scale", low=0.0, low_open=True)
     sensitivity = _check_sensitivity(sensitivity)
+    if not isinstance(monotonic, (bool, np.bool_)):
+        raise TypeError(f"monotonic must be a bool, got {type(monotonic).__name__}")
     return (1.0 if monotonic else 2.0) * sensitivity / noise_scale
 
 

@@ -48,14 +48,34 @@ def _unit_closed(text):
     return value
 
 
-def _positive_int(text):
+#: Largest integer option (int64, what the kernels and NumPy take).
+_MAX_INT = 2**63 - 1
+#: Largest number of features or synthetic rows (LIBSVM feature indices and the
+#: synthetic generator stop at 2**31 - 1).
+_MAX_SIZE = 2**31 - 1
+
+
+def _int_in(text, low, high, high_text):
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+        value = None
+    if value is None or not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be an integer in [{low}, {high_text}], "
+                                         f"got {text!r}")
     return value
+
+
+def _positive_int(text):
+    return _int_in(text, 1, _MAX_INT, "2**63 - 1")
+
+
+def _size_int(text):
+    return _int_in(text, 1, _MAX_SIZE, "2**31 - 1")
+
+
+def _seed(text):
+    return _int_in(text, 0, 2**128 - 1, "2**128 - 1")
 
 
 def _int_or_auto(text):
@@ -158,7 +178,7 @@ def _add_data_options(p, *, train):
                    + ("; without it, a synthetic sparse problem" if train else ""),
                    required=not train)
     if train:
-        p.add_argument("--n-features", type=_positive_int, default=None,
+        p.add_argument("--n-features", type=_size_int, default=None,
                        help="text corpora: hashed features (default: the loader's, "
                             f"{_data_default()})")
     p.add_argument("--positive", help="20news: positive group(s), names or prefixes, "
@@ -206,13 +226,13 @@ def build_parser():
     grp.add_argument("--test", help="LIBSVM test file (LIBSVM --data only)")
     grp.add_argument("--test-size", type=_open_unit, default=None,
                      help="held-out fraction when there is no test set (default: 0.25)")
-    tr.add_argument("--n-features-libsvm", type=_positive_int, default=None,
+    tr.add_argument("--n-features-libsvm", type=_size_int, default=None,
                     help="number of features of a LIBSVM file (default: inferred)")
-    tr.add_argument("--synthetic-samples", type=_positive_int, default=None,
+    tr.add_argument("--synthetic-samples", type=_size_int, default=None,
                     help="rows of the synthetic problem (no --data; default: 20000)")
-    tr.add_argument("--synthetic-features", type=_positive_int, default=None,
+    tr.add_argument("--synthetic-features", type=_size_int, default=None,
                     help="columns of the synthetic problem (no --data; default: 200000)")
-    tr.add_argument("--seed", type=int, default=0,
+    tr.add_argument("--seed", type=_seed, default=0,
                     help="seed of the data split and of the mechanisms' noise")
     _add_privacy_options(tr)
     _add_estimator_options(tr)
@@ -261,7 +281,7 @@ def build_parser():
     _add_model_option(ac)
     ac.add_argument("--n-samples", type=_positive_int, required=True,
                     help="number of training examples N (treated as public)")
-    ac.add_argument("--n-features", type=_positive_int, required=True,
+    ac.add_argument("--n-features", type=_size_int, required=True,
                     help="number of features D")
     ac.add_argument("--n-classes", type=_positive_int, default=2, help="number of classes")
     _add_privacy_options(ac)
@@ -275,7 +295,7 @@ def build_parser():
                     metavar="NAME=V1,V2", help="search: a hyper-parameter and its values")
     ac.add_argument("--n-runs", type=_n_runs, default=None,
                     help="search: mean number of private runs")
-    ac.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    ac.add_argument("--seed", type=_seed, default=0, help=argparse.SUPPRESS)
     ac.set_defaults(verbose=None)
     return parser
 
@@ -288,7 +308,7 @@ def _add_subset_options(p):
     p.add_argument("--test-size", type=_open_unit, default=None,
                    help="held-out fraction of that split, as given to train (default: "
                         "0.25)")
-    p.add_argument("--seed", type=int, default=0, help="seed of that split, as given to "
+    p.add_argument("--seed", type=_seed, default=0, help="seed of that split, as given to "
                                                        "train")
 
 

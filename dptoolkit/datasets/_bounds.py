@@ -147,16 +147,22 @@ def scale_by_max_abs(X, *, per_feature=True):
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D or contains NaN or infinity.
+        If ``X`` is not 2-D, has no sample or no feature, or contains NaN or
+        infinity.
     TypeError
-        If ``X`` is not numeric.
+        If ``X`` is not numeric or ``per_feature`` not a bool.
 
     Warns
     -----
     PrivacyLeakWarning
         Always: the scale is derived from the data.
     """
+    if not isinstance(per_feature, (bool, np.bool_)):
+        raise TypeError(f"per_feature must be a bool, got {type(per_feature).__name__}")
     M, is_sparse = _check_X_numeric(X)
+    if M.shape[0] == 0 or M.shape[1] == 0:
+        raise ValueError("X must have at least one sample and one feature to take a scale "
+                         f"from, got shape {M.shape}")
     warnings.warn(
         "scale_by_max_abs derives its scale from the data; the result is not "
         "covered by a privacy guarantee that assumes a public bound (use clip_rows "

@@ -21,7 +21,14 @@ def get_data_path(name=""):
         relative to the repository of an editable install (so that scripts run
         from a sub-folder, like the Sphinx gallery, find the data too).
         The path is not checked for existence.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a str or path-like.
     """
+    if not isinstance(name, (str, os.PathLike)):
+        raise TypeError(f"name must be a str or path-like, got {type(name).__name__}")
     env = os.environ.get("DPTOOLKIT_DATA")
     if env:
         return Path(env).expanduser() / name

@@ -14,6 +14,10 @@ _VALUES = ("binary", "signed", "uniform")
 _LABEL_MODELS = ("logistic", "sign")
 
 
+#: Largest number of columns or expected draws of :func:`make_sparse_classification`.
+_MAX_SIZE = 2**31 - 1
+
+
 def make_sparse_classification(n_samples=10_000, n_features=100_000, *, n_informative=20,
                                avg_nnz=50, zipf_exponent=1.0, values="binary",
                                label_model="logistic", coef_scale=2.0,
@@ -30,9 +34,10 @@ def make_sparse_classification(n_samples=10_000, n_features=100_000, *, n_inform
     Parameters
     ----------
     n_samples : int, default=10_000
-        Number of rows, >= 1.
+        Number of rows, >= 1; ``n_samples * min(avg_nnz, n_features)`` (the
+        expected number of draws) at most ``2**31 - 1``.
     n_features : int, default=100_000
-        Number of columns, >= 2 and >= ``n_informative``.
+        Number of columns, in [2, 2**31 - 1] and >= ``n_informative``.
     n_informative : int, default=20
         Non-zeros of ``w_true``, ``1 <= n_informative <= n_features``.  They
         are drawn uniformly without replacement among the features of
@@ -75,7 +80,9 @@ def make_sparse_classification(n_samples=10_000, n_features=100_000, *, n_inform
     Raises
     ------
     ValueError
-        For arguments out of range or unknown ``values``/``label_model``.
+        For arguments out of range or unknown ``values``/``label_model``;
+        sizes that cannot be generated (more than ``2**31 - 1`` columns or
+        expected draws: several arrays of that length are held at once).
     TypeError
         For arguments of the wrong type.
 
@@ -87,12 +94,16 @@ def make_sparse_classification(n_samples=10_000, n_features=100_000, *, n_inform
     ((1000, 5000), 20)
     """
     n_samples = check_positive_int(n_samples, "n_samples")
-    n_features = check_positive_int(n_features, "n_features", minimum=2)
+    n_features = check_positive_int(n_features, "n_features", minimum=2, maximum=_MAX_SIZE)
     n_informative = check_positive_int(n_informative, "n_informative")
     if n_informative > n_features:
         raise ValueError(f"n_informative must be <= n_features={n_features}, "
                          f"got {n_informative}")
     avg_nnz = check_scalar_range(avg_nnz, "avg_nnz", low=1.0)
+    if n_samples * min(avg_nnz, n_features) > _MAX_SIZE:
+        raise ValueError(f"n_samples * avg_nnz (the expected number of draws) must be <= "
+                         f"2**31 - 1, got n_samples={n_samples}, avg_nnz={avg_nnz!r}: "
+                         "several arrays of that length are held at once")
     zipf_exponent = check_scalar_range(zipf_exponent, "zipf_exponent", low=0.0, high=10.0)
     coef_scale = check_scalar_range(coef_scale, "coef_scale", low=0.0, low_open=True)
     if values not in _VALUES:

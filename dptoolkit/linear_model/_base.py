@@ -49,9 +49,24 @@ def primal_objective(X, y, coef, *, loss, alpha):
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        ``coef`` not of shape (n_features,), ``y`` not of shape (n_samples,),
+        non-finite ``coef``, ``alpha`` < 0 or not finite, unknown ``loss``.
     """
+    alpha = check_scalar_range(alpha, "alpha", low=0.0)
+    coef = np.asarray(coef, dtype=np.float64)
+    if coef.ndim != 1 or coef.shape[0] != X.shape[1]:
+        raise ValueError(f"coef must be of shape (n_features,) = ({X.shape[1]},), got "
+                         f"{coef.shape}")
+    if not np.all(np.isfinite(coef)):
+        raise ValueError("coef must be finite (no NaN or infinity)")
     a = np.asarray(X @ coef).ravel()
     y = np.asarray(y, dtype=np.float64)
+    if y.shape != a.shape:
+        raise ValueError(f"y must be of shape (n_samples,) = ({a.shape[0]},), got {y.shape}")
     if loss == "squared":
         per = 0.5 * (a - y) ** 2
     elif loss == "logistic":
@@ -92,7 +107,14 @@ def transform_rows(X, normalize, fit_intercept, intercept_scaling):
         Canonical, float64, int64 indices.
     sq : ndarray of shape (n_samples,)
         Squared row norms.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``normalize``; X contains NaN or infinity.
     """
+    if normalize not in _NORMALIZE:
+        raise ValueError(f"normalize must be 'l2', 'clip' or None, got {normalize!r}")
     X = sp.csr_array(X, dtype=np.float64)
     if fit_intercept:
         const = sp.csr_array(np.full((X.shape[0], 1), float(intercept_scaling)))
@@ -122,6 +144,17 @@ def transform_rows(X, normalize, fit_intercept, intercept_scaling):
     return X, sq
 
 
+#: Largest ``n_epochs`` of DP-SCD and DP-SGD: a fit records one entry per epoch
+#: and runs at least one step per epoch, so more epochs cannot run (the
+#: records alone would not fit in memory) and are refused by name.
+MAX_N_EPOCHS = 1e6
+
+#: Largest ``max_iter`` of the Frank-Wolfe and IGHT estimators: they record one
+#: entry per step (duality gaps) or compute a full-batch gradient per step, so
+#: more steps cannot run and are refused by name.
+MAX_ITER = 10**7
+
+
 @functools.lru_cache(maxsize=256)
 def _calibrate(*, epsilon, delta, sampling_rate, steps):
     """Noise multiplier from the accounting module (one place for every noise scale).
@@ -129,9 +162,18 @@ def _calibrate(*, epsilon, delta, sampling_rate, steps):
     Memoised: the result is a function of public parameters only."""
     from ..accounting import calibrate_noise_multiplier
 
-    return float(calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
-                                            sampling_rate=sampling_rate, steps=steps,
-                                            accountant="rdp", sampling="poisson"))
+    try:
+        return float(calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
+                                                sampling_rate=sampling_rate, steps=steps,
+                                                accountant="rdp", sampling="poisson"))
+    except ValueError as exc:
+        if "max_noise_multiplier" not in str(exc):
+            raise
+        raise ValueError(
+            f"epsilon={epsilon!r} at delta={delta!r} cannot be met over {steps} steps of "
+            f"sampling rate {sampling_rate:.3g}: the noise multiplier would exceed "
+            "max_noise_multiplier=1e6; lower n_epochs (fewer steps) or raise "
+            "epsilon") from exc
 
 
 @functools.lru_cache(maxsize=256)
@@ -281,7 +323,8 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
             clip = math.inf
         else:
             clip = check_scalar_range(self.clip, "clip", low=0.0, low_open=True)
-        n_epochs = check_scalar_range(self.n_epochs, "n_epochs", low=0.0, low_open=True)
+        n_epochs = check_scalar_range(self.n_epochs, "n_epochs", low=0.0, low_open=True,
+                                      high=MAX_N_EPOCHS)
         if not (isinstance(self.batch_size, str) and self.batch_size == "auto"):
             if (isinstance(self.batch_size, (bool, np.bool_))
                     or not isinstance(self.batch_size, numbers.Integral)):

@@ -135,6 +135,7 @@ _SGD_DOC_PARAMS = r"""
         Per-example gradient norm bound :math:`C > 0`; ``None`` (only with
         ``epsilon=None``) disables clipping.
     n_epochs : float, default=20
+        In (0, 10**6]:
         :math:`T = \lceil n\_epochs / q\rceil` steps (private) or
         :math:`\lceil n\_epochs \lceil N/L\rceil\rceil` (not private).
     normalize : {"l2", "clip"} or None, default="l2"

@@ -49,7 +49,10 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
         max_outer = check_positive_int(self.max_outer, "max_outer")
         step_size = (None if self.step_size is None else
                      check_scalar_range(self.step_size, "step_size", low=0.0, low_open=True))
-        n_inner = None if self.n_inner is None else check_positive_int(self.n_inner, "n_inner")
+        # the kernel counts steps in a C long; 2**31 - 1 steps per outer loop is far
+        # beyond any use (n_samples is the default)
+        n_inner = (None if self.n_inner is None else
+                   check_positive_int(self.n_inner, "n_inner", maximum=2**31 - 1))
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         return alpha, n_jobs, tol, max_outer, step_size, n_inner
@@ -213,7 +216,7 @@ class DSALLasso(_SparseProxLassoBase):
         the objective rose after 5 of the last 10 inner loops (oscillation).
     n_inner : int or None, default=None
         Stochastic steps per outer iteration, all threads together (paper: K per
-        thread).  None: ``n_samples``.
+        thread), in [1, 2**31 - 1].  None: ``n_samples``.
     tol : float, default=1e-6
         Stop when the duality gap is <= ``tol * P(w)`` (relative duality gap).
     max_outer : int, default=500

@@ -12,7 +12,7 @@ from .. import _fw_fast
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
-from ._base import _ClassifierOutputs, _store_params
+from ._base import MAX_ITER, _ClassifierOutputs, _store_params
 from ._fw_budget import ACCOUNTING_CHOICES, resolve_selector, split_budget
 from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 
@@ -59,7 +59,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Radius :math:`\lambda > 0` of the L1 ball (50: the setting of paper 000's
         experiments, Table 3).
     max_iter : int or "auto", default="auto"
-        Number of Frank-Wolfe iterations :math:`T \ge 1` (with ``epsilon`` set, the
+        Number of Frank-Wolfe iterations :math:`1 \le T \le 10^7` (with ``epsilon`` set, the
         number of exponential-mechanism invocations the budget is split over).
         ``"auto"``: private, :math:`T = \lceil (N\varepsilon)^{2/3}\rceil` clipped to
         [10, 10^5] (the rate of Talwar, Thakurta and Zhang 2015, Theorem 3.1; N is
@@ -270,7 +270,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         if isinstance(self.max_iter, str) and self.max_iter == "auto":
             max_iter = None  # resolved from the data's shape (_resolve_auto)
         else:
-            max_iter = check_positive_int(self.max_iter, "max_iter")
+            # one duality gap per step is recorded: more steps than MAX_ITER cannot run
+            max_iter = check_positive_int(self.max_iter, "max_iter", maximum=MAX_ITER)
         if not (self.screening is None
                 or (isinstance(self.screening, str) and self.screening == "auto")):
             check_positive_int(self.screening, "screening")

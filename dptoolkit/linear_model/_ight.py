@@ -13,7 +13,7 @@ from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
-from ._base import _ClassifierOutputs, _sigmoid, _store_params
+from ._base import MAX_ITER, _ClassifierOutputs, _sigmoid, _store_params
 from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 from ..datasets import clip_rows
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
@@ -64,7 +64,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         Number of non-zeros ``s`` kept at every step, ``1 <= s <= n_features``;
         "auto": ``min(1000, n_features)``.
     max_iter : int, default=100
-        Number of iterations ``T`` (the paper 001 study uses 1000; every full-batch
+        Number of iterations ``T``, in [1, 10**7] (the paper 001 study uses 1000; every full-batch
         step costs noise, and 100 steps of size :math:`1/\beta` suffice for the
         smooth loss).
     learning_rate : float, default=4.0
@@ -141,7 +141,8 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         if sparsity > n_features:
             raise ValueError(f"sparsity must be in [1, n_features] = [1, {n_features}], got "
                              f"{sparsity}")
-        max_iter = check_positive_int(self.max_iter, "max_iter")
+        # every step is a full-batch gradient: more than MAX_ITER cannot run
+        max_iter = check_positive_int(self.max_iter, "max_iter", maximum=MAX_ITER)
         eta = check_scalar_range(self.learning_rate, "learning_rate", low=0.0, low_open=True)
         epsilon = check_scalar_range(self.epsilon, "epsilon", low=0.0, low_open=True)
         delta = check_scalar_range(self.delta, "delta", low=0.0, high=1.0, low_open=True,

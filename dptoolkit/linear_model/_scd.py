@@ -304,7 +304,7 @@ _SCD_DOC_PARAMS = r"""
         "sequential"; see Notes), 1 for "primal", and no scaling without privacy.
         ``None`` (only with ``epsilon=None``) disables scaling.
     n_epochs : float, default=10
-        Number of passes: :math:`T = \lceil n\_epochs / q\rceil` steps for a private
+        Number of passes, in (0, 10**6]: :math:`T = \lceil n\_epochs / q\rceil` steps for a private
         dual fit (:math:`\lceil n\_epochs \cdot \lceil M/L\rceil\rceil` for the
         primal), the paper's :math:`T = 10N` updates for 10 epochs.
     variant : {"dual", "primal", "sequential"}, default="dual"

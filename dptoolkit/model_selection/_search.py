@@ -186,10 +186,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         if self.distribution not in _DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {_DISTRIBUTIONS}, got "
                              f"{self.distribution!r}")
-        shape = {"geometric": 1.0, "logarithmic": 0.0}.get(self.distribution)
-        if shape is None:
-            shape = check_scalar_range(self.shape, "shape", low=0.0, low_open=True,
-                                       high=1e3)
+        # checked whatever the distribution (used by "negative_binomial" only)
+        shape = check_scalar_range(self.shape, "shape", low=0.0, low_open=True, high=1e3)
+        shape = {"geometric": 1.0, "logarithmic": 0.0}.get(self.distribution, shape)
         if delta == 0.0 and self.distribution != "geometric":
             raise ValueError("a pure-DP search (delta=0) needs distribution='geometric' "
                              "(Liu and Talwar 2019, Theorem 3.4)")

@@ -2,6 +2,8 @@
 Shekelyan & Loukides' TOP / GREAT / GOOD order-statistic criteria."""
 import numpy as np
 
+from .._validation import check_positive_int
+
 __all__ = ["top_k_accuracy", "order_statistics_hit", "top_great_good"]
 
 
@@ -72,11 +74,24 @@ def order_statistics_hit(selected, scores, head, tail):
     Returns
     -------
     bool or ndarray of bool, shape (n_draws,)
+
+    Raises
+    ------
+    TypeError
+        ``selected`` not integer indices; ``head`` or ``tail`` not integers.
+    ValueError
+        ``scores`` empty, not 1-D or not finite; ``selected`` indices outside
+        ``[0, n_features)``; ``head`` outside ``[0, k]``; ``tail`` < k.
     """
     rows, single = _as_rows(selected)
+    head = check_positive_int(head, "head", minimum=0)
+    tail = check_positive_int(tail, "tail", minimum=0)
     x = np.asarray(scores, dtype=np.float64)
-    if x.ndim != 1:
-        raise ValueError("scores must be 1-D")
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"scores must be a non-empty 1-D array, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        # NaN compares False everywhere: the order statistics would be meaningless
+        raise ValueError("scores must be finite (no NaN or infinity)")
     if rows.size and (rows.min() < 0 or rows.max() >= x.size):
         raise ValueError(f"selected holds indices outside [0, n_features) = [0, {x.size}): "
                          f"min {int(rows.min())}, max {int(rows.max())}")

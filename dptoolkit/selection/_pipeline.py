@@ -181,6 +181,11 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             fitted one).
         """
         check_accountant(self.accountant)
+        for name in ("selector", "estimator"):
+            step = getattr(self, name)
+            if not (hasattr(step, "get_params") and hasattr(step, "fit")):
+                raise TypeError(f"{name} must be a scikit-learn estimator (with get_params "
+                                f"and fit), got {type(step).__name__}")
         selector = clone(self.selector)
         estimator = clone(self.estimator)
         for step in (selector, estimator):

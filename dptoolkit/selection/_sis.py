@@ -77,6 +77,9 @@ _SPARSE_FORMATS = ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"]
 
 def _validate_X_y(estimator, X, y):
     """Validate (X, y) for an estimator's fit (sets n_features_in_); CSC for sparse."""
+    if np.asarray(y).dtype.kind in "USV":
+        raise ValueError("y must be numeric (a real-valued response or 0/1 labels), got "
+                         f"dtype {np.asarray(y).dtype}")
     if estimator is None:
         X, y = check_X_y(X, y, accept_sparse=_SPARSE_FORMATS, dtype=np.float64,
                          y_numeric=True)

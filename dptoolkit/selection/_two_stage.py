@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, check_neighbouring
-from .._validation import check_random_state, check_scalar_range
+from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..exceptions import EmptySupportWarning, PrivacyLeakWarning
 from ._sis import (
     _SELECTORS,
@@ -349,6 +349,8 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         block_support = _check_choice(self.block_support, "block_support", ("nonzero", "top_k"))
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
         alpha, alpha_scale = _check_alpha(self.alpha, self.alpha_scale)
+        lasso_max_iter = check_positive_int(self.lasso_max_iter, "lasso_max_iter")
+        lasso_tol = check_scalar_range(self.lasso_tol, "lasso_tol", low=0.0)
         rng = check_random_state(self.random_state)
         if self.n_blocks is None:
             n_blocks = max(1, math.isqrt(n))
@@ -365,7 +367,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         labels = _block_labels(n, n_blocks, neighbouring, True, rng)
         counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale,
                                  k if block_support == "top_k" else None,
-                                 self.lasso_max_iter, self.lasso_tol)
+                                 lasso_max_iter, lasso_tol)
         # No EmptySupportWarning here: whether every support is empty depends on
         # the private data, and a warning is an output the epsilon does not cover.
         if selector == "canonical_lipschitz":

@@ -1,0 +1,1292 @@
+"""Bad input over the whole public API, each case in a child process.
+
+Every case calls one public function, method, estimator, loader or the command
+line with one bad argument and states the expected outcome:
+
+* ``Raises(TypeError, r"epsilon")``: the exception type and a regular
+  expression the message must match (it names the argument, or the file, and
+  where useful the allowed range);
+* ``Accepts(check)``: a documented acceptance, and ``check(result)`` verifies
+  the value returned (a silent wrong answer fails);
+* ``Exits(2, r"--epsilon")``: the command line's exit status and a pattern of
+  its standard error.
+
+Each case runs in a child forked from this process (which has imported
+dptoolkit, so a case costs milliseconds), under a memory cap and a timeout.
+A case fails on a *crash* (the child dies by a signal), a *hang* (it outlives
+the timeout and is killed), a *silent acceptance* (no exception where one is
+expected), a *wrong answer* (the check fails) or an error whose type or
+message does not match (e.g. a ``MemoryError`` instead of a named cap).
+Nothing here is random except through fixed seeds.
+"""
+import bz2
+import io
+import math
+import multiprocessing
+import os
+import re
+import resource
+import sys
+import traceback
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dptoolkit.accounting as acc
+import dptoolkit.cli as cli
+import dptoolkit.datasets as ds
+import dptoolkit.kernels as kernels
+import dptoolkit.linear_model as lm
+import dptoolkit.mechanisms as mech
+import dptoolkit.model_selection as ms
+import dptoolkit.selection as sel
+from dptoolkit import _persistence
+from dptoolkit.accounting import events as ev
+from dptoolkit.exceptions import BudgetExceededError
+
+#: Seconds a case may run before it counts as a hang.
+TIMEOUT = 20.0
+#: Extra address space a case may allocate beyond the parent's (bytes).
+MEMORY_HEADROOM = 1536 * 2**20
+
+_CTX = multiprocessing.get_context("fork")
+
+
+# ---------------------------------------------------------------- expectations
+@dataclass(frozen=True)
+class Raises:
+    exc: type
+    match: str
+
+
+@dataclass(frozen=True)
+class Accepts:
+    check: object          # callable(result) -> bool
+    what: str = ""
+
+
+@dataclass(frozen=True)
+class Exits:
+    status: int
+    match: str
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    call: object           # callable() -> result
+    expect: object
+
+
+CASES = []
+
+
+def case(id, call, expect):
+    CASES.append(Case(id, call, expect))
+
+
+# ---------------------------------------------------------------- the runner
+def _cli(*argv):
+    """Run the command line in the child; return (exit status, stderr text)."""
+    err, out = io.StringIO(), io.StringIO()
+    old = sys.stderr, sys.stdout
+    sys.stderr, sys.stdout = err, out
+    try:
+        try:
+            status = cli.main(list(argv))
+        except SystemExit as exc:
+            status = exc.code
+    finally:
+        sys.stderr, sys.stdout = old
+    return status, err.getvalue()
+
+
+def _child(conn, c):
+    limit = _vm_size() + MEMORY_HEADROOM
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = c.call()
+    except BaseException as exc:   # noqa: BLE001 - reported to the parent
+        names = [f"{k.__module__}.{k.__qualname__}" for k in type(exc).__mro__]
+        conn.send(("raised", names, f"{type(exc).__name__}: {exc}",
+                   traceback.format_exc(limit=-3)))
+        return
+    if isinstance(c.expect, Accepts):
+        try:
+            ok = bool(c.expect.check(result))
+        except BaseException as exc:  # noqa: BLE001
+            conn.send(("check-error", None, repr(exc), traceback.format_exc(limit=-3)))
+            return
+        conn.send(("returned", ok, _short(result), ""))
+    elif isinstance(c.expect, Exits):
+        conn.send(("returned", result, _short(result), ""))
+    else:
+        conn.send(("returned", None, _short(result), ""))
+
+
+def _short(obj):
+    try:
+        text = repr(obj)
+    except Exception:  # noqa: BLE001
+        text = object.__repr__(obj)
+    return text[:300]
+
+
+def _vm_size():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def run_case(c, timeout=TIMEOUT):
+    """Run ``c`` in a forked child; return None on success, else a failure text."""
+    recv, send = _CTX.Pipe(duplex=False)
+    proc = _CTX.Process(target=_child, args=(send, c), daemon=True)
+    proc.start()
+    send.close()
+    msg = None
+    if recv.poll(timeout):
+        try:
+            msg = recv.recv()
+        except EOFError:
+            msg = None
+    proc.join(timeout if msg is not None else 1.0)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return f"hang: still running after {timeout:g} s (killed)"
+    if proc.exitcode is not None and proc.exitcode < 0:
+        return f"crash: child killed by signal {-proc.exitcode}"
+    if msg is None:
+        return f"crash: child exited with status {proc.exitcode} without a result"
+    kind, info, text, tb = msg
+    exp = c.expect
+    if isinstance(exp, Raises):
+        want = f"{exp.exc.__module__}.{exp.exc.__qualname__}"
+        if kind != "raised":
+            return f"silent acceptance: expected {exp.exc.__name__}, returned {text}"
+        if want not in info:
+            return (f"wrong exception: expected {exp.exc.__name__} matching {exp.match!r}, "
+                    f"got {text}\n{tb}")
+        if not re.search(exp.match, text):
+            return f"message does not match {exp.match!r}: {text}"
+        return None
+    if isinstance(exp, Accepts):
+        if kind == "raised":
+            return f"expected acceptance ({exp.what}), raised {text}\n{tb}"
+        if kind == "check-error":
+            return f"the check failed with {text}\n{tb}"
+        return None if info else f"wrong answer ({exp.what}): returned {text}"
+    if isinstance(exp, Exits):
+        if kind == "raised":
+            return f"command line raised instead of exiting: {text}\n{tb}"
+        status, stderr = info
+        if status != exp.status:
+            return f"exit status {status}, expected {exp.status}; stderr: {stderr[-500:]}"
+        if not re.search(exp.match, stderr):
+            return f"stderr does not match {exp.match!r}: {stderr[-500:]}"
+        return None
+    raise TypeError(f"unknown expectation {exp!r}")
+
+
+# ---------------------------------------------------------------- shared data
+_rng = np.random.default_rng(0)
+N, D = 40, 12
+X = sp.random(N, D, density=0.4, format="csr", random_state=1, dtype=np.float64)
+X.data = np.clip(X.data, 0.0, 1.0)
+y01 = (np.asarray(X.sum(axis=1)).ravel() > np.median(np.asarray(X.sum(axis=1)))).astype(float)
+y01[:2] = [0.0, 1.0]
+ypm = 2.0 * y01 - 1.0
+yreg = np.asarray(X @ np.linspace(-1, 1, D)).ravel()
+Xd = X.toarray()
+X_nan = Xd.copy()
+X_nan[0, 0] = np.nan
+X_inf = Xd.copy()
+X_inf[1, 1] = np.inf
+y_str = np.where(y01 > 0, "pos", "neg")
+y_nan = y01.copy()
+y_nan[3] = np.nan
+
+FILES = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _files(tmp_path_factory):
+    """Bad files for the loaders and the command line (written once)."""
+    d = tmp_path_factory.mktemp("bad_input")
+    good = b"".join(b"%d 1:%.1f 3:1\n" % (i % 2, i / 10) for i in range(20))
+    (d / "good.txt").write_bytes(good)
+    raw = bz2.compress(good * 50)
+    (d / "truncated.bz2").write_bytes(raw[: len(raw) // 2])
+    (d / "garbage.bz2").write_bytes(b"BZh9 this is not bzip2 data at all" * 10)
+    (d / "prose.txt").write_text("This is a plain English sentence.\nAnd another one.\n")
+    (d / "empty.txt").write_bytes(b"")
+    (d / "comments.txt").write_bytes(b"# only a comment\n\n")
+    (d / "huge_index.txt").write_bytes(b"1 99999999999:1\n0 1:1\n")
+    (d / "zero_index.txt").write_bytes(b"1 0:1\n0 1:1\n")
+    (d / "unsorted.txt").write_bytes(b"1 3:1 2:1\n0 1:1\n")
+    (d / "nan_value.txt").write_bytes(b"1 1:nan\n0 1:1\n")
+    (d / "binary.bin").write_bytes(bytes(range(256)) * 4)
+    (d / "a_folder").mkdir()
+    (d / "not_a_model.skops").write_text("1 1:1\n")
+    (d / "zip_not_model.skops").write_bytes(
+        b"PK\x05\x06" + b"\x00" * 18)  # an empty zip archive
+    FILES.update({p.name: str(p) for p in d.iterdir()})
+    FILES["missing"] = str(d / "does_not_exist.txt")
+    FILES["dir"] = str(d)
+    yield
+
+
+def F(name):
+    return FILES[name]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_parent():
+    """Fill this process's caches before the children fork from it.
+
+    Every valid configuration below is fitted once here (memoised noise
+    calibrations, lazily imported modules such as skops), so that each forked
+    case costs milliseconds instead of repeating that work; it also checks that
+    the configurations the cases start from are valid.
+    """
+    import skops.io  # noqa: F401  (imported lazily by dptoolkit._persistence)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, (make, target) in ESTIMATORS.items():
+            make().fit(Xd, target)
+    yield
+
+
+def finite_array(shape=None):
+    def check(r):
+        r = np.asarray(r)
+        return np.all(np.isfinite(r)) and (shape is None or r.shape == shape)
+    return check
+
+
+# ================================================================ mechanisms
+for _cls in (mech.Laplace, mech.Gaussian, mech.GaussianAnalytic, mech.DoubleGeometric):
+    _n = _cls.__name__
+    _delta = 0.0 if _cls in (mech.Laplace, mech.DoubleGeometric) else 1e-5
+    _eps = 0.5       # the classical Gaussian mechanism needs epsilon < 1
+    case(f"{_n}-epsilon-negative",
+         lambda c=_cls, d=_delta: c(epsilon=-1.0, delta=d, sensitivity=1.0),
+         Raises(ValueError, r"epsilon"))
+    case(f"{_n}-epsilon-nan",
+         lambda c=_cls, d=_delta: c(epsilon=float("nan"), delta=d, sensitivity=1.0),
+         Raises(ValueError, r"epsilon"))
+    case(f"{_n}-epsilon-string",
+         lambda c=_cls, d=_delta: c(epsilon="1", delta=d, sensitivity=1.0),
+         Raises(TypeError, r"epsilon"))
+    case(f"{_n}-sensitivity-zero-or-negative",
+         lambda c=_cls, d=_delta: c(epsilon=_eps, delta=d, sensitivity=-1.0),
+         Raises(ValueError, r"sensitivity"))
+    case(f"{_n}-sensitivity-inf",
+         lambda c=_cls, d=_delta: c(epsilon=_eps, delta=d, sensitivity=float("inf")),
+         Raises(ValueError, r"sensitivity"))
+    case(f"{_n}-delta-one",
+         lambda c=_cls: c(epsilon=0.5, delta=1.0, sensitivity=1.0),
+         Raises(ValueError, r"delta"))
+    case(f"{_n}-randomise-nan",
+         lambda c=_cls, d=_delta: c(epsilon=_eps, delta=d, sensitivity=1.0,
+                                    random_state=0).randomise(float("nan")),
+         Raises(ValueError, r"value"))
+    case(f"{_n}-randomise-string",
+         lambda c=_cls, d=_delta: c(epsilon=_eps, delta=d, sensitivity=1.0,
+                                    random_state=0).randomise("3"),
+         Raises(TypeError, r"value"))
+    case(f"{_n}-random-state-float",
+         lambda c=_cls, d=_delta: c(epsilon=_eps, delta=d, sensitivity=1.0,
+                                    random_state=1.5),
+         Raises(TypeError, r"random_state"))
+
+case("Gaussian-delta-zero", lambda: mech.Gaussian(epsilon=0.5, delta=0.0, sensitivity=1.0),
+     Raises(ValueError, r"delta"))
+case("Gaussian-epsilon-above-one",
+     lambda: mech.Gaussian(epsilon=2.0, delta=1e-5, sensitivity=1.0),
+     Raises(ValueError, r"epsilon"))
+case("DoubleGeometric-sensitivity-fraction",
+     lambda: mech.DoubleGeometric(epsilon=1.0, sensitivity=0.5),
+     Accepts(lambda m: abs(m.p - (1 - math.exp(-2.0))) < 1e-15,
+             "a real sensitivity bound is documented as valid: p = 1 - exp(-eps/sens)"))
+case("DoubleGeometric-randomise-fraction",
+     lambda: mech.DoubleGeometric(epsilon=1.0, sensitivity=1, random_state=0).randomise(1.5),
+     Raises(ValueError, r"value"))
+case("DoubleGeometric-randomise-huge-int",
+     lambda: mech.DoubleGeometric(epsilon=1.0, sensitivity=1, random_state=0).randomise(2**64),
+     Raises(ValueError, r"value"))
+case("analytic_gaussian_sigma-delta-zero",
+     lambda: mech.analytic_gaussian_sigma(epsilon=1.0, delta=0.0),
+     Raises(ValueError, r"delta"))
+case("analytic_gaussian_sigma-epsilon-huge",
+     lambda: mech.analytic_gaussian_sigma(epsilon=1e300, delta=1e-5),
+     Accepts(lambda s: np.isfinite(s) and s >= 0, "a finite sigma"))
+for _cls in (mech.Exponential, mech.ReportNoisyMax):
+    _n = _cls.__name__
+    _m = (lambda c=_cls: c(epsilon=1.0, sensitivity=1.0, random_state=0))
+    case(f"{_n}-utilities-empty", lambda m=_m: m().select([]),
+         Raises(ValueError, r"utilities"))
+    case(f"{_n}-utilities-nan", lambda m=_m: m().select([1.0, float("nan")]),
+         Raises(ValueError, r"utilities"))
+    case(f"{_n}-utilities-2d", lambda m=_m: m().select([[1.0, 2.0]]),
+         Raises(ValueError, r"utilities"))
+    case(f"{_n}-utilities-strings", lambda m=_m: m().select(["a", "b"]),
+         Raises(TypeError, r"utilities"))
+    case(f"{_n}-candidates-wrong-length",
+         lambda m=_m: m().select([1.0, 2.0], candidates=[1, 2, 3]),
+         Raises(ValueError, r"candidates"))
+    case(f"{_n}-size-negative", lambda m=_m: m().select([1.0, 2.0], size=-1),
+         Raises(ValueError, r"size"))
+    case(f"{_n}-size-float", lambda m=_m: m().select([1.0, 2.0], size=1.5),
+         Raises(ValueError, r"size"))
+    case(f"{_n}-utilities-plus-inf", lambda m=_m: m().select([1.0, float("inf")]),
+         Raises(ValueError, r"utilities"))
+case("Exponential-method-unknown",
+     lambda: mech.Exponential(epsilon=1.0, sensitivity=1.0, method="magic"),
+     Raises(ValueError, r"method"))
+case("ReportNoisyMax-noise-unknown",
+     lambda: mech.ReportNoisyMax(epsilon=1.0, sensitivity=1.0, noise="magic"),
+     Raises(ValueError, r"noise"))
+case("Exponential-monotonic-string",
+     lambda: mech.Exponential(epsilon=1.0, sensitivity=1.0, monotonic="yes"),
+     Raises(TypeError, r"monotonic"))
+case("Exponential-huge-utilities-probabilities",
+     lambda: mech.Exponential(epsilon=1.0, sensitivity=1.0).probabilities([1e308, -1e308, 0.0]),
+     Accepts(lambda p: np.all(np.isfinite(p)) and abs(np.sum(p) - 1) < 1e-9 and p[0] > 0.99,
+             "finite probabilities summing to 1, mass on the top utility"))
+case("DoubleGeometric-pmf-float",
+     lambda: mech.DoubleGeometric(epsilon=1.0, sensitivity=1).pmf(0.5),
+     Raises(ValueError, r"\bk\b"))
+
+
+# ================================================================ accounting
+case("basic_composition-k-zero", lambda: acc.basic_composition(epsilon=1.0, k=0),
+     Raises(ValueError, r"\bk\b"))
+case("basic_composition-k-bool", lambda: acc.basic_composition(epsilon=1.0, k=True),
+     Raises(TypeError, r"\bk\b"))
+case("basic_composition-k-huge",
+     lambda: acc.basic_composition(epsilon=1.0, delta=0.0, k=2**64),
+     Accepts(lambda r: r[0] == 2.0**64 and r[1] == 0.0, "epsilon k*eps, exact"))
+case("basic_composition-epsilon-inf", lambda: acc.basic_composition(epsilon=math.inf, k=2),
+     Raises(ValueError, r"epsilon"))
+case("advanced_composition-delta-slack-zero",
+     lambda: acc.advanced_composition(epsilon=0.1, delta=0.0, k=10, delta_slack=0.0),
+     Raises(ValueError, r"delta_slack"))
+case("advanced_composition-k-float",
+     lambda: acc.advanced_composition(epsilon=0.1, delta=0.0, k=10.0, delta_slack=1e-6),
+     Raises(TypeError, r"\bk\b"))
+case("advanced_composition-k-huge",
+     lambda: acc.advanced_composition(epsilon=1e-9, delta=0.0, k=2**64, delta_slack=1e-6),
+     Accepts(lambda r: np.isfinite(r[0]) and r[0] > 0 and 0 < r[1] < 1, "finite guarantee"))
+case("optimal_composition-k-1e9",
+     lambda: acc.optimal_composition(epsilon=0.01, delta=0.0, k=10**9, delta_slack=1e-6),
+     Raises(ValueError, r"\bk\b"))
+case("optimal_composition-k-zero",
+     lambda: acc.optimal_composition(epsilon=0.1, delta=0.0, k=0, delta_slack=1e-6),
+     Raises(ValueError, r"\bk\b"))
+case("optimal_composition-delta-slack-one",
+     lambda: acc.optimal_composition(epsilon=0.1, delta=0.0, k=10, delta_slack=1.0),
+     Raises(ValueError, r"delta_slack"))
+case("per_step_epsilon-k-zero",
+     lambda: acc.per_step_epsilon(epsilon_total=1.0, delta_slack=1e-6, k=0),
+     Raises(ValueError, r"\bk\b"))
+case("per_step_epsilon-epsilon-total-negative",
+     lambda: acc.per_step_epsilon(epsilon_total=-1.0, delta_slack=1e-6, k=10),
+     Raises(ValueError, r"epsilon_total"))
+case("per_step_epsilon-k-huge",
+     lambda: acc.per_step_epsilon(epsilon_total=1.0, delta_slack=1e-6, k=2**64),
+     Accepts(lambda e: 0 < e < 1e-9, "a tiny positive per-step epsilon"))
+case("MomentsAccountant-max-lambda-1e8", lambda: acc.MomentsAccountant(max_lambda=10**8),
+     Raises(ValueError, r"max_lambda"))
+case("MomentsAccountant-max-lambda-zero", lambda: acc.MomentsAccountant(max_lambda=0),
+     Raises(ValueError, r"max_lambda"))
+case("MomentsAccountant-max-lambda-float", lambda: acc.MomentsAccountant(max_lambda=3.5),
+     Raises(TypeError, r"max_lambda"))
+case("RDPAccountant-orders-empty", lambda: acc.RDPAccountant(orders=[]),
+     Raises(ValueError, r"orders"))
+case("RDPAccountant-orders-below-one", lambda: acc.RDPAccountant(orders=[0.5, 2.0]),
+     Raises(ValueError, r"orders"))
+case("RDPAccountant-orders-nan", lambda: acc.RDPAccountant(orders=[2.0, float("nan")]),
+     Raises(ValueError, r"orders"))
+case("RDPAccountant-relation-unknown",
+     lambda: acc.RDPAccountant(neighboring_relation="swap"),
+     Raises(ValueError, r"neighboring_relation"))
+case("RDPAccountant-conversion-unknown", lambda: acc.RDPAccountant(conversion="magic"),
+     Raises(ValueError, r"conversion"))
+case("RDPAccountant-noise-zero",
+     lambda: acc.RDPAccountant().compose_gaussian(noise_multiplier=0.0),
+     Raises(ValueError, r"noise_multiplier"))
+case("RDPAccountant-steps-negative",
+     lambda: acc.RDPAccountant().compose_gaussian(noise_multiplier=1.0, steps=-1),
+     Raises(ValueError, r"steps"))
+case("RDPAccountant-steps-huge",
+     lambda: acc.RDPAccountant().compose_gaussian(noise_multiplier=1.0, steps=2**64
+                                                  ).get_epsilon(1e-5),
+     Accepts(lambda e: e > 1e6 or e == math.inf, "a huge (or infinite) epsilon"))
+case("RDPAccountant-sampling-rate-above-one",
+     lambda: acc.RDPAccountant().compose_subsampled_gaussian(noise_multiplier=1.0,
+                                                             sampling_rate=1.5),
+     Raises(ValueError, r"sampling_rate"))
+case("RDPAccountant-sampling-unknown",
+     lambda: acc.RDPAccountant().compose_subsampled_gaussian(
+         noise_multiplier=1.0, sampling_rate=0.1, sampling="magic"),
+     Raises(ValueError, r"sampling"))
+case("RDPAccountant-get-epsilon-delta-zero",
+     lambda: acc.RDPAccountant().compose_gaussian(noise_multiplier=1.0).get_epsilon(0.0),
+     Raises(ValueError, r"delta"))
+case("RDPAccountant-get-delta-epsilon-negative",
+     lambda: acc.RDPAccountant().compose_gaussian(noise_multiplier=1.0).get_delta(-1.0),
+     Raises(ValueError, r"epsilon"))
+case("RDPAccountant-compose-rdp-wrong-length",
+     lambda: acc.RDPAccountant(orders=[2.0, 4.0]).compose_rdp([1.0, 2.0, 3.0]),
+     Raises(ValueError, r"rdp"))
+case("RDPAccountant-compose-rdp-negative",
+     lambda: acc.RDPAccountant(orders=[2.0, 4.0]).compose_rdp([-1.0, 2.0]),
+     Raises(ValueError, r"rdp"))
+case("rdp_gaussian-noise-negative", lambda: acc.rdp_gaussian(noise_multiplier=-1.0),
+     Raises(ValueError, r"noise_multiplier"))
+case("rdp_laplace-noise-nan", lambda: acc.rdp_laplace(noise_multiplier=float("nan")),
+     Raises(ValueError, r"noise_multiplier"))
+case("rdp_poisson-sampling-rate-negative",
+     lambda: acc.rdp_poisson_subsampled_gaussian(noise_multiplier=1.0, sampling_rate=-0.1),
+     Raises(ValueError, r"sampling_rate"))
+case("rdp_poisson-series-unknown",
+     lambda: acc.rdp_poisson_subsampled_gaussian(noise_multiplier=1.0, sampling_rate=0.1,
+                                                 series="magic"),
+     Raises(ValueError, r"series"))
+case("rdp_poisson-orders-huge",
+     lambda: acc.rdp_poisson_subsampled_gaussian(noise_multiplier=1.0, sampling_rate=0.1,
+                                                 orders=[1e12]),
+     Raises(ValueError, r"orders"))
+case("rdp_swor-sampling-rate-zero",
+     lambda: acc.rdp_sampled_without_replacement_gaussian(noise_multiplier=1.0,
+                                                          sampling_rate=0.0),
+     Raises(ValueError, r"sampling_rate"))
+case("rdp_to_epsilon-length-mismatch",
+     lambda: acc.rdp_to_epsilon([2.0, 3.0], [1.0], 1e-5),
+     Raises(ValueError, r"rdp|orders"))
+case("rdp_to_epsilon-delta-one", lambda: acc.rdp_to_epsilon([2.0], [1.0], 1.0),
+     Raises(ValueError, r"delta"))
+case("rdp_to_delta-epsilon-nan", lambda: acc.rdp_to_delta([2.0], [1.0], float("nan")),
+     Raises(ValueError, r"epsilon"))
+case("calibrate_noise_multiplier-steps-huge",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5,
+                                            sampling_rate=0.01, steps=10**12, tol=1e-3),
+     Accepts(lambda s: acc.RDPAccountant().compose_subsampled_gaussian(
+         noise_multiplier=s, sampling_rate=0.01, steps=10**12).get_epsilon(1e-5) <= 1.0,
+         "a noise multiplier that meets epsilon = 1 over 1e12 steps"))
+case("calibrate_noise_multiplier-steps-zero",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5,
+                                            sampling_rate=0.01, steps=0),
+     Raises(ValueError, r"steps"))
+case("calibrate_noise_multiplier-target-epsilon-zero",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=0.0, delta=1e-5,
+                                            sampling_rate=0.01, steps=10),
+     Raises(ValueError, r"target_epsilon"))
+case("calibrate_noise_multiplier-accountant-unknown",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5,
+                                            sampling_rate=0.01, steps=10,
+                                            accountant="magic"),
+     Raises(ValueError, r"accountant"))
+case("calibrate_noise_multiplier-tol-negative",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5,
+                                            sampling_rate=0.01, steps=10, tol=-1.0),
+     Raises(ValueError, r"tol"))
+case("calibrate_parameter-low-above-high",
+     lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1.0,
+                                     delta=1e-5, low=10.0, high=1.0, increasing=False),
+     Raises(ValueError, r"low|high"))
+case("calibrate_parameter-make-event-not-callable",
+     lambda: acc.calibrate_parameter(3, target_epsilon=1.0, delta=1e-5, low=0.1, high=10.0),
+     Raises(TypeError, r"make_event"))
+case("calibrate_parameter-method-unknown",
+     lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1.0,
+                                     delta=1e-5, low=0.1, high=100.0, increasing=False,
+                                     method="magic"),
+     Raises(ValueError, r"method"))
+case("epsilon_of_event-not-an-event", lambda: acc.epsilon_of_event("laplace", 1e-5),
+     Raises(TypeError, r"event"))
+case("epsilon_of_event-delta-negative",
+     lambda: acc.epsilon_of_event(ev.PureDPEvent(1.0), -0.1),
+     Raises(ValueError, r"delta"))
+case("epsilon_of_event-method-unknown",
+     lambda: acc.epsilon_of_event(ev.PureDPEvent(1.0), 1e-5, method="magic"),
+     Raises(ValueError, r"method"))
+case("epsilon_of_event-huge-count",
+     lambda: acc.epsilon_of_event(ev.SelfComposedEvent(ev.GaussianEvent(1.0), 2**64), 1e-5),
+     Accepts(lambda r: (r[0] if isinstance(r, tuple) else r) > 1e6, "a huge epsilon"))
+case("PrivacyAccountant-method-unknown", lambda: acc.PrivacyAccountant(method="magic"),
+     Raises(ValueError, r"method"))
+case("PrivacyAccountant-compose-count-zero",
+     lambda: acc.PrivacyAccountant().compose(ev.PureDPEvent(1.0), count=0),
+     Raises(ValueError, r"count"))
+case("PrivacyAccountant-compose-not-event",
+     lambda: acc.PrivacyAccountant().compose(1.0),
+     Raises(TypeError, r"event"))
+case("PrivacyAccountant-get-epsilon-delta-nan",
+     lambda: acc.PrivacyAccountant().compose(ev.PureDPEvent(1.0)).get_epsilon(float("nan")),
+     Raises(ValueError, r"delta"))
+case("event-PureDP-negative", lambda: ev.PureDPEvent(-1.0), Raises(ValueError, r"epsilon"))
+case("event-PureDP-string", lambda: ev.PureDPEvent("1"), Raises(TypeError, r"epsilon"))
+case("event-ApproxDP-delta-two", lambda: ev.ApproxDPEvent(1.0, 2.0),
+     Raises(ValueError, r"delta"))
+case("event-Gaussian-zero", lambda: ev.GaussianEvent(0.0),
+     Raises(ValueError, r"noise_multiplier"))
+case("event-Laplace-inf", lambda: ev.LaplaceEvent(math.inf),
+     Raises(ValueError, r"noise_multiplier"))
+case("event-ZCDP-nan", lambda: ev.ZCDPEvent(float("nan")), Raises(ValueError, r"rho"))
+case("event-Exponential-bounded-range-negative",
+     lambda: ev.ExponentialMechanismEvent(1.0, bounded_range=-1.0),
+     Raises(ValueError, r"bounded_range"))
+case("event-Poisson-rate-two", lambda: ev.PoissonSampledEvent(2.0, ev.GaussianEvent(1.0)),
+     Raises(ValueError, r"sampling_rate"))
+case("event-Poisson-inner-not-event", lambda: ev.PoissonSampledEvent(0.1, 1.0),
+     Raises(TypeError, r"event"))
+case("event-SWOR-sample-size-above-n",
+     lambda: ev.SampledWithoutReplacementEvent(10, 20, ev.GaussianEvent(1.0)),
+     Raises(ValueError, r"sample_size"))
+case("event-SWOR-n-samples-float",
+     lambda: ev.SampledWithoutReplacementEvent(10.5, 2, ev.GaussianEvent(1.0)),
+     Raises(TypeError, r"n_samples"))
+case("event-SelfComposed-count-zero",
+     lambda: acc.epsilon_of_event(ev.SelfComposedEvent(ev.PureDPEvent(1.0), 0), 0.0),
+     Accepts(lambda e: e == 0.0, "count=0 is documented (nothing ran): epsilon 0"))
+case("event-SelfComposed-count-negative",
+     lambda: ev.SelfComposedEvent(ev.PureDPEvent(1.0), -1), Raises(ValueError, r"count"))
+case("epsilon_of_event-approx-leaf-huge-count",
+     lambda: acc.epsilon_of_event(ev.SelfComposedEvent(ev.ApproxDPEvent(1e-9, 1e-30),
+                                                       10**12), 1e-5, method="basic"),
+     Accepts(lambda e: abs(e - 1000.0) < 1e-6, "basic composition: 1e12 * 1e-9"))
+case("event-SelfComposed-count-bool",
+     lambda: ev.SelfComposedEvent(ev.PureDPEvent(1.0), True),
+     Raises(TypeError, r"count"))
+case("event-Composed-not-events", lambda: ev.ComposedEvent((ev.PureDPEvent(1.0), 3)),
+     Raises(TypeError, r"events"))
+case("event-RepeatAndSelect-shape-negative",
+     lambda: ev.RepeatAndSelectEvent(ev.PureDPEvent(1.0), 10.0, -2.0),
+     Raises(ValueError, r"shape"))
+case("event-RepeatAndSelect-mean-below-one",
+     lambda: ev.RepeatAndSelectEvent(ev.PureDPEvent(1.0), 0.5, 1.0),
+     Raises(ValueError, r"mean"))
+case("BudgetAccountant-epsilon-negative", lambda: acc.BudgetAccountant(-1.0),
+     Raises(ValueError, r"epsilon"))
+case("BudgetAccountant-delta-two", lambda: acc.BudgetAccountant(1.0, 2.0),
+     Raises(ValueError, r"delta"))
+case("BudgetAccountant-composition-unknown",
+     lambda: acc.BudgetAccountant(1.0, composition="magic"),
+     Raises(ValueError, r"composition"))
+case("BudgetAccountant-spend-over-budget",
+     lambda: acc.BudgetAccountant(1.0).spend(2.0),
+     Raises(BudgetExceededError, r"epsilon|budget"))
+case("BudgetAccountant-spend-negative", lambda: acc.BudgetAccountant(1.0).spend(-0.5),
+     Raises(ValueError, r"epsilon"))
+case("BudgetAccountant-spend-nan", lambda: acc.BudgetAccountant(1.0).spend(float("nan")),
+     Raises(ValueError, r"epsilon"))
+case("BudgetAccountant-remaining-k-zero", lambda: acc.BudgetAccountant(1.0).remaining(0),
+     Raises(ValueError, r"\bk\b"))
+case("BudgetAccountant-remaining-k-huge",
+     lambda: acc.BudgetAccountant(1.0, 0.0).remaining(2**64),
+     Accepts(lambda r: 0 < r[0] <= 1.0 / 2**64 * (1 + 1e-12), "budget / k"))
+case("BudgetAccountant-spend-event-not-event",
+     lambda: acc.BudgetAccountant(1.0).spend(0.1, event="laplace"),
+     Raises(TypeError, r"event"))
+case("set_default_accountant-wrong-type", lambda: acc.set_default_accountant(1.0),
+     Raises(TypeError, r"accountant"))
+case("laplace_rnm_scale-sensitivity-zero",
+     lambda: acc.laplace_report_noisy_max_scale(epsilon=1.0, sensitivity=0.0),
+     Raises(ValueError, r"sensitivity"))
+case("laplace_rnm_composition-max-iter-zero",
+     lambda: acc.laplace_report_noisy_max_composition(noise_scale=1.0, sensitivity=1.0,
+                                                      max_iter=0),
+     Raises(ValueError, r"max_iter"))
+case("laplace_rnm_epsilon-monotonic-string",
+     lambda: acc.laplace_report_noisy_max_epsilon(noise_scale=1.0, sensitivity=1.0,
+                                                  monotonic="no"),
+     Raises(TypeError, r"monotonic"))
+case("talwar_noise_scale-n-samples-zero",
+     lambda: acc.talwar_noise_scale(epsilon=1.0, delta=1e-5, max_iter=10, n_samples=0),
+     Raises(ValueError, r"n_samples"))
+case("talwar_noise_scale-max-iter-huge",
+     lambda: acc.talwar_noise_scale(epsilon=1.0, delta=1e-5, max_iter=2**64, n_samples=100),
+     Accepts(lambda s: np.isfinite(s) and s > 0, "a finite positive scale"))
+case("tnb_success_probability-mu-one", lambda: acc.tnb_success_probability(1.0, 1.0),
+     Raises(ValueError, r"\bmu\b"))
+case("tnb_success_probability-eta-negative", lambda: acc.tnb_success_probability(-0.5, 5.0),
+     Raises(ValueError, r"eta"))
+
+
+# ================================================================ selection
+case("canonical_top_k-k-zero", lambda: sel.canonical_lipschitz_top_k([1.0, 2.0], 0, epsilon=1.0),
+     Raises(ValueError, r"\bk\b"))
+case("canonical_top_k-k-above-d",
+     lambda: sel.canonical_lipschitz_top_k([1.0, 2.0], 3, epsilon=1.0),
+     Raises(ValueError, r"\bk\b"))
+case("canonical_top_k-k-huge",
+     lambda: sel.canonical_lipschitz_top_k([1.0, 2.0], 2**64, epsilon=1.0),
+     Raises(ValueError, r"\bk\b"))
+case("canonical_top_k-gamma-above-one",
+     lambda: sel.canonical_lipschitz_top_k([1.0, 2.0, 3.0], 1, epsilon=1.0, gamma=1.5),
+     Raises(ValueError, r"gamma"))
+case("canonical_top_k-scores-nan",
+     lambda: sel.canonical_lipschitz_top_k([1.0, float("nan"), 3.0], 1, epsilon=1.0),
+     Raises(ValueError, r"scores"))
+case("canonical_top_k-scores-empty", lambda: sel.canonical_lipschitz_top_k([], 1, epsilon=1.0),
+     Raises(ValueError, r"scores|\bk\b"))
+case("canonical_top_k-epsilon-zero",
+     lambda: sel.canonical_lipschitz_top_k([1.0, 2.0], 1, epsilon=0.0),
+     Raises(ValueError, r"epsilon"))
+case("canonical_top_k-scores-2d",
+     lambda: sel.canonical_lipschitz_top_k([[1.0, 2.0]], 1, epsilon=1.0),
+     Raises(ValueError, r"scores"))
+case("canonical_top_k-k-float",
+     lambda: sel.canonical_lipschitz_top_k([1.0, 2.0], 1.0, epsilon=1.0),
+     Raises(TypeError, r"\bk\b"))
+case("peeling_top_k-method-unknown",
+     lambda: sel.peeling_top_k([1.0, 2.0], 1, epsilon=1.0, method="magic"),
+     Raises(ValueError, r"method"))
+case("peeling_top_k-sensitivity-negative",
+     lambda: sel.peeling_top_k([1.0, 2.0], 1, epsilon=1.0, sensitivity=-1.0),
+     Raises(ValueError, r"sensitivity"))
+case("peeling_top_k-size-zero",
+     lambda: sel.peeling_top_k([1.0, 2.0, 3.0], 1, epsilon=1.0, size=0, random_state=0),
+     Raises(ValueError, r"size"))
+case("top_k_accuracy-reference-empty", lambda: sel.top_k_accuracy([1, 2], []),
+     Raises(ValueError, r"reference"))
+case("top_k_accuracy-selected-floats", lambda: sel.top_k_accuracy([1.5, 2.0], [1, 2]),
+     Raises(TypeError, r"selected"))
+case("top_k_accuracy-duplicates", lambda: sel.top_k_accuracy([1, 1], [1, 2]),
+     Raises(ValueError, r"selected"))
+case("order_statistics_hit-index-out-of-range",
+     lambda: sel.order_statistics_hit([5], [1.0, 2.0, 3.0], 1, 1),
+     Raises(ValueError, r"selected"))
+case("order_statistics_hit-head-negative",
+     lambda: sel.order_statistics_hit([0], [1.0, 2.0, 3.0], -1, 1),
+     Raises(ValueError, r"head"))
+case("order_statistics_hit-scores-nan",
+     lambda: sel.order_statistics_hit([0], [1.0, float("nan"), 3.0], 1, 1),
+     Raises(ValueError, r"scores"))
+case("top_great_good-selected-3d", lambda: sel.top_great_good([[[0]]], [1.0, 2.0]),
+     Raises(ValueError, r"selected"))
+case("top_great_good-draws",
+     lambda: sel.top_great_good([[1], [0]], [1.0, 2.0]),
+     Accepts(lambda r: list(r["top"]) == [True, False], "one row per draw"))
+case("top_great_good-scores-empty", lambda: sel.top_great_good([0], []),
+     Raises(ValueError, r"scores|selected"))
+case("dpsis_scores-bounds-reversed",
+     lambda: sel.dpsis_scores(X, y01, bounds=(1.0, -1.0)), Raises(ValueError, r"bounds"))
+case("dpsis_scores-y-length", lambda: sel.dpsis_scores(X, y01[:-1]),
+     Raises(ValueError, r"\by\b|samples"))
+case("block_support_counts-n-blocks-zero",
+     lambda: sel.block_support_counts(X, yreg, n_blocks=0), Raises(ValueError, r"n_blocks"))
+case("block_support_counts-n-blocks-above-n",
+     lambda: sel.block_support_counts(X, yreg, n_blocks=10**6),
+     Raises(ValueError, r"n_blocks"))
+case("block_support_counts-alpha-negative",
+     lambda: sel.block_support_counts(X, yreg, n_blocks=2, alpha=-1.0),
+     Raises(ValueError, r"alpha"))
+case("SIS-k-zero", lambda: sel.SIS(k=0).fit(X, yreg), Raises(ValueError, r"\bk\b"))
+case("SIS-k-above-features", lambda: sel.SIS(k=D + 1).fit(X, yreg),
+     Raises(ValueError, r"\bk\b"))
+case("SIS-X-nan", lambda: sel.SIS(k=2).fit(X_nan, yreg), Raises(ValueError, r"\bX\b|NaN"))
+case("SIS-transform-wrong-features",
+     lambda: sel.SIS(k=2).fit(X, yreg).transform(Xd[:, :3]),
+     Raises(ValueError, r"features"))
+case("DPSIS-epsilon-zero", lambda: sel.DPSIS(k=2, epsilon=0.0).fit(X, yreg),
+     Raises(ValueError, r"epsilon"))
+case("DPSIS-k-huge", lambda: sel.DPSIS(k=2**64, epsilon=1.0).fit(X, yreg),
+     Raises(ValueError, r"\bk\b"))
+case("DPSIS-selector-unknown", lambda: sel.DPSIS(k=2, selector="magic").fit(X, yreg),
+     Raises(ValueError, r"selector"))
+case("DPSIS-neighbouring-unknown",
+     lambda: sel.DPSIS(k=2, neighbouring="swap").fit(X, yreg),
+     Raises(ValueError, r"neighbouring"))
+case("DPSIS-y-string", lambda: sel.DPSIS(k=2).fit(X, y_str),
+     Raises(ValueError, r"\by\b"))
+case("DPSIS-accountant-wrong-type", lambda: sel.DPSIS(k=2, accountant=1.0).fit(X, yreg),
+     Raises(TypeError, r"accountant"))
+case("TwoStage-alpha-scale-unknown",
+     lambda: sel.TwoStageSelector(k=2, alpha_scale="magic").fit(X, yreg),
+     Raises(ValueError, r"alpha_scale"))
+case("TwoStage-n-blocks-zero", lambda: sel.TwoStageSelector(k=2, n_blocks=0).fit(X, yreg),
+     Raises(ValueError, r"n_blocks"))
+case("TwoStage-lasso-max-iter-zero",
+     lambda: sel.TwoStageSelector(k=2, lasso_max_iter=0).fit(X, yreg),
+     Raises(ValueError, r"lasso_max_iter"))
+case("TwoStage-block-support-unknown",
+     lambda: sel.TwoStageSelector(k=2, block_support="magic").fit(X, yreg),
+     Raises(ValueError, r"block_support"))
+case("TwoStage-empty-X", lambda: sel.TwoStageSelector(k=2).fit(Xd[:0], yreg[:0]),
+     Raises(ValueError, r"\bX\b|sample"))
+case("PrivateSelectThenFit-selector-not-selector",
+     lambda: sel.PrivateSelectThenFit(3, lm.DPSGDClassifier(epsilon=1.0)).fit(X, y01),
+     Raises(TypeError, r"selector"))
+case("PrivateSelectThenFit-estimator-not-estimator",
+     lambda: sel.PrivateSelectThenFit(sel.DPSIS(k=2), "sgd").fit(X, y01),
+     Raises(TypeError, r"estimator"))
+
+
+# ================================================================ linear_model
+#: estimator name -> (factory of a small, quick, valid configuration, target)
+ESTIMATORS = {
+    "FrankWolfe": (lambda **kw: lm.FrankWolfeLassoClassifier(
+        **{"epsilon": 1.0, "max_iter": 5, "n_samples_public": N, "random_state": 0, **kw}),
+        y01),
+    "Sparsifier": (lambda **kw: lm.SparsifiedLassoClassifier(
+        **{"max_iter": 5, "nonprivate_max_iter": 20, "n_samples_public": N,
+           "random_state": 0, **kw}), y01),
+    "DPSCDClassifier": (lambda **kw: lm.DPSCDClassifier(
+        **{"epsilon": 1.0, "n_epochs": 1, "n_samples_public": N, "random_state": 0, **kw}),
+        y01),
+    "DPSCDRegressor": (lambda **kw: lm.DPSCDRegressor(
+        **{"epsilon": 1.0, "n_epochs": 1, "n_samples_public": N, "random_state": 0, **kw}),
+        yreg),
+    "DPSGDClassifier": (lambda **kw: lm.DPSGDClassifier(
+        **{"epsilon": 1.0, "n_epochs": 1, "n_samples_public": N, "random_state": 0, **kw}),
+        y01),
+    "DPSGDRegressor": (lambda **kw: lm.DPSGDRegressor(
+        **{"epsilon": 1.0, "n_epochs": 1, "n_samples_public": N, "random_state": 0, **kw}),
+        yreg),
+    "DPIGHT": (lambda **kw: lm.DPIGHTClassifier(
+        **{"max_iter": 3, "n_samples_public": N, "random_state": 0, **kw}), y01),
+    "DPNBLogistic": (lambda **kw: lm.DPNBLogisticClassifier(
+        **{"epsilon": 1.0, "n_epochs": 1, "n_features_kept": 5, "n_samples_public": N,
+           "random_state": 0, **kw}), y01),
+    "DSALLasso": (lambda **kw: lm.DSALLasso(**{"alpha": 0.01, "max_outer": 5,
+                                               "random_state": 0, **kw}), yreg),
+    "ProxSVRGLasso": (lambda **kw: lm.ProxSVRGLasso(**{"alpha": 0.01, "max_outer": 5,
+                                                       "random_state": 0, **kw}), yreg),
+    "ProxASAGALasso": (lambda **kw: lm.ProxASAGALasso(**{"alpha": 0.01, "max_outer": 5,
+                                                         "random_state": 0, **kw}), yreg),
+}
+CLASSIFIERS = {"FrankWolfe", "Sparsifier", "DPSCDClassifier", "DPSGDClassifier", "DPIGHT",
+               "DPNBLogistic"}
+
+
+def _fit(name, Xa, ya, **kw):
+    make, _ = ESTIMATORS[name]
+    return make(**kw).fit(Xa, ya)
+
+
+def _predict_ok(name):
+    def check(est):
+        pred = est.predict(Xd)
+        if name in CLASSIFIERS:
+            return set(np.unique(pred)) <= set(np.unique(ESTIMATORS[name][1]))
+        return np.all(np.isfinite(pred)) and pred.shape == (N,)
+    return check
+
+
+for _name, (_make, _y) in ESTIMATORS.items():
+    case(f"{_name}-X-empty", lambda n=_name, t=_y: _fit(n, Xd[:0], t[:0]),
+         Raises(ValueError, r"\bX\b|sample"))
+    case(f"{_name}-X-zero-features", lambda n=_name, t=_y: _fit(n, Xd[:, :0], t),
+         Raises(ValueError, r"\bX\b|feature"))
+    if _name in CLASSIFIERS:   # one row holds one class
+        case(f"{_name}-X-one-row", lambda n=_name, t=_y: _fit(n, Xd[:1], t[:1]),
+             Raises(ValueError, r"\by\b|class"))
+    else:
+        case(f"{_name}-X-one-row", lambda n=_name, t=_y: _fit(n, Xd[:1], t[:1]),
+             Accepts(lambda est: np.all(np.isfinite(est.predict(Xd))),
+                     "a regression on one example is well defined: finite predictions"))
+    case(f"{_name}-X-1d", lambda n=_name, t=_y: _fit(n, Xd[:, 0], t),
+         Raises(ValueError, r"\bX\b|2-D|2D"))
+    case(f"{_name}-X-3d", lambda n=_name, t=_y: _fit(n, Xd[:, :, None], t),
+         Raises(ValueError, r"\bX\b|2-D|dim"))
+    case(f"{_name}-X-y-mismatch", lambda n=_name, t=_y: _fit(n, Xd, t[:-3]),
+         Raises(ValueError, r"\by\b|samples|consistent"))
+    case(f"{_name}-X-nan", lambda n=_name, t=_y: _fit(n, X_nan, t),
+         Raises(ValueError, r"\bX\b|NaN"))
+    case(f"{_name}-X-inf", lambda n=_name, t=_y: _fit(n, X_inf, t),
+         Raises(ValueError, r"\bX\b|infinity"))
+    case(f"{_name}-X-numeric-strings", lambda n=_name, t=_y: (_fit(n, Xd.astype(str), t),
+                                                              _fit(n, Xd, t)),
+         Accepts(lambda pair: np.array_equal(pair[0].predict(Xd), pair[1].predict(Xd)),
+                 "numeric strings are parsed as scikit-learn does (dtype=float64): the "
+                 "same fit as on the numbers"))
+    case(f"{_name}-X-words", lambda n=_name, t=_y: _fit(n, np.full((N, D), "word"), t),
+         Raises(ValueError, r"string|float|numeric"))
+    case(f"{_name}-y-nan", lambda n=_name, t=_y: _fit(n, Xd, np.where(np.isnan(y_nan), np.nan, t)),
+         Raises(ValueError, r"\by\b|NaN"))
+    case(f"{_name}-y-2d", lambda n=_name, t=_y: _fit(n, Xd, np.c_[t, t]),
+         Raises(ValueError, r"\by\b|1d|1-D|shape"))
+    case(f"{_name}-predict-wrong-features",
+         lambda n=_name, t=_y: _fit(n, Xd, t).predict(Xd[:, :5]),
+         Raises(ValueError, r"feature"))
+    case(f"{_name}-random-state-negative", lambda n=_name, t=_y: _fit(n, Xd, t, random_state=-1),
+         Raises(ValueError, r"random_state"))
+    if _name in CLASSIFIERS:
+        case(f"{_name}-y-single-class", lambda n=_name: _fit(n, Xd, np.ones(N)),
+             Raises(ValueError, r"\by\b|class"))
+        case(f"{_name}-y-string-labels", lambda n=_name: _fit(n, Xd, y_str),
+             Accepts(lambda est: set(est.predict(Xd)) <= {"pos", "neg"},
+                     "string labels are classes; predict returns them"))
+    else:
+        case(f"{_name}-y-strings", lambda n=_name: _fit(n, Xd, y_str),
+             Raises(ValueError, r"\by\b|numeric|float"))
+
+_EPS_ESTIMATORS = ["FrankWolfe", "Sparsifier", "DPSCDClassifier", "DPSCDRegressor",
+                   "DPSGDClassifier", "DPSGDRegressor", "DPIGHT", "DPNBLogistic"]
+for _name in _EPS_ESTIMATORS:
+    _t = ESTIMATORS[_name][1]
+    case(f"{_name}-epsilon-negative", lambda n=_name, t=_t: _fit(n, Xd, t, epsilon=-1.0),
+         Raises(ValueError, r"epsilon"))
+    case(f"{_name}-epsilon-inf", lambda n=_name, t=_t: _fit(n, Xd, t, epsilon=math.inf),
+         Raises(ValueError, r"epsilon"))
+    case(f"{_name}-epsilon-string", lambda n=_name, t=_t: _fit(n, Xd, t, epsilon="1"),
+         Raises(TypeError, r"epsilon"))
+    case(f"{_name}-delta-one", lambda n=_name, t=_t: _fit(n, Xd, t, delta=1.0),
+         Raises(ValueError, r"delta"))
+    case(f"{_name}-n-samples-public-zero",
+         lambda n=_name, t=_t: _fit(n, Xd, t, n_samples_public=0),
+         Raises(ValueError, r"n_samples_public"))
+    case(f"{_name}-n-samples-public-float",
+         lambda n=_name, t=_t: _fit(n, Xd, t, n_samples_public=40.5),
+         Raises(TypeError, r"n_samples_public"))
+    case(f"{_name}-accountant-wrong-type",
+         lambda n=_name, t=_t: _fit(n, Xd, t, accountant="basic"),
+         Raises(TypeError, r"accountant"))
+    case(f"{_name}-budget-exceeded",
+         lambda n=_name, t=_t: _fit(n, Xd, t, accountant=acc.BudgetAccountant(1e-3, 1e-9)),
+         Raises(BudgetExceededError, r"budget|epsilon"))
+
+for _name in ["DPSCDClassifier", "DPSCDRegressor", "DPSGDClassifier", "DPSGDRegressor",
+              "DPNBLogistic"]:
+    _t = ESTIMATORS[_name][1]
+    case(f"{_name}-n-epochs-2**64", lambda n=_name, t=_t: _fit(n, Xd, t, n_epochs=2**64),
+         Raises(ValueError, r"n_epochs"))
+    case(f"{_name}-n-epochs-zero", lambda n=_name, t=_t: _fit(n, Xd, t, n_epochs=0),
+         Raises(ValueError, r"n_epochs"))
+    case(f"{_name}-n-epochs-bool", lambda n=_name, t=_t: _fit(n, Xd, t, n_epochs=True),
+         Raises(TypeError, r"n_epochs"))
+    case(f"{_name}-alpha-negative", lambda n=_name, t=_t: _fit(n, Xd, t, alpha=-1.0),
+         Raises(ValueError, r"alpha"))
+for _name in ["DPSCDClassifier", "DPSCDRegressor", "DPSGDClassifier", "DPSGDRegressor"]:
+    _t = ESTIMATORS[_name][1]
+    case(f"{_name}-batch-size-zero", lambda n=_name, t=_t: _fit(n, Xd, t, batch_size=0),
+         Raises(ValueError, r"batch_size"))
+    case(f"{_name}-batch-size-huge", lambda n=_name, t=_t: _fit(n, Xd, t, batch_size=2**64),
+         Raises(ValueError, r"batch_size"))
+    case(f"{_name}-normalize-unknown", lambda n=_name, t=_t: _fit(n, Xd, t, normalize="l7"),
+         Raises(ValueError, r"normalize"))
+    case(f"{_name}-fit-intercept-string",
+         lambda n=_name, t=_t: _fit(n, Xd, t, fit_intercept="yes"),
+         Raises(TypeError, r"fit_intercept"))
+    case(f"{_name}-intercept-scaling-zero",
+         lambda n=_name, t=_t: _fit(n, Xd, t, fit_intercept=True, intercept_scaling=0.0),
+         Raises(ValueError, r"intercept_scaling"))
+case("DPSGDClassifier-learning-rate-negative",
+     lambda: _fit("DPSGDClassifier", Xd, y01, learning_rate=-0.1),
+     Raises(ValueError, r"learning_rate"))
+case("DPSGDClassifier-clip-zero", lambda: _fit("DPSGDClassifier", Xd, y01, clip=0.0),
+     Raises(ValueError, r"clip"))
+case("DPSCDClassifier-variant-unknown",
+     lambda: _fit("DPSCDClassifier", Xd, y01, variant="magic"), Raises(ValueError, r"variant"))
+case("DPSCDClassifier-loss-unknown", lambda: _fit("DPSCDClassifier", Xd, y01, loss="magic"),
+     Raises(ValueError, r"loss"))
+case("FrankWolfe-l1-bound-zero", lambda: _fit("FrankWolfe", Xd, y01, l1_bound=0.0),
+     Raises(ValueError, r"l1_bound"))
+case("FrankWolfe-max-iter-huge", lambda: _fit("FrankWolfe", Xd, y01, max_iter=2**64),
+     Raises(ValueError, r"max_iter"))
+case("FrankWolfe-max-iter-string", lambda: _fit("FrankWolfe", Xd, y01, max_iter="many"),
+     Raises(TypeError, r"max_iter"))
+case("FrankWolfe-solver-unknown", lambda: _fit("FrankWolfe", Xd, y01, solver="magic"),
+     Raises(ValueError, r"solver"))
+case("FrankWolfe-selector-unknown", lambda: _fit("FrankWolfe", Xd, y01, selector="magic"),
+     Raises(ValueError, r"selector"))
+case("FrankWolfe-refresh-tol-negative", lambda: _fit("FrankWolfe", Xd, y01, refresh_tol=-1.0),
+     Raises(ValueError, r"refresh_tol"))
+case("FrankWolfe-group-size-zero", lambda: _fit("FrankWolfe", Xd, y01, group_size=0),
+     Raises(ValueError, r"group_size"))
+case("FrankWolfe-clip-data-string", lambda: _fit("FrankWolfe", Xd, y01, clip_data="yes"),
+     Raises(TypeError, r"clip_data"))
+case("FrankWolfe-X-out-of-bound-no-clip",
+     lambda: _fit("FrankWolfe", Xd * 5.0, y01, clip_data=False),
+     Raises(ValueError, r"bound|clip_data"))
+case("FrankWolfe-screening-fraction-two",
+     lambda: _fit("FrankWolfe", Xd, y01, screening="auto", screening_fraction=2.0),
+     Raises(ValueError, r"screening_fraction"))
+case("FrankWolfe-budget-n-features-zero",
+     lambda: lm.FrankWolfeLassoClassifier(epsilon=1.0).budget(0),
+     Raises(ValueError, r"n_features"))
+case("FrankWolfe-tol-negative", lambda: _fit("FrankWolfe", Xd, y01, tol=-1.0),
+     Raises(ValueError, r"\btol\b"))
+case("FrankWolfe-verbose-string", lambda: _fit("FrankWolfe", Xd, y01, verbose="loud"),
+     Raises(TypeError, r"verbose"))
+case("FrankWolfe-nonprivate-string-labels-three-classes",
+     lambda: lm.FrankWolfeLassoClassifier(max_iter=5).fit(
+         Xd, np.array(["a", "b", "c", "d"] * 10)),
+     Accepts(lambda est: set(est.predict(Xd)) <= {"a", "b", "c", "d"}, "multinomial labels"))
+case("Sparsifier-epsilon-count-zero", lambda: _fit("Sparsifier", Xd, y01, epsilon_count=0.0),
+     Raises(ValueError, r"epsilon_count"))
+case("Sparsifier-count-bounds-unknown",
+     lambda: _fit("Sparsifier", Xd, y01, count_bounds="magic"),
+     Raises(ValueError, r"count_bounds"))
+case("Sparsifier-precision-negative", lambda: _fit("Sparsifier", Xd, y01, precision=-1.0),
+     Raises(ValueError, r"precision"))
+case("DPIGHT-sparsity-zero", lambda: _fit("DPIGHT", Xd, y01, sparsity=0),
+     Raises(ValueError, r"sparsity"))
+case("DPIGHT-sparsity-huge", lambda: _fit("DPIGHT", Xd, y01, sparsity=2**64),
+     Raises(ValueError, r"sparsity"))
+case("DPIGHT-max-iter-huge", lambda: _fit("DPIGHT", Xd, y01, max_iter=2**64),
+     Raises(ValueError, r"max_iter"))
+case("DPIGHT-row-norm-bound-nan", lambda: _fit("DPIGHT", Xd, y01, row_norm_bound=math.nan),
+     Raises(ValueError, r"row_norm_bound"))
+case("DPNBLogistic-release-fraction-one",
+     lambda: _fit("DPNBLogistic", Xd, y01, release_fraction=1.5),
+     Raises(ValueError, r"release_fraction"))
+case("DPNBLogistic-sampling-rate-zero",
+     lambda: _fit("DPNBLogistic", Xd, y01, sampling_rate=0.0),
+     Raises(ValueError, r"sampling_rate"))
+case("DPNBLogistic-n-features-kept-huge",
+     lambda: _fit("DPNBLogistic", Xd, y01, n_features_kept=2**64),
+     Accepts(lambda est: est.feature_indices_.size <= D,
+             "more features kept than exist keeps them all (the default 5000 does too)"))
+case("DPNBLogistic-n-features-kept-zero",
+     lambda: _fit("DPNBLogistic", Xd, y01, n_features_kept=0),
+     Raises(ValueError, r"n_features_kept"))
+for _name in ["DSALLasso", "ProxSVRGLasso", "ProxASAGALasso"]:
+    case(f"{_name}-alpha-negative", lambda n=_name: _fit(n, Xd, yreg, alpha=-1.0),
+         Raises(ValueError, r"alpha"))
+    case(f"{_name}-max-outer-huge-tol-nan", lambda n=_name: _fit(n, Xd, yreg, tol=math.nan),
+         Raises(ValueError, r"\btol\b"))
+    case(f"{_name}-n-inner-huge", lambda n=_name: _fit(n, Xd, yreg, n_inner=2**64),
+         Raises(ValueError, r"n_inner"))
+    case(f"{_name}-step-size-negative", lambda n=_name: _fit(n, Xd, yreg, step_size=-1.0),
+         Raises(ValueError, r"step_size"))
+    case(f"{_name}-groups-wrong-length",
+         lambda n=_name: _fit(n, Xd, yreg, penalty="group_l1", groups=[0, 1]),
+         Raises(ValueError, r"groups"))
+    case(f"{_name}-n-jobs-zero", lambda n=_name: _fit(n, Xd, yreg, n_jobs=0),
+         Raises(ValueError, r"n_jobs"))
+    case(f"{_name}-sampling-unknown", lambda n=_name: _fit(n, Xd, yreg, sampling="magic"),
+         Raises(ValueError, r"sampling"))
+case("lasso_alpha_max-loss-unknown", lambda: lm.lasso_alpha_max(Xd, yreg, loss="magic"),
+     Raises(ValueError, r"loss"))
+case("lasso_duality_gap-coef-wrong-length",
+     lambda: lm.lasso_duality_gap(Xd, yreg, np.zeros(3), 0.1),
+     Raises(ValueError, r"coef"))
+case("lasso_duality_gap-alpha-zero", lambda: lm.lasso_duality_gap(Xd, yreg, np.zeros(D), 0.0),
+     Raises(ValueError, r"alpha"))
+case("primal_objective-coef-wrong-length",
+     lambda: lm.primal_objective(Xd, yreg, np.zeros(3), loss="squared", alpha=0.1),
+     Raises(ValueError, r"coef"))
+case("primal_objective-alpha-nan",
+     lambda: lm.primal_objective(Xd, yreg, np.zeros(D), loss="squared", alpha=math.nan),
+     Raises(ValueError, r"alpha"))
+case("transform_rows-normalize-unknown", lambda: lm.transform_rows(X, "l7", False, 1.0),
+     Raises(ValueError, r"normalize"))
+
+
+# ================================================================ model_selection
+def _search(**kw):
+    base = lm.DPSGDClassifier(n_epochs=1, n_samples_public=N)
+    params = {"estimator": base, "param_distributions": {"alpha": [1e-4, 1e-3]},
+              "epsilon": 1.0, "n_runs": 2.0, "random_state": 0, **kw}
+    return ms.PrivateHyperparameterSearch(**params)
+
+
+case("Search-epsilon-zero", lambda: _search(epsilon=0.0).fit(Xd, y01),
+     Raises(ValueError, r"epsilon"))
+case("Search-n-runs-below-one", lambda: _search(n_runs=0.5).fit(Xd, y01),
+     Raises(ValueError, r"n_runs"))
+case("Search-n-runs-huge", lambda: _search(n_runs=2.0**64).fit(Xd, y01),
+     Raises(ValueError, r"n_runs"))
+case("Search-distribution-unknown", lambda: _search(distribution="magic").fit(Xd, y01),
+     Raises(ValueError, r"distribution"))
+case("Search-validation-fraction-one",
+     lambda: _search(validation_fraction=1.0).fit(Xd, y01),
+     Raises(ValueError, r"validation_fraction"))
+case("Search-param-distributions-empty",
+     lambda: _search(param_distributions=[]).fit(Xd, y01),
+     Raises(TypeError, r"param_distributions"))
+case("Search-param-distributions-sets-epsilon",
+     lambda: _search(param_distributions={"epsilon": [1.0]}).fit(Xd, y01),
+     Raises(ValueError, r"param_distributions"))
+case("Search-param-distributions-unknown-name",
+     lambda: _search(param_distributions={"nonsense": [1.0]}).fit(Xd, y01),
+     Raises(ValueError, r"param_distributions|nonsense"))
+case("Search-estimator-not-private",
+     lambda: _search(estimator=lm.DSALLasso()).fit(Xd, y01),
+     Raises(TypeError, r"estimator"))
+case("Search-shape-negative", lambda: _search(shape=-1.0).fit(Xd, y01),
+     Raises(ValueError, r"shape"))
+case("Search-too-few-rows", lambda: _search().fit(Xd[:3], y01[:3]),
+     Raises(ValueError, r"examples|samples"))
+case("Search-score-noise-unknown", lambda: _search(score_noise="magic").fit(Xd, y01),
+     Raises(TypeError, r"score_noise"))
+case("Search-score-noise-negative", lambda: _search(score_noise=-1.0).fit(Xd, y01),
+     Raises(ValueError, r"score_noise"))
+
+
+# ================================================================ datasets
+case("load_libsvm-missing-file", lambda: ds.load_libsvm(F("missing")),
+     Raises(FileNotFoundError, r"does_not_exist"))
+case("load_libsvm-directory", lambda: ds.load_libsvm(F("a_folder")),
+     Raises(ValueError, r"a_folder"))
+case("load_libsvm-truncated-bz2", lambda: ds.load_libsvm(F("truncated.bz2")),
+     Raises(ValueError, r"truncated\.bz2"))
+case("load_libsvm-garbage-bz2", lambda: ds.load_libsvm(F("garbage.bz2")),
+     Raises(ValueError, r"garbage\.bz2"))
+case("load_libsvm-prose", lambda: ds.load_libsvm(F("prose.txt")),
+     Raises(ValueError, r"prose\.txt.*line 1"))
+case("load_libsvm-empty", lambda: ds.load_libsvm(F("empty.txt")),
+     Raises(ValueError, r"empty\.txt"))
+case("load_libsvm-comments-only", lambda: ds.load_libsvm(F("comments.txt")),
+     Raises(ValueError, r"comments\.txt"))
+case("load_libsvm-index-99999999999", lambda: ds.load_libsvm(F("huge_index.txt")),
+     Raises(ValueError, r"huge_index\.txt.*99999999999"))
+case("load_libsvm-index-zero", lambda: ds.load_libsvm(F("zero_index.txt")),
+     Raises(ValueError, r"zero_index\.txt"))
+case("load_libsvm-binary-file", lambda: ds.load_libsvm(F("binary.bin")),
+     Raises(ValueError, r"binary\.bin"))
+case("load_libsvm-n-features-2**64", lambda: ds.load_libsvm(F("good.txt"), n_features=2**64),
+     Raises(ValueError, r"n_features"))
+case("load_libsvm-n-features-too-small", lambda: ds.load_libsvm(F("good.txt"), n_features=1),
+     Raises(ValueError, r"good\.txt.*n_features"))
+case("load_libsvm-n-features-zero", lambda: ds.load_libsvm(F("good.txt"), n_features=0),
+     Raises(ValueError, r"n_features"))
+case("load_libsvm-n-features-float", lambda: ds.load_libsvm(F("good.txt"), n_features=5.0),
+     Raises(TypeError, r"n_features"))
+case("load_libsvm-good-file",
+     lambda: ds.load_libsvm(F("good.txt"), n_features=4),
+     Accepts(lambda r: r[0].shape == (20, 4) and set(np.unique(r[1])) == {0.0, 1.0}
+             and r[0][3, 0] == 0.3, "the file's values"))
+case("load_text_corpus-missing", lambda: ds.load_text_corpus(F("missing")),
+     Raises(FileNotFoundError, r"does_not_exist"))
+case("load_text_corpus-subset-unknown", lambda: ds.load_text_corpus(F("dir"), subset="magic"),
+     Raises(ValueError, r"subset"))
+case("load_text_corpus-n-features-2**64",
+     lambda: ds.load_text_corpus(F("dir"), n_features=2**64),
+     Raises(ValueError, r"n_features"))
+case("load_text_corpus-ngram-range-reversed",
+     lambda: ds.load_text_corpus(F("dir"), ngram_range=(2, 1)),
+     Raises(ValueError, r"ngram_range"))
+case("load_text_corpus-empty-folder", lambda: ds.load_text_corpus(F("a_folder")),
+     Raises(ValueError, r"a_folder"))
+case("load_text_corpus-a-file", lambda: ds.load_text_corpus(F("prose.txt")),
+     Raises(ValueError, r"prose\.txt"))
+case("load_text_corpus-test-size-one",
+     lambda: ds.load_text_corpus(F("dir"), test_size=1.0),
+     Raises(ValueError, r"test_size"))
+case("clip_rows-bound-zero", lambda: ds.clip_rows(X, bound=0.0), Raises(ValueError, r"bound"))
+case("clip_rows-norm-unknown", lambda: ds.clip_rows(X, norm="l7"), Raises(ValueError, r"norm"))
+case("clip_rows-X-nan", lambda: ds.clip_rows(X_nan), Raises(ValueError, r"\bX\b|NaN"))
+case("scale_by_max_abs-X-empty", lambda: ds.scale_by_max_abs(Xd[:0]),
+     Raises(ValueError, r"\bX\b"))
+case("scale_by_max_abs-per-feature-string",
+     lambda: ds.scale_by_max_abs(X, per_feature="yes"), Raises(TypeError, r"per_feature"))
+case("make_sparse-n-samples-zero", lambda: ds.make_sparse_classification(n_samples=0),
+     Raises(ValueError, r"n_samples"))
+case("make_sparse-n-features-2**64",
+     lambda: ds.make_sparse_classification(n_samples=10, n_features=2**64),
+     Raises(ValueError, r"n_features"))
+case("make_sparse-n-samples-huge",
+     lambda: ds.make_sparse_classification(n_samples=10**12, n_features=100),
+     Raises(ValueError, r"n_samples"))
+case("make_sparse-avg-nnz-above-features",
+     lambda: ds.make_sparse_classification(n_samples=10, n_features=10, avg_nnz=50,
+                                           n_informative=2, random_state=0),
+     Accepts(lambda r: r[0].shape == (10, 10) and np.diff(r[0].indptr).max() <= 10,
+             "documented: at most n_features draws per row"))
+case("make_sparse-avg-nnz-below-one",
+     lambda: ds.make_sparse_classification(n_samples=10, n_features=10, avg_nnz=0.5,
+                                           n_informative=2),
+     Raises(ValueError, r"avg_nnz"))
+case("make_sparse-values-unknown",
+     lambda: ds.make_sparse_classification(n_samples=10, n_features=100, values="magic"),
+     Raises(ValueError, r"values"))
+case("make_sparse-n-informative-above-features",
+     lambda: ds.make_sparse_classification(n_samples=10, n_features=10, n_informative=20,
+                                           avg_nnz=5),
+     Raises(ValueError, r"n_informative"))
+case("make_correlated-correlation-one",
+     lambda: ds.make_correlated_classification(n_samples=10, correlation=1.5),
+     Raises(ValueError, r"correlation"))
+case("make_correlated-n-features-below-coef",
+     lambda: ds.make_correlated_classification(n_samples=10, n_features=3),
+     Raises(ValueError, r"n_features|coef"))
+case("make_correlated-scaling-unknown",
+     lambda: ds.make_correlated_classification(n_samples=10, scaling="magic"),
+     Raises(ValueError, r"scaling"))
+case("get_data_path-not-a-string", lambda: ds.get_data_path(3),
+     Raises(TypeError, r"name"))
+
+
+# ================================================================ kernels' public wrappers
+for _heap in (kernels.heap.PairingHeap, kernels.heap.FibonacciHeap):
+    _hn = _heap.__name__
+    case(f"{_hn}-n-items-negative", lambda h=_heap: h(-1), Raises(ValueError, r"n_items"))
+    case(f"{_hn}-n-items-huge", lambda h=_heap: h(2**62), Raises(ValueError, r"n_items"))
+    case(f"{_hn}-push-out-of-range", lambda h=_heap: h(3).py_push(5, 1.0),
+         Raises(IndexError, r"item"))
+    case(f"{_hn}-push-nan-key", lambda h=_heap: h(3).py_push(0, float("nan")),
+         Raises(ValueError, r"key"))
+    case(f"{_hn}-pop-empty", lambda h=_heap: h(3).py_pop(), Raises(IndexError, r"empty"))
+case("LazyMaxQueue-kind-unknown", lambda: kernels.heap.LazyMaxQueue("magic", 3),
+     Raises(ValueError, r"heap_kind"))
+case("GroupedExpSampler-n-items-zero", lambda: kernels.grouped_sampler.GroupedExpSampler(0),
+     Raises(ValueError, r"n_items"))
+case("GroupedExpSampler-group-size-huge",
+     lambda: kernels.grouped_sampler.GroupedExpSampler(10, group_size=2**64),
+     Raises(ValueError, r"group_size"))
+case("GroupedExpSampler-rel-tol-negative",
+     lambda: kernels.grouped_sampler.GroupedExpSampler(10, rel_tol=-1.0),
+     Raises(ValueError, r"rel_tol"))
+case("GroupedExpSampler-draw-before-weights",
+     lambda: kernels.grouped_sampler.GroupedExpSampler(10).draw(random_state=0),
+     Raises(ValueError, r"weight"))
+case("GroupedExpSampler-log-weights-wrong-length",
+     lambda: kernels.grouped_sampler.GroupedExpSampler(10).set_log_weights(np.zeros(3)),
+     Raises(ValueError, r"log_weights"))
+case("GroupedExpSampler-log-weights-plus-inf",
+     lambda: kernels.grouped_sampler.GroupedExpSampler(3).set_log_weights([0.0, np.inf, 1.0]),
+     Raises(ValueError, r"log_weights"))
+case("GroupedExpSampler-update-item-out-of-range",
+     lambda: kernels.grouped_sampler.GroupedExpSampler(3).update_item(7, 0.0),
+     Raises(ValueError, r"item"))
+case("GroupedExpSampler-draw-size-negative",
+     lambda: _sampler().draw(size=-1, random_state=0), Raises(ValueError, r"size"))
+
+
+def _sampler():
+    s = kernels.grouped_sampler.GroupedExpSampler(3)
+    s.set_log_weights([0.0, 1.0, 2.0])
+    return s
+
+
+# ================================================================ command line
+case("cli-no-command", lambda: _cli(), Exits(2, r"command|required|usage"))
+case("cli-unknown-command", lambda: _cli("fly"), Exits(2, r"fly"))
+case("cli-train-epsilon-negative", lambda: _cli("train", "--epsilon", "-1"),
+     Exits(2, r"--epsilon"))
+case("cli-train-epsilon-nan", lambda: _cli("train", "--epsilon", "nan"),
+     Exits(2, r"--epsilon"))
+case("cli-train-epsilon-text", lambda: _cli("train", "--epsilon", "lots"),
+     Exits(2, r"--epsilon"))
+case("cli-train-delta-one", lambda: _cli("train", "--epsilon", "1", "--delta", "1"),
+     Exits(2, r"--delta"))
+case("cli-train-model-unknown", lambda: _cli("train", "--model", "magic"),
+     Exits(2, r"--model"))
+case("cli-train-missing-data", lambda: _cli("train", "--epsilon", "1", "--data", F("missing")),
+     Exits(2, r"does_not_exist"))
+case("cli-train-prose-data", lambda: _cli("train", "--epsilon", "1", "--data", F("prose.txt")),
+     Exits(1, r"prose\.txt"))
+case("cli-train-truncated-data",
+     lambda: _cli("train", "--epsilon", "1", "--data", F("truncated.bz2")),
+     Exits(1, r"truncated\.bz2"))
+case("cli-train-test-size-two", lambda: _cli("train", "--test-size", "2"),
+     Exits(2, r"--test-size"))
+case("cli-train-n-runs-zero",
+     lambda: _cli("train", "--search-model", "dpsgd", "--n-runs", "0"),
+     Exits(2, r"--n-runs"))
+case("cli-train-synthetic-features-2**64",
+     lambda: _cli("train", "--synthetic-features", str(2**64)),
+     Exits(2, r"--synthetic-features"))
+case("cli-train-save-into-missing-folder",
+     lambda: _cli("train", "--epsilon", "1", "--synthetic-samples", "50",
+                  "--synthetic-features", "20", "--save", F("missing") + "/m.skops"),
+     Exits(2, r"does_not_exist|--save"))
+case("cli-train-seed-negative", lambda: _cli("train", "--seed", "-1"), Exits(2, r"--seed"))
+case("cli-account-n-samples-2**64",
+     lambda: _cli("account", "--epsilon", "1", "--n-samples", str(2**64),
+                  "--n-features", "10"),
+     Exits(2, r"--n-samples"))
+case("cli-account-n-classes-zero",
+     lambda: _cli("account", "--epsilon", "1", "--n-samples", "100", "--n-features", "10",
+                  "--n-classes", "0"),
+     Exits(2, r"--n-classes"))
+case("cli-train-n-features-libsvm-2**31",
+     lambda: _cli("train", "--data", F("good.txt"), "--n-features-libsvm", str(2**31)),
+     Exits(2, r"--n-features-libsvm"))
+case("cli-account-n-samples-zero",
+     lambda: _cli("account", "--n-samples", "0", "--n-features", "10"),
+     Exits(2, r"--n-samples"))
+case("cli-account-n-features-2**64",
+     lambda: _cli("account", "--epsilon", "1", "--n-samples", "100",
+                  "--n-features", str(2**64)),
+     Exits(2, r"--n-features"))
+case("cli-account-missing-n-features", lambda: _cli("account", "--n-samples", "100"),
+     Exits(2, r"--n-features"))
+case("cli-predict-missing-model",
+     lambda: _cli("predict", "--model-file", F("missing"), "--data", F("good.txt")),
+     Exits(2, r"does_not_exist"))
+case("cli-predict-not-a-model",
+     lambda: _cli("predict", "--model-file", F("not_a_model.skops"), "--data", F("good.txt")),
+     Exits(2, r"--model-file.*not_a_model\.skops"))
+case("cli-evaluate-model-is-folder",
+     lambda: _cli("evaluate", "--model-file", F("a_folder"), "--data", F("good.txt")),
+     Exits(2, r"a_folder"))
+
+
+# ================================================================ persistence
+case("load_model-missing", lambda: _persistence.load_model(F("missing")),
+     Raises(FileNotFoundError, r"does_not_exist"))
+case("load_model-text-file", lambda: _persistence.load_model(F("not_a_model.skops")),
+     Raises(ValueError, r"not_a_model\.skops"))
+case("load_model-empty-zip", lambda: _persistence.load_model(F("zip_not_model.skops")),
+     Raises(ValueError, r"zip_not_model\.skops"))
+case("load_model-libsvm-file", lambda: _persistence.load_model(F("good.txt")),
+     Raises(ValueError, r"good\.txt"))
+case("load_model-folder", lambda: _persistence.load_model(F("a_folder")),
+     Raises(ValueError, r"a_folder.*folder"))
+case("save_model-missing-folder",
+     lambda: _persistence.save_model(lm.DPSGDClassifier(), F("missing") + "/m.skops"),
+     Raises(FileNotFoundError, r"does_not_exist"))
+case("untrusted_types-text-file", lambda: _persistence.untrusted_types(F("prose.txt")),
+     Raises(ValueError, r"prose\.txt"))
+
+
+# ================================================================ the test
+_IDS = [c.id for c in CASES]
+assert len(set(_IDS)) == len(_IDS), [i for i in _IDS if _IDS.count(i) > 1]
+
+
+def test_enough_cases():
+    assert len(CASES) >= 150
+
+
+def _sleep_forever():
+    import time
+
+    while True:
+        time.sleep(1.0)
+
+
+def _killed():
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)  # as a segfault would (without a core dump)
+
+
+@pytest.mark.parametrize("c, verdict", [
+    (Case("hang", _sleep_forever, Raises(ValueError, "x")), "hang"),
+    (Case("crash", _killed, Raises(ValueError, "x")), "crash"),
+    (Case("exit", lambda: os._exit(3), Raises(ValueError, "x")), "crash"),
+    (Case("silent", lambda: 1.0, Raises(ValueError, "x")), "silent acceptance"),
+    (Case("wrong-type", lambda: int("x"), Raises(TypeError, "x")), "wrong exception"),
+    (Case("unnamed", lambda: math.sqrt(-1), Raises(ValueError, "epsilon")),
+     "does not match"),
+    (Case("wrong-answer", lambda: 2.0, Accepts(lambda r: r == 1.0)), "wrong answer"),
+    (Case("memory", lambda: np.ones(2**40), Raises(ValueError, "n")), "wrong exception"),
+    (Case("cli-status", lambda: _cli("account"), Exits(1, "")), "exit status"),
+])
+def test_runner_reports_each_failure(c, verdict):
+    """The runner itself: each kind of failure is caught and named."""
+    failure = run_case(c, timeout=2.0)
+    assert failure is not None and verdict in failure, failure
+
+
+@pytest.mark.parametrize("c", CASES, ids=_IDS)
+def test_bad_input(c):
+    failure = run_case(c)
+    if failure is not None:
+        pytest.fail(f"{c.id}: {failure}", pytrace=False)
