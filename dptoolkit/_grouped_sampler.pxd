@@ -2,6 +2,7 @@
 # corrected: groups are contiguous blocks, sums are re-computed exactly on
 # cancellation and at every refresh; underflowing weights are a tiny delta).  Items 0..n_items-1 carry
 # log-weights; draws are exact inverse-CDF draws from p_i ∝ exp(logw_i).
+from libc.stdint cimport int32_t
 from numpy.random cimport bitgen_t
 from dptoolkit._typedefs cimport intp_t
 
@@ -22,11 +23,20 @@ cdef class GroupedExpSampler:
     cdef readonly long n_group_resums      # counters, for tests and benchmarks
     cdef readonly long n_total_resums
     cdef readonly long n_rebuilds
+    cdef int group_shift                   # log2(group_size) if a power of 2, else -1
+    cdef unsigned char[::1] g_touched      # update_batch scratch, O(n_groups): flags,
+    cdef intp_t[::1] g_list                # ... the groups changed, in first-touch order,
+    cdef double[::1] g_old                 # ... and their sums before the batch
 
     # Preconditions of the cdef methods (the def methods check them): logw has
     # n_items entries, no NaN, no +inf (-inf = weight 0); 0 <= item < n_items.
     cdef void build(self, const double[::1] logw) noexcept nogil
     cdef void update(self, intp_t item, double logw) noexcept nogil
+    cdef void set_total(self, double t, double terr) noexcept nogil
+    # update_batch: update(items[k], logws[k]) for k < n in order, with the sums
+    # brought up to date once per changed group (same logw/weight arrays).
+    cdef void update_batch(self, const int32_t* items, const double* logws,
+                           intp_t n) noexcept nogil
     # sample returns -1 when no item has positive weight (all logw = -inf) or
     # when a precondition was violated (NaN / +inf stored): callers must check.
     cdef intp_t sample(self, bitgen_t* rng) noexcept nogil

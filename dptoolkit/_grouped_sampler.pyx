@@ -93,6 +93,24 @@ below ``exp(300) * 2**-1022 = exp(-408.4)``, which gives the last term of
 ``(epsilon + 2 gamma, (1 + exp(epsilon + 2 gamma)) delta)``-DP per draw; the
 caller adds these to its budget (compose like any other per-step loss).
 
+Batched updates
+---------------
+One Frank-Wolfe step changes the log-weights of thousands of coordinates spread
+over most groups.  ``update_batch`` (Python: :meth:`GroupedExpSampler.update_items_batched`)
+applies them in one pass: it writes every ``logw``/``weight`` exactly as the
+per-item updates would (same values, same order) and adds each change to its
+group sum with the same rigorous error bound, but checks each changed group's
+bound (re-summing it when violated) and updates the total once per changed
+group at the end of the batch instead of after every item.  The invariant above
+(every group sum and the total within ``rel_tol`` of the exact sums of the
+stored weights) holds after the batch, so the law of a draw and
+:meth:`floating_point_bounds` are those of the per-item updates; the group sums
+agree with the per-item ones bit for bit unless a group was re-summed, and the
+total within the invariant.  A batch that would trigger a rebuild (or leaves or
+enters the empty state) ends with one rebuild from the stored log-weights.  The
+group of an item is a shift instead of a division when ``group_size`` is a
+power of two (``2**20`` items: 1024).
+
 Rebuilds
 --------
 A full O(n) rebuild (new ``ref``, every weight recomputed) happens when an
@@ -125,7 +143,7 @@ import numpy as np
 from libc.float cimport DBL_EPSILON
 from libc.math cimport INFINITY, exp, fabs, log
 from libc.string cimport memcpy
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
 from numpy.random cimport bitgen_t
 
 from dptoolkit._random cimport get_bitgen, uniform
@@ -134,6 +152,12 @@ from dptoolkit._typedefs cimport intp_t
 from dptoolkit._validation import check_positive_int, check_random_state, check_scalar_range
 
 __all__ = ["GroupedExpSampler"]
+
+cdef extern from *:
+    """
+    #define DPT_GS_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    """
+    void prefetch "DPT_GS_PREFETCH"(const void* p) noexcept nogil
 
 # Rebuild when an update would set logw - ref above this (overflow guard).
 cdef double _REBASE_HI = 600.0
@@ -167,6 +191,13 @@ cdef double _pairwise_sum(const double* x, intp_t n) noexcept nogil:
     return _pairwise_sum(x, half) + _pairwise_sum(x + half, n - half)
 
 
+cdef inline intp_t _group_of(intp_t item, int shift, intp_t m) noexcept nogil:
+    """The group of ``item``: a shift when ``m = 2**shift``, else a division."""
+    if shift >= 0:
+        return item >> shift
+    return item // m
+
+
 def _check_log_weight_value(value, name):
     value = check_scalar_range(value, name, allow_inf=True)
     if value == math.inf:
@@ -187,6 +218,22 @@ def _check_log_weight_array(log_weights, n_items, name="log_weights"):
     if np.isposinf(arr).any():
         raise ValueError(f"{name} must be < +inf (use -inf for weight 0)")
     return arr
+
+
+def _check_updates(items, log_weights, n_items):
+    """Validated (items, float64 log-weights) of a list of updates."""
+    idx = np.asarray(items)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"items must be an integer array, got dtype {idx.dtype}")
+    if idx.ndim != 1:
+        raise ValueError(f"items must be 1-D, got shape {idx.shape}")
+    if idx.size and (idx.min() < 0 or idx.max() >= n_items):
+        raise ValueError(f"items must be in [0, {n_items})")
+    vals = _check_log_weight_array(log_weights, None)
+    if vals.shape[0] != idx.shape[0]:
+        raise ValueError(f"items and log_weights must have the same length, got "
+                         f"{idx.shape[0]} and {vals.shape[0]}")
+    return idx, vals
 
 
 def _unpickle(n_items, group_size, rel_tol, log_weights):
@@ -290,6 +337,12 @@ cdef class GroupedExpSampler:
         self.n_group_resums = 0
         self.n_total_resums = 0
         self.n_rebuilds = 0
+        self.group_shift = -1
+        if m & (m - 1) == 0:
+            self.group_shift = m.bit_length() - 1
+        self.g_touched = np.zeros(self.n_groups, dtype=np.uint8)
+        self.g_list = np.zeros(self.n_groups, dtype=np.intp)
+        self.g_old = np.zeros(self.n_groups)
 
     def __reduce__(self):
         return (_unpickle, (self.n_items, self.group_size, self.rel_tol,
@@ -348,7 +401,7 @@ cdef class GroupedExpSampler:
             self.n_finite -= 1
         if logw > -INFINITY:
             self.n_finite += 1
-        g = item // m
+        g = _group_of(item, self.group_shift, self.group_size)
         if self.n_finite == 0:
             # Every weight is now exactly 0, and so is every other group sum
             # (a group sum within rel_tol of an exact 0 is 0).
@@ -392,6 +445,12 @@ cdef class GroupedExpSampler:
         dg = gs - gs_old
         t = self.total + dg
         terr = self.total_err + DBL_EPSILON * (fabs(t) + fabs(dg))
+        self.set_total(t, terr)
+
+    cdef void set_total(self, double t, double terr) noexcept nogil:
+        """Store the total ``t`` with its error bound ``terr``: re-summed from the
+        group sums when the bound exceeds ``rel_tol * t``, and a rebuild when it
+        fell below exp(-_REBASE_LO) (underflow guard)."""
         if terr > self.rel_tol * t:
             t = _pairwise_sum(&self.group_sum[0], self.n_groups)
             terr = _FRESH_REL_ERR * t
@@ -401,6 +460,85 @@ cdef class GroupedExpSampler:
         if t < _TINY:
             self.n_rebuilds += 1
             self.build(self.logw)
+
+    cdef void update_batch(self, const int32_t* items, const double* logws,
+                           intp_t n) noexcept nogil:
+        """``update(items[k], logws[k])`` for k = 0..n-1, the sums updated once
+        per changed group (module docstring, *Batched updates*): O(n + changed
+        groups), plus the re-sums and rebuilds the invariant needs."""
+        cdef intp_t r, k, item, g, start, stop, n_touched = 0, nf = self.n_finite
+        cdef intp_t m = self.group_size
+        cdef double lw, old_lw, d, new, old, gs, err, dg, t, terr, ref = self.ref
+        cdef bint rebuild = nf == 0        # leaving the empty state: rebuild at the end
+        cdef bint overflow = False
+        cdef double* logw = &self.logw[0]
+        cdef double* weight = &self.weight[0]
+        cdef double* gsum = &self.group_sum[0]
+        cdef double* gerr = &self.group_err[0]
+        cdef unsigned char* touched = &self.g_touched[0]
+        cdef intp_t* glist = &self.g_list[0]
+        cdef double* gold = &self.g_old[0]
+        for r in range(n):
+            if r + 16 < n:
+                k = items[r + 16]
+                prefetch(logw + k)
+                prefetch(weight + k)
+            item = items[r]
+            lw = logws[r]
+            old_lw = logw[item]
+            if lw == old_lw:
+                continue
+            logw[item] = lw
+            if old_lw > -INFINITY:
+                nf -= 1
+            if lw > -INFINITY:
+                nf += 1
+            if rebuild:
+                continue                   # weights are recomputed by the rebuild
+            d = lw - ref
+            if d > _REBASE_HI:
+                rebuild = True
+                overflow = True
+                continue
+            new = exp(d)
+            old = weight[item]
+            weight[item] = new
+            g = _group_of(item, self.group_shift, self.group_size)
+            if not touched[g]:
+                touched[g] = 1
+                glist[n_touched] = g
+                gold[n_touched] = gsum[g]
+                n_touched += 1
+            # the per-item update's group sum and error bound, bit for bit
+            gs = gsum[g] + (new - old)
+            gerr[g] = gerr[g] + DBL_EPSILON * (fabs(gs) + new + old)
+            gsum[g] = gs
+        self.n_finite = nf
+        for r in range(n_touched):
+            touched[glist[r]] = 0
+        if rebuild or nf == 0:
+            if overflow:
+                self.n_rebuilds += 1
+            self.build(self.logw)
+            return
+        t = self.total
+        terr = self.total_err
+        for r in range(n_touched):
+            g = glist[r]
+            gs = gsum[g]
+            err = gerr[g]
+            if err > self.rel_tol * gs:          # also catches gs <= 0 with err > 0
+                start = g * m
+                stop = start + m if start + m < self.n_items else self.n_items
+                gs = _pairwise_sum(&self.weight[start], stop - start)
+                err = _FRESH_REL_ERR * gs
+                gsum[g] = gs
+                gerr[g] = err
+                self.n_group_resums += 1
+            dg = gs - gold[r]
+            t = t + dg
+            terr = terr + DBL_EPSILON * (fabs(t) + fabs(dg))
+        self.set_total(t, terr)
 
     cdef intp_t sample(self, bitgen_t* rng) noexcept nogil:
         """Draw one index: O(n_groups + group_size); -1 if all weights are 0."""
@@ -518,23 +656,36 @@ cdef class GroupedExpSampler:
             For non-integer or out-of-range indices, mismatched lengths, NaN
             or ``+inf`` log-weights.
         """
-        idx = np.asarray(items)
-        if idx.dtype.kind not in "iu":
-            raise TypeError(f"items must be an integer array, got dtype {idx.dtype}")
-        if idx.ndim != 1:
-            raise ValueError(f"items must be 1-D, got shape {idx.shape}")
-        if idx.size and (idx.min() < 0 or idx.max() >= self.n_items):
-            raise ValueError(f"items must be in [0, {self.n_items})")
-        vals = _check_log_weight_array(log_weights, None)
-        if vals.shape[0] != idx.shape[0]:
-            raise ValueError(f"items and log_weights must have the same length, got "
-                             f"{idx.shape[0]} and {vals.shape[0]}")
+        idx, vals = _check_updates(items, log_weights, self.n_items)
         cdef const int64_t[::1] iv = np.ascontiguousarray(idx, dtype=np.int64)
         cdef const double[::1] vv = vals
         cdef intp_t k
         with nogil:
             for k in range(iv.shape[0]):
                 self.update(<intp_t> iv[k], vv[k])
+
+    def update_items_batched(self, items, log_weights):
+        """Same as :meth:`update_items`, applied as one batch (``update_batch``).
+
+        The stored log-weights and weights are those of :meth:`update_items`;
+        the group sums and the total are brought up to date once per changed
+        group (module docstring, *Batched updates*), so they satisfy the same
+        ``rel_tol`` invariant and draws follow the same law.  ``items`` and
+        ``log_weights`` as for :meth:`update_items` (int32 items: ``n_items`` is
+        at most 2**31 - 1).
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :meth:`update_items`.
+        """
+        idx, vals = _check_updates(items, log_weights, self.n_items)
+        if idx.size == 0:
+            return
+        cdef const int32_t[::1] iv = np.ascontiguousarray(idx, dtype=np.int32)
+        cdef const double[::1] vv = vals
+        with nogil:
+            self.update_batch(&iv[0], &vv[0], iv.shape[0])
 
     def draw(self, size=1, random_state=None):
         """Draw ``size`` independent indices.

@@ -9,6 +9,10 @@ process on the same data, so machine load affects both sides alike.
     python scripts/bench_frank_wolfe.py baseline   # standard step vs SciPy gradient
     python scripts/bench_frank_wolfe.py pernnz     # ns per touched non-zero of a fast
                                                    # step vs SciPy's ns per non-zero
+    python scripts/bench_frank_wolfe.py perstep    # per-step time of private fits at
+                                                   # the defaults, fast vs standard
+    python scripts/bench_frank_wolfe.py nonprivate # standard vs fast (each selector)
+                                                   # on every data set, non-private
 
 Every estimator is built with screening=None and accounting="advanced" and the
 given --l1-bound/--max-iter (the estimator's defaults are l1_bound=50,
@@ -347,10 +351,114 @@ def work(args, X, y, Xt, yt):
     return rows
 
 
+def perstep(args, X, y, Xt, yt):
+    """Per-step CPU time of private fits, fast vs standard, at the estimator's
+    defaults (screening="auto", accounting="auto", max_iter="auto") and at
+    l1_bound=10, max_iter=300 (the other parameters at their defaults).
+
+    delta = 1e-5 and n_samples_public = N (the README's privacy-utility setting).
+    Per step: (fit(T) - fit(1)) / (T - 1), CPU seconds, best of --fast-repeat,
+    the two solvers side by side.  The standard solver runs at most
+    --standard-iters steps (its step cost does not depend on t).
+    """
+    rows = []
+    n = X.shape[0]
+    for eps in args.epsilons:
+        for label, kw in [("defaults", {}), ("l1_bound=10, max_iter=300",
+                                              dict(l1_bound=10.0, max_iter=300))]:
+            # the estimator's defaults (timed_fit fixes screening/accounting otherwise)
+            base = dict(epsilon=eps, delta=1e-5, n_samples_public=n, random_state=0,
+                        screening="auto", accounting="auto", **kw)
+            T = kw.get("max_iter") or int(min(1e5, max(10, np.ceil((n * eps) ** (2 / 3)))))
+            row = dict(epsilon=eps, setting=label, T=T)
+            for solver in ("fast", "standard"):
+                k = T if solver == "fast" else min(T, args.standard_iters or T)
+
+                def cpu(n_iter):
+                    return min(timed_fit(X, y, cpu=True, solver=solver,
+                                         **{**base, "max_iter": n_iter})[2]
+                               for _ in range(args.fast_repeat))
+                t1, tk = cpu(1), cpu(k)
+                row[f"{solver}_ms_per_step"] = round((tk - t1) / (k - 1) * 1e3, 3)
+                row[f"{solver}_setup_s"] = round(t1, 3)
+            row["ratio_fast_over_standard"] = round(
+                row["fast_ms_per_step"] / row["standard_ms_per_step"], 3)
+            row["load1"] = load1()
+            rows.append(row)
+            print(row, flush=True)
+    return rows
+
+
+#: Binary-label LIBSVM files of DPTOOLKIT_DATA (abalone and housing are regression
+#: targets, not classification problems).
+NONPRIVATE_LIBSVM = ["a1a", "a8a", "a9a", "w8a", "phishing", "mushrooms", "splice",
+                     "australian", "breast-cancer_scale", "colon-cancer"]
+
+
+def _nonprivate_sets(args):
+    """(name, X, y) of every set the nonprivate mode times: the LIBSVM files, then
+    20 Newsgroups comp.* vs rec.* and the IMDB train set (2^20 hashed binary
+    1-2-gram features, the speed table's featurisation)."""
+    for name in args.sets or NONPRIVATE_LIBSVM + ["news20", "imdb"]:
+        if name == "news20":
+            X, y, _ = load_text_corpus(str(get_data_path("text/20news-bydate.tar.xz")),
+                                       subset="train", n_features=args.n_features,
+                                       positive="comp.", negative="rec.")
+        elif name == "imdb" and args.npz_prefix:
+            X = sp.load_npz(f"{args.npz_prefix}_train_X.npz")
+            y = np.load(f"{args.npz_prefix}_train_y.npy")
+        elif name == "imdb":
+            X, y, _ = load_text_corpus(str(get_data_path("text/aclImdb-train-test.tar.xz")),
+                                       subset="train", n_features=args.n_features)
+        else:
+            X, y = load_libsvm(str(get_data_path(f"{name}.bz2")))
+        yield name, sp.csr_array(X), y
+
+
+def nonprivate(args, *_):
+    """Non-private fits: standard solver vs the fast one with every selector, and
+    the selector ``"auto"`` picks, on every data set (``--sets``).
+
+    CPU seconds of whole fits (best of --fast-repeat), side by side per set.  The
+    standard solver runs ``--standard-iters`` steps (default: all) and is scaled
+    to T as in ``speed`` (fit(k) - fit(1)); the fast fits run T steps.
+    """
+    rows = []
+    T, lam = args.max_iter, args.l1_bound
+    for name, X, y in _nonprivate_sets(args):
+        base = dict(l1_bound=lam, random_state=0)
+
+        def cpu(n_iter, **kw):
+            return min(timed_fit(X, y, cpu=True, max_iter=n_iter, **base, **kw)[2]
+                       for _ in range(args.fast_repeat))
+
+        k = min(args.standard_iters or T, T)
+        t_std = cpu(k, solver="standard")
+        if k < T:
+            t_1 = cpu(1, solver="standard")
+            t_std = t_1 + (t_std - t_1) * (T - 1) / (k - 1)
+        auto = FrankWolfeLassoClassifier(**FIXED, **base, max_iter=1).fit(X, y).selector_
+        row = dict(data=name, n_samples=X.shape[0], n_features=X.shape[1], nnz=X.nnz,
+                   T=T, standard_cpu_s=round(t_std, 4), standard_iters_run=k)
+        for sel in ["argmax", "pairing_heap", "fibonacci_heap"]:
+            row[f"fast_{sel}_cpu_s"] = round(cpu(T, solver="fast", selector=sel), 4)
+        best = min(("argmax", "pairing_heap", "fibonacci_heap"),
+                   key=lambda s: row[f"fast_{s}_cpu_s"])
+        row.update(auto=auto, fastest=best,
+                   auto_vs_standard=round(t_std / row[f"fast_{auto}_cpu_s"], 2),
+                   auto_vs_fastest=round(row[f"fast_{best}_cpu_s"]
+                                         / row[f"fast_{auto}_cpu_s"], 2),
+                   load1=load1())
+        rows.append(row)
+        print(row, flush=True)
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["speed", "staleness", "work", "baseline", "pernnz"])
+    p.add_argument("mode", choices=["speed", "staleness", "work", "baseline", "pernnz",
+                                    "nonprivate", "perstep"])
     p.add_argument("--data")
     p.add_argument("--n-features", type=int, default=2 ** 20)
     p.add_argument("--l1-bound", type=float, default=50.0)
@@ -381,11 +489,16 @@ def main(argv=None):
     p.add_argument("--nonprivate", action="store_true",
                    help="speed: also time the non-private solvers (slow on IMDB)")
     p.add_argument("--npz-prefix", help="load X/y from PREFIX_{train,test}_{X.npz,y.npy}")
+    p.add_argument("--sets", nargs="+", default=None,
+                   help="nonprivate: data sets (LIBSVM names, news20, imdb; default all)")
     args = p.parse_args(argv)
-    X, y, Xt, yt = load(args)
-    rows = {"speed": speed, "staleness": staleness, "work": work,
-            "baseline": baseline, "pernnz": pernnz}[args.mode](
-        args, X, y, Xt, yt)
+    if args.mode == "nonprivate":
+        rows = nonprivate(args)
+    else:
+        X, y, Xt, yt = load(args)
+        rows = {"speed": speed, "staleness": staleness, "work": work,
+                "baseline": baseline, "pernnz": pernnz, "perstep": perstep}[args.mode](
+            args, X, y, Xt, yt)
     if args.out and rows:
         with open(args.out, "w", newline="") as fh:
             wr = csv.DictWriter(fh, fieldnames=list(rows[0]))

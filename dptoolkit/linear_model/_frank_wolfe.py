@@ -13,7 +13,8 @@ from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
 from ._base import MAX_ITER, _ClassifierOutputs, _store_params
-from ._fw_budget import ACCOUNTING_CHOICES, resolve_selector, split_budget
+from ._fw_budget import (ACCOUNTING_CHOICES, nonprivate_fast_selector, resolve_selector,
+                         split_budget)
 from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 
 __all__ = ["FrankWolfeLassoClassifier"]
@@ -87,9 +88,13 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         :math:`\lambda L\sqrt{8T\ln(1/\delta)}/(N\varepsilon)`, kept for
         reproduction only (it overspends slightly; ``privacy_spent_`` reports the
         guarantee it really gives; see :mod:`dptoolkit.accounting.talwar`).
-        ``"auto"``: non-private -> ``"argmax"`` (measured faster than the heaps on
-        text-like data, where a step changes most gradients); private -> fast:
-        ``"grouped"``, standard: ``"exponential"``.
+        ``"auto"``: non-private -> ``"argmax"``, except that the fast solver takes
+        the pairing heap when :math:`D \ge 256\,\mathrm{nnz}(X)` (then even a step
+        touching every non-zero updates the heap for less than one O(D) scan:
+        :func:`~dptoolkit.linear_model._fw_budget.nonprivate_fast_selector`; on
+        text the chosen features are frequent, a step changes most gradients and
+        the heaps lose); private -> fast: ``"grouped"``, standard:
+        ``"exponential"``.
     refresh_tol : float, default=0.3
         Staleness bound :math:`\rho \in [0, \infty]` of the fast solver: every stored
         row gradient was computed at a margin within relative error :math:`\rho` of
@@ -453,9 +458,13 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         budget = self._budget(p, X.shape[1]) if p["private"] else None
         self._check_spend_budget(budget)
         rng = check_random_state(self.random_state)
-        csr, csc, (n_samples, _), columns = self._kernel_views(X, p["private"], budget, p,
-                                                               rng)
+        # the fast solver reads int32 indices (no int64 copies); the standard one int64
+        csr, csc, (n_samples, _), columns = self._kernel_views(
+            X, p["private"], budget, p, rng,
+            index_dtype=np.int32 if self.solver == "fast" else np.int64)
         spec = p["spec"]
+        if not p["private"] and self.selector == "auto" and self.solver == "fast":
+            spec = nonprivate_fast_selector(csc[2].shape[0] - 1, csr[0].shape[0])
         kernel_parameter = budget.kernel_parameter if budget else 0.0
         args = (*csr, *csc, y01, p["l1_bound"], _fw_fast.SELECTOR_CODES[spec.kernel],
                 kernel_parameter, rng.bit_generator)
@@ -501,12 +510,23 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.composition_ = None
         return self._record_spend(None, None)
 
-    def _kernel_views(self, X, private, budget=None, p=None, rng=None):
-        """CSR and CSC arrays (data, int64 indices, int64 indptr) for the kernels.
+    def _kernel_views(self, X, private, budget=None, p=None, rng=None, index_dtype=np.int64):
+        """CSR and CSC arrays (data, indices, int64 indptr) for the kernels.
 
-        Shares X's data when X is canonical CSR (X itself is never modified).  With
-        a screening budget, the columns are first restricted to the private top
-        ``p["screening"]`` candidates (:mod:`~dptoolkit.linear_model._fw_screening`).
+        Shares X's data and indices when X is canonical CSR (X itself is never
+        modified).  With a screening budget, the columns are first restricted to
+        the private top ``p["screening"]`` candidates
+        (:mod:`~dptoolkit.linear_model._fw_screening`).  The CSC arrays come from
+        one counting sort (:func:`dptoolkit._fw_fast.csr_to_csc`: int32 row
+        indices, and for binary data the CSR values array itself, as nothing needs
+        permuting), the same arrays as ``tocsc()``.
+
+        Parameters
+        ----------
+        index_dtype : {numpy.int32, numpy.int64}, default=numpy.int64
+            dtype of both index arrays: int32 for the fast solver (used without a
+            copy), int64 for the standard and multinomial kernels.
+
         Returns ``(csr_arrays, csc_arrays, shape, columns)`` (``columns`` None
         without screening; ``shape`` is the restricted shape).
         """
@@ -524,11 +544,20 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                 Xr, p["screening"], budget.screening_noise_multiplier, rng,
                 sensitivity=2.0 if self.neighbouring == "replace_one" else 1.0)
             Xr = Xr[:, columns]
-        Xc = Xr.tocsc()  # canonical; converting int32 indices moves less memory
-        return tuple(
-            (np.ascontiguousarray(M.data, dtype=np.float64),
-             M.indices.astype(np.int64, copy=False), M.indptr.astype(np.int64, copy=False))
-            for M in (Xr, Xc)) + (Xr.shape, columns)
+        n_rows, n_cols = Xr.shape
+        data = np.ascontiguousarray(Xr.data, dtype=np.float64)
+        indptr = Xr.indptr.astype(np.int64, copy=False)
+        if max(n_rows, n_cols) < 2 ** 31 - 1:
+            indices = Xr.indices.astype(np.int32, copy=False)
+            csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols)
+        else:  # beyond int32 (the fast solver refuses such shapes)
+            indices = Xr.indices
+            Xc = Xr.tocsc()
+            csc = (np.ascontiguousarray(Xc.data, dtype=np.float64), Xc.indices,
+                   Xc.indptr.astype(np.int64, copy=False))
+        csr = (data, indices.astype(index_dtype, copy=False), indptr)
+        csc = (csc[0], csc[1].astype(index_dtype, copy=False), csc[2])
+        return csr, csc, Xr.shape, columns
 
     def _run(self, kernel, max_iter, gaps, stop):
         if not self.verbose:
