@@ -11,12 +11,15 @@
                          per iteration) and the training objective of whole
                          fits, for regressions in work or in the iterates.
 ``PeakMemFit``           peak memory of a whole ``fit`` through the estimator.
+``ScalingPrivate``       per-iteration time of both private solvers at D = 2^16,
+                         2^19 and 2^22: the asv form of the scaling study
+                         (``scripts/bench_scaling.py``).
 
 Timing: the ``time_*`` benchmarks call the kernels (``dptoolkit._fw_fast``) on
 views prepared in ``setup`` exactly as ``FrankWolfeLassoClassifier.fit``
 prepares them (CSR + CSC, int64 indices), so the one-off O(nnz) validation and
 conversions are not timed.  Private kernels get the exponential mechanism's
-coefficient from the estimator's own budget split (epsilon = 1, delta = 1e-6)
+coefficient from the estimator's own budget split (epsilon = 1, delta = 1e-5)
 for a fit of ``T_BUDGET`` = 4000 iterations, the speed setting of Table 3, even
 when fewer are run: the per-step budget decides which features are drawn and
 hence the work (with the budget of a 50-step fit, the mechanism keeps drawing
@@ -47,7 +50,10 @@ from .common import libsvm, synthetic_problem
 
 L1_BOUND = 50.0
 EPSILON = 1.0
-DELTA = 1e-6
+# 1e-5, the main job's delta: with 1e-6 the estimator refuses the O(D) private
+# selectors (exponential, noisy_max) at D = 2^20 for T_BUDGET steps (their
+# floating-point delta, which grows with D, exceeds delta)
+DELTA = 1e-5
 T_RUN = 50           # iterations timed by the Iterations* classes
 T_BUDGET = 4000      # private kernels get the per-step budget of a fit this long
 T_WARM = 1000        # warm-up of SteadyStatePrivate
@@ -301,3 +307,52 @@ class PeakMemFit:
             l1_bound=L1_BOUND, max_iter=5 if solver == "standard" else 50,
             solver=solver, epsilon=EPSILON if private else None,
             delta=DELTA if private else None, random_state=0, **FIXED).fit(self.X, self.y)
+
+
+class ScalingPrivate:
+    """Per-iteration time of the private solvers against D (N = 20,000, ~45 nnz/row).
+
+    The asv form of the scaling study (``scripts/bench_scaling.py``, *Studies >
+    Scaling*): a change of either solver's dependence on D shows as a change of
+    the ratio between the sizes, the largest of which (2^22) is where an O(D)
+    term per step would dominate.  ``time_steps`` times, for ``solver="fast"``,
+    ``T_BLOCK`` = 200 steps of the fast solver (grouped sampler, default
+    ``refresh_tol``) after ``T_WARM`` untimed ones (steady state: about one
+    refresh in the block) and, for ``solver="standard"``, ``N_STANDARD`` = 3
+    steps of the standard solver (exponential mechanism, O(D) inverse-CDF draw)
+    after one untimed step (its steps cost the same whatever t): divide by 200
+    or 3 for the time per step.  Both kernels get the coefficient of the
+    fast solver's budget split for a ``T_BUDGET``-step fit: the standard step's
+    cost does not depend on which feature is drawn, and at D = 2^22 the
+    estimator refuses the O(D) draw for ``T_BUDGET`` steps at this delta (its
+    floating-point delta exceeds it).
+    """
+
+    N_STANDARD = 3
+    params = [[2**16, 2**19, 2**22], ["fast", "standard"]]
+    param_names = ["n_features", "solver"]
+    timer = time.process_time
+    number = 1
+    timeout = 300
+
+    def setup(self, n_features, solver):
+        views, y = _prepared(n_features)
+        Xr, Xc = views
+        coef = _estimator("fast", "grouped", True, T_BUDGET).budget(
+            Xr.shape[1]).kernel_parameter
+        args = (Xr.data, Xr.indices, Xr.indptr, Xc.data, Xc.indices, Xc.indptr,
+                np.asarray(y, dtype=np.float64), L1_BOUND,
+                _fw_fast.SELECTOR_CODES["grouped" if solver == "fast" else "exponential"],
+                coef, np.random.default_rng(0).bit_generator)
+        if solver == "fast":
+            self.kernel = _fw_fast.FastFW(
+                *args, refresh_tol=_estimator("fast", "grouped", True, T_BUDGET).refresh_tol)
+            self.gaps = np.empty(T_WARM + T_BLOCK)
+            _run(self.kernel, T_WARM, self.gaps)
+        else:
+            self.kernel = _fw_fast.StandardFW(*args)
+            self.gaps = np.empty(1 + self.N_STANDARD)
+            _run(self.kernel, 1, self.gaps)
+
+    def time_steps(self, n_features, solver):
+        _run(self.kernel, T_BLOCK if solver == "fast" else self.N_STANDARD, self.gaps)
