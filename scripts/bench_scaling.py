@@ -340,7 +340,8 @@ def run_plot(args):
         ax.legend(fontsize=8)
     axes[0].set_title("against D (N = 20,000 fixed, 50 nnz/row)"
                       if args.n_fixed == 20_000 and args.nnz_per_row == 50 else "against D")
-    axes[1].set_title("against N (D fixed)")
+    axes[1].set_title(f"against N (D = {args.d_fixed:,} fixed, 50 nnz/row)"
+                      if args.nnz_per_row == 50 else "against N")
     fig.tight_layout()
     fig.savefig(args.out / "scaling.png", dpi=110)
     print(f"# wrote {args.out / 'scaling.png'}")
