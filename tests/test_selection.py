@@ -858,7 +858,8 @@ def test_two_stage_alpha_scale_bad_input():
         with pytest.raises(ValueError, match="alpha"):
             block_support_counts(X, y, n_blocks=4, alpha=bad, alpha_scale="block_max")
     # > 1 is a valid absolute penalty
-    assert TwoStageSelector(k=3, alpha=1e6, random_state=0).fit(X, y).selected_features_.size == 3
+    sel = TwoStageSelector(k=3, epsilon=1.0, alpha=1e6, random_state=0).fit(X, y)
+    assert sel.selected_features_.size == 3
 
 
 # ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 r"""The Sparsifier of Khanna, Lu and Raff (paper 001, Algorithm 2): sparse private LASSO."""
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -142,10 +143,17 @@ def keep_largest(coef, n_keep):
 
 def _nonprivate_coef(X, y, l1_bound, max_iter, refresh_tol, classes=None):
     """Non-private Frank-Wolfe coefficients (cached by ``memory``; module level so
-    joblib can hash it); ``classes``: the label set of the private fit."""
+    joblib can hash it); ``classes``: the label set of the private fit.
+
+    The fit runs inside the count's mechanism (only the noisy count of its
+    non-zeros is released), so its warnings, which depend on the data, are
+    captured and dropped, never re-emitted.
+    """
     est = FrankWolfeLassoClassifier(l1_bound=l1_bound, max_iter=max_iter, solver="fast",
                                     refresh_tol=refresh_tol, classes=classes)
-    return est.fit(X, y).coef_
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        return est.fit(X, y).coef_
 
 
 class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
@@ -178,6 +186,17 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`(\varepsilon_1+\varepsilon_2, \delta)`-DP; ``privacy_spent_`` reports it
     (with ``selector="laplace_talwar"`` the private fit's true, slightly larger,
     epsilon is used instead of :math:`\varepsilon_2`).
+
+    **Side channels.**  The label set is public: declare it as ``classes``
+    (otherwise it is read from ``y`` with a
+    :class:`~dptoolkit.exceptions.PrivacyLeakWarning`).  The non-private fit's
+    warnings are captured and dropped; the clipping warning says only *that*
+    entries were clipped.  **Timing** is not covered: both fits use the fast
+    kernels, whose cost follows the non-zeros of the chosen columns and of the
+    rows they touch, so one added dense row within the public bound can make a
+    fit an order of magnitude slower (see the Notes of
+    :class:`FrankWolfeLassoClassifier`, and pad the release to a public deadline
+    when the fit's duration is observable).
 
     The paper's Appendix B code differs in two places, both fixed here: it
     overwrites the noisy count with the true clipped count (line 58, which would

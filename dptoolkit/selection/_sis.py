@@ -10,7 +10,13 @@ from sklearn.utils import check_X_y
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
-from .._private import NEIGHBOURING_RELATIONS, PrivateEstimatorMixin, sensitivity_factor
+from .._private import (
+    NEIGHBOURING_RELATIONS,
+    PrivateEstimatorMixin,
+    check_neighbouring,
+    data_dependent_warning,
+    sensitivity_factor,
+)
 from .._validation import check_random_state, check_scalar_range
 from ..accounting.events import ExponentialMechanismEvent, PureDPEvent, SelfComposedEvent
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
@@ -255,12 +261,16 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     ----------
     k : int
         Number of features to select, ``1 <= k < n_features``.
-    epsilon : float
-        Privacy budget (> 0).
+    epsilon : float or None, default=None
+        Privacy budget (> 0).  None: the non-private selection (the ``k`` largest
+        scores after the same public mapping, ties to the lower index), with
+        ``privacy_spent_`` and ``privacy_event_`` None, as every estimator of the
+        toolkit with ``epsilon=None``.
     bounds : (low, high) or "data", default=(-1.0, 1.0)
         Public bounds of the feature values: scalars or arrays of shape
         (n_features,), ``low < high``.  Values outside are clipped
-        (:class:`DataClippedWarning`).  ``"data"``: centre each column by its
+        (:class:`DataClippedWarning`: it says only *that* values were clipped,
+        and depends on the data, outside the guarantee).  ``"data"``: centre each column by its
         mean and divide by its max-abs (the paper; not private).
     center : float or array of shape (n_features,), optional
         Public centre subtracted after clipping; default the midpoint of
@@ -285,6 +295,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     sensitivity_ : float
         Sensitivity used (1.0 or 2.0).
     %(attrs_selector_privacy)s
+        Both None for a non-private fit (``epsilon=None``).
         :func:`~dptoolkit.accounting.epsilon_of_event` of it at
         delta 0 is ``epsilon``.
     n_features_in_ : int
@@ -299,7 +310,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     differentially private correlations. AISec 2024, Algorithm 1.
     """
 
-    def __init__(self, k=5, *, epsilon=1.0, bounds=(-1.0, 1.0), center=None,
+    def __init__(self, k=5, *, epsilon=None, bounds=(-1.0, 1.0), center=None,
                  y_bounds=(-1.0, 1.0), y_center=None, neighbouring="add_remove",
                  gamma=0.5, selector="canonical_lipschitz", random_state=None,
                  accountant=None):
@@ -329,8 +340,8 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         c = _broadcast_center(self.y_center, lo, hi, "y_center")
         lo, hi, c = lo[0], hi[0], c[0]
         if np.any(y < lo) or np.any(y > hi):
-            warnings.warn("target values outside y_bounds were clipped", DataClippedWarning,
-                          stacklevel=3)
+            data_dependent_warning("target values outside y_bounds were clipped",
+                                   DataClippedWarning, stacklevel=3)
         return (np.clip(y, lo, hi) - c) / max(hi - c, c - lo)
 
     def _scores(self, X, yt):
@@ -371,8 +382,8 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             outside = np.any(clipped != X)
             raw = _column_sums(clipped, yt) - c * total
         if outside:
-            warnings.warn("feature values outside bounds were clipped", DataClippedWarning,
-                          stacklevel=3)
+            data_dependent_warning("feature values outside bounds were clipped",
+                                   DataClippedWarning, stacklevel=3)
         return np.abs(raw) / scale
 
     @fill_doc
@@ -387,9 +398,8 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         Raises
         ------
         ValueError
-            Bad ``k``, ``epsilon`` (``None`` included: DP-SIS is always
-            private), bounds, ``neighbouring``, ``selector`` or ``gamma``; X and
-            y of different lengths; non-finite values.
+            Bad ``k``, ``epsilon``, bounds, ``neighbouring``, ``selector`` or
+            ``gamma``; X and y of different lengths; non-finite values.
         TypeError
             ``accountant`` is not a BudgetAccountant (or None).
         BudgetExceededError
@@ -398,16 +408,20 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         X, y = _validate_X_y(self, X, y)
         d = X.shape[1]
         k = _check_k_features(self.k, d)
-        # epsilon > 0 (required), neighbouring relation, accountant type
-        epsilon, _ = self._check_budget(optional=False)
+        # epsilon > 0 or None (non-private), neighbouring relation, accountant type
+        epsilon, _ = self._check_budget(optional=True)
+        check_neighbouring(self.neighbouring)
         selector = _check_choice(self.selector, "selector", _SELECTORS)
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
         rng = check_random_state(self.random_state)
         sensitivity = sensitivity_factor(self.neighbouring)
-        event, spent = _top_k_privacy(selector, epsilon, k)
+        event, spent = (_top_k_privacy(selector, epsilon, k) if epsilon is not None
+                        else (None, None))
         self._check_spend(event, spent)     # before any work on the data
         scores = self._scores(X, self._target(y))
-        if selector == "canonical_lipschitz":
+        if epsilon is None:
+            sel = _select_top_k(scores, k)
+        elif selector == "canonical_lipschitz":
             sel = canonical_lipschitz_top_k(scores, k, epsilon=epsilon, sensitivity=sensitivity,
                                             gamma=gamma, random_state=rng)
         else:

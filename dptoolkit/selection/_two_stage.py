@@ -20,6 +20,7 @@ from ._sis import (
     _SELECTORS,
     _check_choice,
     _check_k_features,
+    _select_top_k,
     _SelectorTagsMixin,
     _top_k_privacy,
     _validate_X_y,
@@ -87,15 +88,22 @@ def _warn_if_all_empty(counts, alpha, alpha_scale, stacklevel):
                 "zero) on every block, or alpha is too close to 1")
     warnings.warn(
         f"every block's LASSO support is empty (alpha={alpha:g}, "
-        f"alpha_scale={alpha_scale!r}): all counts are 0, so the private top-k "
-        f"selection is uniformly random; {hint}.  This warning depends on the data "
+        f"alpha_scale={alpha_scale!r}): all counts are 0, so the top-k selection "
+        f"carries no information (uniformly random when private); {hint}.  This warning depends on the data "
         "and is not covered by the privacy guarantee.", EmptySupportWarning,
         stacklevel=stacklevel + 1)
 
 
 def _support_counts(X, y, labels, n_blocks, alpha, alpha_scale, max_support, max_iter,
-                    tol):
-    """The counts of :func:`block_support_counts` for validated input."""
+                    tol, *, private=False):
+    """The counts of :func:`block_support_counts` for validated input.
+
+    ``private``: the block fits run inside the mechanism, so their warnings
+    (scikit-learn's ``ConvergenceWarning`` of a block whose coordinate descent
+    did not converge within ``max_iter``) are captured and dropped: whether a
+    block converged depends on that block's data, and a warning is an output
+    the epsilon does not cover.
+    """
     n, d = X.shape
     if sp.issparse(X):
         X = sp.csr_array(X)
@@ -113,7 +121,12 @@ def _support_counts(X, y, labels, n_blocks, alpha, alpha_scale, max_support, max
         else:
             alpha_b = alpha
         model = Lasso(alpha=alpha_b, max_iter=max_iter, tol=tol)
-        model.fit(Xb, yb)
+        if private:
+            with warnings.catch_warnings(record=True):   # captured, never re-emitted
+                warnings.simplefilter("always")
+                model.fit(Xb, yb)
+        else:
+            model.fit(Xb, yb)
         coef = model.coef_
         support = np.flatnonzero(coef)
         if max_support is not None and support.size > max_support:
@@ -238,9 +251,13 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     to the scale of the features: ``alpha=0.1`` suits features and target of
     order 1 (e.g. standardised, as in Swope et al.), but with entries of order
     0.01 every support can be empty, the counts are all 0 and the selection is
-    uniformly random.  ``fit`` does not warn about it (a warning that depends on
-    the data would be an output outside the privacy guarantee); the
-    non-private :func:`block_support_counts` does, with an
+    uniformly random.  A private ``fit`` does not warn about it (a warning that
+    depends on the data would be an output outside the privacy guarantee), nor
+    does it let the block fits' ``ConvergenceWarning`` through (whether a block's
+    coordinate descent converged within ``lasso_max_iter`` depends on that
+    block's data: one outlying row can decide it); the counts use whatever the
+    block fits reached.  The non-private :func:`block_support_counts` and a
+    non-private ``fit`` (``epsilon=None``) warn, the first with an
     :class:`~dptoolkit.exceptions.EmptySupportWarning`, so check a penalty on
     public or synthetic data of the same scale.  Either scale ``alpha`` with the
     public feature bounds or use
@@ -262,8 +279,12 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     ----------
     k : int
         Number of features, ``1 <= k < n_features``.
-    epsilon : float
-        Privacy budget (> 0).
+    epsilon : float or None, default=None
+        Privacy budget (> 0).  None: the non-private selection (the ``k`` largest
+        counts, ties to the lower index; the block fits' warnings and the
+        :class:`~dptoolkit.exceptions.EmptySupportWarning` reach the caller),
+        with ``privacy_spent_`` and ``privacy_event_`` None, as every estimator
+        of the toolkit with ``epsilon=None``.
     alpha : float, default=0.1
         LASSO penalty of every block (see ``alpha_scale``).
     alpha_scale : {"absolute", "block_max"}, default="absolute"
@@ -291,6 +312,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     selected_features_ : ndarray of int64, shape (k,)
     n_blocks_ : int
     %(attrs_selector_privacy)s
+        Both None for a non-private fit (``epsilon=None``).
     n_features_in_ : int
 
     References
@@ -302,7 +324,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     differentially private correlations. AISec 2024, Sections 3 and 5.
     """
 
-    def __init__(self, k=5, *, epsilon=1.0, alpha=0.1, alpha_scale="absolute", n_blocks=None,
+    def __init__(self, k=5, *, epsilon=None, alpha=0.1, alpha_scale="absolute", n_blocks=None,
                  block_support="nonzero", neighbouring="replace_one",
                  selector="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
                  lasso_tol=1e-4, random_state=None, accountant=None):
@@ -338,13 +360,21 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
             ``accountant`` is not a BudgetAccountant (or None).
         BudgetExceededError
             The ``accountant`` cannot pay ``(epsilon, 0)``; nothing is computed.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            Private fit with ``n_blocks=None`` under add/remove neighbouring.
+        EmptySupportWarning, ConvergenceWarning
+            Non-private fits only (see the class notes).
         """
         X, y = _validate_X_y(self, X, y)
         n, d = X.shape
         k = _check_k_features(self.k, d)
-        # epsilon > 0 (required), neighbouring relation, accountant type
-        epsilon, _ = self._check_budget(optional=False)
-        neighbouring = self.neighbouring
+        # epsilon > 0 or None (non-private), neighbouring relation, accountant type
+        epsilon, _ = self._check_budget(optional=True)
+        private = epsilon is not None
+        neighbouring = check_neighbouring(self.neighbouring)
         selector = _check_choice(self.selector, "selector", _SELECTORS)
         block_support = _check_choice(self.block_support, "block_support", ("nonzero", "top_k"))
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
@@ -354,7 +384,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         rng = check_random_state(self.random_state)
         if self.n_blocks is None:
             n_blocks = max(1, math.isqrt(n))
-            if neighbouring == "add_remove":
+            if private and neighbouring == "add_remove":
                 warnings.warn("n_blocks=None uses floor(sqrt(n_samples)), but n_samples is "
                               "not public under add/remove neighbouring; pass a public "
                               "n_blocks", PrivacyLeakWarning, stacklevel=2)
@@ -362,15 +392,20 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
             n_blocks = self.n_blocks
         n_blocks = _check_n_blocks(n_blocks, n)
         # one top-k release on counts of l-infinity sensitivity 1
-        event, spent = _top_k_privacy(selector, epsilon, k)
+        event, spent = (_top_k_privacy(selector, epsilon, k) if private
+                        else (None, None))
         self._check_spend(event, spent)     # before any work on the data
         labels = _block_labels(n, n_blocks, neighbouring, True, rng)
         counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale,
                                  k if block_support == "top_k" else None,
-                                 lasso_max_iter, lasso_tol)
-        # No EmptySupportWarning here: whether every support is empty depends on
-        # the private data, and a warning is an output the epsilon does not cover.
-        if selector == "canonical_lipschitz":
+                                 lasso_max_iter, lasso_tol, private=private)
+        if not private:
+            _warn_if_all_empty(counts, alpha, alpha_scale, stacklevel=2)
+            sel = _select_top_k(counts, k)
+        # No EmptySupportWarning in a private fit: whether every support is empty
+        # depends on the private data, and a warning is an output the epsilon
+        # does not cover.
+        elif selector == "canonical_lipschitz":
             sel = canonical_lipschitz_top_k(counts, k, epsilon=epsilon, sensitivity=1.0,
                                             gamma=gamma, random_state=rng)
         else:
