@@ -16,6 +16,9 @@ the kernels import them from here rather than from the private modules.
     Algorithm 4): ``GroupedExpSampler``.
 ``heap``
     Pairing and Fibonacci heaps with decrease-key (paper 000, Algorithm 3).
+``ight_fast``
+    (DP-)IGHT, all iterations of iterative gradient hard thresholding (Wang and
+    Gu 2019, Algorithm 1, full batch): ``ight``, ``hard_threshold``.
 ``scd_fast``
     (DP-)SCD dual, sequential and primal loops (paper 003).
 ``sgd_fast``
@@ -27,9 +30,10 @@ from . import _fw_fast as fw_fast
 from . import _fw_multinomial_fast as fw_multinomial_fast
 from . import _grouped_sampler as grouped_sampler
 from . import _heap as heap
+from . import _ight_fast as ight_fast
 from . import _prox_fast as prox_fast
 from . import _scd_fast as scd_fast
 from . import _sgd_fast as sgd_fast
 
-__all__ = ["fw_fast", "fw_multinomial_fast", "grouped_sampler", "heap", "prox_fast",
-           "scd_fast", "sgd_fast"]
+__all__ = ["fw_fast", "fw_multinomial_fast", "grouped_sampler", "heap", "ight_fast",
+           "prox_fast", "scd_fast", "sgd_fast"]

@@ -756,7 +756,8 @@ ESTIMATORS = {
         **{"epsilon": 1.0, "n_epochs": 1, "n_samples_public": N, "random_state": 0, **kw}),
         yreg),
     "DPIGHT": (lambda **kw: lm.DPIGHTClassifier(
-        **{"max_iter": 3, "n_samples_public": N, "random_state": 0, **kw}), y01),
+        **{"epsilon": 1.0, "max_iter": 3, "n_samples_public": N, "random_state": 0, **kw}),
+        y01),
     "DPNBLogistic": (lambda **kw: lm.DPNBLogisticClassifier(
         **{"epsilon": 1.0, "n_epochs": 1, "n_features_kept": 5, "n_samples_public": N,
            "random_state": 0, **kw}), y01),

@@ -10,6 +10,7 @@ from scipy import stats
 from dptoolkit.accounting import BudgetAccountant, RDPAccountant, calibrate_noise_multiplier
 from dptoolkit.datasets import clip_rows, make_correlated_classification
 from dptoolkit.exceptions import BudgetExceededError, DataClippedWarning, PrivacyLeakWarning
+from dptoolkit.kernels import ight_fast, scd_fast
 from dptoolkit.linear_model import DPIGHTClassifier
 
 
@@ -20,17 +21,67 @@ def _data(n=500, d=30, seed=0):
     return X, y, w
 
 
-def _reference_iht(X, y, s, eta, T):
-    """Non-private IGHT: theta <- H_s(theta - eta * mean gradient), plain loops."""
+def _hard_threshold(z, s):
+    """H_s by a stable sort: the s largest |z_j|, ties to the lower index."""
+    keep = np.argsort(-np.abs(z), kind="stable")[:s]
+    out = np.zeros_like(z)
+    out[keep] = z[keep]
+    return out
+
+
+def _reference_iht(X, y, s, eta, T, noise=None, n_public=None):
+    """(Noisy) IGHT in plain numpy: theta <- H_s(theta - eta/N (X^T(p - y) + noise_t))."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
     n, d = X.shape
+    n_public = n if n_public is None else n_public
     theta = np.zeros(d)
-    for _ in range(T):
+    for t in range(T):
         p = 1.0 / (1.0 + np.exp(-(X @ theta)))
-        z = theta - eta * (X.T @ (p - y)) / n
-        keep = np.argsort(-np.abs(z), kind="stable")[:s]
-        theta = np.zeros(d)
-        theta[keep] = z[keep]
+        g = X.T @ (p - y) + (0.0 if noise is None else noise[t])
+        theta = _hard_threshold(theta - eta / n_public * g, s)
     return theta
+
+
+def test_nonprivate_fit_is_plain_iht():
+    """epsilon=None (the default): no noise, nothing charged, no warning even for
+    rows above row_norm_bound and N read from the data; the path of plain IGHT."""
+    X, y, _ = _data()
+    X = 3.0 * X                                       # rows of norm up to 3: not clipped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = DPIGHTClassifier(sparsity=4, max_iter=60, learning_rate=0.3).fit(X, y)
+    np.testing.assert_allclose(clf.coef_[0], _reference_iht(X, y, 4, 0.3, 60),
+                               rtol=1e-9, atol=1e-12)
+    assert clf.privacy_event_ is None and clf.privacy_spent_ is None
+    assert clf.noise_multiplier_ is None and clf.screened_features_ is None
+    assert np.count_nonzero(clf.coef_) <= 4
+    # learning_rate="auto": 4 / max ||x_i||^2 of the data (the loss's 1/beta)
+    auto = DPIGHTClassifier(sparsity=4, max_iter=60).fit(X, y)
+    assert auto.learning_rate_ == pytest.approx(4.0 / np.max(np.sum(X * X, axis=1)))
+    np.testing.assert_allclose(auto.coef_[0],
+                               _reference_iht(X, y, 4, auto.learning_rate_, 60),
+                               rtol=1e-9, atol=1e-12)
+    assert auto.score(X, y) > 0.8
+
+
+def test_private_fit_reproduces_the_reference_with_its_noise():
+    """The whole private fit against plain numpy fed the same normals: the kernel's
+    sampler (dptoolkit.kernels.scd_fast.standard_normals on the same seed), d draws
+    per step in coordinate order, scaled by sigma * Delta."""
+    X, y, _ = _data(n=300, d=25)
+    for neighbouring, factor in (("add_remove", 1.0), ("replace_one", 2.0)):
+        clf = DPIGHTClassifier(sparsity=5, max_iter=40, epsilon=2.0, row_norm_bound=0.8,
+                               neighbouring=neighbouring, n_samples_public=350,
+                               random_state=7)
+        with pytest.warns(DataClippedWarning):       # rows up to norm 1 > 0.8
+            clf.fit(X, y)
+        assert clf.learning_rate_ == 4.0 / 0.8 ** 2
+        Xc, _ = clip_rows(X, 0.8, "l2")
+        bits = np.random.default_rng(7).bit_generator
+        noise = scd_fast.standard_normals(40 * 25, bits).reshape(40, 25)
+        std = clf.noise_multiplier_ * factor * 0.8
+        ref = _reference_iht(Xc, y, 5, clf.learning_rate_, 40, noise * std, 350)
+        np.testing.assert_allclose(clf.coef_[0], ref, rtol=1e-9, atol=1e-12)
 
 
 def test_nonprivate_limit_matches_reference():
@@ -41,6 +92,57 @@ def test_nonprivate_limit_matches_reference():
                            delta=1e-5, n_samples_public=X.shape[0], random_state=0).fit(X, y)
     np.testing.assert_allclose(clf.coef_[0], ref, rtol=1e-4, atol=1e-6)
     assert np.count_nonzero(clf.coef_) <= 4
+
+
+@pytest.mark.parametrize("kind", ["normal", "integers", "ties", "zeros"])
+def test_kernel_hard_threshold_matches_a_stable_sort(kind):
+    """H_s of the kernel (radix selection on the bits of |u|) keeps the same entries
+    as a stable sort, ties to the lower index, for every s."""
+    rng = np.random.default_rng(1)
+    for d in (1, 2, 7, 64, 1000):
+        u = {"normal": rng.normal(size=d), "integers": rng.integers(-3, 4, d) * 1.0,
+             "ties": rng.choice([-2.5, 2.5, 1.0, -0.0, 1e-300], d),
+             "zeros": np.zeros(d)}[kind]
+        for s in sorted({1, 2, d // 3 + 1, d // 2 + 1, d}):
+            if s <= d:
+                np.testing.assert_array_equal(ight_fast.hard_threshold(u, s),
+                                              _hard_threshold(u, s))
+
+
+def test_kernel_matches_reference_and_reports_divergence():
+    """The kernel alone on a random sparse problem (with and without noise), and its
+    status when an iterate overflows."""
+    rng = np.random.default_rng(2)
+    X = sp.random(150, 40, density=0.15, random_state=3, format="csc")
+    y = (rng.random(150) < 0.4).astype(float)
+    args = (X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), y)
+    for std in (0.0, 0.5):
+        theta = np.zeros(40)
+        status, n_iter = ight_fast.ight(*args, theta, step=0.2, noise_std=std, sparsity=6,
+                                        max_iter=25,
+                                        bit_generator=np.random.default_rng(4).bit_generator)
+        assert (status, n_iter) == (ight_fast.STATUS_OK, 25)
+        noise = scd_fast.standard_normals(25 * 40, np.random.default_rng(4).bit_generator)
+        ref = _reference_iht(X, y, 6, 0.2 * 150, 25, std * noise.reshape(25, 40))
+        np.testing.assert_allclose(theta, ref, rtol=1e-10, atol=1e-13)
+    theta = np.zeros(40)
+    status, n_iter = ight_fast.ight(*args, theta, step=1e308, noise_std=0.0, sparsity=6,
+                                    max_iter=25)
+    assert status == ight_fast.STATUS_NONFINITE and n_iter < 25
+    assert np.all(np.isfinite(theta))
+    with pytest.raises(ValueError, match="sparsity"):
+        ight_fast.ight(*args, np.zeros(40), step=0.1, noise_std=0.0, sparsity=41,
+                       max_iter=1)
+    with pytest.raises(ValueError, match="bit_generator"):
+        ight_fast.ight(*args, np.zeros(40), step=0.1, noise_std=1.0, sparsity=4,
+                       max_iter=1)
+
+
+def test_divergence_is_an_error_naming_learning_rate():
+    X, y, _ = _data(n=100, d=10)
+    with pytest.raises(ValueError, match="learning_rate"):
+        DPIGHTClassifier(sparsity=3, max_iter=50, learning_rate=1e308,
+                         n_samples_public=1).fit(X, y)
 
 
 @pytest.mark.parametrize("neighbouring, factor", [("add_remove", 1.0), ("replace_one", 2.0)])
@@ -91,17 +193,21 @@ def test_learns_the_support_with_large_epsilon():
 
 
 def test_row_clipping_and_formats():
+    """Private fits clip rows to the public bound (or refuse with clip_data=False);
+    dense and every sparse format give the same coefficients (one CSC conversion)."""
     X, y, _ = _data(n=200, d=20)
+    private = dict(epsilon=1.0, n_samples_public=200)
     with pytest.warns(DataClippedWarning):
-        DPIGHTClassifier(sparsity=3, max_iter=5, random_state=0).fit(3 * X, y)
-    with pytest.raises(ValueError, match="row_norm_bound"):
-        DPIGHTClassifier(sparsity=3, max_iter=5, clip_data=False).fit(3 * X, y)
-    ref = DPIGHTClassifier(sparsity=3, max_iter=20, random_state=1).fit(X, y).coef_
-    for fmt in ("csr", "csc", "coo"):
-        got = DPIGHTClassifier(sparsity=3, max_iter=20, random_state=1).fit(
-            sp.csr_array(X).asformat(fmt), y).coef_
-        np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
-    clf = DPIGHTClassifier(sparsity=3, max_iter=5, random_state=0).fit(X, 2 * y - 1)
+        DPIGHTClassifier(sparsity=3, max_iter=5, random_state=0, **private).fit(3 * X, y)
+    with pytest.raises(ValueError, match="clip_data"):
+        DPIGHTClassifier(sparsity=3, max_iter=5, clip_data=False, **private).fit(3 * X, y)
+    for kw in (private, {}):
+        ref = DPIGHTClassifier(sparsity=3, max_iter=20, random_state=1, **kw).fit(X, y).coef_
+        for fmt in ("csr", "csc", "coo"):
+            got = DPIGHTClassifier(sparsity=3, max_iter=20, random_state=1, **kw).fit(
+                sp.csr_array(X).asformat(fmt), y).coef_
+            np.testing.assert_array_equal(got, ref)
+    clf = DPIGHTClassifier(sparsity=3, max_iter=5, random_state=0, **private).fit(X, 2 * y - 1)
     assert set(clf.predict(X)) <= {-1.0, 1.0}
     np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
 
@@ -113,8 +219,11 @@ def test_row_clipping_and_formats():
     (dict(max_iter=0), ValueError, "max_iter"),
     (dict(learning_rate=0.0), ValueError, "learning_rate"),
     (dict(epsilon=-1.0), ValueError, "epsilon"),
-    (dict(delta=0.0), ValueError, "delta"),
-    (dict(delta=1.0), ValueError, "delta"),
+    (dict(delta=0.0, epsilon=1.0), ValueError, "delta"),
+    (dict(delta=1.0, epsilon=1.0), ValueError, "delta"),
+    (dict(delta=None, epsilon=1.0), ValueError, "delta"),
+    (dict(learning_rate="fast"), TypeError, "learning_rate"),
+    (dict(screening=100), ValueError, "screening"),
     (dict(row_norm_bound=0.0), ValueError, "row_norm_bound"),
     (dict(neighbouring="bounded"), ValueError, "neighbouring"),
     (dict(clip_data=1), TypeError, "clip_data"),
@@ -128,22 +237,22 @@ def test_bad_parameters(params, exc, match):
 
 
 def test_public_dataset_size():
-    """The step uses the public N; reading it from the data warns under add/remove."""
+    """The step uses the public N; a private fit reading it from the data warns
+    under add/remove (not under replace-one, and never without epsilon)."""
     X, y, _ = _data(n=100, d=10)
+    private = dict(sparsity=2, max_iter=3, epsilon=1.0, random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
-        DPIGHTClassifier(sparsity=2, max_iter=3, random_state=0).fit(X, y)
+        DPIGHTClassifier(**private).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        a = DPIGHTClassifier(sparsity=2, max_iter=3, neighbouring="replace_one",
-                             random_state=0).fit(X, y)
-        b = DPIGHTClassifier(sparsity=2, max_iter=3, n_samples_public=100,
-                             neighbouring="replace_one", random_state=0).fit(X, y)
-        c = DPIGHTClassifier(sparsity=2, max_iter=3, n_samples_public=200,
-                             neighbouring="replace_one", random_state=0).fit(X, y)
+        a = DPIGHTClassifier(neighbouring="replace_one", **private).fit(X, y)
+        b = DPIGHTClassifier(n_samples_public=100, neighbouring="replace_one",
+                             **private).fit(X, y)
+        DPIGHTClassifier(sparsity=2, max_iter=3).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     # one step from 0: theta_1 = H_s(-(eta / N) (grad + b)), so N = 200 halves it
-    one = [DPIGHTClassifier(sparsity=10, max_iter=1, n_samples_public=m, random_state=0)
-           .fit(X, y).coef_ for m in (100, 200)]
+    one = [DPIGHTClassifier(sparsity=10, max_iter=1, n_samples_public=m, epsilon=1.0,
+                            random_state=0).fit(X, y).coef_ for m in (100, 200)]
     np.testing.assert_allclose(one[1], one[0] / 2.0)
 
 
@@ -163,7 +272,9 @@ def test_bad_data():
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 
-@parametrize_with_checks([DPIGHTClassifier(sparsity=1, max_iter=100, random_state=0)])
+@parametrize_with_checks([DPIGHTClassifier(sparsity=1, max_iter=100, random_state=0),
+                          DPIGHTClassifier(sparsity=1, max_iter=100, epsilon=1.0,
+                                           random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

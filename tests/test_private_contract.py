@@ -131,7 +131,7 @@ CASES = [
          lambda **kw: DPIGHTClassifier(**{
              "sparsity": 3, "max_iter": 20, "epsilon": 1.0, "delta": 1e-5,
              "n_samples_public": N, "random_state": 0, **kw}),
-         "binary", ("dptoolkit.linear_model._ight:keep_largest",)),
+         "binary", ("dptoolkit._ight_fast:ight",), nonprivate=_NONPRIVATE),
     Case("DPSCDClassifier",
          lambda **kw: DPSCDClassifier(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
