@@ -1,10 +1,12 @@
 """End-to-end tests of the command line (``python -m dptoolkit``) and of model files.
 
 Small data only: a1a (a 1,605-example subsample of the Adult data of a9a, 123
-features), synthetic sparse problems, a two-group subset of 20 Newsgroups
-hashed to 4,096 features, and tiny LIBSVM files written here.  Most commands
-run in-process through :func:`dptoolkit.cli.main`; the model-file round trip
-and the CI command run in fresh processes.
+features), synthetic sparse problems, subsamples of the real corpora (IMDB, 20
+Newsgroups, Enron-spam, SMS spam: the first documents of a few classes, read
+once per session from the archives in the data folder) hashed to 4,096
+features, and tiny LIBSVM files written here.  Most commands run in-process
+through :func:`dptoolkit.cli.main`; the model-file round trip and the CI
+command run in fresh processes.
 """
 import json
 import subprocess
@@ -23,6 +25,7 @@ from dptoolkit.cli import _data, _models  # noqa: F401 (_data first: loaders get
 jsonschema = pytest.importorskip("jsonschema")
 
 A1A = datasets.get_data_path("a1a.bz2")
+TEXT = datasets.get_data_path("text")
 A1A_T = datasets.get_data_path("a1a.t.bz2")
 NEWS20 = datasets.get_data_path("text/20news-bydate.tar.xz")
 need_a1a = pytest.mark.skipif(not A1A.exists(), reason="a1a not available")
@@ -65,12 +68,17 @@ def _run(argv, capsys):
 @pytest.mark.parametrize("model", MODELS)
 def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
     saved, report, preds = tmp_path / "m.skops", tmp_path / "r.json", tmp_path / "p.csv"
-    extra = {"select-then-fit": ["--k", "20"], "search": ["--n-runs", "2"]}.get(model, [])
+    # search: around Frank-Wolfe, whose calibration is quick (the default searched
+    # model's is covered by test_account_other_models)
+    extra = {"select-then-fit": ["--k", "20"],
+             "search": ["--n-runs", "2", "--search-model", "frank-wolfe", "--max-iter", 50]
+             }.get(model, [])
     if _models.option_applies_to("n_samples_public", model):
         extra += ["--n-samples-public", 1605]   # the public dataset size of a1a
     status, out, err = _run(["train", "--model", model, "--data", A1A,
-                             "--n-features-libsvm", 123, "--epsilon", 1, "--delta", 1e-5,
-                             *extra, "--save", saved, "--report", report], capsys)
+                             "--n-features", 123, "--epsilon", 1, "--delta", 1e-5,
+                             "--seed", 0, *extra, "--save", saved, "--report", report],
+                            capsys)
     assert status == 0, err
     assert "test accuracy" in out and "privacy: (" in out
     rep = _validate(report)
@@ -79,10 +87,13 @@ def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
     assert rep["privacy"]["private"] is True
     assert rep["privacy"]["privacy_event"]["type"].endswith("Event")
     assert rep["data"]["n_features"] == 123 and rep["data"]["source"] == "libsvm"
+    assert rep["data"]["classes"] == _data.BINARY_CONVENTION
     assert 0.5 <= rep["metrics"]["accuracy"] <= 1.0
+    assert "outside_guarantee" not in rep and "nnz" not in out   # no --nonprivate-stats
+    assert rep["privacy"]["noise"].startswith("--seed 0")   # fixed: the accuracy check
 
     if model == "search":
-        assert set(rep["model"]["best_params"]) == set(_models.SEARCH_GRIDS[DEFAULT_MODEL])
+        assert set(rep["model"]["best_params"]) == set(_models.SEARCH_GRIDS["frank-wolfe"])
         assert rep["model"]["n_runs"] >= 1
     if model == "select-then-fit":
         assert len(rep["model"]["selected_features"]) == 20
@@ -105,7 +116,7 @@ def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
     assert status == 0, err
     assert "accuracy" in out and "AUC" in out
     ev = _validate(ev_report)
-    assert ev["command"] == "evaluate" and ev["data"]["n_test"] == X_t.shape[0]
+    assert ev["command"] == "evaluate" and ev["metrics"]["n_samples"] == X_t.shape[0]
     assert ev["privacy"]["privacy_event"] == rep["privacy"]["privacy_event"]
 
 
@@ -131,9 +142,12 @@ def test_synthetic_default_model_non_private(tmp_path, capsys):
     assert rep["data"]["source"] == "synthetic"
     assert rep["privacy"] == {**rep["privacy"], "private": False, "privacy_spent": None,
                               "privacy_event": None}
+    # a non-private fit protects nothing: its training figures are shown, labelled
+    assert "outside the guarantee (non-private fit" in out
+    assert rep["outside_guarantee"]["n_train"] + rep["metrics"]["n_samples"] == 400
 
 
-def test_multiclass(tmp_path, capsys):
+def test_multiclass(tmp_path, capsys, monkeypatch):
     """Three classes: Frank-Wolfe fits them; binary-only models refuse clearly."""
     rng = np.random.default_rng(0)
     rows = []
@@ -144,33 +158,22 @@ def test_multiclass(tmp_path, capsys):
     path = tmp_path / "three.libsvm"
     path.write_text("\n".join(rows) + "\n")
     report = tmp_path / "r.json"
+    common = ["--data", path, "--n-features", 30, "--classes", 0, 1, 2]
     # --model default on three classes: the multiclass default (Frank-Wolfe), said so
-    status, out, err = _run(["train", "--data", path, "--epsilon", 2, "--delta", 1e-5,
-                             "--report", report, "--save", tmp_path / "m.skops"], capsys)
+    status, out, err = _run(["train", *common, "--epsilon", 2, "--delta", 1e-5,
+                             "--n-samples-public", 225, "--report", report,
+                             "--save", tmp_path / "m.skops"], capsys)
     assert status == 0, err
     assert "--model default uses frank-wolfe" in err
     rep = _validate(report)
-    assert len(rep["data"]["classes"]) == 3 and rep["model"]["name"] == "frank-wolfe"
+    assert rep["data"]["classes"] == [0, 1, 2] and rep["model"]["name"] == "frank-wolfe"
     assert load_model(tmp_path / "m.skops").coef_.shape == (3, 30)
-    status, out, err = _run(["train", "--model", "dp-sgd", "--data", path, "--epsilon", 1],
+    # binary-only models: refused from --classes, before any data is read
+    monkeypatch.setattr(datasets, "load_libsvm", _forbidden)
+    status, out, err = _run(["train", "--model", "dp-sgd", *common, "--epsilon", 1],
                             capsys)
     assert status == 2
     assert "binary only" in err and "3 classes" in err
-
-
-@need_20news
-def test_20news_two_groups(tmp_path, capsys):
-    saved = tmp_path / "m.skops"
-    common = ["--data", NEWS20, "--positive", "comp.graphics", "--negative", "rec.autos"]
-    status, out, err = _run(["train", "--model", "dp-scd", *common, "--n-features", 4096,
-                             "--epsilon", 1, "--save", saved], capsys)
-    assert status == 0, err
-    report = tmp_path / "ev.json"
-    status, out, err = _run(["evaluate", "--model-file", saved, *common, "--report", report],
-                            capsys)
-    assert status == 0, err
-    rep = _validate(report)
-    assert rep["data"]["source"] == "corpus" and rep["data"]["n_features"] == 4096
 
 
 @need_20news
@@ -318,12 +321,13 @@ def test_account_other_models(model, capsys):
 # bad arguments: exit status 2, the flag named, no data read
 # ---------------------------------------------------------------------------
 
-def _forbid_data(monkeypatch):
-    def forbidden(*args, **kwargs):
-        raise AssertionError("data was read before the arguments were checked")
+def _forbidden(*args, **kwargs):
+    raise AssertionError("data was read before the arguments were checked")
 
+
+def _forbid_data(monkeypatch):
     for name in ("load_libsvm", "load_text_corpus", "make_sparse_classification"):
-        monkeypatch.setattr(datasets, name, forbidden)
+        monkeypatch.setattr(datasets, name, _forbidden)
 
 
 BAD = [
@@ -354,15 +358,37 @@ BAD = [
     (["train", "--epsilon", "1", "--selector", "bogus"], "selector"),
     (["train", "--positive", "comp"], "--positive"),
     (["train", "--data", str(A1A), "--positive", "comp"], "--positive"),
-    (["train", "--data", str(A1A), "--n-features", "100"], "--n-features"),
     (["train", "--data", str(NEWS20), "--test", str(A1A)], "--test"),
-    (["train", "--data", str(NEWS20), "--n-features-libsvm", "9"], "--n-features-libsvm"),
+    (["train", "--data", str(NEWS20), "--classes", "0", "1"], "--classes"),
+    (["train", "--data", str(A1A), "--epsilon", "1"], "--n-features"),
+    (["train", "--data", str(A1A), "--n-features", "123", "--classes", "1"], "--classes"),
+    (["train", "--data", str(A1A), "--n-features", "123", "--classes", "1", "1"],
+     "--classes"),
+    (["train", "--data", str(A1A), "--n-features", "123", "--classes", "1", "x"],
+     "--classes"),
+    (["train", "--classes", "0", "1"], "--classes"),
+    (["train", "--data", str(A1A), "--n-features", "123", "--test", str(A1A),
+      "--split-seed", "1"], "--split-seed"),
+    (["train", "--seed", "-1"], "--seed"),
+    (["train", "--seed", str(2**128)], "--seed"),
+    (["train", "--split-seed", "1.5"], "--split-seed"),
+    (["evaluate", "--model-file", str(A1A), "--data", str(A1A), "--split-seed", "2"],
+     "--split-seed"),
+    (["evaluate", "--model-file", str(A1A), "--data", str(A1A), "--test-size", "0.3"],
+     "--test-size"),
+    (["predict", "--model-file", str(A1A), "--data", str(A1A), "--classes", "0", "1"],
+     "--classes"),
+    (["predict", "--model-file", str(A1A), "--data", str(A1A), "--nonprivate-stats"],
+     "--nonprivate-stats"),
+    (["account", "--model", "frank-wolfe", "--n-samples", "10", "--n-features", "5",
+      "--epsilon", "1", "--seed", "3"], "--seed"),
     (["train", "--data", str(A1A), "--synthetic-samples", "10"], "--synthetic-samples"),
     (["train", "--data", str(A1A), "--cache-dir", "/tmp"], "--cache-dir"),
     (["train", "--cache-dir", "/tmp"], "--cache-dir"),
     (["train", "--data", str(NEWS20), "--cache-dir", "/nonexistent/dir/cache"],
      "--cache-dir"),
-    (["train", "--data", str(A1A), "--test", "/nonexistent/t"], "--test"),
+    (["train", "--data", str(A1A), "--n-features", "123", "--test", "/nonexistent/t"],
+     "--test"),
     (["train", "--save", "/nonexistent/dir/m.skops"], "--save"),
     (["train", "--report", "/nonexistent/dir/r.json"], "--report"),
     (["evaluate", "--model-file", "/nonexistent/m.skops", "--data", str(A1A)],
@@ -398,7 +424,10 @@ def test_help_shows_defaults(capsys):
     fw = _models.default_of(_models.MODELS["frank-wolfe"].cls, "l1_bound")
     l1_help = out.split("--l1-bound L1_BOUND")[-1].split(" --", 1)[0]
     assert "frank-wolfe" in l1_help and f"(default: {fw!r})" in l1_help
-    assert "(default: 0)" in out          # --seed
+    split_help = out.split("--split-seed SPLIT_SEED")[-1].split(" --", 1)[0]
+    assert "(default: 0)" in split_help
+    seed_help = out.split("--seed SEED")[-1].split(" --", 1)[0]
+    assert "default: fresh OS entropy" in seed_help
     for name in MODELS:
         assert name in out
 
@@ -411,7 +440,8 @@ def test_default_is_one_constant():
 def test_unreadable_data_names_the_file(tmp_path, capsys):
     bad = tmp_path / "bad.libsvm"
     bad.write_text("hello world\n")
-    status, out, err = _run(["train", "--data", bad, "--epsilon", 1], capsys)
+    status, out, err = _run(["train", "--data", bad, "--n-features", 5, "--epsilon", 1],
+                            capsys)
     assert status == 1
     assert f"--data {bad}" in err and "hello" in err
 
@@ -419,24 +449,16 @@ def test_unreadable_data_names_the_file(tmp_path, capsys):
 @need_a1a
 def test_evaluate_reproduces_the_held_out_part_of_train(tmp_path, capsys):
     saved, r_train, r_eval = tmp_path / "m.skops", tmp_path / "t.json", tmp_path / "e.json"
-    common = ["--data", A1A, "--test-size", 0.3, "--seed", 3]
-    status, out, err = _run(["train", "--model", "dp-ight", *common, "--epsilon", 1,
-                             "--save", saved, "--report", r_train], capsys)
+    common = ["--data", A1A, "--test-size", 0.3, "--split-seed", 3]
+    status, out, err = _run(["train", "--model", "dp-ight", *common, "--n-features", 123,
+                             "--epsilon", 1, "--save", saved, "--report", r_train], capsys)
     assert status == 0, err
     status, out, err = _run(["evaluate", "--model-file", saved, *common, "--subset", "test",
                              "--report", r_eval], capsys)
     assert status == 0, err
     train, ev = json.loads(r_train.read_text()), _validate(r_eval)
     assert ev["metrics"] == train["metrics"]
-    assert "seed 3" in ev["data"]["split"]
-
-
-@need_20news
-def test_test_size_refused_for_a_corpus_with_its_own_split(capsys):
-    status, out, err = _run(["train", "--data", NEWS20, "--positive", "comp.graphics",
-                             "--negative", "rec.autos", "--n-features", 1024,
-                             "--test-size", 0.3], capsys)
-    assert status == 2 and "--test-size" in err
+    assert "--split-seed 3" in ev["data"]["split"]
 
 
 def test_saved_model_carries_the_version(tmp_path, monkeypatch):
@@ -456,7 +478,8 @@ def test_saved_model_carries_the_version(tmp_path, monkeypatch):
 def test_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
     """stderr a terminal: models with a progress bar get verbose=1 (else 0)."""
     argv = ["train", "--model", "frank-wolfe", "--synthetic-samples", 300,
-            "--synthetic-features", 200, "--max-iter", 20, "--epsilon", 1, "--delta", 1e-5, "--n-samples-public", 225]
+            "--synthetic-features", 200, "--max-iter", 20, "--epsilon", 1, "--delta", 1e-5,
+            "--n-samples-public", 225]
     status, out, err = _run([*argv, "--save", tmp_path / "quiet.skops"], capsys)
     assert status == 0 and load_model(tmp_path / "quiet.skops").verbose == 0
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
@@ -466,39 +489,350 @@ def test_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
     assert "Frank-Wolfe" in err                        # the tqdm bar
 
 
-def _tiny_news_corpus(root):
-    """A 20news-bydate-shaped corpus: 3 groups, a few documents each, train and test."""
-    rng = np.random.default_rng(0)
-    words = {"comp.graphics": ["pixel", "render", "image", "polygon"],
-             "rec.autos": ["engine", "brake", "wheel", "sedan"],
-             "sci.space": ["orbit", "shuttle", "nasa", "launch"]}
-    for split, n_docs in (("train", 30), ("test", 10)):
-        for group, vocab in words.items():
-            folder = root / f"20news-bydate-{split}" / group
-            folder.mkdir(parents=True)
-            for i in range(n_docs):
-                text = " ".join(rng.choice(vocab + ["the", "a", "of"], size=20))
-                (folder / f"{i}").write_text(text)
-    return root
+# ---------------------------------------------------------------------------
+# subsampled real corpora: the workflow on every corpus format
+# ---------------------------------------------------------------------------
+
+#: archive -> (member prefix -> documents taken), the first documents in archive order
+#: (archives are sorted by name, so only the start of each is decompressed)
+_SUBSAMPLES = {
+    "imdb": ("aclImdb-train-test.tar.xz",
+             {"aclImdb/test/neg/": 60, "aclImdb/test/pos/": 60}),
+    "20news": ("20news-bydate.tar.xz",
+               {"20news-bydate-test/alt.atheism/": 45,
+                "20news-bydate-test/comp.graphics/": 45,
+                "20news-bydate-test/comp.os.ms-windows.misc/": 45}),
+    "enron": ("enron-spam-preprocessed.tar.xz",
+              {"enron1/ham/": 80, "enron1/spam/": 80}),
+    "sms": ("smsspamcollection.tar.xz", {"SMSSpamCollection": 1}),
+}
 
 
-def test_multiclass_corpus_end_to_end(tmp_path, capsys):
-    corpus = _tiny_news_corpus(tmp_path / "news")
-    saved, report = tmp_path / "m.skops", tmp_path / "ev.json"
-    status, out, err = _run(["train", "--data", corpus, "--n-features", 256, "--epsilon", 4,
-                             "--delta", 1e-5, "--save", saved], capsys)
-    assert status == 0, err
-    assert "3 classes" in out
-    status, out, err = _run(["evaluate", "--model-file", saved, "--data", corpus,
+def _first_documents(archive, want):
+    import tarfile
+
+    left, out = dict(want), {prefix: [] for prefix in want}
+    with tarfile.open(archive, "r|xz") as tar:
+        for member in tar:
+            if not member.isfile():
+                continue
+            for prefix in left:
+                if left[prefix] and member.name.startswith(prefix):
+                    out[prefix].append(tar.extractfile(member).read())
+                    left[prefix] -= 1
+                    break
+            if not any(left.values()):
+                break
+    return out
+
+
+@pytest.fixture(scope="session")
+def corpora(tmp_path_factory):
+    """Subsamples of the real corpora in their own layouts (name -> path).
+
+    IMDB and 20news keep an own train/test split (2/3 of each class's documents
+    in train); Enron-spam (one part, ``enron1``) and SMS spam (its first 600
+    messages) have none, so the command line splits them.
+    """
+    root = tmp_path_factory.mktemp("corpora")
+    paths = {}
+    for name, (file, want) in _SUBSAMPLES.items():
+        archive = TEXT / file
+        if not archive.exists():
+            continue
+        docs = _first_documents(archive, want)
+        if name == "sms":
+            lines = docs["SMSSpamCollection"][0].splitlines(keepends=True)[:600]
+            paths[name] = root / "sms" / "SMSSpamCollection"
+            paths[name].parent.mkdir()
+            paths[name].write_bytes(b"".join(lines))
+            continue
+        for prefix, texts in docs.items():
+            cls = prefix.rstrip("/").rsplit("/", 1)[-1]
+            for i, text in enumerate(texts):
+                if name == "imdb":
+                    split = "train" if i % 3 else "test"
+                    folder = root / name / "aclImdb" / split / cls
+                elif name == "20news":
+                    split = "train" if i % 3 else "test"
+                    folder = root / "20news-sub" / f"20news-bydate-{split}" / cls
+                else:
+                    folder = root / name / "enron1" / cls
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / f"{i}.txt").write_bytes(text)
+        paths[name] = root / ("20news-sub" if name == "20news" else name)
+    return paths
+
+
+CORPUS_CASES = {
+    # name: (corpus, extra options, classes, model the default becomes)
+    "imdb": ("imdb", [], ["neg", "pos"], DEFAULT_MODEL),
+    "20news-binary": ("20news", ["--positive", "comp.", "--negative", "alt.atheism"],
+                      ["alt.atheism", "comp.*"], DEFAULT_MODEL),
+    "20news-multiclass": ("20news", [], ["alt.atheism", "comp.graphics",
+                                         "comp.os.ms-windows.misc"], "frank-wolfe"),
+    "enron": ("enron", [], ["ham", "spam"], DEFAULT_MODEL),
+    "sms": ("sms", [], ["ham", "spam"], DEFAULT_MODEL),
+}
+
+
+@pytest.mark.parametrize("case", CORPUS_CASES)
+def test_corpus_workflow(case, corpora, tmp_path, capsys):
+    """train -> save -> predict / evaluate -> report on each corpus format."""
+    corpus, extra, classes, model = CORPUS_CASES[case]
+    if corpus not in corpora:
+        pytest.skip(f"{corpus} archive not available")
+    data = ["--data", corpora[corpus], *extra]
+    saved, report, ev_report = tmp_path / "m.skops", tmp_path / "r.json", tmp_path / "e.json"
+    status, out, err = _run(["train", *data, "--n-features", 4096, "--epsilon", 4,
+                             "--delta", 1e-5, "--n-samples-public", 100, "--save", saved,
                              "--report", report], capsys)
     assert status == 0, err
     rep = _validate(report)
-    assert rep["data"]["classes"] == [0, 1, 2] and rep["data"]["n_test"] == 30
-    assert rep["metrics"]["auc"] is not None                 # one-vs-rest
-    status, out, err = _run(["predict", "--model-file", saved, "--data", corpus,
-                             "--subset", "train"], capsys)
+    assert rep["data"]["classes"] == classes and rep["model"]["name"] == model
+    assert rep["data"]["n_features"] == 4096 and rep["privacy"]["private"]
+    own_split = corpus in ("imdb", "20news")
+    assert ("own train/test split" in rep["data"]["split"]) == own_split
+    fitted = load_model(saved)
+    if "classes" in fitted.get_params():
+        assert list(fitted.classes) == [float(c) for c in range(len(classes))]
+
+    status, out, err = _run(["evaluate", "--model-file", saved, *data, "--report",
+                             ev_report], capsys)
     assert status == 0, err
-    assert len(out.splitlines()) == 1 + 90 and out.startswith("index,prediction\n")
-    status, out, err = _run(["train", "--model", "dp-scd", "--data", corpus, "--epsilon", 1],
+    ev = _validate(ev_report)
+    assert ev["data"]["classes"] == classes
+    # evaluate scores the held-out part train made (own split, or the same hashed split)
+    assert ev["metrics"] == rep["metrics"]
+    status, out, err = _run(["predict", "--model-file", saved, *data, "--subset", "all"],
                             capsys)
-    assert status == 2 and "binary only" in err and "3 classes" in err
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("index,prediction")
+    X_all, _, _ = datasets.load_text_corpus(corpora[corpus], subset="all", n_features=4096,
+                                            **({"positive": extra[1], "negative": extra[3]}
+                                               if extra else {}))
+    assert len(lines) == X_all.shape[0] + 1
+    predicted = np.array([float(line.split(",")[1]) for line in lines[1:]])
+    np.testing.assert_array_equal(predicted, fitted.predict(X_all))
+
+
+def test_split_options_refused_for_a_corpus_with_its_own_split(corpora, capsys):
+    if "20news" not in corpora:
+        pytest.skip("20news archive not available")
+    for option in (["--test-size", 0.3], ["--split-seed", 1]):
+        status, out, err = _run(["train", "--data", corpora["20news"], "--n-features", 64,
+                                 "--positive", "comp.", *option], capsys)
+        assert status == 2 and option[0] in err and "own" in err
+
+
+# ---------------------------------------------------------------------------
+# privacy of the command line itself
+# ---------------------------------------------------------------------------
+
+def _coef_of(path):
+    from dptoolkit.cli._report import model_coef
+
+    return model_coef(load_model(path))
+
+
+@pytest.mark.parametrize("model", ["frank-wolfe", "dp-sgd", "dp-nb-logistic"])
+def test_noise_is_fresh_without_seed(model, tmp_path, capsys):
+    """Two runs without --seed release different models (fresh OS entropy); with --seed
+    the same one, and a warning says the noise is then reproducible."""
+    argv = ["train", "--model", model, "--synthetic-samples", 400, "--synthetic-features",
+            300, "--epsilon", 1, "--delta", 1e-5]
+    if model == "frank-wolfe":
+        argv += ["--max-iter", 30]
+    paths = [tmp_path / f"{i}.skops" for i in range(4)]
+    for path in paths[:2]:
+        status, out, err = _run([*argv, "--save", path], capsys)
+        assert status == 0, err
+        assert "--seed" not in err and "noise: fresh OS entropy" in out
+    # identical data and options: only the noise differs (the chance that two
+    # independent runs give bit-identical weights is negligible)
+    assert not np.array_equal(_coef_of(paths[0]), _coef_of(paths[1]))
+    for path in paths[2:]:
+        status, out, err = _run([*argv, "--seed", 7, "--save", path], capsys)
+        assert status == 0, err
+        assert "warning (PrivacyLeakWarning): --seed 7 fixes the noise" in err
+        assert "noise: --seed 7: reproducible" in out
+    np.testing.assert_array_equal(_coef_of(paths[2]), _coef_of(paths[3]))
+
+
+def test_no_seed_warning_for_a_non_private_fit(capsys):
+    status, out, err = _run(["train", "--model", "frank-wolfe", "--synthetic-samples", 200,
+                             "--synthetic-features", 100, "--max-iter", 10, "--seed", 1],
+                            capsys)
+    assert status == 0, err
+    assert "PrivacyLeakWarning" not in err
+
+
+def _a1a_rows(n):
+    import bz2
+
+    with bz2.open(A1A, "rt") as f:
+        return [next(f) for _ in range(n)]
+
+
+#: Lines of train's output that hold released figures: the model's metrics on the
+#: held-out examples, and what a search or a selection released.
+_RELEASED_LINES = ("  test accuracy", "  search:", "  selection:")
+
+
+#: The label the command line puts on a notice computed from the training data.
+_OUTSIDE = "(a notice computed from the training data: outside the guarantee)"
+
+
+def _unreleased(out):
+    return [line for line in out.splitlines() if not line.startswith(_RELEASED_LINES)]
+
+
+def _unreleased_report(report):
+    report = dict(report, metrics=None, created=None)
+    report["model"] = {k: v for k, v in report["model"].items()
+                       if k not in ("best_params", "n_runs", "selected_features")}
+    return report
+
+
+def _neighbours(tmp_path, n_rows=300):
+    """D (the first rows of a1a) and D' = D plus the row ``+1 5:1 200:1``, as the file
+    ``data.libsvm`` in two folders (so that paths print the same)."""
+    rows = _a1a_rows(n_rows)
+    folders = []
+    for name, extra in (("D", []), ("D1", ["+1 5:1 200:1\n"])):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "data.libsvm").write_text("".join(rows + extra))
+        folders.append(folder)
+    return folders
+
+
+def _run_in(folder, argv, capsys, monkeypatch):
+    monkeypatch.chdir(folder)
+    status, out, err = _run(argv, capsys)
+    assert status == 0, err
+    return out, err, json.loads((folder / "r.json").read_text())
+
+
+@need_a1a
+@pytest.mark.parametrize("model", MODELS)
+def test_neighbouring_files_print_the_same_but_the_release(model, tmp_path, capsys,
+                                                           monkeypatch):
+    """D and D' (one row added) give the same output and report, apart from the
+    released figures (the model's test metrics, what a search or a selection
+    released), when N is public (--n-samples-public) and the noise seed the same: the
+    dimension (--n-features), the classes, delta and the split of the other rows
+    depend on no example."""
+    argv = ["train", "--model", model, "--data", "data.libsvm", "--n-features", 300,
+            "--epsilon", 1, "--delta", 1e-5, "--seed", 5, "--report", "r.json",
+            *{"select-then-fit": ["--k", "10"], "frank-wolfe": ["--max-iter", 50],
+              "search": ["--n-runs", "2", "--search-model", "frank-wolfe", "--max-iter",
+                         20]}.get(model, [])]
+    if _models.option_applies_to("n_samples_public", model):
+        argv += ["--n-samples-public", 225]
+    (d, d1) = _neighbours(tmp_path)
+    out, err, rep = _run_in(d, argv, capsys, monkeypatch)
+    out1, err1, rep1 = _run_in(d1, argv, capsys, monkeypatch)
+    assert _unreleased(out) == _unreleased(out1)
+    # stderr: the same, but for the estimators' notices about clipped examples, which
+    # the command line labels as outside the guarantee (dp-ight, dp-nb-logistic count
+    # the rows they rescale)
+    differing = set(err.splitlines()) ^ set(err1.splitlines())
+    assert all(line.startswith("warning (DataClippedWarning)") and line.endswith(
+        _OUTSIDE) for line in differing), differing
+    assert _unreleased_report(rep) == _unreleased_report(rep1)
+    assert "300 features" in out and "nnz" not in out and "x 300" not in out
+
+
+@need_a1a
+def test_neighbouring_files_without_public_n(tmp_path, capsys, monkeypatch):
+    """Without --n-samples-public the estimator takes N from the data: the outputs of
+    D and D' then differ, in the PrivacyLeakWarning that says so and in the privacy
+    event built from that N (the documented difference: the output says "N: taken
+    from the data"; the guarantee covers same-size neighbours only)."""
+    argv = ["train", "--model", "dp-sgd", "--data", "data.libsvm", "--n-features", 300,
+            "--epsilon", 1, "--report", "r.json"]
+    (d, d1) = _neighbours(tmp_path)
+    out, err, rep = _run_in(d, argv, capsys, monkeypatch)
+    out1, err1, rep1 = _run_in(d1, argv, capsys, monkeypatch)
+    assert "N: taken from the data by the estimator" in out
+    differing = set(err.splitlines()) ^ set(err1.splitlines())
+    assert differing and all("PrivacyLeakWarning" in line for line in differing)
+    # the privacy event too (DP-SGD's number of steps is set by N), and its exact spend
+    differing = set(_unreleased(out)) ^ set(_unreleased(out1))
+    assert differing and all(line.startswith("    ") and "Event(" in line
+                             for line in differing), differing
+    rep, rep1 = _unreleased_report(rep), _unreleased_report(rep1)
+    assert rep["privacy"]["privacy_event"] != rep1["privacy"]["privacy_event"]
+    for r in (rep, rep1):   # and the exact spend, calibrated on that event
+        r["privacy"] = dict(r["privacy"], privacy_event=None, privacy_spent=None)
+    assert rep == rep1
+
+
+@need_a1a
+def test_nonprivate_stats_are_labelled_and_apart(tmp_path, capsys, monkeypatch):
+    """--nonprivate-stats: the training figures, in their own section of the output
+    and of the report, labelled as outside the guarantee."""
+    (d, _) = _neighbours(tmp_path)
+    argv = ["train", "--model", "dp-sgd", "--data", "data.libsvm", "--n-features", 300,
+            "--epsilon", 1, "--n-samples-public", 225, "--report", "r.json"]
+    out, err, rep = _run_in(d, [*argv, "--nonprivate-stats"], capsys, monkeypatch)
+    _validate(d / "r.json")
+    section = rep["outside_guarantee"]
+    assert "not covered by the guarantee" in section["note"]
+    assert section["n_train"] + rep["metrics"]["n_samples"] == 300
+    assert sum(section["class_counts_train"]) == section["n_train"]
+    stats = out.split("outside the guarantee (computed from the training data without "
+                      "privacy", 1)
+    assert len(stats) == 2 and f"train {section['n_train']} examples" in stats[1]
+    assert f"nnz {section['nnz_train']}" in stats[1] and "nnz" not in stats[0]
+    assert set(rep) - {"outside_guarantee"} == set(
+        _run_in(d, argv, capsys, monkeypatch)[2])
+
+
+def test_split_depends_on_each_example_alone():
+    """An example's side depends on its own features and the seed only: adding rows
+    never moves another row, and about --test-size of the rows are held out."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = sp.random_array((2000, 50), density=0.1, format="csr", random_state=rng)
+    mask = _data.held_out(X, 0.25, 0)
+    more = sp.vstack([X[:700], sp.random_array((5, 50), density=0.3, random_state=rng),
+                      X[700:]], format="csr")
+    mask_more = _data.held_out(more, 0.25, 0)
+    np.testing.assert_array_equal(np.delete(mask_more, np.arange(700, 705)), mask)
+    # held-out count ~ Binomial(2000, 0.25): sd 19.4; the band is 5.1 sd (a
+    # false-failure rate below 1e-6 for a hash that behaves as random)
+    assert abs(mask.sum() - 500) < 100
+    assert not np.array_equal(mask, _data.held_out(X, 0.25, 1))    # the seed matters
+
+
+def test_libsvm_labels_are_public(tmp_path, capsys):
+    """A LIBSVM file's classes: --classes, or the binary convention; never inferred."""
+    path = tmp_path / "labels12.libsvm"
+    path.write_text("".join(f"{1 + i % 2} {1 + i % 7}:1 {9 + i % 5}:1\n"
+                            for i in range(200)))
+    common = ["train", "--model", "frank-wolfe", "--data", path, "--n-features", 20,
+              "--max-iter", 10]
+    status, out, err = _run(common, capsys)
+    assert status == 1 and "label 2 is outside the LIBSVM binary convention" in err
+    assert "--classes" in err
+    report = tmp_path / "r.json"
+    status, out, err = _run([*common, "--classes", 1, 2, "--report", report], capsys)
+    assert status == 0, err
+    assert _validate(report)["data"]["classes"] == [1.0, 2.0]
+    status, out, err = _run([*common, "--classes", 1, 3], capsys)
+    assert status == 1 and "label 2 is not one of --classes 1 3" in err
+
+
+def test_feature_index_above_n_features_is_refused(tmp_path, capsys):
+    """The dimension is --n-features: a file with a higher index is refused (naming the
+    line), never widened (the dimension would then depend on one example)."""
+    rows = [f"{1 if i % 2 else -1} {1 + i % 7}:1\n" for i in range(50)] + ["+1 5:1 200:1\n"]
+    path = tmp_path / "wide.libsvm"
+    path.write_text("".join(rows))
+    status, out, err = _run(["train", "--data", path, "--n-features", 100, "--epsilon", 1],
+                            capsys)
+    assert status == 1 and "line 51" in err and "200" in err

@@ -35,11 +35,19 @@ __all__ = ["main", "build_parser", "DEFAULT_MODEL"]
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings on the command line: the category and the message, no source line."""
+    from ..exceptions import DataClippedWarning
+
     text = str(message)
     if "n_samples_public" in text:
         text += "  (Command line: --n-samples-public N.)"
+    if issubclass(category, DataClippedWarning):
+        text += "  " + OUTSIDE_NOTICE
     print(f"warning ({category.__name__}): {text}", file=file or sys.stderr)
 
+
+#: The label of a warning computed from the training data (e.g. how many examples an
+#: estimator clipped): such a notice is not covered by the guarantee.
+OUTSIDE_NOTICE = "(a notice computed from the training data: outside the guarantee)"
 
 _COMMANDS = {"train": _train, "predict": _predict, "evaluate": _evaluate,
              "account": _account}

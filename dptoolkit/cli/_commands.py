@@ -64,8 +64,7 @@ def _check_model_options(args):
 
 def _check_train_data_options(args):
     if args.data is None:
-        for dest in ("test", "n_features", "n_features_libsvm", "positive", "negative",
-                     "cache_dir"):
+        for dest in ("test", "n_features", "positive", "negative", "cache_dir", "classes"):
             if getattr(args, dest) is not None:
                 raise UsageError(f"{_flag(dest)} needs --data (without --data the "
                                  "synthetic problem is used)")
@@ -76,13 +75,39 @@ def _check_train_data_options(args):
         if getattr(args, dest) is not None:
             raise UsageError(f"{_flag(dest)} applies only without --data")
     _check_corpus_or_libsvm(args, train=True)
+    if (getattr(args, "classes", None) is not None and len(args.classes) > 2
+            and not _models.supports_multiclass(args)
+            and not _switch_to_multiclass(args, len(args.classes))):
+        raise UsageError(f"--model {args.model} is binary only and --classes gives "
+                         f"{len(args.classes)} classes: choose a multiclass model "
+                         "(frank-wolfe, sparsifier)")
     if (Path(args.data).name.startswith("20news") and args.positive is None
             and args.negative is None and not _models.supports_multiclass(args)
-            and not _models.use_multiclass_default(args)):
+            and not _switch_to_multiclass(args, "20")):
         raise UsageError(f"--model {args.model} is binary only and {args.data} without "
                          "--positive/--negative is the 20-class task: choose two groups "
                          "with --positive/--negative, or a multiclass model (frank-wolfe, "
                          "sparsifier)")
+
+
+def _switch_to_multiclass(args, n_classes):
+    """``--model default`` on a multiclass task: the multiclass default, said so."""
+    if not _models.use_multiclass_default(args):
+        return False
+    print(f"note: {n_classes} classes: --model default uses {args.model} (multiclass)",
+          file=sys.stderr)
+    return True
+
+
+def _check_classes(args):
+    classes = getattr(args, "classes", None)
+    if classes is None:
+        return
+    if len(classes) < 2:
+        raise UsageError(f"--classes needs at least two labels, got {len(classes)}")
+    if len(set(classes)) != len(classes):
+        raise UsageError("--classes: every label once, got "
+                         + " ".join(f"{c:g}" for c in classes))
 
 
 def _check_corpus_or_libsvm(args, *, train):
@@ -96,21 +121,34 @@ def _check_corpus_or_libsvm(args, *, train):
                 raise UsageError(f"--cache-dir: {cache} is not a folder")
             if not cache.exists() and not cache.parent.is_dir():
                 raise UsageError(f"--cache-dir: folder {cache.parent} does not exist")
-        for dest in ("test", "n_features_libsvm"):
+        for dest in ("test", "classes"):
             if getattr(args, dest, None) is not None:
                 raise UsageError(f"{_flag(dest)} is for LIBSVM files; --data {args.data} is "
-                                 "a text corpus")
-    else:
-        for dest in ("n_features", "positive", "negative", "cache_dir"):
-            if getattr(args, dest, None) is not None:
-                hint = " (use --n-features-libsvm)" if dest == "n_features" and train else ""
-                raise UsageError(f"{_flag(dest)} is for text corpora; --data {args.data} is "
-                                 f"read as a LIBSVM file{hint}")
-        if train and args.test is not None:
+                                 "a text corpus" + (" (its classes are the corpus's)"
+                                                    if dest == "classes" else ""))
+        return
+    for dest in ("positive", "negative", "cache_dir"):
+        if getattr(args, dest, None) is not None:
+            raise UsageError(f"{_flag(dest)} is for text corpora; --data {args.data} is "
+                             "read as a LIBSVM file")
+    _check_classes(args)
+    if train:
+        if args.n_features is None:
+            raise UsageError(f"--n-features is required for the LIBSVM file {args.data}: "
+                             "the number of features is a public constant, never inferred "
+                             "from the data (e.g. 123 for the a*a files)")
+        if args.test is not None:
             _check_path("--test", args.test)
+            if args.split_seed is not None:
+                raise UsageError("--split-seed does not apply with --test (no random split)")
+    elif (args.subset or "all") == "all":
+        for dest in ("test_size", "split_seed"):
+            if getattr(args, dest, None) is not None:
+                raise UsageError(f"{_flag(dest)} does not apply to --subset all (the "
+                                 "default for a LIBSVM file): give --subset train or test")
 
 
-def _preflight(estimator, args, n_samples=None, n_features=None):
+def _preflight(estimator, args, n_samples=None, n_features=None, n_classes=2):
     """Run the estimator's own checks on a zero stand-in (no data is read).
 
     Private fits stop at their privacy check (:func:`dptoolkit._private.plan_spend`),
@@ -120,13 +158,12 @@ def _preflight(estimator, args, n_samples=None, n_features=None):
 
     from .._private import plan_spend
 
-    private = args.epsilon is not None or \
-        _models.default_of(MODELS[_models.inner_model(args)].cls, "epsilon") is not None
+    private = _models.is_private(args)
     n = n_samples or max(1000, args.batch_size if isinstance(args.batch_size, int) else 0)
     d = n_features if (private and n_features) else max(64, (args.k or 0) + 1)
     if not private:
         n = min(n, 64) if not isinstance(args.batch_size, int) else n
-    y = np.arange(n) % 2
+    y = (np.arange(n) % n_classes).astype(np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -186,7 +223,7 @@ def _describe_event(event, indent="  "):
     return lines
 
 
-def _print_guarantee(model, name, bound, file=None):
+def _print_guarantee(model, name, bound, file=None, *, delta=None, noise=None):
     file = sys.stdout if file is None else file
     spent = getattr(model, "privacy_spent_", None)
     if spent is None:
@@ -195,6 +232,18 @@ def _print_guarantee(model, name, bound, file=None):
     relation = model.get_params(deep=False).get("neighbouring", "add_remove")
     print(f"privacy: ({spent[0]:g}, {spent[1]:.3g})-DP, {relation} neighbouring, public "
           f"bound {bound}", file=file)
+    print("  covers: the released model, trained on the training examples (the test "
+          "metrics are exact on held-out examples, which it does not protect)", file=file)
+    n_public, takes_n = _n_public_of(model)
+    if n_public is not None:
+        print(f"  N: {n_public} (--n-samples-public, public)", file=file)
+    elif takes_n:
+        print("  N: taken from the data by the estimator (see its PrivacyLeakWarning): "
+              "the guarantee covers only neighbours of the same size", file=file)
+    if delta is not None:
+        print(f"  delta: {delta}", file=file)
+    if noise is not None:
+        print(f"  noise: {noise}", file=file)
     if getattr(model, "epsilon_step_", None) is not None:
         print(f"  {model.n_iter_} exponential-mechanism steps at epsilon'="
               f"{model.epsilon_step_:.4g} each, {model.composition_} composition", file=file)
@@ -207,12 +256,12 @@ class DataError(Exception):
     """The data could not be read (exit status 1)."""
 
 
-def _reading(args, load, *load_args):
-    """``load(*load_args)``, with read errors naming the files given."""
+def _reading(args, load, *load_args, **load_kw):
+    """``load(*load_args, **load_kw)``, with read errors naming the files given."""
     from ._data import _OwnSplit
 
     try:
-        return load(*load_args)
+        return load(*load_args, **load_kw)
     except _OwnSplit as exc:
         raise UsageError(str(exc)) from None
     except (ValueError, TypeError, EOFError, OSError) as exc:
@@ -223,11 +272,43 @@ def _reading(args, load, *load_args):
                         f"{type(exc).__name__}: {exc}") from exc
 
 
+def _warn_seed(args):
+    """A given noise seed makes a private fit's noise reproducible: say so."""
+    from ..exceptions import PrivacyLeakWarning
+
+    warnings.warn(f"--seed {args.seed} fixes the noise of the private mechanisms: anyone "
+                  "who knows the seed can regenerate the noise and remove it from the "
+                  "released model, so the guarantee does not hold against them.  Use a "
+                  "seed for tests and debugging only; without --seed the noise comes "
+                  "from fresh OS entropy.", PrivacyLeakWarning, stacklevel=2)
+
+
+def _check_delta(delta, n_public):
+    """Warn when delta is not small against the public dataset size."""
+    from ..exceptions import PrivacyLeakWarning
+
+    if delta and n_public and delta >= 1.0 / n_public:
+        warnings.warn(f"delta = {delta:g} >= 1/N = 1/{n_public} (--n-samples-public): a "
+                      "mechanism that publishes one random example outright meets such a "
+                      "guarantee; take delta well below 1/N", PrivacyLeakWarning,
+                      stacklevel=2)
+
+
+def _n_public_of(model):
+    """``(n_samples_public, whether the model takes it)`` of a model or its inner one."""
+    params = model.get_params(deep=False)
+    if "n_samples_public" in params:
+        return params["n_samples_public"], True
+    inner = params.get("estimator")
+    if inner is not None:
+        return _n_public_of(inner)
+    return None, False
+
+
 def _train(args):
     from .._persistence import save_model
     from . import _data, _report
 
-    model_name = _models.resolve_model(args.model)
     _check_train_data_options(args)
     if args.save is not None:
         _check_out_path("--save", args.save)
@@ -235,13 +316,16 @@ def _train(args):
         _check_out_path("--report", args.report)
     if args.verbose is None:
         args.verbose = 1 if sys.stderr.isatty() else 0
+    private = _models.is_private(args)
+    n_classes_pre = len(args.classes) if getattr(args, "classes", None) else 2
     estimator = _models.build_model(args)
     n_pre = args.synthetic_samples if args.data is None else args.n_samples_public
     d_pre = (args.synthetic_features if args.data is None else
-             (args.n_features or _data.CORPUS_N_FEATURES) if _data.is_corpus(args.data)
-             else args.n_features_libsvm)
-    _preflight(estimator, args, n_pre, d_pre)
+             (args.n_features or _data.CORPUS_N_FEATURES))
+    _preflight(estimator, args, n_pre, d_pre, n_classes_pre)
     spec = MODELS[_models.inner_model(args)]
+    if private and args.seed is not None:
+        _warn_seed(args)
     if (args.epsilon is not None and args.delta is None and "accounting" in spec.params
             and _models.default_of(spec.cls, "delta") is None):
         print(f"note: no --delta, so --model {args.model} is pure epsilon-DP (basic "
@@ -249,23 +333,30 @@ def _train(args):
               "zCDP, with a far larger budget per step", file=sys.stderr)
 
     t0 = time.perf_counter()
-    Xtr, ytr, Xte, yte, description = _reading(args, _data.load_train_test, args)
+    Xtr, ytr, Xte, yte, info = _reading(args, _data.load_train_test, args)
     load_time = time.perf_counter() - t0
-    classes = _data.class_list(ytr)
-    print(f"data: {description['description']}; {description['split']}")
-    print(f"  train {Xtr.shape[0]} x {Xtr.shape[1]} (nnz {Xtr.nnz}), test {Xte.shape[0]} x "
-          f"{Xte.shape[1]}, {len(classes)} classes; loaded in {load_time:.1f} s")
-    if len(classes) > 2 and not _models.supports_multiclass(args):
-        if _models.use_multiclass_default(args):
-            print(f"note: {len(classes)} classes: --model default uses "
-                  f"{args.model} (multiclass)", file=sys.stderr)
-            estimator = _models.build_model(args)
-            _preflight(estimator, args, Xtr.shape[0], Xtr.shape[1])
-            model_name = _models.resolve_model(args.model)
-    if len(classes) > 2 and not _models.supports_multiclass(args):
-        raise UsageError(f"--model {args.model} is binary only and the data has "
-                         f"{len(classes)} classes: choose two groups with --positive/"
+    class_names = info["classes"]
+    n_classes = len(class_names)
+    classes = [float(c) for c in range(n_classes)]
+    print(f"data: {info['description']}")
+    print(f"  split: {info['split']}")
+    switched = (n_classes > 2 and not _models.supports_multiclass(args)
+                and _switch_to_multiclass(args, n_classes))
+    model_name = _models.resolve_model(args.model)
+    if n_classes > 2 and not _models.supports_multiclass(args):
+        raise UsageError(f"--model {args.model} is binary only and the task has "
+                         f"{n_classes} classes: choose two groups with --positive/"
                          "--negative, or a multiclass model (frank-wolfe, sparsifier)")
+    estimator = _models.build_model(args, classes)
+    if args.data is None and private and args.n_samples_public is None and \
+            _models.option_applies("n_samples_public", args):
+        # synthetic data are public, so the size of their training part is too
+        args.n_samples_public = int(Xtr.shape[0])
+        estimator = _models.build_model(args, classes)
+        print(f"  N = {args.n_samples_public}: the size of the synthetic training part "
+              "(public: the data are synthetic)")
+    if switched:    # a new model: its own checks (the stand-in has the data's shape)
+        _preflight(estimator, args, Xtr.shape[0], Xtr.shape[1], n_classes)
     t0 = time.perf_counter()
     estimator.fit(Xtr, ytr)
     fit_time = time.perf_counter() - t0
@@ -275,9 +366,9 @@ def _train(args):
     bound = _bound_of(model_name, estimator)
     auc = "n/a" if scores["auc"] is None else f"{scores['auc']:.4f}"
     print(f"model: {model_name} ({type(estimator).__name__})")
-    print(f"  test accuracy {scores['accuracy']:.4f}   AUC {auc}   non-zeros "
-          f"{scores['n_nonzero']} of {_report.model_coef(estimator).size}")
-    print(f"  fit time {fit_time:.2f} s")
+    print(f"  test accuracy {scores['accuracy']:.4f}   AUC {auc}   on "
+          f"{scores['n_samples']} held-out examples;   non-zeros {scores['n_nonzero']} "
+          f"of {_report.model_coef(estimator).size}")
     if hasattr(estimator, "best_params_"):
         print(f"  search: {estimator.n_runs_} private run(s); released "
               f"{estimator.best_params_} (noisy validation accuracy "
@@ -285,22 +376,67 @@ def _train(args):
     if hasattr(estimator, "support_"):
         print(f"  selection: {int(np.count_nonzero(estimator.support_))} features selected "
               "privately")
-    _print_guarantee(estimator, model_name, bound)
+    noise = _noise_text(args, private)
+    if private:
+        _check_delta(estimator.privacy_spent_[1], _n_public_of(estimator)[0])
+    _print_guarantee(estimator, model_name, bound, delta=_models.delta_source(args),
+                     noise=noise)
+    stats = None
+    if args.nonprivate_stats or not private:
+        stats = _nonprivate_stats(estimator, Xtr, ytr, n_classes, private,
+                                  {"load_seconds": load_time, "fit_seconds": fit_time,
+                                   "predict_seconds": predict_time})
+        _print_stats(stats)
     if args.save is not None:
         save_model(estimator, args.save)
         print(f"saved: {args.save}")
     if args.report is not None:
-        data = dict(description, n_train=int(Xtr.shape[0]), n_test=int(Xte.shape[0]),
-                    n_features=int(Xtr.shape[1]), classes=classes)
+        data = {k: info[k] for k in ("source", "path", "description", "split",
+                                     "n_features", "classes")}
         report = _report.build_report(
             command="train", data=data, model=estimator, model_name=model_name,
-            metrics_=scores, bound=bound,
-            timings={"load_seconds": load_time, "fit_seconds": fit_time,
-                     "predict_seconds": predict_time},
-            extra={"saved_model": args.save})
+            metrics_=scores, bound=bound, extra={"saved_model": args.save},
+            noise=noise, delta=_models.delta_source(args), outside_guarantee=stats)
         _report.write_report(report, args.report)
         print(f"report: {args.report}")
     return 0
+
+
+def _noise_text(args, private):
+    if not private:
+        return None
+    if args.seed is None:
+        return "fresh OS entropy (no --seed)"
+    return f"--seed {args.seed}: reproducible by anyone who knows the seed"
+
+
+def _nonprivate_stats(estimator, Xtr, ytr, n_classes, private, timings):
+    """Figures of the training data computed without privacy (outside the guarantee)."""
+    from . import _data, _report
+
+    train = _report.metrics(estimator, Xtr, ytr)
+    return {
+        "note": ("computed from the training data without privacy: not covered by the "
+                 "guarantee" if private else "non-private fit: nothing is protected"),
+        "n_train": int(Xtr.shape[0]),
+        "nnz_train": int(Xtr.nnz),
+        "class_counts_train": _data.class_counts(ytr, n_classes),
+        "train_accuracy": train["accuracy"],
+        "train_auc": train["auc"],
+        "timings": timings,
+    }
+
+
+def _print_stats(stats, file=None):
+    file = sys.stdout if file is None else file
+    auc = "n/a" if stats["train_auc"] is None else f"{stats['train_auc']:.4f}"
+    t = stats["timings"]
+    print(f"outside the guarantee ({stats['note']}):", file=file)
+    print(f"  train {stats['n_train']} examples, nnz {stats['nnz_train']}, per class "
+          f"{stats['class_counts_train']}; training accuracy {stats['train_accuracy']:.4f}"
+          f"   AUC {auc}", file=file)
+    print(f"  load {t['load_seconds']:.2f} s, fit {t['fit_seconds']:.2f} s, predict "
+          f"{t['predict_seconds']:.2f} s", file=file)
 
 
 def _load_saved(args):
@@ -320,7 +456,8 @@ def _predict(args):
     if args.output is not None:
         _check_out_path("--output", args.output)
     model = _load_saved(args)
-    X, _, _ = _reading(args, _data.load_for_model, args, int(model.n_features_in_))
+    X, _, _ = _reading(args, _data.load_for_model, args, int(model.n_features_in_),
+                       labels=False)
     pred = model.predict(X)
     score = None
     if len(getattr(model, "classes_", ())) == 2 and hasattr(model, "decision_function"):
@@ -352,23 +489,28 @@ def _evaluate(args):
         _check_out_path("--report", args.report)
     model = _load_saved(args)
     t0 = time.perf_counter()
-    X, y, description = _reading(args, _data.load_for_model, args,
-                                 int(model.n_features_in_))
+    X, y, info = _reading(args, _data.load_for_model, args, int(model.n_features_in_))
     load_time = time.perf_counter() - t0
+    n_model = len(getattr(model, "classes_", ()))
+    if n_model and len(info["classes"]) != n_model:
+        raise UsageError(f"the model in {args.model_file} has {n_model} classes and --data "
+                         f"{args.data} is read with {len(info['classes'])} "
+                         f"({info['classes']}): give the classes train used"
+                         + (" (--classes)" if info["source"] == "libsvm" else ""))
     t0 = time.perf_counter()
     scores = _report.metrics(model, X, y)
     predict_time = time.perf_counter() - t0
     name = _model_name_of(model)
     bound = _bound_of(name, model)
     auc = "n/a" if scores["auc"] is None else f"{scores['auc']:.4f}"
-    print(f"data: {description['description']}; {X.shape[0]} examples")
+    print(f"data: {info['description']}; {info['split']}; {X.shape[0]} examples")
     print(f"model: {name} ({type(model).__name__}) from {args.model_file}")
     print(f"  accuracy {scores['accuracy']:.4f}   AUC {auc}   non-zeros "
           f"{scores['n_nonzero']}")
     _print_guarantee(model, name, bound)
     if args.report is not None:
-        data = dict(description, n_train=None, n_test=int(X.shape[0]),
-                    n_features=int(X.shape[1]), classes=_data.class_list(y))
+        data = {k: info[k] for k in ("source", "path", "description", "split",
+                                     "n_features", "classes")}
         report = _report.build_report(
             command="evaluate", data=data, model=model, model_name=name, metrics_=scores,
             bound=bound, timings={"load_seconds": load_time, "predict_seconds": predict_time},

@@ -17,7 +17,8 @@ from ..linear_model import (
 from ..model_selection import PrivateHyperparameterSearch
 from ..selection import DPSIS, PrivateSelectThenFit
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_MULTICLASS_MODEL", "MODELS", "SEARCH_GRIDS", "SELECT_FRACTION", "build_model",
+__all__ = ["DEFAULT_MODEL", "DEFAULT_MULTICLASS_MODEL", "MODELS", "SEARCH_GRIDS",
+           "SELECT_FRACTION", "build_model",
            "resolve_model", "option_applies", "default_of"]
 
 #: The model ``--model default`` stands for: the toolkit's best private sparse model
@@ -205,14 +206,12 @@ def use_multiclass_default(args):
 
 def has_progress(args):
     """Whether the chosen model (or the searched one) shows a progress bar."""
-    cls = MODELS[inner_model(args)].cls
-    return "verbose" in inspect.signature(cls.__init__).parameters
+    return _takes(MODELS[inner_model(args)].cls, "verbose")
 
 
 def models_with_progress():
     """Models whose estimator takes ``verbose``."""
-    return [n for n, s in MODELS.items() if s.cls is not None
-            and "verbose" in inspect.signature(s.cls.__init__).parameters]
+    return [n for n, s in MODELS.items() if s.cls is not None and _takes(s.cls, "verbose")]
 
 
 def _given(args, spec):
@@ -221,7 +220,18 @@ def _given(args, spec):
             if getattr(args, dest, None) is not None}
 
 
-def _base(name, args, *, epsilon, delta, seed=True):
+def _takes(cls, param):
+    return param in inspect.signature(cls.__init__).parameters
+
+
+def _with_classes(cls, kw, classes):
+    """``kw`` plus ``classes`` when given and ``cls`` takes the declared label set."""
+    if classes is not None and _takes(cls, "classes"):
+        kw["classes"] = list(classes)
+    return kw
+
+
+def _base(name, args, *, epsilon, delta, classes=None):
     spec = MODELS[name]
     kw = _given(args, spec)
     kw.pop("k", None)
@@ -229,20 +239,23 @@ def _base(name, args, *, epsilon, delta, seed=True):
         kw["epsilon"] = epsilon
     if delta is not None:
         kw["delta"] = delta
-    if seed:
-        kw["random_state"] = args.seed
-    if "verbose" in inspect.signature(spec.cls.__init__).parameters and getattr(
-            args, "verbose", None):
+    kw["random_state"] = args.seed      # None: fresh OS entropy for the noise
+    if _takes(spec.cls, "verbose") and getattr(args, "verbose", None):
         kw["verbose"] = args.verbose
-    return spec.cls(**kw)
+    return spec.cls(**_with_classes(spec.cls, kw, classes))
 
 
-def build_model(args):
+def build_model(args, classes=None):
     """The unfitted estimator for ``args`` (options already validated).
 
     Parameters
     ----------
     args : argparse.Namespace
+        ``args.seed`` is the noise seed of every mechanism (``None``: fresh OS
+        entropy on every run).
+    classes : list of float or None
+        The public label set (class indices ``0 .. K-1``), passed to every
+        estimator that takes ``classes``; None before it is known.
 
     Returns
     -------
@@ -257,16 +270,37 @@ def build_model(args):
         if args.neighbouring is not None:
             sel_kw["neighbouring"] = args.neighbouring
         est = _base("frank-wolfe", args, epsilon=(1.0 - frac) * args.epsilon,
-                    delta=args.delta)
-        return PrivateSelectThenFit(DPSIS(**sel_kw), est)
+                    delta=args.delta, classes=classes)
+        return PrivateSelectThenFit(DPSIS(**_with_classes(DPSIS, sel_kw, classes)), est)
     if model == "search":
         inner = inner_model(args)
-        est = _base(inner, args, epsilon=None, delta=None)
+        est = _base(inner, args, epsilon=None, delta=None, classes=classes)
         grid = args.grid if args.grid else SEARCH_GRIDS[inner]
         kw = {"epsilon": args.epsilon, "random_state": args.seed}
         if args.delta is not None:
             kw["delta"] = args.delta
         if args.n_runs is not None:
             kw["n_runs"] = args.n_runs
-        return PrivateHyperparameterSearch(est, grid, **kw)
-    return _base(model, args, epsilon=args.epsilon, delta=args.delta)
+        return PrivateHyperparameterSearch(
+            est, grid, **_with_classes(PrivateHyperparameterSearch, kw, classes))
+    return _base(model, args, epsilon=args.epsilon, delta=args.delta, classes=classes)
+
+
+def is_private(args):
+    """Whether the fit is private: ``--epsilon`` given, or a model private by default."""
+    return args.epsilon is not None or default_of(MODELS[inner_model(args)].cls,
+                                                  "epsilon") is not None
+
+
+def delta_source(args):
+    """Where the fit's delta comes from (for the output): public constants only."""
+    if args.delta is not None:
+        return f"--delta {args.delta:g}"
+    model = resolve_model(args.model)
+    cls = (PrivateHyperparameterSearch if model == "search"
+           else MODELS[inner_model(args)].cls)
+    default = default_of(cls, "delta")
+    if default is None:
+        return ("no --delta: pure epsilon-DP, up to the floating-point delta of the "
+                "samplers")
+    return f"no --delta: {cls.__name__}'s default {default:g}, a public constant"

@@ -78,6 +78,14 @@ def _seed(text):
     return _int_in(text, 0, 2**128 - 1, "2**128 - 1")
 
 
+def _label(text):
+    value = _float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number (a label of the LIBSVM "
+                                         f"file), got {text!r}")
+    return value
+
+
 def _int_or_auto(text):
     return "auto" if text == "auto" else _positive_int(text)
 
@@ -130,7 +138,10 @@ _ESTIMATOR_OPTIONS = [
     ("accounting", str, ("auto", "zcdp", "advanced"), "composition of the Frank-Wolfe steps"),
     ("neighbouring", str, ("add_remove", "replace_one"), "neighbouring relation"),
     ("n_samples_public", _positive_int, None,
-     "public dataset size N (otherwise N is taken from the data, with a warning)"),
+     "public size N of the training data (after a random split, about (1 - test size) x "
+     "the file's public size); without it a private fit takes N from the data with a "
+     "PrivacyLeakWarning, and its add/remove guarantee then covers only neighbours of "
+     "the same size"),
     ("epsilon_count", _positive_float, None, "budget of the private non-zero count"),
     ("nonprivate_max_iter", _positive_int, None, "iterations of the non-private fit "
                                                  "whose non-zeros are counted"),
@@ -172,18 +183,27 @@ def _default_text(dest):
     return ", ".join(f"{n} (default: {v!r})" for n, v in by_model.items())
 
 
-def _add_data_options(p, *, train):
-    p.add_argument("--data", help="LIBSVM file (plain, .bz2, .gz) or text corpus (folder "
-                                  "or tar archive: IMDB, 20news-bydate, review polarity)"
+def _add_data_options(p, *, train, labels=True):
+    p.add_argument("--data", help="LIBSVM file (plain, .bz2, .gz) or text corpus (folder, "
+                                  "tar archive or label<TAB>text file: IMDB, 20news-bydate, "
+                                  "Reuters-21578, review polarity, Enron-spam, SMS spam)"
                    + ("; without it, a synthetic sparse problem" if train else ""),
                    required=not train)
     if train:
         p.add_argument("--n-features", type=_size_int, default=None,
-                       help="text corpora: hashed features (default: the loader's, "
+                       help="number of features D, a public constant: a LIBSVM file's "
+                            "dimension (required: never inferred from the data), or the "
+                            "hashed dimension of a text corpus (default: the loader's, "
                             f"{_data_default()})")
-    p.add_argument("--positive", help="20news: positive group(s), names or prefixes, "
+    if labels:
+        p.add_argument("--classes", type=_label, nargs="+", default=None, metavar="LABEL",
+                       help="LIBSVM file: the labels of the task, a public constant, in class "
+                            "order (e.g. --classes 1 2); a label outside them is an error.  "
+                            "Default: the public binary convention, -1 or 0 negative (class "
+                            "0) and +1 positive (class 1)")
+    p.add_argument("--positive", help="corpora: positive group(s), names or prefixes, "
                                       "comma-separated (binary task); default: all groups")
-    p.add_argument("--negative", help="20news: negative group(s) (default: the other "
+    p.add_argument("--negative", help="corpora: negative group(s) (default: the other "
                                       "groups when --positive is given)")
     p.add_argument("--cache-dir", default=None,
                    help="folder where corpus archives are extracted once (default: "
@@ -225,15 +245,19 @@ def build_parser():
     grp = tr.add_mutually_exclusive_group()
     grp.add_argument("--test", help="LIBSVM test file (LIBSVM --data only)")
     grp.add_argument("--test-size", type=_open_unit, default=None,
-                     help="held-out fraction when there is no test set (default: 0.25)")
-    tr.add_argument("--n-features-libsvm", type=_size_int, default=None,
-                    help="number of features of a LIBSVM file (default: inferred)")
+                     help="expected held-out fraction of the random split made when there "
+                          "is no test set (default: 0.25)")
+    tr.add_argument("--split-seed", type=_seed, default=None,
+                    help="seed of that split and of the synthetic problem: public, not "
+                         "noise (default: 0)")
     tr.add_argument("--synthetic-samples", type=_size_int, default=None,
                     help="rows of the synthetic problem (no --data; default: 20000)")
     tr.add_argument("--synthetic-features", type=_size_int, default=None,
                     help="columns of the synthetic problem (no --data; default: 200000)")
-    tr.add_argument("--seed", type=_seed, default=0,
-                    help="seed of the data split and of the mechanisms' noise")
+    tr.add_argument("--seed", type=_seed, default=None,
+                    help="seed of the mechanisms' noise; default: fresh OS entropy on "
+                         "every run.  With a seed the noise is reproducible by anyone who "
+                         "knows it (a warning says so): for tests and debugging only")
     _add_privacy_options(tr)
     _add_estimator_options(tr)
     tr.add_argument("--select-fraction", type=_open_unit, default=None,
@@ -252,6 +276,11 @@ def build_parser():
     tr.add_argument("--save", metavar="PATH", help="write the fitted model (skops format)")
     tr.add_argument("--report", metavar="PATH", help="write a JSON report "
                                                      "(dptoolkit/report_schema.json)")
+    tr.add_argument("--nonprivate-stats", action="store_true",
+                    help="also print (and report) figures computed from the training data "
+                         "without privacy: training size, non-zeros, class counts, "
+                         "training accuracy, timings; labelled as outside the guarantee "
+                         "(always shown for a non-private fit)")
     tr.add_argument("--verbose", type=int, default=None,
                     help="progress bar (models that have one) when > 0 (default: 1 "
                          "when stderr is a terminal, else 0)")
@@ -260,7 +289,7 @@ def build_parser():
                         description="Write the predictions of a saved model as CSV "
                                     "(index,prediction[,score]).")
     pr.add_argument("--model-file", required=True, help="model written by train --save")
-    _add_data_options(pr, train=False)
+    _add_data_options(pr, train=False, labels=False)
     _add_subset_options(pr)
     pr.add_argument("--output", metavar="PATH", default=None,
                     help="CSV file (default: standard output)")
@@ -295,21 +324,20 @@ def build_parser():
                     metavar="NAME=V1,V2", help="search: a hyper-parameter and its values")
     ac.add_argument("--n-runs", type=_n_runs, default=None,
                     help="search: mean number of private runs")
-    ac.add_argument("--seed", type=_seed, default=0, help=argparse.SUPPRESS)
-    ac.set_defaults(verbose=None)
+    ac.set_defaults(verbose=None, seed=None)
     return parser
 
 
 def _add_subset_options(p):
     p.add_argument("--subset", choices=("train", "test", "all"), default=None,
                    help="examples to score: a corpus's own split, else the part of the "
-                        "random split train makes (--test-size, --seed); default: test for "
-                        "a corpus, all for a LIBSVM file")
+                        "random split train makes (--test-size, --split-seed); default: "
+                        "test for a corpus, all for a LIBSVM file")
     p.add_argument("--test-size", type=_open_unit, default=None,
                    help="held-out fraction of that split, as given to train (default: "
                         "0.25)")
-    p.add_argument("--seed", type=_seed, default=0, help="seed of that split, as given to "
-                                                       "train")
+    p.add_argument("--split-seed", type=_seed, default=None,
+                   help="seed of that split, as given to train (default: 0)")
 
 
 def _search_cls():
@@ -321,8 +349,8 @@ def _add_model_option(p):
     p.add_argument("--model", default="default", choices=MODEL_NAMES, metavar="NAME",
                    help="one of " + ", ".join(MODEL_NAMES) + f" ('default' is the best "
                         f"private sparse model, now {DEFAULT_MODEL}; "
-                        f"{_models.DEFAULT_MULTICLASS_MODEL} for more than two classes): " + "; ".join(
-                            f"{n}: {s.description}" for n, s in MODELS.items()))
+                        f"{_models.DEFAULT_MULTICLASS_MODEL} for more than two classes): "
+                        + "; ".join(f"{n}: {s.description}" for n, s in MODELS.items()))
 
 
 def _add_privacy_options(p):

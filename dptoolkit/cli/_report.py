@@ -17,7 +17,7 @@ from ..accounting.events import PrivacyEvent
 __all__ = ["SCHEMA_VERSION", "load_schema", "event_to_dict", "to_jsonable", "metrics",
            "model_coef", "privacy_section", "build_report", "write_report"]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 
 def load_schema():
@@ -124,8 +124,24 @@ def metrics(model, X, y):
     return out
 
 
-def privacy_section(model, model_name, bound):
-    """The guarantee of a fitted model: spend, event, relation, public bounds."""
+def privacy_section(model, model_name, bound, *, noise=None, delta=None):
+    """The guarantee of a fitted model: spend, event, relation, public quantities.
+
+    Parameters
+    ----------
+    model : fitted estimator
+    model_name : str
+    bound : str or None
+        The public bound on every example.
+    noise : str or None
+        Where the noise seed came from (train only).
+    delta : str or None
+        Where delta came from (train only).
+
+    Returns
+    -------
+    dict
+    """
     spent = getattr(model, "privacy_spent_", None)
     event = getattr(model, "privacy_event_", None)
     params = model.get_params(deep=False)
@@ -138,7 +154,7 @@ def privacy_section(model, model_name, bound):
         n_public = inner.get_params(deep=False).get("n_samples_public")
     if model_name == "search":
         relation = "add_remove"  # the search is stated for add/remove neighbours
-    return {
+    section = {
         "private": spent is not None,
         "privacy_spent": None if spent is None else [_number(spent[0]), _number(spent[1])],
         "privacy_event": event_to_dict(event),
@@ -148,13 +164,48 @@ def privacy_section(model, model_name, bound):
         "accountant": ("none (the fit's own guarantee; no budget ledger was passed)"
                        if getattr(model, "accountant", None) is None
                        else type(model.accountant).__name__),
-        "covers": "the fitted weights (coef_, and the model's other released attributes)",
+        "covers": ("the released model (coef_ and its other fitted attributes), trained "
+                   "on the training examples; the metrics are computed exactly on the "
+                   "held-out examples, which the guarantee does not protect"),
     }
+    if noise is not None:
+        section["noise"] = noise
+    if delta is not None:
+        section["delta_source"] = delta
+    return section
 
 
-def build_report(*, command, data, model, model_name, metrics_, timings, bound,
-                 extra=None):
-    """The report dict (see ``report_schema.json``)."""
+def build_report(*, command, data, model, model_name, metrics_, bound, timings=None,
+                 extra=None, noise=None, delta=None, outside_guarantee=None):
+    """The report dict (see ``report_schema.json``).
+
+    Parameters
+    ----------
+    command : {"train", "evaluate"}
+    data : dict
+        Public description of the data: source, path, description, split,
+        n_features, classes.
+    model : fitted estimator
+    model_name : str
+    metrics_ : dict
+        Released figures: metrics of the model on the evaluation data.
+    bound : str or None
+    timings : dict or None
+        ``evaluate`` only (a training run's timings depend on the training data
+        and go to ``outside_guarantee``).
+    extra : dict or None
+        Top-level fields (``saved_model``, ``model_file``).
+    noise, delta : str or None
+        See :func:`privacy_section`.
+    outside_guarantee : dict or None
+        Figures computed from the training data without privacy
+        (``--nonprivate-stats``, or a non-private fit); the report's only
+        section that holds them.
+
+    Returns
+    -------
+    dict
+    """
     from .. import __version__
 
     report = {
@@ -172,14 +223,17 @@ def build_report(*, command, data, model, model_name, metrics_, timings, bound,
             "n_features_in": int(model.n_features_in_),
         },
         "metrics": to_jsonable(metrics_),
-        "timings": {k: float(v) for k, v in timings.items()},
-        "privacy": privacy_section(model, model_name, bound),
+        "privacy": privacy_section(model, model_name, bound, noise=noise, delta=delta),
     }
+    if timings is not None:
+        report["timings"] = {k: float(v) for k, v in timings.items()}
     if hasattr(model, "best_params_"):      # a private search: what it released
         report["model"]["best_params"] = to_jsonable(model.best_params_)
         report["model"]["n_runs"] = int(model.n_runs_)
     if hasattr(model, "support_"):          # select-then-fit: the selected features
         report["model"]["selected_features"] = to_jsonable(np.flatnonzero(model.support_))
+    if outside_guarantee is not None:
+        report["outside_guarantee"] = to_jsonable(outside_guarantee)
     if extra:
         report.update(to_jsonable(extra))
     return report
