@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from dptoolkit import datasets
+from dptoolkit._private import DATA_DEPENDENT_NOTE
 from dptoolkit._persistence import TRUSTED_TYPES, load_model, save_model, untrusted_types
 from dptoolkit.cli import DEFAULT_MODEL, main
 from dptoolkit.cli import _data, _models  # noqa: F401 (_data first: loaders get patched)
@@ -100,6 +101,12 @@ def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
 
     fitted = load_model(saved)
     assert list(rep["privacy"]["privacy_spent"]) == list(fitted.privacy_spent_)
+    # the public label set reaches every estimator that takes one (DP-IGHT has none)
+    declared = [e for e in (fitted, getattr(fitted, "estimator", None))
+                if e is not None and "classes" in e.get_params(deep=False)]
+    assert declared or model == "dp-ight"
+    assert all(list(e.get_params(deep=False)["classes"]) == [0.0, 1.0] for e in declared)
+    assert "classes is None" not in err
 
     status, out, err = _run(["predict", "--model-file", saved, "--data", A1A_T,
                              "--output", preds], capsys)
@@ -120,13 +127,26 @@ def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
     assert ev["privacy"]["privacy_event"] == rep["privacy"]["privacy_event"]
 
 
+def _fresh_env():
+    """The environment of a fresh process that imports this dptoolkit (the tested
+    tree, wherever the process runs), not another installed one."""
+    import os
+    from pathlib import Path
+
+    import dptoolkit
+
+    root = str(Path(dptoolkit.__file__).resolve().parents[1])
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=root + (os.pathsep + path if path else ""))
+
+
 def test_ci_command_in_a_fresh_process(tmp_path):
     """The CI command, through ``python -m dptoolkit`` (smaller problem)."""
     result = subprocess.run(
         [sys.executable, "-m", "dptoolkit", "train", "--model", "frank-wolfe", "--max-iter",
          "500", "--epsilon", "1",
          "--synthetic-samples", "2000", "--synthetic-features", "5000"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_fresh_env())
     assert result.returncode == 0, result.stderr
     assert "test accuracy" in result.stdout and "privacy: (1," in result.stdout
 
@@ -240,7 +260,7 @@ def test_saved_models_reload_identically_in_a_fresh_process(tmp_path):
     fitted = {name: _fitted(name) for name in names}
     paths = [str(save_model(fitted[name], tmp_path / f"{name}.skops")) for name in names]
     result = subprocess.run([sys.executable, "-c", _RELOAD, *paths], capture_output=True,
-                            text=True, timeout=120)
+                            text=True, timeout=120, env=_fresh_env())
     assert result.returncode == 0, result.stderr
     for name, path, got in zip(names, paths, json.loads(result.stdout)):
         est = fitted[name]
@@ -593,9 +613,8 @@ def test_corpus_workflow(case, corpora, tmp_path, capsys):
     assert rep["data"]["n_features"] == 4096 and rep["privacy"]["private"]
     own_split = corpus in ("imdb", "20news")
     assert ("own train/test split" in rep["data"]["split"]) == own_split
-    fitted = load_model(saved)
-    if "classes" in fitted.get_params():
-        assert list(fitted.classes) == [float(c) for c in range(len(classes))]
+    fitted = load_model(saved)     # the declared label set, passed to the estimator
+    assert list(fitted.classes) == [float(c) for c in range(len(classes))]
 
     status, out, err = _run(["evaluate", "--model-file", saved, *data, "--report",
                              ev_report], capsys)
@@ -696,14 +715,17 @@ def _unreleased_report(report):
 
 
 def _neighbours(tmp_path, n_rows=300):
-    """D (the first rows of a1a) and D' = D plus the row ``+1 5:1 200:1``, as the file
-    ``data.libsvm`` in two folders (so that paths print the same)."""
-    rows = _a1a_rows(n_rows)
+    """D (the first rows of a1a) and D' = D plus the row ``+1 5:1 200:1``, as the
+    training file ``data.libsvm`` in two folders (so that paths print the same), each
+    with the same test file ``test.libsvm`` (the next rows of a1a): the added row is
+    a training example."""
+    rows = _a1a_rows(n_rows + 150)
     folders = []
     for name, extra in (("D", []), ("D1", ["+1 5:1 200:1\n"])):
         folder = tmp_path / name
         folder.mkdir()
-        (folder / "data.libsvm").write_text("".join(rows + extra))
+        (folder / "data.libsvm").write_text("".join(rows[:n_rows] + extra))
+        (folder / "test.libsvm").write_text("".join(rows[n_rows:]))
         folders.append(folder)
     return folders
 
@@ -724,41 +746,42 @@ def test_neighbouring_files_print_the_same_but_the_release(model, tmp_path, caps
     released), when N is public (--n-samples-public) and the noise seed the same: the
     dimension (--n-features), the classes, delta and the split of the other rows
     depend on no example."""
-    argv = ["train", "--model", model, "--data", "data.libsvm", "--n-features", 300,
-            "--epsilon", 1, "--delta", 1e-5, "--seed", 5, "--report", "r.json",
+    argv = ["train", "--model", model, "--data", "data.libsvm", "--test", "test.libsvm",
+            "--n-features", 300, "--epsilon", 1, "--delta", 1e-5, "--seed", 5,
+            "--report", "r.json",
             *{"select-then-fit": ["--k", "10"], "frank-wolfe": ["--max-iter", 50],
               "search": ["--n-runs", "2", "--search-model", "frank-wolfe", "--max-iter",
                          20]}.get(model, [])]
     if _models.option_applies_to("n_samples_public", model):
-        argv += ["--n-samples-public", 225]
+        argv += ["--n-samples-public", 300]
     (d, d1) = _neighbours(tmp_path)
     out, err, rep = _run_in(d, argv, capsys, monkeypatch)
     out1, err1, rep1 = _run_in(d1, argv, capsys, monkeypatch)
     assert _unreleased(out) == _unreleased(out1)
-    # stderr: the same, but for the estimators' notices about clipped examples, which
-    # the command line labels as outside the guarantee (dp-ight, dp-nb-logistic count
-    # the rows they rescale)
+    # stderr: the same, but for the estimators' notices about clipped examples, labelled
+    # as outside the guarantee (by the estimator, or else by the command line; dp-ight
+    # counts the rows it rescales)
     differing = set(err.splitlines()) ^ set(err1.splitlines())
-    assert all(line.startswith("warning (DataClippedWarning)") and line.endswith(
-        _OUTSIDE) for line in differing), differing
+    assert all(line.startswith("warning (DataClippedWarning)") and (
+        line.endswith(_OUTSIDE) or DATA_DEPENDENT_NOTE in line) for line in differing), \
+        differing
     assert _unreleased_report(rep) == _unreleased_report(rep1)
     assert "300 features" in out and "nnz" not in out and "x 300" not in out
 
 
 @need_a1a
 def test_neighbouring_files_without_public_n(tmp_path, capsys, monkeypatch):
-    """Without --n-samples-public the estimator takes N from the data: the outputs of
-    D and D' then differ, in the PrivacyLeakWarning that says so and in the privacy
+    """Without --n-samples-public the estimator takes N from the data (a
+    PrivacyLeakWarning says so): the outputs of D and D' then differ in the privacy
     event built from that N (the documented difference: the output says "N: taken
     from the data"; the guarantee covers same-size neighbours only)."""
-    argv = ["train", "--model", "dp-sgd", "--data", "data.libsvm", "--n-features", 300,
-            "--epsilon", 1, "--report", "r.json"]
+    argv = ["train", "--model", "dp-sgd", "--data", "data.libsvm", "--test", "test.libsvm",
+            "--n-features", 300, "--epsilon", 1, "--report", "r.json"]
     (d, d1) = _neighbours(tmp_path)
     out, err, rep = _run_in(d, argv, capsys, monkeypatch)
     out1, err1, rep1 = _run_in(d1, argv, capsys, monkeypatch)
     assert "N: taken from the data by the estimator" in out
-    differing = set(err.splitlines()) ^ set(err1.splitlines())
-    assert differing and all("PrivacyLeakWarning" in line for line in differing)
+    assert err == err1 and "PrivacyLeakWarning): n_samples_public is None" in err
     # the privacy event too (DP-SGD's number of steps is set by N), and its exact spend
     differing = set(_unreleased(out)) ^ set(_unreleased(out1))
     assert differing and all(line.startswith("    ") and "Event(" in line
@@ -781,7 +804,7 @@ def test_nonprivate_stats_are_labelled_and_apart(tmp_path, capsys, monkeypatch):
     _validate(d / "r.json")
     section = rep["outside_guarantee"]
     assert "not covered by the guarantee" in section["note"]
-    assert section["n_train"] + rep["metrics"]["n_samples"] == 300
+    assert section["n_train"] + rep["metrics"]["n_samples"] == 300     # the split of D
     assert sum(section["class_counts_train"]) == section["n_train"]
     stats = out.split("outside the guarantee (computed from the training data without "
                       "privacy", 1)

@@ -35,12 +35,13 @@ __all__ = ["main", "build_parser", "DEFAULT_MODEL"]
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings on the command line: the category and the message, no source line."""
+    from .._private import DATA_DEPENDENT_NOTE
     from ..exceptions import DataClippedWarning
 
     text = str(message)
     if "n_samples_public" in text:
         text += "  (Command line: --n-samples-public N.)"
-    if issubclass(category, DataClippedWarning):
+    if issubclass(category, DataClippedWarning) and DATA_DEPENDENT_NOTE not in text:
         text += "  " + OUTSIDE_NOTICE
     print(f"warning ({category.__name__}): {text}", file=file or sys.stderr)
 

@@ -271,7 +271,8 @@ def build_model(args, classes=None):
             sel_kw["neighbouring"] = args.neighbouring
         est = _base("frank-wolfe", args, epsilon=(1.0 - frac) * args.epsilon,
                     delta=args.delta, classes=classes)
-        return PrivateSelectThenFit(DPSIS(**_with_classes(DPSIS, sel_kw, classes)), est)
+        return PrivateSelectThenFit(DPSIS(**_with_classes(DPSIS, sel_kw, classes)), est,
+                                    **_with_classes(PrivateSelectThenFit, {}, classes))
     if model == "search":
         inner = inner_model(args)
         est = _base(inner, args, epsilon=None, delta=None, classes=classes)
