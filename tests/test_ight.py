@@ -240,7 +240,7 @@ def test_public_dataset_size():
     """The step uses the public N; a private fit reading it from the data warns
     under add/remove (not under replace-one, and never without epsilon)."""
     X, y, _ = _data(n=100, d=10)
-    private = dict(sparsity=2, max_iter=3, epsilon=1.0, random_state=0)
+    private = dict(sparsity=2, max_iter=3, epsilon=1.0, classes=[0, 1], random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
         DPIGHTClassifier(**private).fit(X, y)
     with warnings.catch_warnings():
@@ -302,3 +302,67 @@ def test_screening_event_and_coefficients():
     off = DPIGHTClassifier(epsilon=1.0, n_samples_public=300, max_iter=10, sparsity=20,
                            screening=None, random_state=0).fit(X, y)
     assert off.screened_features_ is None
+
+
+# ------------------------------------------------------------------ side channels
+def test_declared_classes():
+    """classes given: used as is (no label warning), a declared class may be absent
+    from y, a label outside it is an error naming classes; classes=None warns in a
+    private fit only."""
+    from dptoolkit._private import DATA_DEPENDENT_NOTE
+
+    X, y, _ = _data(n=100, d=10)
+    labels = np.where(y == 1, "pos", "neg")
+    private = dict(sparsity=3, max_iter=5, epsilon=1.0, n_samples_public=100,
+                   random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        clf = DPIGHTClassifier(classes=["pos", "neg"], **private).fit(X, labels)
+        only_neg = DPIGHTClassifier(classes=["neg", "pos"], **private).fit(
+            X, np.full(100, "neg"))
+        DPIGHTClassifier(sparsity=3, max_iter=5).fit(X, labels)    # non-private: no warning
+    np.testing.assert_array_equal(clf.classes_, ["neg", "pos"])
+    assert set(clf.predict(X)) <= {"neg", "pos"}
+    np.testing.assert_array_equal(only_neg.classes_, ["neg", "pos"])
+    # same data, declared or read: the same fit
+    read = DPIGHTClassifier(**private)
+    with pytest.warns(PrivacyLeakWarning, match="label set was read from the data"):
+        read.fit(X, labels)
+    np.testing.assert_array_equal(read.coef_, clf.coef_)
+    other = labels.copy()
+    other[0] = "third"
+    with pytest.raises(ValueError, match="classes") as err:
+        DPIGHTClassifier(classes=["neg", "pos"], **private).fit(X, other)
+    assert DATA_DEPENDENT_NOTE in str(err.value)
+    with pytest.raises(ValueError, match="classes must hold exactly 2"):
+        DPIGHTClassifier(classes=[0, 1, 2], **private).fit(X, y)
+    with pytest.raises(ValueError, match="classes"):
+        DPIGHTClassifier(classes=[0, 0], **private).fit(X, y)
+
+
+def test_data_dependent_messages_carry_no_count():
+    """Rows above the public bound: one text for one row or many (no count), which
+    says it depends on the data; clip_data=False refuses alike; a private fit's
+    divergence does not say at which iteration."""
+    from dptoolkit._private import DATA_DEPENDENT_NOTE
+
+    X, y, _ = _data(n=100, d=10)
+    private = dict(sparsity=3, max_iter=5, epsilon=1.0, n_samples_public=100,
+                   classes=[0, 1], random_state=0)
+    texts, errors = [], []
+    for n_out in (1, 7):
+        Xo = X.copy()
+        Xo[:n_out] *= 5.0
+        with pytest.warns(DataClippedWarning) as rec:
+            DPIGHTClassifier(**private).fit(Xo, y)
+        texts.append(" ".join(str(w.message) for w in rec))
+        with pytest.raises(ValueError, match="clip_data") as err:
+            DPIGHTClassifier(clip_data=False, **private).fit(Xo, y)
+        errors.append(str(err.value))
+    assert texts[0] == texts[1] and errors[0] == errors[1]
+    assert DATA_DEPENDENT_NOTE in texts[0] and DATA_DEPENDENT_NOTE in errors[0]
+    assert "7" not in texts[1] and "7" not in errors[1]
+    with pytest.raises(ValueError, match="learning_rate") as err:
+        DPIGHTClassifier(**{**private, "learning_rate": 1e308, "n_samples_public": 1,
+                            "max_iter": 50, "epsilon": 1e6}).fit(X, y)
+    assert DATA_DEPENDENT_NOTE in str(err.value) and " of 50" not in str(err.value)

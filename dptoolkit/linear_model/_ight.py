@@ -9,7 +9,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _ight_fast
 from .._docstrings import fill_doc
-from .._private import PrivateEstimatorMixin, check_neighbouring
+from .._private import PrivateEstimatorMixin, check_neighbouring, data_dependent_error
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
@@ -109,7 +109,16 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     clip_data : bool, default=True
         Private fits: rows with :math:`\|x_i\|_2 > C` are scaled to norm :math:`C`
         with a :class:`~dptoolkit.exceptions.DataClippedWarning` if True; an error
-        if False.
+        if False.  Both messages say *that* rows were above the bound, never how
+        many (:func:`dptoolkit._private.data_dependent_warning`).
+    classes : array-like of shape (2,) or None, default=None
+        The public label set: exactly two distinct labels (``classes_[1]``, the
+        larger, is the positive class).  When given, the fit never reads the label
+        set from ``y``: a declared class absent from ``y`` is fine, a label of ``y``
+        outside it raises ``ValueError``.  None: ``np.unique(y)``, with a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits (a
+        neighbour that adds a third label or removes the only row of a class would
+        make the fit fail).
     accountant : BudgetAccountant or None, default=None
         If given, (epsilon, delta) is checked before any work and spent after.
     random_state : None, int or numpy.random.Generator, default=None
@@ -121,6 +130,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     intercept_ : ndarray of shape (1,)
         Zero (no intercept).
     classes_ : ndarray of shape (2,)
+        The declared ``classes`` (sorted), else the labels of ``y``.
     n_iter_ : int
     learning_rate_ : float
         The step size :math:`\eta` used.
@@ -164,7 +174,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     def __init__(self, *, sparsity="auto", max_iter=100, learning_rate="auto",
                  epsilon=None, delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
                  neighbouring="add_remove", screening="auto", screening_fraction=0.1,
-                 clip_data=True, accountant=None, random_state=None):
+                 clip_data=True, classes=None, accountant=None, random_state=None):
         _store_params(self, locals())
 
     def _check_params(self, n_features, private):
@@ -245,9 +255,10 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         Raises
         ------
         ValueError
-            Invalid hyper-parameters, not exactly two classes, NaN/inf, rows above the
-            public norm bound with ``clip_data=False`` (private fits), a non-finite
-            iterate (``learning_rate`` too large).
+            Invalid hyper-parameters, not exactly two classes, labels outside the
+            declared ``classes``, NaN/inf, rows above the public norm bound with
+            ``clip_data=False`` (private fits), a non-finite iterate
+            (``learning_rate`` too large).
         BudgetExceededError
             The accountant cannot pay (epsilon, delta); nothing is fitted.
         TypeError
@@ -259,7 +270,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
                              ensure_all_finite=True, y_numeric=False)
         sparsity, max_iter, eta, bound, screening = self._check_params(X.shape[1], private)
         check_classification_targets(y)
-        classes = np.unique(y)
+        classes = self._resolve_classes(y, private=private, n_classes=2)
         if classes.size > 2:
             raise ValueError("Only binary classification is supported. The type of the "
                              f"target is {type_of_target(y)} ({classes.size} classes).")
@@ -301,6 +312,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             noise_std=sigma * factor * bound if private else 0.0, sparsity=sparsity,
             max_iter=max_iter, bit_generator=rng.bit_generator if private else None)
         if status != _ight_fast.STATUS_OK:
+            if private:  # the step at which it diverged depends on the data: not shown
+                raise data_dependent_error(f"IGHT diverged (a non-finite iterate): "
+                                           f"learning_rate={eta:g} is too large")
             raise ValueError(f"IGHT diverged (a non-finite iterate after {n_iter} of "
                              f"{max_iter} iterations): learning_rate={eta:g} is too large")
         coef = np.zeros((1, n_features))
