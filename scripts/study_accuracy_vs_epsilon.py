@@ -141,12 +141,10 @@ def make_private(model, eps, seed, n, memory, n_features):
     if model == "DPIGHT":
         return DPIGHTClassifier(epsilon=eps, **common)
     if model == "SparsifiedLasso":
-        # total budget epsilon_count + epsilon = eps.  SparsifiedLassoClassifier
-        # has no n_samples_public parameter (reported as a finding).
-        return SparsifiedLassoClassifier(
-            epsilon_count=0.05 * eps, epsilon=0.95 * eps, memory=memory,
-            delta=DELTA, random_state=seed,
-        )
+        # epsilon is the total; 5% of it for the private count (paper 001,
+        # Section 4.1: 0.05 of 1)
+        return SparsifiedLassoClassifier(epsilon=eps, epsilon_count=0.05 * eps,
+                                         memory=memory, **common)
     if model == "DPSIS+FrankWolfe":
         return PrivateSelectThenFit(
             # k = 1000, or n_features - 1 when there are fewer features (a9a: 122)

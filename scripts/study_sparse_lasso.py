@@ -277,8 +277,9 @@ def table1(out, trials, memory, datasets=TABLE_DATASETS):
                                    T=T_PRIVATE, nz=int(np.count_nonzero(pl.coef_)),
                                    accuracy=acc, auc=auc))
             spf = SparsifiedLassoClassifier(
-                l1_bound=LAMBDA, max_iter=T_PRIVATE, epsilon_count=EPS1, epsilon=1.0 - EPS1,
-                delta=delta, nonprivate_max_iter=T_NONPRIVATE, memory=memory,
+                l1_bound=LAMBDA, max_iter=T_PRIVATE, epsilon_count=EPS1, epsilon=1.0,
+                delta=delta, nonprivate_solver="frank_wolfe",
+                nonprivate_max_iter=T_NONPRIVATE, memory=memory,
                 random_state=rng).fit(X, y)
             acc, auc = _metrics(spf, Xt, yt)
             trial_rows.append(dict(dataset=name, trial=trial, method="Sparsifier",
@@ -419,12 +420,12 @@ def figures(out, trials, lambda_trials, memory, k=10):
         n_blocks = max(1, math.isqrt(n))          # n_train treated as public (delta = 1/n)
         for eps in EPSILONS:
             t0 = time.perf_counter()
-            eps2 = eps - EPS1
 
             def sparsifier(lam, rng):
                 return SparsifiedLassoClassifier(
-                    l1_bound=lam, max_iter=T_PRIVATE, epsilon_count=EPS1, epsilon=eps2,
-                    delta=delta, nonprivate_max_iter=T_NONPRIVATE, memory=memory,
+                    l1_bound=lam, max_iter=T_PRIVATE, epsilon_count=EPS1, epsilon=eps,
+                    delta=delta, nonprivate_solver="frank_wolfe",
+                    nonprivate_max_iter=T_NONPRIVATE, memory=memory,
                     random_state=rng)
 
             val = []
@@ -599,8 +600,9 @@ def multinomial(out, memory, n_features=2**14, l1_bound=20.0, T=500, nonprivate_
                tuple(round(v, 6) for v in est.privacy_spent_))
         t1 = time.perf_counter()
         est = SparsifiedLassoClassifier(l1_bound=l1_bound, max_iter=T, epsilon_count=EPS1,
-                                        epsilon=eps - EPS1, delta=delta,
+                                        epsilon=eps, delta=delta,
                                         selector="exponential",
+                                        nonprivate_solver="frank_wolfe",
                                         nonprivate_max_iter=nonprivate_T, memory=memory,
                                         random_state=0).fit(X, y)
         record(f"Sparsifier eps={eps:g}", est.coef_, time.perf_counter() - t1,

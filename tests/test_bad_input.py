@@ -741,7 +741,7 @@ ESTIMATORS = {
         **{"epsilon": 1.0, "max_iter": 5, "n_samples_public": N, "random_state": 0, **kw}),
         y01),
     "Sparsifier": (lambda **kw: lm.SparsifiedLassoClassifier(
-        **{"max_iter": 5, "nonprivate_max_iter": 20, "n_samples_public": N,
+        **{"epsilon": 1.0, "max_iter": 5, "nonprivate_max_iter": 20, "n_samples_public": N,
            "random_state": 0, **kw}), y01),
     "DPSCDClassifier": (lambda **kw: lm.DPSCDClassifier(
         **{"epsilon": 1.0, "n_epochs": 1, "n_samples_public": N, "random_state": 0, **kw}),

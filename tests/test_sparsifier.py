@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import stats
+from sklearn.exceptions import ConvergenceWarning
 
 from dptoolkit.accounting import BudgetAccountant, advanced_composition, per_step_epsilon
 from dptoolkit.accounting.talwar import (
@@ -299,7 +300,8 @@ def test_keep_largest():
 
 # ---------------------------------------------------------------------- the estimator
 def _sparsifier(**kw):
-    params = dict(l1_bound=5.0, max_iter=150, epsilon_count=0.5, epsilon=0.95, delta=1e-3,
+    # epsilon is the total: epsilon_count 0.5 + 0.95 for the private fit
+    params = dict(l1_bound=5.0, max_iter=150, epsilon_count=0.5, epsilon=1.45, delta=1e-3,
                   nonprivate_max_iter=1500)
     params.update(kw)
     return SparsifiedLassoClassifier(**params)
@@ -310,16 +312,16 @@ def test_sparsifier_releases_the_noisy_count(tmp_path):
     of Appendix B.  The non-private fit is cached (memory=), as it is data-only.
     False failure: the mean test at 5 sd has rate < 1e-6; P(all 40 equal) < 1e-20."""
     X, y = _problem(n=300, d=60, seed=3)
-    c0 = int(np.count_nonzero(FrankWolfeLassoClassifier(
-        l1_bound=50.0, max_iter=1500, refresh_tol=0.3).fit(X, y).coef_))
+    c0 = int(np.count_nonzero(sparsifier_module._nonprivate_coef(
+        X, y, 50.0, "projected_gradient", 1500, 1e-4, 0.3, np.unique(y))[0]))
     alpha, beta = check_count_bounds("sqrt", 60)
     assert alpha < c0 < beta, "test data must put the true count inside the bounds"
     eps1 = 3.0
     rng = np.random.default_rng(2)
     counts = []
     for _ in range(40):
-        est = _sparsifier(l1_bound=50.0, epsilon_count=eps1, memory=str(tmp_path),
-                          random_state=rng).fit(X, y)
+        est = _sparsifier(l1_bound=50.0, epsilon_count=eps1, epsilon=eps1 + 0.95,
+                          memory=str(tmp_path), random_state=rng).fit(X, y)
         counts.append(est.n_nonzero_)
         assert np.count_nonzero(est.coef_) <= est.n_nonzero_
         np.testing.assert_array_equal(est.coef_, keep_largest(est.estimator_.coef_,
@@ -334,10 +336,12 @@ def test_sparsifier_releases_the_noisy_count(tmp_path):
 def test_sparsifier_budget_and_accountant(monkeypatch):
     X, y = _problem()
     acc = BudgetAccountant(epsilon=2.0, delta=1e-2)
-    est = _sparsifier(epsilon_count=0.05, epsilon=0.95, accountant=acc, random_state=0)
+    est = _sparsifier(epsilon_count=0.05, epsilon=1.0, accountant=acc, random_state=0)
     est.fit(X, y)
+    # epsilon is the total: the private fit gets epsilon - epsilon_count
+    assert est.estimator_.epsilon == 1.0 - 0.05
     assert est.privacy_spent_ == (pytest.approx(1.0), 1e-3)
-    assert est.privacy_spent_[0] == 0.05 + 0.95
+    assert est.privacy_spent_[0] == 0.05 + (1.0 - 0.05)
     assert acc.spent == (pytest.approx(1.0), pytest.approx(1e-3))
     assert len(acc.spends) == 1
     # over budget: refused before any work (the non-private fit is never reached)
@@ -384,6 +388,124 @@ def test_sparsifier_formats_and_reproducible():
     assert not np.array_equal(other, ref)
 
 
+# ------------------------------------------------------- the non-private solver
+def test_project_l1_rows_against_bisection():
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(4, 50)) * rng.uniform(0.1, 3.0, size=(4, 1))
+    P = sparsifier_module.project_l1_rows(V, 2.0)
+    for v, w in zip(V, P):
+        if np.abs(v).sum() <= 2.0:
+            np.testing.assert_array_equal(w, v)
+            continue
+        lo, hi = 0.0, np.abs(v).max()          # ||soft(v, tau)||_1 = 2 by bisection
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if np.maximum(np.abs(v) - mid, 0).sum() > 2.0 else (lo, mid)
+        np.testing.assert_allclose(w, np.sign(v) * np.maximum(np.abs(v) - hi, 0), atol=1e-12)
+        assert np.abs(w).sum() == pytest.approx(2.0, rel=1e-12)
+    inside = 0.01 * V
+    np.testing.assert_array_equal(sparsifier_module.project_l1_rows(inside, 2.0), inside)
+
+
+def _sparse_binary(n=600, p=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=0.03, random_state=seed, format="csr")
+    X.data[:] = 1.0
+    w = np.zeros(p)
+    w[:20] = rng.normal(scale=3.0, size=20)
+    y = (X @ w + 0.5 * rng.normal(size=n) > 0).astype(float)
+    return X, y
+
+
+def test_l1_ball_logistic_solves_the_constrained_problem():
+    """The constrained optimum is the L1-penalised one at mu = ||grad F(w*)||_inf
+    (KKT): liblinear on the penalised problem must find the same weights, whatever
+    the initial working set."""
+    from scipy.special import expit
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _sparse_binary()
+    n = X.shape[0]
+    ref = None
+    for working_set in (1, 16, 1024):
+        W, n_iter, gap = sparsifier_module.l1_ball_logistic(
+            X, y[:, None], 5.0, tol=1e-10, max_iter=5000, working_set=working_set)
+        w = W.ravel()
+        assert gap <= 1e-10 and n_iter < 5000
+        assert np.abs(w).sum() == pytest.approx(5.0, rel=1e-9)  # the constraint is active
+        if ref is None:
+            mu = np.abs(X.T @ ((expit(X @ w) - y) / n)).max()
+            ref = LogisticRegression(solver="liblinear", l1_ratio=1.0, C=1.0 / (n * mu),
+                                     fit_intercept=False, tol=1e-10,
+                                     max_iter=10_000).fit(X, y).coef_.ravel()
+        np.testing.assert_allclose(w, ref, atol=1e-5)
+        np.testing.assert_array_equal(w != 0, np.abs(ref) > 1e-8)
+
+
+def test_l1_ball_logistic_multinomial_kkt():
+    """Per-class L1 balls (paper 001, Appendix A): at the solution every class k has
+    ||w_k||_1 = lambda, gradient -mu_k sign(w_kj) on its support and |grad| <= mu_k off
+    it; the gap bounds the distance to the optimum of 20,000 Frank-Wolfe steps."""
+    from scipy.special import softmax
+
+    X, y = _sparse_binary(seed=1)
+    rng = np.random.default_rng(1)
+    y = np.where(rng.random(y.size) < 0.3, 2, y).astype(int)
+    Y = np.eye(3)[y]
+    W, _, gap = sparsifier_module.l1_ball_logistic(X, Y, 3.0, tol=1e-9, max_iter=20_000)
+    assert gap <= 1e-9
+    G = np.asarray(X.T @ ((softmax(np.asarray(X @ W.T), axis=1) - Y) / X.shape[0])).T
+    for w, g in zip(W, G):
+        mu = np.abs(g).max()
+        assert np.abs(w).sum() == pytest.approx(3.0, rel=1e-9)
+        np.testing.assert_allclose(g[w != 0], -mu * np.sign(w[w != 0]), atol=1e-6)
+    fw = FrankWolfeLassoClassifier(l1_bound=3.0, max_iter=20_000).fit(X, y)
+    loss = sparsifier_module._logistic_loss
+    f_pg = loss(np.asarray(X @ W.T), Y)[0]
+    f_fw = loss(np.asarray(X @ fw.coef_.T), Y)[0]
+    assert f_pg <= f_fw + 1e-12
+
+
+def test_l1_ball_logistic_warns_when_capped():
+    X, y = _sparse_binary()
+    with pytest.warns(ConvergenceWarning, match="nonprivate_max_iter"):
+        _, n_iter, gap = sparsifier_module.l1_ball_logistic(X, y[:, None], 50.0, tol=1e-12,
+                                                            max_iter=5)
+    assert n_iter == 5 and gap > 1e-12
+
+
+def test_nonprivate_sparsifier():
+    """epsilon=None: no noise and no privacy; the count of the non-private solution,
+    clipped to [alpha, beta], keeps the largest weights of that solution."""
+    X, y = _problem(n=300, d=60, seed=3)
+    est = SparsifiedLassoClassifier(l1_bound=50.0, random_state=0).fit(X, y)
+    W = sparsifier_module._nonprivate_coef(X, y, 50.0, "projected_gradient", 2000, 1e-4,
+                                           0.3, np.unique(y))[0]
+    alpha, beta = check_count_bounds("sqrt", 60)
+    c = min(max(np.count_nonzero(W), alpha), beta)
+    assert est.n_nonzero_ == c
+    np.testing.assert_array_equal(est.coef_, keep_largest(W, c))
+    assert est.privacy_spent_ is None and est.privacy_event_ is None
+    assert est.estimator_ is None
+    other = SparsifiedLassoClassifier(l1_bound=50.0, random_state=1).fit(X, y)
+    np.testing.assert_array_equal(other.coef_, est.coef_)
+    half = SparsifiedLassoClassifier(l1_bound=50.0, precision=0.5).fit(X, y)
+    assert half.n_nonzero_ == math.floor(0.5 * c + 0.5)
+    assert np.count_nonzero(half.coef_) <= half.n_nonzero_
+
+
+def test_sparsifier_frank_wolfe_count():
+    """nonprivate_solver="frank_wolfe": the count of nonprivate_max_iter Frank-Wolfe
+    steps (paper 001's code), at most that many non-zeros."""
+    X, y = _problem(n=300, d=60, seed=3)
+    fw = FrankWolfeLassoClassifier(l1_bound=50.0, max_iter=7, refresh_tol=0.3).fit(X, y)
+    est = SparsifiedLassoClassifier(l1_bound=50.0, nonprivate_solver="frank_wolfe",
+                                    nonprivate_max_iter=7, count_bounds=(0, 60)).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, fw.coef_)
+    assert est.n_nonzero_ == np.count_nonzero(fw.coef_) <= 7
+    assert est.nonprivate_n_iter_ == 7
+
+
 def test_sparsifier_public_bound():
     X, y = _problem(n=200, d=30)
     with pytest.warns(DataClippedWarning):
@@ -403,9 +525,14 @@ def test_sparsifier_public_bound():
     (dict(epsilon_count=0.0), ValueError, "epsilon_count"),
     (dict(epsilon_count=-0.05), ValueError, "epsilon_count"),
     (dict(epsilon_count=None), TypeError, "epsilon_count"),
-    (dict(epsilon=None), ValueError, "epsilon"),
+    (dict(epsilon=None), ValueError, "delta is set but epsilon is None"),
     (dict(epsilon=0.0), ValueError, "epsilon"),
+    (dict(epsilon=0.5), ValueError, "epsilon_count must be smaller than epsilon"),
+    (dict(epsilon=0.4), ValueError, "epsilon_count must be smaller than epsilon"),
     (dict(nonprivate_max_iter=0), ValueError, "nonprivate_max_iter"),
+    (dict(nonprivate_solver="cd"), ValueError, "nonprivate_solver"),
+    (dict(nonprivate_tol=0.0), ValueError, "nonprivate_tol"),
+    (dict(nonprivate_tol=None), TypeError, "nonprivate_tol"),
     (dict(selector="argmax"), ValueError, "selector"),
     (dict(delta=1.5), ValueError, "delta"),
     (dict(clip_data="yes"), TypeError, "clip_data"),

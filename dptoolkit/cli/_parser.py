@@ -142,7 +142,8 @@ _ESTIMATOR_OPTIONS = [
      "the file's public size); without it a private fit takes N from the data with a "
      "PrivacyLeakWarning, and its add/remove guarantee then covers only neighbours of "
      "the same size"),
-    ("epsilon_count", _positive_float, None, "budget of the private non-zero count"),
+    ("epsilon_count", _positive_float, None,
+     "part of --epsilon spent on the private non-zero count (sparsifier)"),
     ("nonprivate_max_iter", _positive_int, None, "iterations of the non-private fit "
                                                  "whose non-zeros are counted"),
     ("loss", str, ("logistic", "hinge"), "loss"),
