@@ -848,6 +848,17 @@ def test_libsvm_labels_are_public(tmp_path, capsys):
     assert _validate(report)["data"]["classes"] == [1.0, 2.0]
     status, out, err = _run([*common, "--classes", 1, 3], capsys)
     assert status == 1 and "label 2 is not one of --classes 1 3" in err
+    # evaluate reads the labels with the same --classes, checked against the model first
+    saved = tmp_path / "m.skops"
+    status, out, err = _run([*common, "--classes", 1, 2, "--save", saved], capsys)
+    assert status == 0, err
+    evaluate = ["evaluate", "--model-file", saved, "--data", path]
+    status, out, err = _run([*evaluate, "--classes", 1, 2], capsys)
+    assert status == 0 and "accuracy" in out, err
+    status, out, err = _run([*evaluate, "--classes", 1, 2, 3], capsys)
+    assert status == 2 and "--classes: the model" in err
+    status, out, err = _run(evaluate, capsys)            # the binary convention: -1/0, +1
+    assert status == 1 and "--classes" in err
 
 
 def test_feature_index_above_n_features_is_refused(tmp_path, capsys):
@@ -859,3 +870,18 @@ def test_feature_index_above_n_features_is_refused(tmp_path, capsys):
     status, out, err = _run(["train", "--data", path, "--n-features", 100, "--epsilon", 1],
                             capsys)
     assert status == 1 and "line 51" in err and "200" in err
+
+
+def test_delta_is_public_and_checked_against_n(capsys):
+    """delta comes from --delta or the estimator's default, stated; a warning when it
+    is not below 1/N (--n-samples-public)."""
+    argv = ["train", "--model", "dp-sgd", "--synthetic-samples", 300, "--synthetic-features",
+            100, "--epsilon", 1, "--n-samples-public", 200]
+    status, out, err = _run(argv, capsys)
+    assert status == 0, err
+    assert "delta: no --delta: DPSGDClassifier's default 1e-05, a public constant" in out
+    assert "delta = " not in err
+    status, out, err = _run([*argv, "--delta", 0.01], capsys)
+    assert status == 0, err
+    assert "delta: --delta 0.01" in out
+    assert "PrivacyLeakWarning): delta = 0.01 >= 1/N = 1/200" in err

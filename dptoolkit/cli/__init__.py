@@ -4,10 +4,10 @@ Subcommands
 -----------
 ``train``
     Fit a private classifier (``--model``) on a LIBSVM file, a text corpus
-    (folder or tar archive, hashed to binary features) or, without ``--data``,
-    a synthetic sparse problem; print test accuracy, AUC, non-zeros, timings and
-    the privacy guarantee; optionally ``--save`` the model (skops) and write a
-    JSON ``--report``.
+    (folder, tar archive or ``label<TAB>text`` file, hashed to binary features)
+    or, without ``--data``, a synthetic sparse problem; print the model's test
+    accuracy, AUC and non-zeros and the privacy guarantee; optionally ``--save``
+    the model (skops) and write a JSON ``--report``.
 ``predict``
     Load a saved model and write its predictions on ``--data`` (CSV).
 ``evaluate``
@@ -21,6 +21,20 @@ Every argument is checked before any data is read; usage errors exit with
 status 2 and a message naming the option.  Options an estimator takes are
 passed to it only when given, so the defaults are the estimators' own (shown
 by ``--help``).  The report follows ``dptoolkit/report_schema.json``.
+
+Privacy of the command line itself (``train``): the guarantee covers the
+released model, trained on the training examples, under the estimator's
+neighbouring relation (add/remove by default).  The output and the report hold
+only public quantities (the feature dimension ``--n-features``, the declared
+classes, ``--n-samples-public``, delta from ``--delta`` or an estimator's
+default, the split's seed and size) and released figures (the model's metrics
+on the held-out examples, what a search or a selection releases).  The noise
+comes from fresh OS entropy unless ``--seed`` is given (then a
+:class:`~dptoolkit.exceptions.PrivacyLeakWarning` says that it is
+reproducible).  Figures computed from the training data without privacy are
+printed only with ``--nonprivate-stats`` (or for a non-private fit), labelled as
+outside the guarantee, and in the report's ``outside_guarantee`` section only;
+see :mod:`dptoolkit.cli._data` for the dimension, the label set and the split.
 """
 import sys
 import warnings

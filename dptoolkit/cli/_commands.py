@@ -488,10 +488,16 @@ def _evaluate(args):
     if args.report is not None:
         _check_out_path("--report", args.report)
     model = _load_saved(args)
+    n_model = len(getattr(model, "classes_", ()))
+    if n_model and not _data.is_corpus(args.data):   # a LIBSVM file: known before reading
+        n_given = len(args.classes) if args.classes is not None else 2
+        if n_given != n_model:
+            raise UsageError(f"--classes: the model in {args.model_file} has {n_model} "
+                             f"classes, --classes gives {n_given}: give the classes train "
+                             "used")
     t0 = time.perf_counter()
     X, y, info = _reading(args, _data.load_for_model, args, int(model.n_features_in_))
     load_time = time.perf_counter() - t0
-    n_model = len(getattr(model, "classes_", ()))
     if n_model and len(info["classes"]) != n_model:
         raise UsageError(f"the model in {args.model_file} has {n_model} classes and --data "
                          f"{args.data} is read with {len(info['classes'])} "
