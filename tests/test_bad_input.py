@@ -233,6 +233,10 @@ def _files(tmp_path_factory):
     (d / "zero_index.txt").write_bytes(b"1 0:1\n0 1:1\n")
     (d / "unsorted.txt").write_bytes(b"1 3:1 2:1\n0 1:1\n")
     (d / "nan_value.txt").write_bytes(b"1 1:nan\n0 1:1\n")
+    (d / "inf_value.txt").write_bytes(b"# comment\n1 1:1\n0 2:inf\n")
+    (d / "nan_label.txt").write_bytes(b"nan 1:1\n0 1:1\n")
+    gz = __import__("gzip").compress(good * 50)
+    (d / "truncated.gz").write_bytes(gz[: len(gz) // 2])
     (d / "binary.bin").write_bytes(bytes(range(256)) * 4)
     (d / "a_folder").mkdir()
     (d / "not_a_model.skops").write_text("1 1:1\n")
@@ -1246,6 +1250,102 @@ case("save_model-missing-folder",
      Raises(FileNotFoundError, r"does_not_exist"))
 case("untrusted_types-text-file", lambda: _persistence.untrusted_types(F("prose.txt")),
      Raises(ValueError, r"prose\.txt"))
+
+
+# ================================================================ more (second pass)
+case("load_libsvm-nan-value", lambda: ds.load_libsvm(F("nan_value.txt")),
+     Raises(ValueError, r"nan_value\.txt.*example 1.*non-finite"))
+case("load_libsvm-inf-value", lambda: ds.load_libsvm(F("inf_value.txt")),
+     Raises(ValueError, r"inf_value\.txt.*example 2"))
+case("load_libsvm-nan-label", lambda: ds.load_libsvm(F("nan_label.txt")),
+     Raises(ValueError, r"nan_label\.txt.*label"))
+case("load_libsvm-unsorted-indices", lambda: ds.load_libsvm(F("unsorted.txt")),
+     Raises(ValueError, r"unsorted\.txt.*line 1"))
+case("load_libsvm-truncated-gz", lambda: ds.load_libsvm(F("truncated.gz")),
+     Raises(ValueError, r"truncated\.gz"))
+case("load_libsvm-n-features-bool", lambda: ds.load_libsvm(F("good.txt"), n_features=True),
+     Raises(TypeError, r"n_features"))
+case("load_libsvm-binary-labels-string",
+     lambda: ds.load_libsvm(F("good.txt"), binary_labels="yes"),
+     Raises(TypeError, r"binary_labels"))
+case("is_tsv_corpus-str-missing", lambda: ds.is_tsv_corpus(F("missing")),
+     Accepts(lambda r: r is False, "a missing path is not a TSV corpus"))
+case("is_tsv_corpus-int", lambda: ds.is_tsv_corpus(3), Raises(TypeError, r"path"))
+case("corpus_has_own_split-missing", lambda: ds.corpus_has_own_split(F("missing")),
+     Raises(FileNotFoundError, r"does_not_exist"))
+case("make_correlated-n-samples-2**64",
+     lambda: ds.make_correlated_classification(n_samples=2**64),
+     Raises(ValueError, r"n_samples"))
+case("make_correlated-bound-negative",
+     lambda: ds.make_correlated_classification(n_samples=10, bound=-1.0),
+     Raises(ValueError, r"bound"))
+case("make_correlated-coef-nan",
+     lambda: ds.make_correlated_classification(n_samples=10, coef=(np.nan,) * 8),
+     Raises(ValueError, r"coef"))
+case("clip_rows-bound-bool", lambda: ds.clip_rows(Xd, bound=True), Raises(TypeError, r"bound"))
+case("DPSCDClassifier-n-samples-public-2**64",
+     lambda: _fit("DPSCDClassifier", Xd, y01, n_samples_public=2**64),
+     Raises(ValueError, r"n_samples_public"))
+case("DPSGDClassifier-tiny-batch-many-steps",
+     lambda: _fit("DPSGDClassifier", Xd, y01, n_samples_public=10**12, batch_size=1),
+     Raises(ValueError, r"n_epochs.*batch_size"))
+case("DPSGDClassifier-batch-size-bool", lambda: _fit("DPSGDClassifier", Xd, y01,
+                                                      batch_size=True),
+     Raises(TypeError, r"batch_size"))
+case("FrankWolfe-max-iter-bool", lambda: _fit("FrankWolfe", Xd, y01, max_iter=True),
+     Raises(TypeError, r"max_iter"))
+case("DPSGDClassifier-predict-before-fit", lambda: lm.DPSGDClassifier().predict(Xd),
+     Raises(Exception, r"DPSGDClassifier.*not fitted"))
+case("FrankWolfe-X-complex", lambda: _fit("FrankWolfe", Xd.astype(complex), y01),
+     Raises(ValueError, r"[Cc]omplex"))
+case("DPSGDClassifier-lists",
+     lambda: (_fit("DPSGDClassifier", Xd.tolist(), y01.tolist()),
+              _fit("DPSGDClassifier", Xd, y01)),
+     Accepts(lambda pair: np.array_equal(pair[0].coef_, pair[1].coef_),
+             "lists are array-like: the same fit"))
+case("FrankWolfe-sparse-coo-nan", lambda: _fit("FrankWolfe", sp.coo_array(X_nan), y01),
+     Raises(ValueError, r"\bX\b.*NaN"))
+case("FrankWolfe-sparse-int8",
+     lambda: (_fit("FrankWolfe", sp.csr_array(Xd > 0.5).astype(np.int8), y01),
+              _fit("FrankWolfe", (Xd > 0.5).astype(float), y01)),
+     Accepts(lambda pair: np.array_equal(pair[0].coef_, pair[1].coef_),
+             "integer sparse data: the same fit as float64"))
+case("DPSGDClassifier-three-classes", lambda: _fit("DPSGDClassifier", Xd, np.arange(N) % 3),
+     Raises(ValueError, r"binary|two classes"))
+case("DPSGDClassifier-score-length-mismatch",
+     lambda: _fit("DPSGDClassifier", Xd, y01).score(Xd, y01[:-1]),
+     Raises(ValueError, r"samples|inconsistent"))
+case("DPSIS-bounds-nan", lambda: sel.DPSIS(k=2, bounds=(np.nan, 1.0)).fit(X, yreg),
+     Raises(ValueError, r"bounds"))
+case("DPSIS-center-outside-bounds", lambda: sel.DPSIS(k=2, center=5.0).fit(X, yreg),
+     Raises(ValueError, r"center"))
+case("peeling_top_k-k-above-d", lambda: sel.peeling_top_k([1.0, 2.0], 3, epsilon=1.0),
+     Raises(ValueError, r"\bk\b"))
+case("BudgetAccountant-delta-slack-two",
+     lambda: acc.BudgetAccountant(1.0, 1e-5, composition="advanced", delta_slack=2.0),
+     Raises(ValueError, r"delta_slack"))
+case("BudgetAccountant-check-nan", lambda: acc.BudgetAccountant(1.0).check(np.nan),
+     Raises(ValueError, r"epsilon"))
+case("PrivacyAccountant-orders-below-one", lambda: acc.PrivacyAccountant(orders=[0.5]),
+     Raises(ValueError, r"orders"))
+case("epsilon_of_event-orders-huge",
+     lambda: acc.epsilon_of_event(ev.GaussianEvent(1.0), 1e-5, orders=[1e9]),
+     Raises(ValueError, r"orders"))
+case("rdp_to_epsilon-conversion-unknown",
+     lambda: acc.rdp_to_epsilon([2.0], [1.0], 1e-5, conversion="magic"),
+     Raises(ValueError, r"conversion"))
+case("advanced_composition-delta-one",
+     lambda: acc.advanced_composition(epsilon=0.1, delta=1.0, k=10, delta_slack=1e-6),
+     Raises(ValueError, r"delta"))
+case("Search-param-values-scalar",
+     lambda: _search(param_distributions={"alpha": 0.1}).fit(Xd, y01),
+     Raises(TypeError, r"param_distributions\['alpha'\]"))
+case("Search-param-values-empty",
+     lambda: _search(param_distributions={"alpha": []}).fit(Xd, y01),
+     Raises(ValueError, r"param_distributions\['alpha'\]"))
+case("Search-param-values-string",
+     lambda: _search(param_distributions={"alpha": "0.1"}).fit(Xd, y01),
+     Raises(TypeError, r"param_distributions\['alpha'\]"))
 
 
 # ================================================================ the test

@@ -42,7 +42,7 @@ import numpy as np
 from .._validation import check_positive_int, check_scalar_range
 from . import events as ev
 from .rdp import (
-    DEFAULT_RDP_ORDERS,
+    _check_orders,
     rdp_gaussian,
     rdp_laplace,
     rdp_poisson_subsampled_gaussian,
@@ -320,7 +320,7 @@ def epsilon_of_event(event, delta, *, method="best", orders=None):
     delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, high_open=True)
     if method not in ACCOUNTING_METHODS:
         raise ValueError(f"method must be one of {ACCOUNTING_METHODS}, got {method!r}")
-    orders = np.asarray(DEFAULT_RDP_ORDERS if orders is None else orders, dtype=np.float64)
+    orders = _check_orders(orders)
     methods = ("basic", "advanced", "rdp") if method == "best" else (method,)
     best = math.inf
     for m in methods:
@@ -438,7 +438,7 @@ class PrivacyAccountant:
         if method not in ACCOUNTING_METHODS:
             raise ValueError(f"method must be one of {ACCOUNTING_METHODS}, got {method!r}")
         self.method = method
-        self.orders = None if orders is None else np.asarray(orders, dtype=np.float64)
+        self.orders = None if orders is None else _check_orders(orders)
         self.events = []
 
     def __repr__(self):

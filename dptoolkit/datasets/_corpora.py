@@ -20,6 +20,7 @@ layout             files                                                  split
 "seeded": a stratified random train/test split (:func:`_split_indices`).
 """
 import numbers
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,12 +68,21 @@ def is_tsv_corpus(path):
 
     Parameters
     ----------
-    path : pathlib.Path
+    path : str or path-like
 
     Returns
     -------
     bool
+        False for a missing path or a folder.
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a str or path-like.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
+    path = Path(path)
     return path.is_file() and (path.name in _TSV_NAMES or path.name.endswith(".tsv"))
 
 

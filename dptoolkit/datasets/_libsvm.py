@@ -156,12 +156,15 @@ def load_libsvm(path, n_features=None, *, binary_labels=True):
         that is not LIBSVM (``label index:value ...``, indices from 1, sorted
         and unique), a feature index above ``n_features`` or above
         ``2**31 - 1``, a truncated or corrupt ``.bz2``/``.gz`` file, a file
-        without examples (empty, or comments only); ``n_features`` < 1 or
-        > ``2**31 - 1``.
+        without examples (empty, or comments only), a NaN or infinite value or
+        label; ``n_features`` < 1 or > ``2**31 - 1``.
     TypeError
-        If ``n_features`` is not an integer or None.
+        If ``n_features`` is not an integer or None, or ``binary_labels`` not a
+        bool.
     """
     n_features = _check_n_features(n_features)
+    if not isinstance(binary_labels, (bool, np.bool_)):
+        raise TypeError(f"binary_labels must be a bool, got {type(binary_labels).__name__}")
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no LIBSVM file at {path}")
@@ -178,6 +181,16 @@ def load_libsvm(path, n_features=None, *, binary_labels=True):
         raise _read_error(path, exc, n_features) from exc  # corrupt .gz/.bz2 data
     if X.shape[0] == 0:
         raise ValueError(f"{path} holds no examples (empty file, or comments only)")
+    # the parser takes "nan" and "inf" as numbers: refuse them here, by example
+    bad = np.flatnonzero(~np.isfinite(X.data))
+    if bad.size:
+        row = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1
+        raise ValueError(f"{path}: example {row + 1} (not counting comment lines) has a "
+                         "non-finite feature value (NaN or infinity)")
+    bad = np.flatnonzero(~np.isfinite(y))
+    if bad.size:
+        raise ValueError(f"{path}: example {int(bad[0]) + 1} (not counting comment lines) "
+                         "has a non-finite label (NaN or infinity)")
     # load_svmlight_file gives int64 index arrays, which scikit-learn's sparse
     # coordinate descent (Lasso, ElasticNet) refuses: int32 when they fit.
     index_dtype = _index_dtype(X.nnz, X.shape[1])

@@ -200,7 +200,7 @@ def make_correlated_classification(n_samples=10_000, n_features=100, *, correlat
     Parameters
     ----------
     n_samples : int, default=10000
-        >= 1.
+        >= 1, with ``n_samples * n_features <= 2**31 - 1`` (X is dense).
     n_features : int, default=100
         >= ``len(coef)``.
     correlation : float, default=0.5
@@ -255,6 +255,9 @@ def make_correlated_classification(n_samples=10_000, n_features=100, *, correlat
     """
     n_samples = check_positive_int(n_samples, "n_samples")
     n_features = check_positive_int(n_features, "n_features")
+    if n_samples * n_features > _MAX_SIZE:
+        raise ValueError(f"n_samples * n_features (the entries of the dense X) must be <= "
+                         f"2**31 - 1, got n_samples={n_samples}, n_features={n_features}")
     correlation = check_scalar_range(correlation, "correlation", low=-1.0, high=1.0,
                                      low_open=True, high_open=True)
     coef = np.asarray(coef)

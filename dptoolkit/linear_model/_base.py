@@ -149,6 +149,11 @@ def transform_rows(X, normalize, fit_intercept, intercept_scaling):
 #: records alone would not fit in memory) and are refused by name.
 MAX_N_EPOCHS = 1e6
 
+#: Largest number of steps of a private DP-SCD or DP-SGD fit: ``n_epochs / q``
+#: steps, each a kernel call over a lot, cannot run beyond this (and would need
+#: a noise multiplier beyond any use).
+MAX_STEPS = 2**31 - 1
+
 #: Largest ``max_iter`` of the Frank-Wolfe and IGHT estimators: they record one
 #: entry per step (duality gaps) or compute a full-batch gradient per step, so
 #: more steps cannot run and are refused by name.
@@ -162,6 +167,11 @@ def _calibrate(*, epsilon, delta, sampling_rate, steps):
     Memoised: the result is a function of public parameters only."""
     from ..accounting import calibrate_noise_multiplier
 
+    if steps > MAX_STEPS:
+        raise ValueError(
+            f"the fit would run {steps} steps (n_epochs / q, q = batch_size / "
+            f"n_samples_public = {sampling_rate:.3g}); at most {MAX_STEPS} (2**31 - 1) "
+            "can run: lower n_epochs or n_samples_public, or raise batch_size")
     try:
         return float(calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
                                                 sampling_rate=sampling_rate, steps=steps,

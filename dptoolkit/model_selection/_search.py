@@ -181,6 +181,18 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 raise ValueError(f"param_distributions names parameters that "
                                  f"{type(self.estimator).__name__} does not have: "
                                  f"{sorted(unknown)}")
+            for name, values in d.items():
+                # checked here, before the (slow) calibration, rather than when a
+                # run draws from it
+                if hasattr(values, "rvs"):
+                    continue
+                if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+                    raise TypeError(f"param_distributions[{name!r}] must be a non-empty "
+                                    "list of values or a distribution with rvs, got "
+                                    f"{type(values).__name__}")
+                if len(values) == 0:
+                    raise ValueError(f"param_distributions[{name!r}] must be a non-empty "
+                                     "list of values, got an empty one")
         mean = check_scalar_range(self.n_runs, "n_runs", low=1.0, low_open=True,
                                   high=1e6)
         if self.distribution not in _DISTRIBUTIONS:
