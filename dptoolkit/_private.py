@@ -216,12 +216,13 @@ class PrivateEstimatorMixin:
     """check -> work -> spend for private estimators and selectors.
 
     Subclasses store ``epsilon``, ``delta``, ``accountant`` (and, where they
-    apply, ``neighbouring``, ``n_samples_public``, ``clip_data``) as
+    apply, ``neighbouring``, ``n_samples_public``, ``clip_data``, ``classes``) as
     hyper-parameters, then in ``fit``:
 
     .. code-block:: python
 
         epsilon, delta = self._check_budget()          # validation
+        classes = self._resolve_classes(y, private=epsilon is not None)  # label set
         X = self._enforce_public_bound(X, "linf", 1.0)  # public bound
         event, spent = ...                              # public quantities only
         self._check_spend(event, spent)                 # BudgetExceededError: no work
@@ -529,8 +530,9 @@ def plan_spend(estimator, X, y=None):
     estimator and selector of the toolkit calls after validation and before
     any work) and stops there: the event and the spend are the ones the fit
     computes from public quantities (hyper-parameters, the shape of ``X``, the
-    label set, ``n_samples_public``), so ``X`` may be a public stand-in of the
-    right shape (e.g. zeros).  No mechanism runs, nothing is charged.
+    label set: the declared ``classes``, else the labels of ``y``,
+    ``n_samples_public``), so ``X`` may be a public stand-in of the right shape
+    (e.g. zeros).  No mechanism runs, nothing is charged.
     Warnings raised by the validation (e.g. a
     :class:`~dptoolkit.exceptions.PrivacyLeakWarning`) are emitted as in a fit.
 

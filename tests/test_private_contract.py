@@ -232,6 +232,31 @@ def _ledger(acc):
     return list(acc.spends), list(acc.events)
 
 
+# ------------------------------------------------------------- the public label set
+_CLASSIFIER_PARAMS = [pytest.param(c, id=c.name) for c in CASES
+                      if c.data in ("binary", "multinomial")]
+
+
+@pytest.mark.parametrize("case", _CLASSIFIER_PARAMS)
+def test_classifiers_take_the_public_label_set(case):
+    """Every private classifier takes ``classes``: declared, the fit never reads
+    the label set from y (no PrivacyLeakWarning about it, classes_ as declared);
+    None, a private fit warns that it was read from the data."""
+    from dptoolkit.exceptions import PrivacyLeakWarning
+
+    X, y = _data(case.data)
+    declared = np.unique(y)
+    assert case.make().get_params(deep=False)["classes"] is None
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        est = case.make(classes=declared).fit(X, y)
+    assert not [w for w in rec if issubclass(w.category, PrivacyLeakWarning)
+                and "label set" in str(w.message)]
+    np.testing.assert_array_equal(est.classes_, declared)
+    with pytest.warns(PrivacyLeakWarning, match="label set was read from the data"):
+        case.make().fit(X, y)
+
+
 # ------------------------------------------------------------------------- (a), (b)
 @pytest.mark.parametrize("case", B_PARAMS)
 def test_private_fit_reports_event_and_spend(case):

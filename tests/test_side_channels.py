@@ -27,6 +27,7 @@ from dptoolkit.exceptions import DataClippedWarning, PrivacyLeakWarning
 from dptoolkit.model_selection import PrivateHyperparameterSearch
 from dptoolkit.selection import DPSIS, PrivateSelectThenFit
 from dptoolkit.linear_model import (
+    DPIGHTClassifier,
     DPNBLogisticClassifier,
     DPSCDClassifier,
     DPSGDClassifier,
@@ -132,8 +133,10 @@ _PRIVATE_CLASSIFIERS = {
                                         n_epochs=1, random_state=0, **kw),
     "nb": lambda **kw: DPNBLogisticClassifier(epsilon=1.0, n_features_kept=5, n_epochs=1,
                                               n_samples_public=100, random_state=0, **kw),
+    "ight": lambda **kw: DPIGHTClassifier(sparsity=3, max_iter=10, epsilon=1.0, delta=1e-5,
+                                          n_samples_public=100, random_state=0, **kw),
 }
-_BINARY_ONLY = ("scd", "sgd", "nb")
+_BINARY_ONLY = ("scd", "sgd", "nb", "ight")
 
 
 @pytest.mark.parametrize("name", sorted(_PRIVATE_CLASSIFIERS))
@@ -332,7 +335,8 @@ def _with_outliers(X, y, n_out, value=5.0):
     return np.vstack([X, rows]), np.append(y, np.ones(n_out, dtype=y.dtype))
 
 
-@pytest.mark.parametrize("name", ["fw", "sparsifier", "scd_clip", "sgd_clip", "pipeline"])
+@pytest.mark.parametrize("name", ["fw", "sparsifier", "scd_clip", "sgd_clip", "pipeline",
+                                  "ight"])
 def test_clipping_messages_are_one_bit_and_say_so(name):
     """One or two rows beyond the public bound: the same text (no count), which
     states that it depends on the data; clip_data=False refuses alike."""
@@ -345,7 +349,7 @@ def test_clipping_messages_are_one_bit_and_say_so(name):
         assert clipped and all(DATA_DEPENDENT_NOTE in t for t in clipped)
         texts.append(clipped)
     assert texts[0] == texts[1]
-    if name in ("fw", "sparsifier"):
+    if name in ("fw", "sparsifier", "ight"):
         errors = []
         for n_out in (1, 2):
             with pytest.raises(ValueError, match="clip_data") as info:
@@ -419,6 +423,7 @@ _N_WARNERS = {
     "fw": lambda: FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, random_state=0),
     "nb": lambda: DPNBLogisticClassifier(epsilon=1.0, n_features_kept=5, n_epochs=1,
                                          random_state=0),
+    "ight": lambda: DPIGHTClassifier(sparsity=3, max_iter=10, epsilon=1.0, random_state=0),
 }
 
 
@@ -473,6 +478,6 @@ def test_label_set_and_messages_are_documented_as_outside():
 
     assert "Side channels" in private.__doc__ and "one bit" in private.__doc__
     for cls in (FrankWolfeLassoClassifier, SparsifiedLassoClassifier, DPSCDClassifier,
-                DPSGDClassifier, DPNBLogisticClassifier, PrivateSelectThenFit,
+                DPSGDClassifier, DPNBLogisticClassifier, DPIGHTClassifier, PrivateSelectThenFit,
                 PrivateHyperparameterSearch):
         assert "classes : array-like" in cls.__doc__, cls.__name__
