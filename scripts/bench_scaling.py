@@ -17,8 +17,8 @@ O(nnz(X) + D) each but only O(log T) of them in T steps.
     python scripts/bench_scaling.py all      # everything, in that order
 
 Timing (CPU seconds, ``time.process_time``; wall seconds alongside): the kernels
-of :mod:`dptoolkit.kernels` run on CSR/CSC views prepared once, exactly as
-``FrankWolfeLassoClassifier.fit`` prepares them, with the exponential
+of :mod:`dptoolkit.kernels` run on canonical CSR/CSC views (int64 indices)
+prepared once, outside the timing, with the exponential
 mechanism's coefficient of the estimator's own budget split for a fit of
 ``--t-budget`` steps (epsilon = 1, delta = 1e-6, lambda = 50, advanced
 composition, no screening: the setting of the README's Table 3 analogue).
@@ -138,8 +138,8 @@ def make_data(generator, n_samples, n_features, k, seed=0):
 
 
 def views(X):
-    """CSR and CSC views with int64 indices, canonical (sorted, no duplicates), as
-    ``FrankWolfeLassoClassifier.fit`` builds them for the kernels."""
+    """CSR and CSC views with int64 indices, canonical (sorted, no duplicates):
+    what the kernels take (FastFW keeps int32 copies of the index arrays)."""
     Xr = sp.csr_array(X, dtype=np.float64, copy=True)
     Xr.sum_duplicates()                 # also sorts the indices
     Xc = sp.csc_array(Xr)
@@ -329,8 +329,8 @@ def run_plot(args):
                                fixed=(f"N={sel[0]['n_samples']}" if axis == "D"
                                       else f"D={sel[0]['n_features']}"),
                                points=len(x), x_min=min(x), x_max=max(x),
-                               slope=round(b, 3), slope_se=round(se, 3),
-                               slope_upper_half=round(b_up, 3), upper_points=len(upper),
+                               slope=round(b, 4), slope_se=round(se, 4),
+                               slope_upper_half=round(b_up, 4), upper_points=len(upper),
                                ms_min=min(y), ms_max=max(y)))
             style = {"fast": "o-", "fast_no_refresh": "^:", "standard": "s--"}[label]
             ax.loglog(x, y, style, label=f"{label} ({gen}), slope {b:.2f}")
