@@ -137,3 +137,29 @@ def test_bad_arguments_name_the_option(compare, capsys, argv, message):
 def test_unknown_commit_is_an_error(compare, capsys):
     assert compare.main(["no-such-commit-xyz", "HEAD"]) == 2
     assert "is not a commit" in capsys.readouterr().err
+
+
+def test_results_table_rows(tmp_path):
+    table = _load("asv_results_table")
+    assert table.human(0.0123, "seconds") == "12.3 ms"
+    assert table.human(4.1e-6, "seconds") == "4.1 us"
+    assert table.human(3e-9, "seconds") == "3 ns"
+    assert table.human(2 * 2**20, "bytes") == "2 MiB"
+    assert table.human(float("nan"), "non-zeros") == "n/a"
+    cols = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",
+            "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number",
+            "stats_repeat", "samples", "profile"]
+    results = {"m.C.time_x": [[1e-3, 2e-3], [["1", "2"], ["'fast'"]], "v", 0, 1.0,
+                              None, None, [0.9e-3, 1.8e-3], [1.1e-3, 2.2e-3], [1, 1],
+                              [10, 8], None, None],
+               "m.C.peakmem_y": [[2**21], [], "v", 0, 1.0] + [None] * 8}
+    f = tmp_path / "abc-existing.json"
+    f.write_text(__import__("json").dumps({"result_columns": cols, "results": results}))
+    bench = {"m.C.time_x": {"unit": "seconds", "param_names": ["n", "solver"]},
+             "m.C.peakmem_y": {"unit": "bytes", "param_names": []}}
+    rows = table.rows_of(f, bench)
+    assert [r["benchmark"] for r in rows] == ["m.C.peakmem_y", "m.C.time_x", "m.C.time_x"]
+    assert rows[0]["result"] == "2 MiB" and rows[0]["parameters"] == ""
+    assert rows[1]["parameters"] == "n=1, solver=fast"
+    assert rows[2]["result"] == "2 ms" and rows[2]["interquartile"] == "1.8 ms - 2.2 ms"
+    assert rows[2]["samples"] == 8
