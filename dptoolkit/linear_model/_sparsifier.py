@@ -520,8 +520,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     n_iter_ : int
         Iterations of the private fit (of the non-private solver when
         ``epsilon=None``).
-    nonprivate_n_iter_ : int
-        Steps of the non-private solver (Frank-Wolfe or projected gradient).
+    nonprivate_n_iter_ : int or None
+        Steps of the non-private solver (Frank-Wolfe or projected gradient) of a
+        non-private fit; None for a private fit (the steps to a duality gap
+        depend on the data, and only the noisy count of that fit is released).
     count_bounds_ : tuple of int
         ``(alpha, beta)`` used.
     estimator_ : FrankWolfeLassoClassifier or None
@@ -661,7 +663,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         # (1)-(2)
         with warnings.catch_warnings(record=True):    # data-dependent: dropped
             warnings.simplefilter("always")
-            coef_np, n_iter = memory.cache(_nonprivate_coef)(X, y, *nonprivate_args)
+            coef_np, _ = memory.cache(_nonprivate_coef)(X, y, *nonprivate_args)
         c = noisy_count(int(np.count_nonzero(coef_np)), count_bounds=bounds,
                         epsilon=epsilon_count, precision=precision, n_coef=n_coef,
                         random_state=rng)
@@ -671,7 +673,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.classes_ = private.classes_
         self.n_nonzero_ = c
         self.n_iter_ = private.n_iter_
-        self.nonprivate_n_iter_ = n_iter
+        self.nonprivate_n_iter_ = None   # its steps depend on the data: not released
         self.count_bounds_ = bounds
         self.estimator_ = private
         return self._record_spend(event, spent)
