@@ -20,6 +20,9 @@ machine may be shared: run it alone, e.g.::
 
     flock /tmp/dptoolkit-bench.lock python scripts/bench_default_fits.py
 
+(the header names the dptoolkit it imported: run from a source tree with
+``PYTHONPATH=.`` to measure that tree rather than the installed package).
+
 Options: ``--models`` (a subset, names as printed), ``--epsilon``, ``--seed``,
 ``--cache DIR`` (keep the hashed matrices as .npz between runs; default
 ``$DPTOOLKIT_BENCH_CACHE`` or no cache), ``--out`` (CSV of the rows).
@@ -130,6 +133,9 @@ def main(argv=None):
     Xtr, ytr, Xte, yte = load_imdb(args.cache)
     n = Xtr.shape[0]
     rev = commit()
+    import dptoolkit
+
+    print(f"# dptoolkit from {Path(dptoolkit.__file__).parent}", flush=True)
     print(f"# IMDB train {Xtr.shape} nnz {Xtr.nnz}, test {Xte.shape}; loaded in "
           f"{time.perf_counter() - t0:.1f} s; epsilon {args.epsilon:g}, delta {DELTA:g}, "
           f"n_samples_public {n}, seed {args.seed}; {platform.processor() or platform.machine()}"

@@ -202,9 +202,18 @@ _SGD_DOC_NOTES = r"""
     (:func:`dptoolkit.accounting.calibrate_noise_multiplier` with
     ``sampling="poisson"``).  The regularisation term does not read the data.
 
-    **Dense state.**  :math:`\theta \in \mathbb{R}^M` and the noise are dense: a step
-    costs :math:`O(\mathrm{nnz}(X_{\mathcal B}) + M)`, an epoch
-    :math:`O(\mathrm{nnz}(X) + MN/L)`, whatever the sparsity of X.
+    **Lazy noise.**  :math:`\theta \in \mathbb{R}^M` and the noise are dense, but a
+    step reads and updates only the coordinates of its lot's rows.  Between two
+    reads a coordinate only decays by :math:`d = 1 - \eta\lambda` per step and
+    gathers the steps' noise, so when a lot reads it (and at the end) the kernel
+    draws the noise it has missed since its last read as one normal of variance
+    :math:`(\eta\sigma C/L)^2 \sum_{j<k} d^{2j}` over those :math:`k` steps.  The
+    values the algorithm reads and the weights it returns have exactly the law of
+    the dense algorithm above (the noise of different steps and coordinates is
+    independent), so the privacy analysis is unchanged; a step costs
+    :math:`O(\mathrm{nnz}(X_{\mathcal B}))` and the run :math:`O(M)` once more.
+    On IMDB (lots of 1,000 reviews touch about 130,000 of the :math:`2^{20}`
+    coordinates) this saves about a fifth of the time of dense noise.
 """
 
 
