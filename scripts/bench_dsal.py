@@ -5,7 +5,9 @@ process (the MPI runs: child processes started by it) on the same data, so
 machine load affects all sides alike; the load average is printed with them.
 
     python scripts/bench_dsal.py correctness   # vs scikit-learn: a9a, w8a, colon, 20news, IMDB
+    python scripts/bench_dsal.py libsvm        # vs scikit-learn: time on every LIBSVM set
     python scripts/bench_dsal.py speed         # time to relative gap 1e-6 on IMDB
+    python scripts/bench_dsal.py subproblem    # working sets: CD against SVRG sub-problems
     python scripts/bench_dsal.py path          # DSAL to 1e-6 uncapped: cold vs warm-started path
     python scripts/bench_dsal.py threads       # 2 threads vs 1 (kernel epoch and whole fit)
     python scripts/bench_dsal.py mpi           # Dis-DSAL with 1, 2, 3 workers
@@ -45,7 +47,7 @@ from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
 from dptoolkit.linear_model import DSALLasso, ProxASAGALasso, ProxSVRGLasso
 from dptoolkit.linear_model.dsal_engine import (ActiveProblem, Evaluation, inner_epoch,
                                                 lasso_alpha_max, lasso_duality_gap,
-                                                prepare_problem)
+                                                prepare_problem, solve_working_set)
 
 RESULTS = {}
 
@@ -97,6 +99,8 @@ def run_solver(name, make, X, y):
         "n_iter": int(model.n_iter_), "nnz": int(np.count_nonzero(model.coef_)),
         "active_final": int(model.active_set_size_[-1]) if model.n_iter_ else None,
         "active_sizes": model.active_set_size_.tolist(),
+        "working_set_sizes": model.working_set_size_.tolist(),
+        "epochs": float(model.n_epochs_),
         "time_history": model.time_history_.tolist(),
         "gap_history": (model.gap_history_ / np.abs(model.objective_history_)).tolist(),
         "step_halvings": int(model.n_step_halvings_),
@@ -180,6 +184,111 @@ def correctness(args):
 
 
 # ---------------------------------------------------------------------------
+# every LIBSVM set: DSAL (working sets) against scikit-learn's Lasso
+# ---------------------------------------------------------------------------
+
+#: Every LIBSVM file of the shared data folder, with its number of features.
+LIBSVM_SETS = [("a1a", 123), ("a1a.t", 123), ("a8a", 123), ("a8a.t", 123), ("a9a", 123),
+               ("a9a.t", 123), ("w8a", 300), ("phishing", 68), ("mushrooms", 112),
+               ("splice", 60), ("splice.t", 60), ("australian", 14),
+               ("breast-cancer_scale", 10), ("colon-cancer", 2000), ("abalone", 8),
+               ("housing", 13)]
+
+
+def _best_of(repeats, fn):
+    best, out = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def libsvm(args):
+    """Wall time of fit to relative gap 1e-6, DSALLasso (defaults: working sets)
+    against Lasso(fit_intercept=False) with its tol set to the same relative gap,
+    best of ``--repeats`` fits each, one solver after the other on each set."""
+    header("time to relative duality gap 1e-6 on every LIBSVM set: DSALLasso (working "
+           f"sets) vs scikit-learn Lasso (CD), best of {args.repeats}")
+    rows = []
+    print("| data | n x p | alpha/alpha_max | DSAL s | DSAL rel. gap | sklearn s | "
+          "sklearn rel. gap | sklearn / DSAL | (P_DSAL - P_sk)/P_sk |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, p in LIBSVM_SETS:
+        X, y = load_libsvm(get_data_path(name + ".bz2"), n_features=p)
+        X = sp.csr_array(X)
+        if set(np.unique(y)) <= {0.0, 1.0}:
+            y = 2.0 * y - 1.0   # binary labels as +-1 targets
+        Xs = sklearn_ready(X)
+        amax = lasso_alpha_max(X, y)
+        for ratio in args.libsvm_ratios:
+            alpha = ratio * amax
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                t_ds, m = _best_of(args.repeats, lambda: DSALLasso(alpha=alpha, tol=1e-6)
+                                   .fit(X, y))
+                tol_sk = 1e-6 * m.objective_ / (2.0 * (0.5 * float(y @ y) / y.size))
+                t_sk, sk = _best_of(args.repeats, lambda: Lasso(
+                    alpha=alpha, fit_intercept=False, tol=tol_sk, max_iter=1_000_000)
+                    .fit(Xs, y))
+            p_sk, _, g_sk = lasso_duality_gap(X, y, sk.coef_, alpha)
+            row = {"data": name, "shape": X.shape, "ratio": ratio, "dsal_s": t_ds,
+                   "dsal_relative_gap": m.dual_gap_ / m.objective_, "sklearn_s": t_sk,
+                   "sklearn_relative_gap": g_sk / p_sk, "speedup": t_sk / t_ds,
+                   "objective_diff": (m.objective_ - p_sk) / p_sk,
+                   "dsal_outer": int(m.n_iter_), "dsal_epochs": float(m.n_epochs_),
+                   "sklearn_epochs": int(sk.n_iter_)}
+            rows.append(row)
+            print(f"| {name} | {X.shape[0]} x {X.shape[1]} | {ratio:g} | {t_ds:.4f} | "
+                  f"{row['dsal_relative_gap']:.1e} | {t_sk:.4f} | "
+                  f"{row['sklearn_relative_gap']:.1e} | {row['speedup']:.2f} | "
+                  f"{row['objective_diff']:+.1e} |", flush=True)
+    slower = [r for r in rows if r["speedup"] < 1.0]
+    print(f"# {len(rows) - len(slower)} of {len(rows)} (set, alpha) pairs at least as fast "
+          f"as scikit-learn; slower: "
+          + (", ".join(f"{r['data']} {r['ratio']:g} ({r['speedup']:.2f}x)" for r in slower)
+             or "none") + f"  ({load_avg()})")
+    RESULTS["libsvm"] = rows
+
+
+def subproblem(args):
+    """The working-set solver with its two sub-problem solvers, whole fits."""
+    sets = []
+    for name, p in [("a9a", 123), ("w8a", 300)]:
+        X, y = load_libsvm(get_data_path(name + ".bz2"), n_features=p)
+        sets.append((name, sp.csr_array(X), 2.0 * y - 1.0))
+    if args.with_imdb:
+        X, y, _, _ = imdb(args)
+        sets.append(("IMDB 2^20", X, y))
+    header("working sets: sub-problems by coordinate descent (with and without primal "
+           "extrapolation) or by the screened SVRG loop, whole fits to relative gap 1e-6")
+    rows = []
+    print("| data | alpha/alpha_max | sub-problem solver | seconds | sub-problems | "
+          "epochs | rel. gap |")
+    print("|---|---|---|---|---|---|---|")
+    for name, X, y in sets:
+        Xr, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None)
+        amax = lasso_alpha_max(X, y)
+        for ratio in args.ratios:
+            for label, kw in [("CD + primal extrapolation", {}),
+                              ("CD", {"accelerate": False}),
+                              ("screened SVRG (DSAL inner loop)", {"subsolver": "svrg"})]:
+                t0 = time.perf_counter()
+                r = solve_working_set(Xc, yv, ratio * amax, loss="squared", penalty="l1",
+                                      blocks=blocks, screening=True, n_jobs=1, tol=1e-6,
+                                      max_outer=args.max_outer, **kw)
+                wall = time.perf_counter() - t0
+                row = {"data": name, "ratio": ratio, "solver": label, "wall_s": wall,
+                       "n_iter": r["n_iter"], "epochs": int(r["n_epochs"]),
+                       "relative_gap": r["gap"] / r["primal"]}
+                rows.append(row)
+                print(f"| {name} | {ratio:g} | {label} | {wall:.2f} | {r['n_iter']} | "
+                      f"{row['epochs']} | {row['relative_gap']:.1e} |  ({load_avg()})",
+                      flush=True)
+    RESULTS["subproblem"] = rows
+
+
+# ---------------------------------------------------------------------------
 # speed
 # ---------------------------------------------------------------------------
 
@@ -191,11 +300,13 @@ def speed(args):
         alpha = ratio * amax
         header(f"time to relative duality gap 1e-6, IMDB 2^20, alpha = {ratio:g} alpha_max")
         common = dict(alpha=alpha, tol=1e-6, random_state=0)
+        sto = dict(working_set=False, max_outer=args.max_outer)
         runs = [
-            ("DSAL", lambda: DSALLasso(max_outer=args.max_outer, **common)),
-            ("DSAL, uniform sampling", lambda: DSALLasso(sampling="uniform",
-                                                         max_outer=args.max_outer, **common)),
-            ("DSAL-Naive", lambda: DSALLasso(variance_reduction=False,
+            ("DSAL (working sets)", lambda: DSALLasso(max_outer=args.max_outer, **common)),
+            ("DSAL, stochastic loop", lambda: DSALLasso(**sto, **common)),
+            ("DSAL, stochastic, uniform", lambda: DSALLasso(sampling="uniform", **sto,
+                                                            **common)),
+            ("DSAL-Naive", lambda: DSALLasso(variance_reduction=False, working_set=False,
                                              max_outer=args.max_outer_naive, **common)),
             ("ProxSVRG", lambda: ProxSVRGLasso(max_outer=args.max_outer, **common)),
             ("ProxASAGA", lambda: ProxASAGALasso(max_outer=args.max_outer, **common)),
@@ -218,6 +329,9 @@ def speed(args):
         for r in results:
             print(fmt_row(r, p_best))
         dsal = results[0]
+        print("DSAL working-set size per outer iteration:",
+              " ".join(str(s) for s in dsal["working_set_sizes"]), f"({dsal['epochs']:g} "
+              "coordinate-descent epochs in all)")
         print("DSAL active-set size per outer iteration:",
               " ".join(str(s) for s in dsal["active_sizes"][::max(1, len(dsal["active_sizes"]) // 30)]),
               f"(final {dsal['active_final']}, of {X.shape[1]} features)")
@@ -302,12 +416,13 @@ def threads(args):
     print(f"epoch time, best of {args.repeats}: 1 thread {best[1]:.3f} s, 2 threads "
           f"{best[2]:.3f} s, speedup {best[1] / best[2]:.2f}x (medians {med[1]:.3f} / "
           f"{med[2]:.3f} s, {med[1] / med[2]:.2f}x)  ({load_avg()})")
-    header("2 threads vs 1: whole DSALLasso fit to relative gap 1e-6, alpha = 1e-2 alpha_max")
+    header("2 threads vs 1: whole DSALLasso fit (stochastic loop) to relative gap 1e-6, "
+           "alpha = 1e-2 alpha_max")
     fits = {}
     for n_jobs in (1, 2):
         r, _ = run_solver(f"DSAL n_jobs={n_jobs}", lambda: DSALLasso(
             alpha=alpha, tol=1e-6, n_jobs=n_jobs, max_outer=args.max_outer,
-            random_state=0), X, y)
+            working_set=False, random_state=0), X, y)
         fits[n_jobs] = r
         print(f"n_jobs={n_jobs}: {r['wall_s']:.1f} s, {r['n_iter']} outer iterations, "
               f"rel. gap {r['relative_gap']:.1e}  ({load_avg()})", flush=True)
@@ -353,7 +468,7 @@ def mpi(args):
               flush=True)
     r, model = run_solver("DSAL shared memory, 1 thread", lambda: DSALLasso(
         alpha=ratio * lasso_alpha_max(X, y), tol=1e-6, max_outer=args.max_outer,
-        random_state=0), X, y)
+        working_set=False, random_state=0), X, y)
     print("| run | fit seconds | outer it. | rel. gap | objective | step halvings | "
           "messages | steps per message (median) | replies held | "
           "doubles sent / received |")
@@ -370,10 +485,12 @@ def mpi(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["correctness", "speed", "path", "threads", "mpi",
-                                         "all"])
+    parser.add_argument("what", choices=["correctness", "libsvm", "speed", "subproblem",
+                                         "path", "threads", "mpi", "all"])
     parser.add_argument("--ratios", type=lambda s: [float(v) for v in s.split(",")],
                         default=[1e-2, 1e-3], help="alpha / alpha_max for the speed table")
+    parser.add_argument("--libsvm-ratios", type=lambda s: [float(v) for v in s.split(",")],
+                        default=[0.1, 0.01, 0.001], help="alpha / alpha_max, libsvm table")
     parser.add_argument("--max-outer", type=int, default=1000)
     parser.add_argument("--max-outer-naive", type=int, default=150)
     parser.add_argument("--max-outer-long", type=int, default=10000,
@@ -393,7 +510,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     print(f"# {platform.platform()}, Python {platform.python_version()}, numpy {np.__version__}"
           f", {os.cpu_count()} cores, {load_avg()}")
-    todo = ["correctness", "speed", "threads", "mpi"] if args.what == "all" else [args.what]
+    todo = (["correctness", "libsvm", "speed", "subproblem", "threads", "mpi"]
+            if args.what == "all" else [args.what])
     for what in todo:
         globals()[what](args)
     if args.json:

@@ -77,7 +77,7 @@ def test_cli_matches_shared_memory(data_file, tmp_path):
     assert summary["converged"]
     assert summary["relative_gap"] <= tol
     coef_mpi = np.load(out)
-    shm = DSALLasso(alpha=alpha, tol=tol, n_jobs=2, random_state=0).fit(X, y)
+    shm = DSALLasso(alpha=alpha, tol=tol, n_jobs=2, working_set=False, random_state=0).fit(X, y)
     p_mpi, _, gap_mpi = lasso_duality_gap(X, y, coef_mpi, alpha)
     assert abs(p_mpi - summary["objective"]) <= 1e-12 * p_mpi
     # both are within tol * P of the optimum
@@ -126,7 +126,8 @@ def test_three_workers_block_local_features_and_shared_ones(tmp_path):
         res = fit_distributed(X if comm.rank == 0 else None, y if comm.rank == 0 else None,
                               alpha, tol=1e-8, max_outer=150, random_state=2)
         if comm.rank == 0:
-            shm = DSALLasso(alpha=alpha, tol=1e-8, max_outer=150, random_state=0).fit(X, y)
+            shm = DSALLasso(alpha=alpha, tol=1e-8, max_outer=150, working_set=False,
+                             random_state=0).fit(X, y)
             print(json.dumps({"mpi": [res["objective"], res["dual_gap"], res["n_iter"],
                                       bool(res["converged"]), res["n_workers"]],
                               "shm": [shm.objective_, shm.n_iter_],
@@ -194,7 +195,8 @@ def test_python_api_bad_input_group_lasso_and_logistic(tmp_path):
                                   target if comm.rank == 0 else None, alpha,
                                   tol=1e-8, random_state=1, **kw)
             if comm.rank == 0:
-                shm = DSALLasso(alpha=alpha, tol=1e-8, random_state=0, **kw).fit(X, target)
+                shm = DSALLasso(alpha=alpha, tol=1e-8, working_set=False, random_state=0,
+                                 **kw).fit(X, target)
                 out[name] = [res["objective"], shm.objective_, res["dual_gap"],
                              float(np.abs(res["coef"] - shm.coef_).max()), res["n_workers"]]
         if comm.rank == 0:
