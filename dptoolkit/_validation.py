@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "check_X_y_named",
     "check_epsilon_delta",
     "check_random_state",
     "check_scalar_range",
@@ -229,3 +230,65 @@ def check_sparse_X(X, *, name="X", formats=("csr",), dtype=np.float64):
         M.indptr = M.indptr.astype(np.int64, copy=False)
         out.append(M)
     return tuple(out)
+
+
+def check_X_y_named(X, y=None, *, y_numeric=False):
+    """Refuse, naming ``X`` or ``y``, input whose scikit-learn error names neither.
+
+    Called before :func:`sklearn.utils.validation.validate_data`, which then does
+    the conversion and the remaining checks (NaN, infinity, ``y`` of the wrong
+    dimension: its messages for those name the argument).  Nothing is returned
+    and nothing is converted here, except string or object arrays, which are
+    parsed once to report a non-number by name.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,) or None
+    y_numeric : bool, default=False
+        Whether ``y`` must be numeric (regression targets).
+
+    Raises
+    ------
+    ValueError
+        ``X`` not 2D, without samples or features, complex, or holding
+        strings that are not numbers; ``y`` of another length than ``X``, or
+        not numeric when ``y_numeric``.
+    TypeError
+        ``X`` (or a numeric ``y``) holding objects that are not numbers.
+    """
+    if sp.issparse(X):
+        shape = X.shape
+    else:
+        arr = np.asarray(X)
+        _check_parses("X", arr)
+        shape = arr.shape
+    if len(shape) != 2:
+        raise ValueError(f"X must be a 2D array of shape (n_samples, n_features), got "
+                         f"shape {shape}. Reshape your data: array.reshape(-1, 1) for a "
+                         "single feature, array.reshape(1, -1) for a single sample")
+    if shape[0] == 0 or shape[1] == 0:
+        raise ValueError(f"X must have at least one sample and one feature: found an array "
+                         f"with {shape[0]} sample(s) and {shape[1]} feature(s) "
+                         f"(shape={shape}) while a minimum of 1 is required.")
+    if y is None:
+        return
+    yarr = np.asarray(y)
+    if yarr.ndim == 0:
+        raise ValueError(f"y must be 1-D of shape (n_samples,), got a scalar {yarr!r}")
+    if yarr.shape[0] != shape[0]:
+        raise ValueError(f"X and y have inconsistent numbers of samples: X has {shape[0]} "
+                         f"rows, y has {yarr.shape[0]} entries")
+    if y_numeric:
+        _check_parses("y", yarr)
+
+
+def _check_parses(name, arr):
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} must be real-valued: Complex data not supported "
+                         f"(dtype {arr.dtype})")
+    if arr.dtype.kind in "USO":
+        try:
+            arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # the same type, with the name
+            raise type(exc)(f"{name} must be numeric: {exc}") from None

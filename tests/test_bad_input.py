@@ -714,7 +714,7 @@ case("DPSIS-neighbouring-unknown",
      lambda: sel.DPSIS(k=2, neighbouring="swap").fit(X, yreg),
      Raises(ValueError, r"neighbouring"))
 case("DPSIS-y-string", lambda: sel.DPSIS(k=2).fit(X, y_str),
-     Raises(ValueError, r"\by\b"))
+     Raises(ValueError, r"\by\b must be numeric"))
 case("DPSIS-accountant-wrong-type", lambda: sel.DPSIS(k=2, accountant=1.0).fit(X, yreg),
      Raises(TypeError, r"accountant"))
 case("TwoStage-alpha-scale-unknown",
@@ -792,51 +792,54 @@ def _predict_ok(name):
 
 for _name, (_make, _y) in ESTIMATORS.items():
     case(f"{_name}-X-empty", lambda n=_name, t=_y: _fit(n, Xd[:0], t[:0]),
-         Raises(ValueError, r"\bX\b|sample"))
+         Raises(ValueError, r"\bX\b.*sample"))
     case(f"{_name}-X-zero-features", lambda n=_name, t=_y: _fit(n, Xd[:, :0], t),
-         Raises(ValueError, r"\bX\b|feature"))
+         Raises(ValueError, r"\bX\b.*feature"))
     if _name in CLASSIFIERS:   # one row holds one class
         case(f"{_name}-X-one-row", lambda n=_name, t=_y: _fit(n, Xd[:1], t[:1]),
-             Raises(ValueError, r"\by\b|class"))
+             Raises(ValueError, r"(?=.*\by\b)(?=.*class)"))
     else:
         case(f"{_name}-X-one-row", lambda n=_name, t=_y: _fit(n, Xd[:1], t[:1]),
              Accepts(lambda est: np.all(np.isfinite(est.predict(Xd))),
                      "a regression on one example is well defined: finite predictions"))
     case(f"{_name}-X-1d", lambda n=_name, t=_y: _fit(n, Xd[:, 0], t),
-         Raises(ValueError, r"\bX\b|2-D|2D"))
+         Raises(ValueError, r"\bX\b must be a 2D array"))
     case(f"{_name}-X-3d", lambda n=_name, t=_y: _fit(n, Xd[:, :, None], t),
-         Raises(ValueError, r"\bX\b|2-D|dim"))
+         Raises(ValueError, r"\bX\b must be a 2D array"))
     case(f"{_name}-X-y-mismatch", lambda n=_name, t=_y: _fit(n, Xd, t[:-3]),
-         Raises(ValueError, r"\by\b|samples|consistent"))
+         Raises(ValueError, r"\bX\b.*\by\b.*samples.*40.*37"))
     case(f"{_name}-X-nan", lambda n=_name, t=_y: _fit(n, X_nan, t),
-         Raises(ValueError, r"\bX\b|NaN"))
+         Raises(ValueError, r"\bX\b.*NaN"))
     case(f"{_name}-X-inf", lambda n=_name, t=_y: _fit(n, X_inf, t),
-         Raises(ValueError, r"\bX\b|infinity"))
+         Raises(ValueError, r"\bX\b.*infinity"))
     case(f"{_name}-X-numeric-strings", lambda n=_name, t=_y: (_fit(n, Xd.astype(str), t),
                                                               _fit(n, Xd, t)),
          Accepts(lambda pair: np.array_equal(pair[0].predict(Xd), pair[1].predict(Xd)),
                  "numeric strings are parsed as scikit-learn does (dtype=float64): the "
                  "same fit as on the numbers"))
     case(f"{_name}-X-words", lambda n=_name, t=_y: _fit(n, np.full((N, D), "word"), t),
-         Raises(ValueError, r"string|float|numeric"))
+         Raises(ValueError, r"\bX\b must be numeric.*word"))
     case(f"{_name}-y-nan", lambda n=_name, t=_y: _fit(n, Xd, np.where(np.isnan(y_nan), np.nan, t)),
-         Raises(ValueError, r"\by\b|NaN"))
+         Raises(ValueError, r"\by\b.*NaN"))
     case(f"{_name}-y-2d", lambda n=_name, t=_y: _fit(n, Xd, np.c_[t, t]),
-         Raises(ValueError, r"\by\b|1d|1-D|shape"))
+         Raises(ValueError, r"\by\b.*1d"))
     case(f"{_name}-predict-wrong-features",
          lambda n=_name, t=_y: _fit(n, Xd, t).predict(Xd[:, :5]),
-         Raises(ValueError, r"feature"))
+         Raises(ValueError, r"\bX\b has 5 features"))
+    case(f"{_name}-predict-1d",
+         lambda n=_name, t=_y: _fit(n, Xd, t).predict(Xd[0]),
+         Raises(ValueError, r"\bX\b must be a 2D array"))
     case(f"{_name}-random-state-negative", lambda n=_name, t=_y: _fit(n, Xd, t, random_state=-1),
          Raises(ValueError, r"random_state"))
     if _name in CLASSIFIERS:
         case(f"{_name}-y-single-class", lambda n=_name: _fit(n, Xd, np.ones(N)),
-             Raises(ValueError, r"\by\b|class"))
+             Raises(ValueError, r"(?=.*\by\b)(?=.*class)"))
         case(f"{_name}-y-string-labels", lambda n=_name: _fit(n, Xd, y_str),
              Accepts(lambda est: set(est.predict(Xd)) <= {"pos", "neg"},
                      "string labels are classes; predict returns them"))
     else:
         case(f"{_name}-y-strings", lambda n=_name: _fit(n, Xd, y_str),
-             Raises(ValueError, r"\by\b|numeric|float"))
+             Raises(ValueError, r"\by\b must be numeric"))
 
 _EPS_ESTIMATORS = ["FrankWolfe", "Sparsifier", "DPSCDClassifier", "DPSCDRegressor",
                    "DPSGDClassifier", "DPSGDRegressor", "DPIGHT", "DPNBLogistic"]
@@ -1297,7 +1300,7 @@ case("FrankWolfe-max-iter-bool", lambda: _fit("FrankWolfe", Xd, y01, max_iter=Tr
 case("DPSGDClassifier-predict-before-fit", lambda: lm.DPSGDClassifier().predict(Xd),
      Raises(Exception, r"DPSGDClassifier.*not fitted"))
 case("FrankWolfe-X-complex", lambda: _fit("FrankWolfe", Xd.astype(complex), y01),
-     Raises(ValueError, r"[Cc]omplex"))
+     Raises(ValueError, r"\bX\b must be real-valued"))
 case("DPSGDClassifier-lists",
      lambda: (_fit("DPSGDClassifier", Xd.tolist(), y01.tolist()),
               _fit("DPSGDClassifier", Xd, y01)),

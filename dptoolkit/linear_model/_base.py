@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, data_dependent_warning
-from .._validation import check_positive_int, check_scalar_range
+from .._validation import check_positive_int, check_scalar_range, check_X_y_named
 from ..accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 
@@ -395,6 +395,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     # ------------------------------------------------------------------ data
     def _validate_xy(self, X, y):
         is_clf = isinstance(self, ClassifierMixin)
+        check_X_y_named(X, y, y_numeric=not is_clf)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=not is_clf)
         if is_clf:
@@ -480,6 +481,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
 
     def _transform(self, X):
         check_is_fitted(self)
+        check_X_y_named(X)
         X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=False)
         return self._transform_validated(X)
 
@@ -554,6 +556,7 @@ class _LinearOutputs:
 
     def _validated_margins(self, X):
         check_is_fitted(self)
+        check_X_y_named(X)
         X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=np.float64,
                           reset=False)
         return self._margins(X)

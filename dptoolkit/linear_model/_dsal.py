@@ -19,7 +19,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from .._docstrings import fill_doc
-from .._validation import check_positive_int, check_random_state, check_scalar_range
+from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+                           check_X_y_named)
 from ._base import _labels, _LinearOutputs, _store_params
 from .dsal_engine import (SAMPLINGS, check_loss_penalty, default_step, expand_solution,
                           lasso_alpha_max, lasso_duality_gap, prepare_problem, solve,
@@ -90,6 +91,7 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise TypeError(f"warm_start must be a bool, got {type(self.warm_start).__name__}")
         previous_coef = getattr(self, "coef_", None)
+        check_X_y_named(X, y, y_numeric=self.loss == "squared")
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              y_numeric=self.loss == "squared", ensure_min_samples=1)
         working_set = self._working_set()

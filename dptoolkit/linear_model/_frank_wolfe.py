@@ -10,7 +10,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _fw_fast
 from .._private import PrivateEstimatorMixin
-from .._validation import check_positive_int, check_random_state, check_scalar_range
+from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+                           check_X_y_named)
 from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
 from ._base import MAX_ITER, _ClassifierOutputs, _store_params
 from ._fw_budget import (ACCOUNTING_CHOICES, nonprivate_fast_selector, resolve_selector,
@@ -444,6 +445,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         TypeError
             Non-numeric hyper-parameters or data.
         """
+        check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)

@@ -10,7 +10,8 @@ from sklearn.utils.validation import validate_data
 from .. import _ight_fast
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, check_neighbouring, data_dependent_error
-from .._validation import check_positive_int, check_random_state, check_scalar_range
+from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+                           check_X_y_named)
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
 from ._base import MAX_ITER, _ClassifierOutputs, _store_params
@@ -266,6 +267,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         """
         epsilon, delta = self._check_budget(optional=True, delta_required=True)
         private = epsilon is not None
+        check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         sparsity, max_iter, eta, bound, screening = self._check_params(X.shape[1], private)

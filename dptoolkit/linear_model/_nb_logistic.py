@@ -71,7 +71,8 @@ from sklearn.utils.validation import validate_data
 from .._docstrings import fill_doc
 from .. import _sgd_fast
 from .._private import PrivateEstimatorMixin, data_dependent_error
-from .._validation import check_positive_int, check_random_state, check_scalar_range
+from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+                           check_X_y_named)
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import (
     ComposedEvent,
@@ -252,6 +253,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             The accountant cannot pay; nothing is computed.
         """
         p = self._check_params()
+        check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)

@@ -12,7 +12,8 @@ from sklearn.utils.validation import check_memory, validate_data
 
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin
-from .._validation import check_positive_int, check_random_state, check_scalar_range
+from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+                           check_X_y_named)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from ._base import _ClassifierOutputs, _store_params
@@ -615,6 +616,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Non-numeric parameters or data.
         """
         epsilon, epsilon_count, precision, nonprivate_max_iter = self._check_params()
+        check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)

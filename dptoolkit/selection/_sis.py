@@ -17,7 +17,7 @@ from .._private import (
     data_dependent_warning,
     sensitivity_factor,
 )
-from .._validation import check_random_state, check_scalar_range
+from .._validation import check_random_state, check_scalar_range, check_X_y_named
 from ..accounting.events import ExponentialMechanismEvent, PureDPEvent, SelfComposedEvent
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
@@ -83,9 +83,7 @@ _SPARSE_FORMATS = ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"]
 
 def _validate_X_y(estimator, X, y):
     """Validate (X, y) for an estimator's fit (sets n_features_in_); CSC for sparse."""
-    if np.asarray(y).dtype.kind in "USV":
-        raise ValueError("y must be numeric (a real-valued response or 0/1 labels), got "
-                         f"dtype {np.asarray(y).dtype}")
+    check_X_y_named(X, y, y_numeric=True)
     if estimator is None:
         X, y = check_X_y(X, y, accept_sparse=_SPARSE_FORMATS, dtype=np.float64,
                          y_numeric=True)
