@@ -487,3 +487,29 @@ def test_label_set_and_messages_are_documented_as_outside():
                 DPSGDClassifier, DPNBLogisticClassifier, DPIGHTClassifier, PrivateSelectThenFit,
                 PrivateHyperparameterSearch):
         assert "classes : array-like" in cls.__doc__, cls.__name__
+
+
+_SELECTORS = {
+    "dpsis": lambda: DPSIS(k=3, epsilon=1.0, y_bounds=(0, 1), random_state=0),
+    "dpsis_peeling": lambda: DPSIS(k=3, epsilon=1.0, y_bounds=(0, 1), selector="peeling",
+                                   random_state=0),
+    "two_stage": lambda: _two_stage()(k=3, epsilon=1.0, n_blocks=4, random_state=0),
+    "two_stage_add_remove": lambda: _two_stage()(k=3, epsilon=1.0, n_blocks=4,
+                                                 neighbouring="add_remove", random_state=0),
+}
+
+
+def _two_stage():
+    from dptoolkit.selection import TwoStageSelector
+
+    return TwoStageSelector
+
+
+@pytest.mark.parametrize("scenario", ["outlier", "dense", "one_hot"])
+@pytest.mark.parametrize("name", sorted(_SELECTORS))
+def test_selector_neighbours(name, scenario):
+    """The private selectors on D and D' (one row added): same warnings (up to
+    the data-dependent ones, which say so) and same non-released attributes."""
+    X, y = _base_pair()
+    D, D_prime = _scenarios(X.shape[1])[scenario](X, y)
+    _assert_neighbours_alike(_SELECTORS[name], D, D_prime)
