@@ -57,7 +57,7 @@ class Sparsifier:
         self.tmp.cleanup()
 
     def _fit(self):
-        return SparsifiedLassoClassifier(l1_bound=10.0, max_iter=1000, delta=1e-5,
+        return SparsifiedLassoClassifier(l1_bound=10.0, max_iter=1000, epsilon=1.0, delta=1e-5,
                                          nonprivate_max_iter=5000, memory=self.memory,
                                          random_state=0).fit(self.X, self.y)
 
