@@ -244,10 +244,11 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     feature's column and of the rows it touches, and a refresh costs
     :math:`O(\text{nnz}(X))`: a neighbour that adds one dense row within the
     public bound (entries in [-1, 1] in every column) makes every column touch
-    that row, and the fit takes several times longer (measured on 200 sparse
-    rows by 100,000 features, ``max_iter="auto"``: median 0.05 s against 0.28 s
-    with ``screening=None``, 1.4 times with the default screening to 4096
-    candidates, 1.2 times with the ``"standard"`` solver).  The ``"standard"``
+    that row, and the fit takes several times longer (200 sparse rows by
+    100,000 features, ``max_iter="auto"``, ``scripts/study_timing_side_channel.py``:
+    six times longer with ``screening=None``, median 0.03 s against 0.17 s;
+    1.1 to 1.4 times with the default screening to 4096 candidates; 1.0 to 1.2
+    times with the ``"standard"`` solver).  The ``"standard"``
     solver costs :math:`O(\text{nnz}(X) + D)` per step whatever is chosen, so
     its time depends on :math:`\text{nnz}(X)` only.  When an observer can time
     the fit, release the model only at a fixed deadline (pad the wall-clock time
