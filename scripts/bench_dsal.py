@@ -7,6 +7,7 @@ machine load affects all sides alike; the load average is printed with them.
     python scripts/bench_dsal.py correctness   # vs scikit-learn: a9a, w8a, colon, 20news, IMDB
     python scripts/bench_dsal.py libsvm        # vs scikit-learn: time on every LIBSVM set
     python scripts/bench_dsal.py speed         # time to relative gap 1e-6 on IMDB
+    python scripts/bench_dsal.py imdb_small    # IMDB at small alphas: working-set variants
     python scripts/bench_dsal.py subproblem    # working sets: CD against SVRG sub-problems
     python scripts/bench_dsal.py path          # DSAL to 1e-6 uncapped: cold vs warm-started path
     python scripts/bench_dsal.py threads       # 2 threads vs 1 (kernel epoch and whole fit)
@@ -339,6 +340,36 @@ def speed(args):
     RESULTS["speed"] = out
 
 
+def imdb_small(args):
+    """IMDB at small penalties: DSAL with working sets, its two sub-problem solvers,
+    and (``--with-stochastic``) the paper's stochastic loop, each to relative gap
+    1e-6 from w = 0, one after the other."""
+    X, y, _, _ = imdb(args)
+    amax = lasso_alpha_max(X, y)
+    out = {}
+    for ratio in args.ratios:
+        alpha = ratio * amax
+        header(f"time to relative duality gap 1e-6, IMDB 2^20, alpha = {ratio:g} alpha_max")
+        common = dict(alpha=alpha, tol=1e-6, random_state=0, max_outer=args.max_outer)
+        runs = [("DSAL, working sets + CD", lambda: DSALLasso(**common)),
+                ("DSAL, working sets + SVRG", lambda: DSALLasso(subproblem_solver="svrg",
+                                                                **common))]
+        if args.with_stochastic:
+            runs.append(("DSAL, stochastic loop", lambda: DSALLasso(working_set=False,
+                                                                    **common)))
+        results = []
+        for name, make in runs:
+            r, _ = run_solver(name, make, X, y)
+            results.append(r)
+            print(f"#   {name}: {r['wall_s']:.1f} s, {r['n_iter']} outer, {r['epochs']:g} "
+                  f"epochs, rel. gap {r['relative_gap']:.1e}, nnz {r['nnz']}, objective "
+                  f"{r['objective']:.12f} ({load_avg()})", flush=True)
+            print("#     working sets:", " ".join(str(v) for v in r["working_set_sizes"]),
+                  flush=True)
+        out[str(ratio)] = results
+    RESULTS["imdb_small"] = out
+
+
 def path(args):
     """DSAL cold from w = 0 against a warm-started path from alpha_max, no cap that
     matters (``--max-outer-long``): how long DSAL takes to certify 1e-6."""
@@ -485,8 +516,8 @@ def mpi(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["correctness", "libsvm", "speed", "subproblem",
-                                         "path", "threads", "mpi", "all"])
+    parser.add_argument("what", choices=["correctness", "libsvm", "speed", "imdb_small",
+                                         "subproblem", "path", "threads", "mpi", "all"])
     parser.add_argument("--ratios", type=lambda s: [float(v) for v in s.split(",")],
                         default=[1e-2, 1e-3], help="alpha / alpha_max for the speed table")
     parser.add_argument("--libsvm-ratios", type=lambda s: [float(v) for v in s.split(",")],
@@ -503,6 +534,8 @@ def main(argv=None):
     parser.add_argument("--workers", type=lambda s: [int(v) for v in s.split(",")],
                         default=[1, 2, 3])
     parser.add_argument("--mpi-ratio", type=float, default=1e-2)
+    parser.add_argument("--with-stochastic", action="store_true",
+                        help="imdb_small: also the stochastic loop (working_set=False)")
     parser.add_argument("--with-imdb", action="store_true",
                         help="correctness: include IMDB 2^20 (slow)")
     parser.add_argument("--cache", help="folder for the hashed IMDB matrix (.npz)")
