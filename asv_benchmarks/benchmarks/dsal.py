@@ -9,13 +9,16 @@
                   the row restricted to the active set: ``track_nnz_per_step``).
                   Wall-clock timer: the 2-thread runs are what is measured.
 ``FitNews20``     whole fits with ``tol=1e-6`` on 20 Newsgroups comp.* vs rec.*
-                  (train, 5,325 x 2^20) at alpha = 0.1 alpha_max: DSAL, DSAL-Naive,
+                  (train, 5,325 x 2^20) at alpha = 0.1 alpha_max: DSAL (working
+                  sets), DSAL's stochastic loop (``working_set=False``), DSAL-Naive,
                   ProxSVRG, ProxASAGA (capped at ``MAX_OUTER`` outer iterations) and
                   scikit-learn's ``Lasso`` with its stopping test set to the same
                   relative duality gap.  ``track_relative_gap`` says whether a capped
                   run reached the tolerance; ``track_outer_iterations`` and
                   ``track_active_features`` give the iterations and the final active
                   set (the elimination claim).
+``FitLibsvm``     DSAL (working sets) against scikit-learn's ``Lasso`` on a9a and
+                  w8a at 0.1, 0.01 and 0.001 alpha_max, both to relative gap 1e-6.
 ``PeakMemFit``    peak memory of a DSAL fit on 20 Newsgroups.
 
 The side-by-side tables (IMDB at 1e-2 and 1e-3 alpha_max, threads,
@@ -34,7 +37,7 @@ from dptoolkit.linear_model.dsal_engine import (ActiveProblem, Evaluation, inner
                                                 lasso_alpha_max, lasso_duality_gap,
                                                 prepare_problem)
 
-from .common import text_corpus
+from .common import libsvm, text_corpus
 
 IMDB = "text/aclImdb-train-test.tar.xz"
 NEWS20 = "text/20news-bydate.tar.xz"
@@ -69,7 +72,8 @@ class EpochKernel:
         alpha = 1e-2 * lasso_alpha_max(X, y)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model = DSALLasso(alpha=alpha, tol=1e-6, max_outer=80, random_state=0).fit(X, y)
+            model = DSALLasso(alpha=alpha, tol=1e-6, max_outer=80, working_set=False,
+                              random_state=0).fit(X, y)
         return {"alpha": alpha, "active": np.flatnonzero(model.active_features_)}
 
     def setup(self, cache, method, n_jobs, features):
@@ -120,8 +124,11 @@ def _fit(name, X, y, alpha, p_star=None):
                     "objective": primal}
         if name == "DSAL":
             m = DSALLasso(max_outer=1000, **common)
+        elif name == "DSAL-stochastic":
+            m = DSALLasso(working_set=False, max_outer=1000, **common)
         elif name == "DSAL-Naive":
-            m = DSALLasso(variance_reduction=False, max_outer=MAX_OUTER, **common)
+            m = DSALLasso(variance_reduction=False, working_set=False, max_outer=MAX_OUTER,
+                          **common)
         elif name == "ProxSVRG":
             m = ProxSVRGLasso(max_outer=MAX_OUTER, **common)
         else:
@@ -131,7 +138,7 @@ def _fit(name, X, y, alpha, p_star=None):
             "active": int(m.active_features_.sum()), "objective": m.objective_}
 
 
-SOLVERS = ["DSAL", "DSAL-Naive", "ProxSVRG", "ProxASAGA", "sklearn"]
+SOLVERS = ["DSAL", "DSAL-stochastic", "DSAL-Naive", "ProxSVRG", "ProxASAGA", "sklearn"]
 
 
 class FitNews20:
@@ -181,3 +188,30 @@ class PeakMemFit:
 
     def peakmem_dsal_fit(self):
         DSALLasso(alpha=self.alpha, tol=1e-6, random_state=0).fit(self.X, self.y)
+
+
+class FitLibsvm:
+    params = (["DSAL", "sklearn"], ["a9a", "w8a"], [0.1, 0.01, 0.001])
+    param_names = ["solver", "data", "ratio"]
+    timeout = 600
+
+    def setup_cache(self):
+        out = {}
+        for data in self.params[1]:
+            X, y = libsvm(data + ".bz2", n_features=FEATURES[data])
+            y = _pm1(y)
+            for ratio in self.params[2]:
+                alpha = ratio * lasso_alpha_max(X, y)
+                out[data, ratio] = alpha, _fit("DSAL", X, y, alpha)["objective"]
+        return out
+
+    def setup(self, cache, solver, data, ratio):
+        X, y = libsvm(data + ".bz2", n_features=FEATURES[data])
+        self.X, self.y = X, _pm1(y)
+
+    def time_fit(self, cache, solver, data, ratio):
+        alpha, p_star = cache[data, ratio]
+        _fit(solver, self.X, self.y, alpha, p_star=p_star)
+
+
+FEATURES = {"a9a": 123, "w8a": 300}
