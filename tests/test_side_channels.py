@@ -513,3 +513,26 @@ def test_selector_neighbours(name, scenario):
     X, y = _base_pair()
     D, D_prime = _scenarios(X.shape[1])[scenario](X, y)
     _assert_neighbours_alike(_SELECTORS[name], D, D_prime)
+
+
+def _contract_cases():
+    from test_private_contract import CASES
+
+    return [pytest.param(c, id=c.name) for c in CASES]
+
+
+@pytest.mark.parametrize("extra", ["outlier", "dense"])
+@pytest.mark.parametrize("case", _contract_cases())
+def test_every_contract_case_on_neighbours(case, extra):
+    """Every private estimator and selector of the contract test (regressors and
+    every Frank-Wolfe variant included), with the label set declared where it
+    applies, on D and on D plus one row beyond (``outlier``) or within
+    (``dense``) the public bound."""
+    from test_private_contract import _data
+
+    X, y = _data(case.data)
+    row = np.full(X.shape[1], 5.0 if extra == "outlier" else 1.0)
+    kw = ({"classes": np.unique(y)}
+          if "classes" in case.make().get_params(deep=False) else {})
+    D_prime = (np.vstack([X, row[None, :]]), np.append(y, y[0]))
+    _assert_neighbours_alike(lambda: case.make(**kw), (X, y), D_prime)
