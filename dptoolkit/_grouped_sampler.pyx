@@ -693,7 +693,7 @@ cdef class GroupedExpSampler:
         Parameters
         ----------
         size : int, default=1
-            Number of draws, >= 0.
+            Number of draws, in [0, 2**31 - 1].
         random_state : None, int, SeedSequence or numpy.random.Generator
             Source of randomness (see
             :func:`dptoolkit._validation.check_random_state`); ``None`` seeds
@@ -708,7 +708,8 @@ cdef class GroupedExpSampler:
         ValueError
             If every log-weight is ``-inf``, or ``size`` is negative.
         """
-        size = check_positive_int(size, "size", minimum=0)
+        # the draws are held in one array: at most 2**31 - 1 of them
+        size = check_positive_int(size, "size", minimum=0, maximum=2**31 - 1)
         if self.n_finite == 0:
             raise ValueError("cannot draw: all log-weights are -inf")
         rng = check_random_state(random_state)

@@ -486,11 +486,17 @@ def _check_utilities(utilities):
     return u
 
 
+#: Largest ``size`` (number of independent draws, held in one array) taken.
+MAX_DRAWS = 2**31 - 1
+
+
 def _check_size(size):
     if size is None:
         return None
     if isinstance(size, (bool, np.bool_)) or not isinstance(size, numbers.Integral) or size < 1:
         raise ValueError(f"size must be None or a positive int, got {size!r}")
+    if size > MAX_DRAWS:  # the draws are held in one array
+        raise ValueError(f"size must be in [1, {MAX_DRAWS}] (2**31 - 1), got {size}")
     return int(size)
 
 
@@ -513,8 +519,8 @@ class _Selection(_Mechanism):
         candidates : array-like of shape (n_candidates,), default=None
             If given, return ``candidates[index]`` instead of the index.
         size : int, default=None
-            Number of independent selections (each a separate release:
-            ``size`` runs cost ``size * epsilon``).
+            Number of independent selections, at most ``2**31 - 1`` (each a
+            separate release: ``size`` runs cost ``size * epsilon``).
 
         Returns
         -------

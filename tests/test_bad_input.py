@@ -1351,6 +1351,86 @@ case("Search-param-values-string",
      Raises(TypeError, r"param_distributions\['alpha'\]"))
 
 
+# ================================================================ more (third pass)
+case("Exponential-size-huge",
+     lambda: mech.Exponential(epsilon=1.0, sensitivity=1.0, random_state=0).select(
+         [1.0, 2.0], size=2**40),
+     Raises(ValueError, r"size must be in \[1, 2147483647\]"))
+case("ReportNoisyMax-size-huge",
+     lambda: mech.ReportNoisyMax(epsilon=1.0, sensitivity=1.0, random_state=0).select(
+         [1.0, 2.0], size=2**40),
+     Raises(ValueError, r"size must be in"))
+case("peeling_top_k-size-huge",
+     lambda: sel.peeling_top_k([1.0, 2.0, 3.0], 1, epsilon=1.0, size=2**40),
+     Raises(ValueError, r"size must be in"))
+case("canonical_top_k-size-huge",
+     lambda: sel.canonical_lipschitz_top_k([1.0, 2.0, 3.0], 1, epsilon=1.0, size=2**40),
+     Raises(ValueError, r"size must be in"))
+case("GroupedExpSampler-draw-size-huge", lambda: _sampler().draw(size=2**40, random_state=0),
+     Raises(ValueError, r"size must be in"))
+case("Exponential-log-probabilities-nan",
+     lambda: mech.Exponential(epsilon=1.0, sensitivity=1.0).log_probabilities([np.nan, 1.0]),
+     Raises(ValueError, r"utilities"))
+for _comp in ("basic", "advanced", "events"):
+    case(f"BudgetAccountant-{_comp}-remaining-k-2**64",
+         lambda c=_comp: acc.BudgetAccountant(1.0, 1e-5, composition=c).remaining(2**64),
+         Accepts(lambda r: 0 < r[0] < 1e-9 and 0 <= r[1] < 1e-20,
+                 "a tiny positive share per spend, computed without a list of k spends"))
+case("BudgetAccountant-events-remaining-then-spend",
+     lambda: (lambda b: (b, b.spend(*b.remaining(10**9))))(
+         acc.BudgetAccountant(1.0, 1e-5, composition="events")),
+     Accepts(lambda r: r[0].spent[0] <= 1.0 + 1e-9, "spending remaining() stays in budget"))
+case("DPSIS-bounds-three-items", lambda: sel.DPSIS(k=2, bounds=(0, 1, 2)).fit(X, yreg),
+     Raises(ValueError, r"bounds"))
+case("TwoStage-gamma-nan", lambda: sel.TwoStageSelector(k=2, gamma=np.nan).fit(X, yreg),
+     Raises(ValueError, r"gamma"))
+case("SIS-k-bool", lambda: sel.SIS(k=True).fit(X, yreg), Raises(TypeError, r"\bk\b"))
+case("FrankWolfe-classes-one-label", lambda: _fit("FrankWolfe", Xd, y01, classes=[0]),
+     Raises(ValueError, r"classes"))
+case("FrankWolfe-y-outside-classes",
+     lambda: _fit("FrankWolfe", Xd, y01, classes=["a", "b"]),
+     Raises(ValueError, r"(?=.*\by\b)(?=.*classes)"))
+case("DPSGDClassifier-classes-duplicates",
+     lambda: _fit("DPSGDClassifier", Xd, y01, classes=[0, 0]),
+     Raises(ValueError, r"classes"))
+case("Search-n-runs-nan", lambda: _search(n_runs=np.nan).fit(Xd, y01),
+     Raises(ValueError, r"n_runs"))
+case("PrivateSelectThenFit-selector-k-huge",
+     lambda: sel.PrivateSelectThenFit(sel.DPSIS(k=2**64, epsilon=1.0),
+                                      lm.DPSGDClassifier(epsilon=1.0, n_epochs=1,
+                                                         n_samples_public=N)).fit(Xd, y01),
+     Raises(ValueError, r"\bk\b"))
+case("DSALLasso-warm-start-string", lambda: _fit("DSALLasso", Xd, yreg, warm_start="yes"),
+     Raises(TypeError, r"warm_start"))
+case("DSALLasso-loss-unknown", lambda: _fit("DSALLasso", Xd, yreg, loss="magic"),
+     Raises(ValueError, r"loss"))
+case("DSALLasso-max-outer-2**64",
+     lambda: _fit("DSALLasso", Xd, yreg, max_outer=2**64, tol=1e-3),
+     Accepts(lambda est: est.n_iter_ < 10**6 and np.all(np.isfinite(est.coef_)),
+             "max_outer is an upper bound: the fit stops at tol"))
+case("cli-train-select-fraction-zero", lambda: _cli("train", "--select-fraction", "0"),
+     Exits(2, r"--select-fraction"))
+case("cli-train-n-samples-public-zero",
+     lambda: _cli("train", "--epsilon", "1", "--n-samples-public", "0"),
+     Exits(2, r"--n-samples-public"))
+case("cli-train-option-of-another-model",
+     lambda: _cli("train", "--epsilon", "1", "--model", "dp-sgd", "--sparsity", "5"),
+     Exits(2, r"--sparsity"))
+case("cli-train-verbose-text", lambda: _cli("train", "--verbose", "loud"),
+     Exits(2, r"--verbose"))
+case("cli-train-epsilon-inf", lambda: _cli("train", "--epsilon", "inf"),
+     Exits(2, r"--epsilon"))
+case("cli-train-data-folder-of-nothing",
+     lambda: _cli("train", "--epsilon", "1", "--data", F("a_folder")),
+     Exits(1, r"--data.*a_folder"))
+case("cli-predict-output-missing-folder",
+     lambda: _cli("predict", "--model-file", F("good.txt"), "--data", F("good.txt"),
+                  "--output", F("missing") + "/o.csv"),
+     Exits(2, r"--output.*does_not_exist"))
+case("cli-evaluate-missing-data", lambda: _cli("evaluate", "--model-file", F("good.txt")),
+     Exits(2, r"--data"))
+
+
 # ================================================================ the test
 _IDS = [c.id for c in CASES]
 assert len(set(_IDS)) == len(_IDS), [i for i in _IDS if _IDS.count(i) > 1]

@@ -121,14 +121,20 @@ class BudgetAccountant:
                 f"composition={self.composition!r}, spent=({eps:.6g}, {delta:.6g}))")
 
     # -- composition ----------------------------------------------------
-    def _total(self, eps_list, delta_list, events=None):
-        """(epsilon, delta) of the composition of the given spends."""
+    def _total(self, eps_list, delta_list, events=None, extra=None):
+        """(epsilon, delta) of the composition of the given spends.
+
+        ``extra=(e, d, k)``: ``k`` more spends of (e, d), composed at a cost
+        independent of ``k`` (a multiplicity, never a list of ``k`` entries)."""
         if self.composition == "events":
             from .accountant import epsilon_of_event
-            from .events import ComposedEvent
+            from .events import ApproxDPEvent, ComposedEvent, SelfComposedEvent
 
             if events is None:
                 events = self.events
+            if extra is not None:
+                e, d, k = extra
+                events = list(events) + [SelfComposedEvent(ApproxDPEvent(e, d), k)]
             if not events:
                 return 0.0, 0.0
             if self.delta == 0.0:
@@ -136,21 +142,23 @@ class BudgetAccountant:
             return (epsilon_of_event(ComposedEvent(tuple(events)), self.delta),
                     self.delta)
         eps = np.asarray(eps_list, dtype=np.float64)
-        delta_sum = float(math.fsum(delta_list))
-        basic = (float(math.fsum(eps)), min(1.0, delta_sum))
-        if self.composition == "basic" or eps.size == 0:
+        e, d, k = extra if extra is not None else (0.0, 0.0, 0)
+        delta_sum = float(math.fsum(list(delta_list) + [k * d]))
+        basic = (float(math.fsum(list(eps) + [k * e])), min(1.0, delta_sum))
+        if self.composition == "basic" or (eps.size == 0 and k == 0):
             return basic
         # expm1 overflows to inf for eps > ~709.78 (the bound is then beyond the
         # float range and basic composition wins): no RuntimeWarning for that.
         with np.errstate(over="ignore"):
-            adv_eps = (math.sqrt(2.0 * math.log(1.0 / self.delta_slack) * float(np.sum(eps * eps)))
-                       + float(np.sum(eps * np.expm1(eps))))
+            sq = float(np.sum(eps * eps)) + k * e * e
+            lin = float(np.sum(eps * np.expm1(eps))) + k * e * float(np.expm1(e))
+            adv_eps = math.sqrt(2.0 * math.log(1.0 / self.delta_slack) * sq) + lin
         if adv_eps < basic[0]:
             return adv_eps, min(1.0, delta_sum + self.delta_slack)
         return basic
 
-    def _fits(self, eps_list, delta_list, events=None):
-        eps, delta = self._total(eps_list, delta_list, events)
+    def _fits(self, eps_list, delta_list, events=None, extra=None):
+        eps, delta = self._total(eps_list, delta_list, events, extra)
         # Tiny relative tolerance so that spending exactly remaining() passes.
         tol = 1e-12
         return eps <= self.epsilon * (1 + tol) and delta <= self.delta * (1 + tol) + 1e-300
@@ -246,21 +254,18 @@ class BudgetAccountant:
             return 0.0, 0.0
 
         def fits(e):
-            return self._fits(eps_spent + [e] * k, delta_spent + [d_each] * k)
+            return self._fits(eps_spent, delta_spent, extra=(e, d_each, k))
 
         return _largest_fitting(fits, self.epsilon, rtol=1e-15), d_each
 
     def _remaining_events(self, k):
         """Largest epsilon of k further pure-DP spends (delta: what is left after
         the approximate-DP spends), by bisection on the composed guarantee."""
-        from .events import ApproxDPEvent
-
         d_used = float(math.fsum(s[1] for s in self.spends))
         d_each = max(0.0, self.delta - d_used) / (2 * k) if self.delta > 0 else 0.0
 
         def fits(e):
-            extra = [ApproxDPEvent(e, d_each)] * k
-            return self._fits(None, None, self.events + extra)
+            return self._fits(None, None, self.events, extra=(e, d_each, k))
 
         if not fits(0.0):
             return 0.0, 0.0

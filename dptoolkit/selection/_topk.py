@@ -58,7 +58,8 @@ def _check_k(k, d):
 def _check_size(size):
     if size is None:
         return None
-    return check_positive_int(size, "size")
+    # the draws are held in one array: at most 2**31 - 1 of them
+    return check_positive_int(size, "size", maximum=2**31 - 1)
 
 
 def _random_subsets(n, s, rng):
@@ -320,7 +321,8 @@ def canonical_lipschitz_top_k(scores, k, *, epsilon, sensitivity=1.0, gamma=0.5,
     random_state : None, int, SeedSequence or numpy.random.Generator
         Source of randomness; ``None`` seeds from the OS.
     size : int, optional
-        Number of independent draws.  ``None`` returns one set.
+        Number of independent draws, at most ``2**31 - 1``.  ``None`` returns
+        one set.
 
     Returns
     -------
@@ -416,7 +418,7 @@ def peeling_top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False,
         Sampling algorithm (same output law).
     random_state : None, int, SeedSequence or numpy.random.Generator
     size : int, optional
-        Number of independent draws.
+        Number of independent draws, at most ``2**31 - 1``.
 
     Returns
     -------
