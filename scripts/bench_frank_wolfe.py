@@ -352,10 +352,21 @@ def work(args, X, y, Xt, yt):
     return rows
 
 
+#: perstep: the estimator's defaults, l1_bound 10 / max_iter 300, and the latter
+#: without screening (all 2^20 features: the steps that fall back to a full pass)
+PERSTEP_SETTINGS = {
+    "defaults": {},
+    "l1_bound=10, max_iter=300": dict(l1_bound=10.0, max_iter=300),
+    "unscreened, l1_bound=10, max_iter=300": dict(l1_bound=10.0, max_iter=300,
+                                                  screening=None, accounting="advanced"),
+}
+
+
 def perstep(args, X, y, Xt, yt):
     """Per-step CPU time of private fits, fast vs standard, at the estimator's
-    defaults (screening="auto", accounting="auto", max_iter="auto") and at
-    l1_bound=10, max_iter=300 (the other parameters at their defaults).
+    defaults (screening="auto", accounting="auto", max_iter="auto"), at
+    l1_bound=10, max_iter=300 (the other parameters at their defaults) and at the
+    latter without screening (``PERSTEP_SETTINGS``; ``--perstep-settings``).
 
     delta = 1e-5 and n_samples_public = N (the README's privacy-utility setting).
     Per step: (fit(T) - fit(1)) / (T - 1), CPU seconds, best of --fast-repeat,
@@ -365,11 +376,12 @@ def perstep(args, X, y, Xt, yt):
     rows = []
     n = X.shape[0]
     for eps in args.epsilons:
-        for label, kw in [("defaults", {}), ("l1_bound=10, max_iter=300",
-                                              dict(l1_bound=10.0, max_iter=300))]:
+        for label, kw in PERSTEP_SETTINGS.items():
+            if args.perstep_settings and label not in args.perstep_settings:
+                continue
             # the estimator's defaults (timed_fit fixes screening/accounting otherwise)
             base = dict(epsilon=eps, delta=1e-5, n_samples_public=n, random_state=0,
-                        screening="auto", accounting="auto", **kw)
+                        **{"screening": "auto", "accounting": "auto", **kw})
             T = kw.get("max_iter") or int(min(1e5, max(10, np.ceil((n * eps) ** (2 / 3)))))
             row = dict(epsilon=eps, setting=label, T=T)
             for solver in ("fast", "standard"):
@@ -490,6 +502,8 @@ def main(argv=None):
     p.add_argument("--nonprivate", action="store_true",
                    help="speed: also time the non-private solvers (slow on IMDB)")
     p.add_argument("--npz-prefix", help="load X/y from PREFIX_{train,test}_{X.npz,y.npy}")
+    p.add_argument("--perstep-settings", nargs="+", default=None,
+                   choices=list(PERSTEP_SETTINGS), help="perstep: settings (default all)")
     p.add_argument("--sets", nargs="+", default=None,
                    help="nonprivate: data sets (LIBSVM names, news20, imdb; default all)")
     args = p.parse_args(argv)

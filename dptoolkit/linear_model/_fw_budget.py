@@ -134,7 +134,7 @@ def nonprivate_fast_selector(n_features, nnz):
     hashed to many features); otherwise ``"argmax"``.  The rule reads only the
     shape and nnz (no per-feature statistic): on text, whose frequent features
     are the ones chosen, a step touches much of X and the heaps lose by 2-3x
-    (the study *Frank-Wolfe speed*).
+    (``scripts/bench_frank_wolfe.py nonprivate``; README, *Results*).
 
     Parameters
     ----------
