@@ -20,7 +20,7 @@ def _log_weights(n):
 
 
 class GroupedSampler:
-    """Grouped sampler: build, 1000 updates, one draw, 1000 draws."""
+    """Grouped sampler: build, 1000 updates (one by one, batched), one draw, 1000 draws."""
 
     params = [_SIZES]
     param_names = ["n_items"]
@@ -42,6 +42,11 @@ class GroupedSampler:
     def time_update_1000(self, n):
         self.flip ^= 1
         self.sampler.update_items(self.items, self.values[self.flip])
+
+    def time_update_1000_batched(self, n):
+        # the same 1000 updates as one batch (update_batch: the Frank-Wolfe step's API)
+        self.flip ^= 1
+        self.sampler.update_items_batched(self.items, self.values[self.flip])
 
     def time_draw_1(self, n):
         self.sampler.draw(1, self.gen)
