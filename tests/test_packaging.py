@@ -88,6 +88,13 @@ def test_licence_ships_in_sdist_and_wheel_metadata(tmp_path):
     text = (root / "LICENSE").read_text()
     assert text.startswith("BSD 3-Clause License")
     assert "Copyright (c) 2026, dptoolkit developers" in text
+    # setup.py needs the build requirements of pyproject's [build-system]; an
+    # environment installed with build isolation (as CI's) may lack them, and
+    # .ci/run checks the LICENSE of the isolated build's wheel instead
+    pytest.importorskip("Cython", reason="the sdist build needs Cython ([build-system])")
+    setuptools = pytest.importorskip("setuptools")
+    if int(setuptools.__version__.split(".")[0]) < 77:
+        pytest.skip("the sdist build needs setuptools >= 77 ([build-system])")
     src = tmp_path / "src"
     shutil.copytree(root, src, ignore=shutil.ignore_patterns(
         ".git", "build", "dist", "*.egg-info", "*.so", "*.c", "__pycache__", ".asv",
