@@ -477,7 +477,7 @@ case("rdp_swor-sampling-rate-zero",
      Raises(ValueError, r"sampling_rate"))
 case("rdp_to_epsilon-length-mismatch",
      lambda: acc.rdp_to_epsilon([2.0, 3.0], [1.0], 1e-5),
-     Raises(ValueError, r"rdp|orders"))
+     Raises(ValueError, r"\brdp\b.*orders"))
 case("rdp_to_epsilon-delta-one", lambda: acc.rdp_to_epsilon([2.0], [1.0], 1.0),
      Raises(ValueError, r"delta"))
 case("rdp_to_delta-epsilon-nan", lambda: acc.rdp_to_delta([2.0], [1.0], float("nan")),
@@ -508,7 +508,7 @@ case("calibrate_noise_multiplier-tol-negative",
 case("calibrate_parameter-low-above-high",
      lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1.0,
                                      delta=1e-5, low=10.0, high=1.0, increasing=False),
-     Raises(ValueError, r"low|high"))
+     Raises(ValueError, r"low must be < high"))
 case("calibrate_parameter-make-event-not-callable",
      lambda: acc.calibrate_parameter(3, target_epsilon=1.0, delta=1e-5, low=0.1, high=10.0),
      Raises(TypeError, r"make_event"))
@@ -590,7 +590,7 @@ case("BudgetAccountant-composition-unknown",
      Raises(ValueError, r"composition"))
 case("BudgetAccountant-spend-over-budget",
      lambda: acc.BudgetAccountant(1.0).spend(2.0),
-     Raises(BudgetExceededError, r"epsilon|budget"))
+     Raises(BudgetExceededError, r"epsilon=2.*over the budget"))
 case("BudgetAccountant-spend-negative", lambda: acc.BudgetAccountant(1.0).spend(-0.5),
      Raises(ValueError, r"epsilon"))
 case("BudgetAccountant-spend-nan", lambda: acc.BudgetAccountant(1.0).spend(float("nan")),
@@ -644,7 +644,7 @@ case("canonical_top_k-scores-nan",
      lambda: sel.canonical_lipschitz_top_k([1.0, float("nan"), 3.0], 1, epsilon=1.0),
      Raises(ValueError, r"scores"))
 case("canonical_top_k-scores-empty", lambda: sel.canonical_lipschitz_top_k([], 1, epsilon=1.0),
-     Raises(ValueError, r"scores|\bk\b"))
+     Raises(ValueError, r"scores"))
 case("canonical_top_k-epsilon-zero",
      lambda: sel.canonical_lipschitz_top_k([1.0, 2.0], 1, epsilon=0.0),
      Raises(ValueError, r"epsilon"))
@@ -684,11 +684,11 @@ case("top_great_good-draws",
      lambda: sel.top_great_good([[1], [0]], [1.0, 2.0]),
      Accepts(lambda r: list(r["top"]) == [True, False], "one row per draw"))
 case("top_great_good-scores-empty", lambda: sel.top_great_good([0], []),
-     Raises(ValueError, r"scores|selected"))
+     Raises(ValueError, r"scores"))
 case("dpsis_scores-bounds-reversed",
      lambda: sel.dpsis_scores(X, y01, bounds=(1.0, -1.0)), Raises(ValueError, r"bounds"))
 case("dpsis_scores-y-length", lambda: sel.dpsis_scores(X, y01[:-1]),
-     Raises(ValueError, r"\by\b|samples"))
+     Raises(ValueError, r"\bX\b.*\by\b.*samples"))
 case("block_support_counts-n-blocks-zero",
      lambda: sel.block_support_counts(X, yreg, n_blocks=0), Raises(ValueError, r"n_blocks"))
 case("block_support_counts-n-blocks-above-n",
@@ -700,7 +700,7 @@ case("block_support_counts-alpha-negative",
 case("SIS-k-zero", lambda: sel.SIS(k=0).fit(X, yreg), Raises(ValueError, r"\bk\b"))
 case("SIS-k-above-features", lambda: sel.SIS(k=D + 1).fit(X, yreg),
      Raises(ValueError, r"\bk\b"))
-case("SIS-X-nan", lambda: sel.SIS(k=2).fit(X_nan, yreg), Raises(ValueError, r"\bX\b|NaN"))
+case("SIS-X-nan", lambda: sel.SIS(k=2).fit(X_nan, yreg), Raises(ValueError, r"\bX\b.*NaN"))
 case("SIS-transform-wrong-features",
      lambda: sel.SIS(k=2).fit(X, yreg).transform(Xd[:, :3]),
      Raises(ValueError, r"features"))
@@ -729,7 +729,7 @@ case("TwoStage-block-support-unknown",
      lambda: sel.TwoStageSelector(k=2, block_support="magic").fit(X, yreg),
      Raises(ValueError, r"block_support"))
 case("TwoStage-empty-X", lambda: sel.TwoStageSelector(k=2).fit(Xd[:0], yreg[:0]),
-     Raises(ValueError, r"\bX\b|sample"))
+     Raises(ValueError, r"\bX\b.*sample"))
 case("PrivateSelectThenFit-selector-not-selector",
      lambda: sel.PrivateSelectThenFit(3, lm.DPSGDClassifier(epsilon=1.0)).fit(X, y01),
      Raises(TypeError, r"selector"))
@@ -1021,14 +1021,14 @@ case("Search-param-distributions-sets-epsilon",
      Raises(ValueError, r"param_distributions"))
 case("Search-param-distributions-unknown-name",
      lambda: _search(param_distributions={"nonsense": [1.0]}).fit(Xd, y01),
-     Raises(ValueError, r"param_distributions|nonsense"))
+     Raises(ValueError, r"param_distributions.*nonsense"))
 case("Search-estimator-not-private",
      lambda: _search(estimator=lm.DSALLasso()).fit(Xd, y01),
      Raises(TypeError, r"estimator"))
 case("Search-shape-negative", lambda: _search(shape=-1.0).fit(Xd, y01),
      Raises(ValueError, r"shape"))
 case("Search-too-few-rows", lambda: _search().fit(Xd[:3], y01[:3]),
-     Raises(ValueError, r"examples|samples"))
+     Raises(ValueError, r"\bX\b.*\by\b.*4 examples"))
 case("Search-score-noise-unknown", lambda: _search(score_noise="magic").fit(Xd, y01),
      Raises(TypeError, r"score_noise"))
 case("Search-score-noise-negative", lambda: _search(score_noise=-1.0).fit(Xd, y01),
@@ -1087,7 +1087,7 @@ case("load_text_corpus-test-size-one",
      Raises(ValueError, r"test_size"))
 case("clip_rows-bound-zero", lambda: ds.clip_rows(X, bound=0.0), Raises(ValueError, r"bound"))
 case("clip_rows-norm-unknown", lambda: ds.clip_rows(X, norm="l7"), Raises(ValueError, r"norm"))
-case("clip_rows-X-nan", lambda: ds.clip_rows(X_nan), Raises(ValueError, r"\bX\b|NaN"))
+case("clip_rows-X-nan", lambda: ds.clip_rows(X_nan), Raises(ValueError, r"\bX\b.*NaN"))
 case("scale_by_max_abs-X-empty", lambda: ds.scale_by_max_abs(Xd[:0]),
      Raises(ValueError, r"\bX\b"))
 case("scale_by_max_abs-per-feature-string",
@@ -1121,7 +1121,7 @@ case("make_correlated-correlation-one",
      Raises(ValueError, r"correlation"))
 case("make_correlated-n-features-below-coef",
      lambda: ds.make_correlated_classification(n_samples=10, n_features=3),
-     Raises(ValueError, r"n_features|coef"))
+     Raises(ValueError, r"n_features"))
 case("make_correlated-scaling-unknown",
      lambda: ds.make_correlated_classification(n_samples=10, scaling="magic"),
      Raises(ValueError, r"scaling"))

@@ -294,7 +294,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         y = np.asarray(y)
         n = y.shape[0]
         if n < 4:
-            raise ValueError(f"the search needs at least 4 examples, got {n}")
+            raise ValueError(f"X and y need at least 4 examples for the search (runs "
+                             f"train on one part and are scored on another), got {n}")
         perm = rng.permutation(n)  # the split: data-independent
         n_val = max(1, int(round(p["frac"] * n)))
         val, train = perm[:n_val], perm[n_val:]
