@@ -1443,8 +1443,9 @@ def solve_working_set(Xc, y, alpha, *, loss, penalty, blocks, screening, n_jobs,
        shrinks, and doubles when it would be the previous set again.
     4. *Sub-problem*: :func:`solve_subproblem` to a gap of
        :data:`WS_TOL_RATIO` :math:`G` (coordinate descent in a nogil kernel
-       with its own dual extrapolation; measured faster than the screened SVRG
-       inner loop on these sub-problems, docs/studies/dsal.rst).
+       with its own dual extrapolation), or by DSAL's screened SVRG loop
+       (``subsolver="svrg"``); which is faster depends on the data
+       (docs/studies/dsal.rst).
 
     Parameters
     ----------
