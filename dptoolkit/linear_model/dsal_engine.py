@@ -63,11 +63,17 @@ Evaluation and screening
 Step and outer loop
     :func:`default_step`, :class:`StepControl`, :func:`inner_epoch`, :func:`solve`,
     :func:`expand_solution`.
+Working sets with dual extrapolation
+    :func:`solve_working_set` (small penalties; the default of
+    :class:`~dptoolkit.linear_model.DSALLasso`), :func:`solve_subproblem`,
+    :func:`extrapolate_residuals`, :func:`dual_objective`,
+    :func:`working_set_columns`; the gap they report is that of the full problem.
 Public helpers
     :func:`lasso_alpha_max`, :func:`lasso_duality_gap`.
 Constants
     :data:`LOSSES`, :data:`PENALTIES`, :data:`SAMPLINGS`, :data:`METHODS`,
-    :data:`GAMMA`, :data:`STEP_FACTOR`.
+    :data:`GAMMA`, :data:`STEP_FACTOR`, :data:`WS_P0`, :data:`WS_K`,
+    :data:`WS_CHECK`, :data:`WS_TOL_RATIO`, :data:`WS_MAX_EPOCHS`.
 
 References
 ----------
@@ -77,6 +83,14 @@ sparsity enforcing penalties. JMLR 18(128), 2017 (the sphere test above).
 F. Pedregosa, R. Leblond, S. Lacoste-Julien. Breaking the nonsmooth barrier: a
 scalable parallel method for composite optimization. NeurIPS 2017 (the SAGA
 method of :func:`solve`).
+
+M. Massias, A. Gramfort, J. Salmon. Celer: a fast solver for the Lasso with dual
+extrapolation. ICML 2018; M. Massias, S. Vaiter, A. Gramfort, J. Salmon. Dual
+extrapolation for sparse generalized linear models. JMLR 21(234), 2020 (the
+working sets and the extrapolated dual point of :func:`solve_working_set`).
+
+Q. Bertrand, M. Massias. Anderson acceleration of coordinate descent. AISTATS
+2021 (the primal extrapolation of :func:`solve_subproblem`).
 """
 import time
 
