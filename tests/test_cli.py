@@ -636,6 +636,37 @@ def test_corpus_workflow(case, corpora, tmp_path, capsys):
     np.testing.assert_array_equal(predicted, fitted.predict(X_all))
 
 
+def test_label_set_read_from_examples_is_documented(corpora, tmp_path, capsys):
+    """A label<TAB>text corpus without --positive/--negative has the labels its
+    lines carry: a neighbour with one line of a new label has another label set.
+    The output says so (same text on both), and --positive/--negative make the
+    label set public (no note)."""
+    if "sms" not in corpora:
+        pytest.skip("sms archive not available")
+    from dptoolkit.cli._data import LABELS_FROM_EXAMPLES
+
+    neighbour = tmp_path / "sms" / "SMSSpamCollection"
+    neighbour.parent.mkdir()
+    neighbour.write_bytes(corpora["sms"].read_bytes() + b"promo\tcall now for a prize\n")
+    outputs = []
+    for path in (corpora["sms"], neighbour):
+        status, out, err = _run(["train", "--data", path, "--n-features", 1024,
+                                 "--epsilon", 4, "--delta", 1e-5, "--n-samples-public",
+                                 100, "--seed", 1], capsys)
+        assert status == 0, err
+        outputs.append(out)
+    assert all(LABELS_FROM_EXAMPLES in out for out in outputs)
+    assert "'promo'" not in outputs[0] and "'promo'" in outputs[1]
+    status, out, err = _run(["train", "--data", corpora["sms"], "--positive", "spam",
+                             "--negative", "ham", "--n-features", 1024, "--epsilon", 4,
+                             "--delta", 1e-5, "--n-samples-public", 100], capsys)
+    assert status == 0, err
+    assert LABELS_FROM_EXAMPLES not in out
+    for corpus in ("imdb", "enron"):      # class folders: a public label set
+        if corpus in corpora:
+            assert not datasets.corpus_labels_from_examples(corpora[corpus])
+
+
 def test_split_options_refused_for_a_corpus_with_its_own_split(corpora, capsys):
     if "20news" not in corpora:
         pytest.skip("20news archive not available")

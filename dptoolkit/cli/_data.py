@@ -14,6 +14,11 @@ estimators' neighbouring relation):
   convention: -1 or 0 is the negative class, +1 the positive one.  Labels become
   class indices ``0 .. K-1`` and the estimator is given all ``K`` classes, so a
   class missing from the training data does not change the model's shape.
+  Exception: without ``--positive``/``--negative``, a ``label<TAB>text`` file
+  (SMS spam) has the labels its lines carry and Reuters-21578 its most frequent
+  topics (:func:`dptoolkit.datasets.corpus_labels_from_examples`); the data
+  description then says that this label set is read from the examples and is
+  outside the guarantee.
 * **Random split** (a LIBSVM file without ``--test``, a corpus without its own
   split, the synthetic problem): each example is held out when a keyed hash
   (BLAKE2b, key ``--split-seed``) of its own features, read as a number in
@@ -121,6 +126,19 @@ def _corpus_kw(args, n_features):
     return kw
 
 
+#: Appended to a corpus's description when its label set comes from its examples.
+LABELS_FROM_EXAMPLES = ("; label set read from the corpus's examples, outside the "
+                        "guarantee: declare the task with --positive/--negative")
+
+
+def _label_note(args, kw):
+    """:data:`LABELS_FROM_EXAMPLES` when the corpus's label set comes from its examples."""
+    if args.positive is not None or args.negative is not None:
+        return ""
+    from_examples = datasets.corpus_labels_from_examples(args.data, kw.get("cache_dir"))
+    return LABELS_FROM_EXAMPLES if from_examples else ""
+
+
 def _own_split(args, kw):
     """Whether the corpus has its own train/test split (split options then refused)."""
     own = datasets.corpus_has_own_split(args.data, kw.get("cache_dir"))
@@ -204,7 +222,8 @@ def load_train_test(args):
             "source": "corpus", "path": str(args.data), "n_features": kw["n_features"],
             "classes": list(names),
             "description": (f"text corpus {args.data}, word 1-2-grams hashed to "
-                            f"{kw['n_features']} binary features, classes {list(names)}"),
+                            f"{kw['n_features']} binary features, classes {list(names)}"
+                            f"{_label_note(args, kw)}"),
             "split": split}
     d = args.n_features
     X, y = _libsvm(args.data, d, args.classes)
@@ -261,7 +280,8 @@ def load_for_model(args, n_features, *, labels=True):
         return X, y, {"source": "corpus", "path": str(args.data), "classes": list(names),
                       "n_features": n_features,
                       "description": (f"text corpus {args.data}, hashed to {n_features} "
-                                      f"binary features, classes {list(names)}"),
+                                      f"binary features, classes {list(names)}"
+                                      f"{_label_note(args, kw)}"),
                       "split": split}
     classes = getattr(args, "classes", None)
     X, y = _libsvm(args.data, n_features, classes, labels=labels)

@@ -27,6 +27,7 @@ Modules
 - ``_paths``: :func:`get_data_path`.
 - ``_libsvm``: :func:`load_libsvm`.
 - ``_corpora``: :func:`load_text_corpus`, :func:`corpus_has_own_split`,
+  :func:`corpus_labels_from_examples`,
   :func:`is_tsv_corpus` (archives extracted once by ``_cache``; Reuters-21578 SGML
   read by ``_reuters``).
 - ``_bounds``: :func:`clip_rows`, :func:`scale_by_max_abs`.
@@ -34,13 +35,15 @@ Modules
   :func:`make_correlated_classification`.
 """
 from ._bounds import clip_rows, scale_by_max_abs
-from ._corpora import corpus_has_own_split, is_tsv_corpus, load_text_corpus
+from ._corpora import (corpus_has_own_split, corpus_labels_from_examples, is_tsv_corpus,
+                       load_text_corpus)
 from ._libsvm import load_libsvm
 from ._paths import get_data_path
 from ._synthetic import make_correlated_classification, make_sparse_classification
 
 __all__ = [
     "corpus_has_own_split",
+    "corpus_labels_from_examples",
     "is_tsv_corpus",
     "get_data_path",
     "load_libsvm",

@@ -295,6 +295,32 @@ def corpus_has_own_split(path, cache_dir=None):
 _has_own_split = corpus_has_own_split
 
 
+def corpus_labels_from_examples(path, cache_dir=None):
+    """Whether the corpus's default label set is read from its examples' labels.
+
+    A folder-per-class corpus (IMDB, 20 Newsgroups, Enron-spam, review
+    polarity) names its classes by its folders.  A ``label<TAB>text`` file has
+    the labels its lines carry, and the multiclass Reuters-21578 task takes the
+    most frequent ModApte training topics: without ``positive``/``negative``,
+    one added example can change these label sets, so a private fit that uses
+    them has a label set outside its guarantee (declare the task with
+    ``positive``/``negative`` to make it public).
+
+    Parameters
+    ----------
+    path : str or path-like
+        As for :func:`load_text_corpus`.
+    cache_dir : str or path-like, optional
+
+    Returns
+    -------
+    bool
+        True for ``label<TAB>text`` files and Reuters-21578.
+    """
+    return _find_layout(_resolve(path, cache_dir)).name in ("label-tab-text",
+                                                            "reuters21578")
+
+
 def _read_text(path):
     return path.read_bytes().decode("latin-1")
 
