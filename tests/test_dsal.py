@@ -1171,3 +1171,172 @@ def test_working_set_parameters():
         DSALLasso(alpha=0.1, working_set="yes").fit(X, y)
     with pytest.raises(ValueError, match="variance_reduction=False.*working_set=False"):
         DSALLasso(alpha=0.1, variance_reduction=False).fit(X, y)
+
+
+# --------------------------------------------------------------------------
+# the compiled working-set loop (small problems) against the NumPy loop
+# --------------------------------------------------------------------------
+
+def _both_loops(X, y, alpha, loss, **kw):
+    from dptoolkit.linear_model.dsal_engine import prepare_problem, solve_working_set
+    _, Xc, yv, _, blocks = prepare_problem(X, y, loss, "l1", None, csr=False)
+    return yv, [solve_working_set(Xc, yv, alpha, loss=loss, penalty="l1", blocks=blocks,
+                                  n_jobs=1, compiled_loop=c, **kw) for c in (False, True)]
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("screening", [True, False])
+@pytest.mark.parametrize("ratio", [0.1, 0.01])
+def test_compiled_working_set_loop_matches_numpy_loop(loss, screening, ratio):
+    """The whole loop in one kernel runs the same steps as the NumPy loop.  Squared
+    loss: the same working sets, sub-problem epochs and screened features, the
+    same objectives and gap to rounding.  Logistic loss: the small linear systems
+    of the Anderson extrapolation are ill-conditioned near convergence, so their
+    solutions (LAPACK there, elimination in the kernel) differ by more than the
+    rounding of the sums and an extrapolation can be taken in one loop and not in
+    the other; both certify the gap and agree on the objective within it.  In
+    both cases the certificate holds for the dual point returned (feasible over
+    every feature)."""
+    from dptoolkit.linear_model.dsal_engine import conjugate_values
+    X, y = _synthetic(11, n=300, p=120)
+    target = y if loss == "squared" else np.where(y > 0, 1.0, -1.0)
+    alpha = ratio * lasso_alpha_max(X, target, loss=loss)
+    yv, (ref, fast) = _both_loops(X, target, alpha, loss, screening=screening, tol=1e-8,
+                                  max_outer=100)
+    assert ref["converged"] and fast["converged"]
+    if loss == "squared":
+        for key in ("n_iter", "n_epochs", "ws_sizes", "ws_epochs", "active_sizes", "active"):
+            assert np.array_equal(ref[key], fast[key]), key
+        np.testing.assert_allclose(fast["w"], ref["w"], rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(fast["primals"], ref["primals"], rtol=1e-12)
+        assert abs(fast["gap"] - ref["gap"]) <= 1e-12 * ref["primal"]
+    else:
+        assert np.array_equal(ref["ws_sizes"][:4], fast["ws_sizes"][:4])
+        np.testing.assert_allclose(fast["primals"][0], ref["primals"][0], rtol=1e-13)
+        np.testing.assert_allclose(fast["gaps"][0], ref["gaps"][0], rtol=1e-12)
+    assert abs(fast["primal"] - ref["primal"]) <= 1e-8 * ref["primal"]
+    assert fast["gap"] <= 1e-8 * fast["primal"]
+    assert fast["times"].shape == fast["gaps"].shape == (fast["n_iter"] + 1,)
+    assert np.all(np.diff(fast["times"]) >= 0.0)
+    # the certificate, recomputed from the returned point and dual point
+    n = yv.size
+    theta = fast["dual_point"]
+    assert np.abs(X.T @ theta).max() <= 1.0 + 1e-12
+    primal = lasso_duality_gap(X, target, fast["w"], alpha, loss=loss)[0]
+    dual = -conjugate_values(-n * alpha * theta, yv, loss, 1.0).sum() / n
+    np.testing.assert_allclose(fast["primal"], primal, rtol=1e-13)
+    np.testing.assert_allclose(fast["gap"], primal - dual, rtol=1e-8, atol=1e-15)
+    assert fast["gap"] <= 1e-8 * primal
+
+
+@pytest.mark.parametrize("name,n_features", [("australian.bz2", 14), ("housing.bz2", 13),
+                                             ("a1a.bz2", 123)])
+@pytest.mark.parametrize("ratio", [0.1, 0.01, 0.001])
+def test_compiled_working_set_loop_on_small_libsvm_sets(data_file, name, n_features, ratio):
+    """On the small LIBSVM sets (explicit zeros, collinear one-hot columns), both
+    loops certify the relative gap and agree on the objective within it; the
+    estimator runs the compiled loop there (its result is that of
+    ``compiled_loop=True`` exactly)."""
+    X, y = load_libsvm(data_file(name), n_features=n_features)
+    X = sp.csr_array(X)
+    if set(np.unique(y)) <= {0.0, 1.0}:
+        y = 2.0 * y - 1.0
+    alpha = ratio * lasso_alpha_max(X, y)
+    _, (ref, fast) = _both_loops(X, y, alpha, "squared", screening=True, tol=1e-7,
+                                 max_outer=200)
+    for r in (ref, fast):
+        assert r["converged"] and r["gap"] <= 1e-7 * r["primal"]
+    assert abs(fast["primal"] - ref["primal"]) <= 1e-7 * ref["primal"]
+    model = DSALLasso(alpha=alpha, tol=1e-7, max_outer=200).fit(X, y)
+    assert model.n_iter_ == fast["n_iter"] and model.n_epochs_ == fast["n_epochs"]
+    np.testing.assert_array_equal(model.coef_, fast["w"])   # l1: identity permutation
+    assert model.dual_gap_ == fast["gap"]
+
+
+def test_compiled_working_set_loop_warm_start_cap_and_rule():
+    from dptoolkit.linear_model.dsal_engine import (COMPILED_LOOP_MAX_NNZ, prepare_problem,
+                                                    solve_working_set)
+    X, y = _synthetic(12, n=200, p=60)
+    alpha = 0.01 * lasso_alpha_max(X, y)
+    _, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None, csr=False)
+    kw = dict(loss="squared", penalty="l1", blocks=blocks, screening=True, n_jobs=1)
+    cold = solve_working_set(Xc, yv, alpha, tol=1e-9, max_outer=100, **kw)
+    # the rule: below COMPILED_LOOP_MAX_NNZ non-zeros the compiled loop runs
+    assert Xc.nnz < COMPILED_LOOP_MAX_NNZ
+    same = solve_working_set(Xc, yv, alpha, tol=1e-9, max_outer=100, compiled_loop=True, **kw)
+    np.testing.assert_array_equal(cold["w"], same["w"])
+    # a warm start at the solution certifies at once, in both loops
+    for c in (False, True):
+        warm = solve_working_set(Xc, yv, alpha, tol=1e-9, max_outer=100, w_init=cold["w"],
+                                 compiled_loop=c, **kw)
+        assert warm["converged"] and warm["n_iter"] == 0
+    # the cap on the outer iterations binds the same way
+    capped = [solve_working_set(Xc, yv, alpha, tol=1e-14, max_outer=2, compiled_loop=c, **kw)
+              for c in (False, True)]
+    for r in capped:
+        assert not r["converged"] and r["n_iter"] == 2 and r["gaps"].size == 3
+    with pytest.raises(ValueError, match="compiled_loop"):
+        solve_working_set(Xc, yv, alpha, tol=1e-6, max_outer=5, compiled_loop=True,
+                          subsolver="svrg", **kw)
+
+
+def test_compressed_transpose_matches_scipy():
+    rng = np.random.default_rng(13)
+    X = sp.random_array((40, 25), density=0.3, rng=rng, format="csr")
+    X.data[::4] = 0.0    # explicit zeros are dropped
+    data, indices, indptr = _prox_fast.compressed_transpose(
+        X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), 25)
+    ref = sp.csc_array(X)
+    ref.eliminate_zeros()
+    ref.sort_indices()
+    assert indices.dtype == indptr.dtype == np.int64
+    np.testing.assert_array_equal(indptr, ref.indptr)
+    np.testing.assert_array_equal(indices, ref.indices)
+    np.testing.assert_array_equal(data, ref.data)
+    X.data[3] = np.nan
+    assert _prox_fast.compressed_transpose(X.data, X.indices.astype(np.int64),
+                                           X.indptr.astype(np.int64), 25) is None
+    with pytest.raises(ValueError, match="outside"):
+        _prox_fast.compressed_transpose(np.ones(2), np.array([0, 30]), np.array([0, 2]), 25)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_prepare_problem_canonical_csc_of_csr_and_csc(fmt):
+    """The direct conversion of canonical CSR/CSC input gives the matrix
+    check_sparse_X gives (no explicit zeros, int64 indices), and leaves X alone."""
+    from dptoolkit._validation import check_sparse_X
+    from dptoolkit.linear_model.dsal_engine import prepare_problem
+    X, y = _synthetic(14, n=50, p=20)
+    X = sp.csr_array(X).asformat(fmt)
+    X.data[::5] = 0.0
+    before = X.data.copy()
+    Xc = prepare_problem(X, y, "squared", "l1", None, csr=False)[1]
+    (ref,) = check_sparse_X(X, formats=("csc",))
+    ref = ref.copy()
+    ref.eliminate_zeros()
+    assert Xc.indices.dtype == Xc.indptr.dtype == np.int64 and not np.any(Xc.data == 0)
+    np.testing.assert_array_equal(Xc.indptr, ref.indptr)
+    np.testing.assert_array_equal(Xc.indices, ref.indices)
+    np.testing.assert_array_equal(Xc.data, ref.data)
+    np.testing.assert_array_equal(X.data, before)
+    X.data[1] = np.inf
+    with pytest.raises(ValueError, match="X contains NaN or infinity"):
+        prepare_problem(X, y, "squared", "l1", None, csr=False)
+
+
+def test_fit_validates_plain_input_once_and_keeps_sklearn_attributes():
+    """Sparse or ndarray X with a 1-D numeric y skip scikit-learn's validate_data
+    (checked once, in prepare_problem): same model, n_features_in_ set, and a
+    feature_names_in_ of an earlier fit on named columns removed."""
+    pd = pytest.importorskip("pandas")
+    X, y = _synthetic(15, n=80, p=6)
+    alpha = 0.05 * lasso_alpha_max(X, y)
+    frame = pd.DataFrame(X.toarray(), columns=[f"f{j}" for j in range(6)])
+    model = DSALLasso(alpha=alpha, tol=1e-10).fit(frame, list(y))
+    assert list(model.feature_names_in_) == list(frame.columns)
+    coef = model.coef_.copy()
+    model.fit(X, y)
+    assert not hasattr(model, "feature_names_in_") and model.n_features_in_ == 6
+    np.testing.assert_allclose(model.coef_, coef, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="y contains NaN or infinity"):
+        DSALLasso(alpha=alpha, loss="logistic").fit(X, np.where(y > 0, 1.0, np.nan))

@@ -14,6 +14,7 @@ Stochastic Composite Optimization. IJCAI 2022 (Algorithms 1-2, eq. 2-6).
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
@@ -63,6 +64,32 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         return alpha, n_jobs, tol, max_outer, step_size, n_inner
 
+    def _validate_X_y(self, X, y):
+        """Validate ``X`` and ``y`` once, set ``n_features_in_``.
+
+        A sparse matrix or a numeric ndarray ``X`` with a 1-D numeric ndarray
+        ``y`` is checked here and in :func:`~dptoolkit.linear_model.dsal_engine.
+        prepare_problem` (numeric, 2-D, not empty, finite, one target per row):
+        scikit-learn's ``validate_data`` would check the same and convert ``X``
+        a second time, which costs more than a whole fit of a small problem.
+        Anything else (lists, data frames, object or 2-D ``y``) goes through
+        ``validate_data``.
+        """
+        y_numeric = self.loss == "squared"
+        check_X_y_named(X, y, y_numeric=y_numeric)
+        plain = ((sp.issparse(X) or (isinstance(X, np.ndarray) and X.ndim == 2))
+                 and X.dtype.kind in "biuf" and isinstance(y, np.ndarray) and y.ndim == 1
+                 and y.dtype.kind in "biuf")
+        if not plain:
+            return validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
+                                 y_numeric=y_numeric, ensure_min_samples=1)
+        if y.dtype.kind == "f" and not np.isfinite(y).all():
+            raise ValueError("y contains NaN or infinity")
+        self.n_features_in_ = X.shape[1]
+        if hasattr(self, "feature_names_in_"):   # as validate_data for input without names
+            del self.feature_names_in_
+        return X, y
+
     @fill_doc
     def fit(self, X, y):
         """Fit the model.
@@ -91,9 +118,7 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise TypeError(f"warm_start must be a bool, got {type(self.warm_start).__name__}")
         previous_coef = getattr(self, "coef_", None)
-        check_X_y_named(X, y, y_numeric=self.loss == "squared")
-        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
-                             y_numeric=self.loss == "squared", ensure_min_samples=1)
+        X, y = self._validate_X_y(X, y)
         working_set = self._working_set()
         Xr, Xc, yv, classes, blocks = prepare_problem(X, y, self.loss, self.penalty,
                                                        self.groups, csr=not working_set)

@@ -73,7 +73,8 @@ Public helpers
 Constants
     :data:`LOSSES`, :data:`PENALTIES`, :data:`SAMPLINGS`, :data:`METHODS`,
     :data:`GAMMA`, :data:`STEP_FACTOR`, :data:`WS_P0`, :data:`WS_K`,
-    :data:`WS_CHECK`, :data:`WS_TOL_RATIO`, :data:`WS_MAX_EPOCHS`.
+    :data:`WS_CHECK`, :data:`WS_TOL_RATIO`, :data:`WS_MAX_EPOCHS`,
+    :data:`COMPILED_LOOP_MAX_NNZ`.
 
 References
 ----------
@@ -108,7 +109,8 @@ __all__ = [
     "gap_safe_keep", "Blocks", "Compressed", "ActiveProblem", "segment_sq_norms",
     "row_sampling", "block_opnorms", "local_pass", "Evaluation", "StepControl",
     "screen", "drop_blocks", "default_step", "inner_epoch", "solve", "expand_solution",
-    "WS_P0", "WS_K", "WS_CHECK", "WS_TOL_RATIO", "WS_MAX_EPOCHS", "extrapolate_residuals",
+    "WS_P0", "WS_K", "WS_CHECK", "WS_TOL_RATIO", "WS_MAX_EPOCHS", "COMPILED_LOOP_MAX_NNZ",
+    "extrapolate_residuals",
     "dual_objective", "working_set_columns", "solve_subproblem", "solve_working_set",
     "check_loss_penalty", "prepare_targets", "prepare_problem",
     "lasso_alpha_max", "lasso_duality_gap",
@@ -1168,6 +1170,12 @@ WS_CHECK = 10
 WS_TOL_RATIO = 0.3
 #: Cap on the coordinate-descent epochs of one sub-problem.
 WS_MAX_EPOCHS = 50_000
+#: :func:`solve_working_set` runs its whole loop in one compiled call (l1
+#: penalty, coordinate-descent sub-problems) below this many non-zeros: there
+#: the full-gradient passes run on one thread anyway (2 * 50,000 non-zeros per
+#: thread), and the fixed cost of the NumPy calls of each outer iteration is a
+#: large part of a fit (docs/studies/dsal.rst, the LIBSVM table).
+COMPILED_LOOP_MAX_NNZ = 2 * _MIN_NNZ_PER_THREAD
 
 
 def extrapolate_residuals(residuals):
@@ -1427,7 +1435,7 @@ def _svrg_subproblem(sub, y, w, block_ptr, alpha, loss, penalty, rel_tol, n_jobs
 def solve_working_set(Xc, y, alpha, *, loss, penalty, blocks, screening, n_jobs, tol,
                       max_outer, w_init=None, p0=WS_P0, max_epochs=WS_MAX_EPOCHS,
                       accelerate=True, cycle=True, subsolver="cd", generators=None,
-                      sampling="importance"):
+                      sampling="importance", compiled_loop=None):
     r"""DSAL with working sets and dual extrapolation (small penalties).
 
     The outer loop of Massias, Gramfort and Salmon (*Celer: a fast solver for
@@ -1500,6 +1508,17 @@ def solve_working_set(Xc, y, alpha, *, loss, penalty, blocks, screening, n_jobs,
         ``subsolver="svrg"`` only: one per thread (None: seeded with 0).
     sampling : {"uniform", "importance"}, default="importance"
         ``subsolver="svrg"`` only: the row sampling (:func:`row_sampling`).
+    compiled_loop : bool or None, default=None
+        Run the whole loop above (certificates, screening, working sets and
+        coordinate-descent sub-problems) in one nogil kernel
+        (``_prox_fast.working_set_l1``) instead of NumPy calls per step: the
+        same steps in the same order, equal to rounding (sequential instead of
+        pairwise sums, ties of the priorities broken by feature index).  Only
+        for ``penalty="l1"`` and ``subsolver="cd"``.  None: compiled when those
+        hold and ``Xc`` has fewer than :data:`COMPILED_LOOP_MAX_NNZ` non-zeros,
+        where the fixed cost of the NumPy calls (tens of microseconds per outer
+        iteration) is a large part of a fit and the full-gradient passes would
+        run on one thread anyway.
 
     Returns
     -------
@@ -1520,6 +1539,14 @@ def solve_working_set(Xc, y, alpha, *, loss, penalty, blocks, screening, n_jobs,
     n, p = Xc.shape
     t_start = time.perf_counter()
     gamma = GAMMA[loss]
+    compiled_ok = penalty == "l1" and subsolver == "cd"
+    if compiled_loop is None:
+        compiled_loop = compiled_ok and Xc.nnz < COMPILED_LOOP_MAX_NNZ
+    elif compiled_loop and not compiled_ok:
+        raise ValueError("compiled_loop=True needs penalty='l1' and subsolver='cd'")
+    if compiled_loop:
+        return _working_set_compiled(Xc, y, alpha, loss, screening, tol, max_outer, w_init,
+                                     p0, max_epochs, accelerate, cycle, t_start)
     ptr = blocks.ptr
     nb = blocks.n_blocks
     sizes = np.diff(ptr)
@@ -1639,6 +1666,26 @@ def solve_working_set(Xc, y, alpha, *, loss, penalty, blocks, screening, n_jobs,
     }
 
 
+def _working_set_compiled(Xc, y, alpha, loss, screening, tol, max_outer, w_init, p0,
+                          max_epochs, accelerate, cycle, t_start):
+    """:func:`solve_working_set` (l1, coordinate descent) by the compiled loop."""
+    n, p = Xc.shape
+    w = np.zeros(p) if w_init is None else np.array(w_init, dtype=np.float64)
+    big = 2**62   # the kernel counts in int64; a larger cap means no cap
+    out = _prox_fast.working_set_l1(
+        np.ascontiguousarray(Xc.data, dtype=np.float64),
+        np.ascontiguousarray(Xc.indices, dtype=np.int64),
+        np.ascontiguousarray(Xc.indptr, dtype=np.int64),
+        np.ascontiguousarray(y, dtype=np.float64), w, float(alpha),
+        _prox_fast.LOSS_CODES[loss], bool(screening), float(tol), min(int(max_outer), big),
+        int(p0), min(int(max_epochs), big), bool(accelerate), bool(cycle), WS_K, WS_CHECK, WS_TOL_RATIO,
+        _SCREEN_MARGIN, GAMMA[loss], t_start)
+    out["w"] = w
+    out["active"] = out.pop("alive")
+    out["dual_point"] = -out.pop("best_u") / (n * alpha)
+    return out
+
+
 def expand_solution(blocks, prob, w, n_features):
     """Coefficients and active mask in the original feature order.
 
@@ -1728,6 +1775,41 @@ def prepare_targets(y, loss):
     return np.where(y == classes[1], 1.0, -1.0), classes
 
 
+def _csc_of_canonical(X):
+    """Canonical CSC float64/int64 copy of a canonical CSR or CSC matrix, or None.
+
+    One pass of a compiled transpose (:func:`check_sparse_X` makes several
+    SciPy conversions, which cost more than a whole fit of a small problem).
+    None for any other input, which :func:`check_sparse_X` then converts.
+    """
+    if not (sp.issparse(X) and X.format in ("csr", "csc") and X.ndim == 2
+            and X.dtype.kind in "biuf" and X.indices.dtype == X.indptr.dtype
+            and X.indptr.dtype in (np.int32, np.int64) and min(X.shape) > 0
+            and X.has_canonical_format):
+        return None
+    n, p = X.shape
+    data = np.ascontiguousarray(X.data, dtype=np.float64)
+    if X.format == "csr":
+        arrays = _prox_fast.compressed_transpose(
+            data, np.ascontiguousarray(X.indices, dtype=np.int64),
+            np.ascontiguousarray(X.indptr, dtype=np.int64), p)
+    else:
+        if not np.all(np.isfinite(data)):
+            arrays = None
+        else:
+            keep = data != 0
+            indptr = X.indptr.astype(np.int64)
+            if keep.all():
+                arrays = data.copy(), X.indices.astype(np.int64), indptr
+            else:
+                cum = np.zeros(data.size + 1, dtype=np.int64)
+                np.cumsum(keep, out=cum[1:])
+                arrays = data[keep], X.indices[keep].astype(np.int64), cum[indptr]
+    if arrays is None:
+        raise ValueError("X contains NaN or infinity")
+    return sp.csc_array(arrays, shape=(n, p))
+
+
 def prepare_problem(X, y, loss, penalty, groups, *, csr=True):
     """Canonical CSR/CSC in block order, targets and blocks.
 
@@ -1766,7 +1848,9 @@ def prepare_problem(X, y, loss, penalty, groups, *, csr=True):
     if csr:
         Xr, Xc = check_sparse_X(X, formats=("csr", "csc"))
     else:
-        Xr, (Xc,) = None, check_sparse_X(X, formats=("csc",))
+        Xr, Xc = None, _csc_of_canonical(X)
+        if Xc is None:
+            (Xc,) = check_sparse_X(X, formats=("csc",))
     if np.any(Xc.data == 0):
         Xc = Xc.copy()
         Xc.eliminate_zeros()
