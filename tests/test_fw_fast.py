@@ -36,6 +36,88 @@ def test_csr_to_csc_equals_scipy(binary, shape, density):
         assert not np.shares_memory(data, X.data)
 
 
+def _scipy_csc(X):
+    ref = sp.csc_array(sp.csr_array(X))
+    ref.sort_indices()
+    return ref.data, ref.indices, ref.indptr
+
+
+def _assert_csc_equal(got, X):
+    for g, want in zip(got, _scipy_csc(X)):
+        np.testing.assert_array_equal(g, want)
+
+
+def _structured_matrices():
+    """Matrices whose structure the column blocks of csr_to_csc must not lose:
+    empty rows and columns (first, last, whole blocks), one column, one row, a
+    dense column, repeated values and non-binary data."""
+    rng = np.random.default_rng(7)
+    out = {}
+    X = sp.random_array((60, 300), density=0.05, format="lil", rng=1)
+    X[:, :40] = 0          # empty leading columns (whole blocks at small block_bits)
+    X[:, 290:] = 0         # empty trailing columns
+    X[10:20, :] = 0        # empty rows
+    X[:, 150] = 1.0        # a dense column
+    out["empty_rows_cols"] = sp.csr_array(X)
+    out["one_column"] = sp.csr_array(rng.integers(0, 2, size=(50, 1)).astype(float))
+    out["one_row"] = sp.csr_array(rng.integers(0, 2, size=(1, 77)).astype(float))
+    out["all_empty"] = sp.csr_array((9, 33))
+    X = sp.random_array((80, 120), density=0.2, format="csr", rng=2)
+    X.data = rng.choice([-2.5, 0.5, 1.0, 3.0], size=X.nnz)  # non-binary, 1.0 among them
+    out["non_binary_with_ones"] = X
+    X = sp.random_array((80, 120), density=0.2, format="csr", rng=4)
+    X.data[:] = 1.0
+    X.data[-1] = 1.0 + 2.0 ** -52  # one value that is not 1.0, in the last chunk
+    out["almost_binary"] = X
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_structured_matrices()))
+@pytest.mark.parametrize("block_bits", [-1, 0, 1, 3, 6, 16])
+def test_csr_to_csc_blocks_equal_scipy(name, block_bits):
+    """Every block width (one column per block up to 2**16 columns, and the
+    automatic choice) gives SciPy's tocsc() arrays bit for bit; the values are
+    shared only when every one of them is 1.0."""
+    X = _structured_matrices()[name]
+    got = _fw_fast.csr_to_csc(X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                              X.data, X.shape[1], block_bits=block_bits)
+    _assert_csc_equal(got, X)
+    assert got[1].dtype == np.int32 and got[2].dtype == np.int64
+    assert np.shares_memory(got[0], X.data) == (X.nnz > 0 and bool(np.all(X.data == 1.0)))
+
+
+def test_csr_to_csc_many_rows_at_the_packing_limit():
+    """Row index and column-within-block share one 32-bit word: with 2**21 rows
+    (21 bits) block_bits may be 11 but not 12; rows near the top and columns at
+    both ends of the int range of each block keep their order."""
+    n_rows, n_cols = 2 ** 21, 4096
+    rows = np.array([0, 5, 2 ** 20, 2 ** 21 - 2, 2 ** 21 - 1, 2 ** 21 - 1])
+    cols = np.array([n_cols - 1, 0, 2047, 2048, 0, n_cols - 1])
+    X = sp.csr_array((np.arange(1.0, 7.0), (rows, cols)), shape=(n_rows, n_cols))
+    ptr, idx = X.indptr.astype(np.int64), X.indices.astype(np.int32)
+    for bits in (-1, 0, 11):
+        _assert_csc_equal(_fw_fast.csr_to_csc(ptr, idx, X.data, n_cols, block_bits=bits), X)
+    assert _fw_fast._csc_block_bits(n_rows, 2 ** 30, 10 ** 9, True) == 11
+    with pytest.raises(ValueError, match=r"block_bits must be -1 or in \[0, 16\] with "
+                                         r"block_bits \+ 21"):
+        _fw_fast.csr_to_csc(ptr, idx, X.data, n_cols, block_bits=12)
+
+
+@pytest.mark.parametrize("n_rows, n_cols, nnz, binary", [
+    (25000, 2 ** 20, 8_764_948, True), (25000, 2 ** 20, 8_764_948, False),
+    (10, 5, 30, True), (1, 1, 1, False), (3, 0, 0, True),
+    (2 ** 31 - 2, 2 ** 31 - 2, 2 ** 40, True)])
+def test_csc_block_bits_limits(n_rows, n_cols, nnz, binary):
+    """The automatic block width stays within the packing limits (16 bits, and
+    32 bits with the largest row index) and keeps the blocks few (at most 256
+    unless the limits force more)."""
+    bits = _fw_fast._csc_block_bits(n_rows, n_cols, nnz, binary)
+    row_bits = int(n_rows - 1).bit_length()
+    assert 0 <= bits <= 16 and bits + row_bits <= 32
+    if bits < min(16, 32 - row_bits):
+        assert -(-n_cols // 2 ** bits) <= 256
+
+
 def test_csr_to_csc_rejects_bad_arrays():
     ptr = np.array([0, 2, 3], dtype=np.int64)
     idx = np.array([0, 4, 1], dtype=np.int32)
@@ -50,6 +132,16 @@ def test_csr_to_csc_rejects_bad_arrays():
         _fw_fast.csr_to_csc(ptr, idx, val, 2 ** 31)
     with pytest.raises(ValueError):  # dtype of the buffer
         _fw_fast.csr_to_csc(ptr, idx.astype(np.int64), val, 5)
+    # negative indices (above every bound as unsigned) and the first bad one named
+    with pytest.raises(ValueError, match=r"column indices must be in \[0, 5\), got -1"):
+        _fw_fast.csr_to_csc(ptr, np.array([0, -1, 7], dtype=np.int32), val, 5)
+    with pytest.raises(ValueError, match=r"got -2147483648"):
+        _fw_fast.csr_to_csc(ptr, np.array([0, 1, -2 ** 31], dtype=np.int32), val, 5)
+    with pytest.raises(ValueError, match=r"column indices must be in \[0, 0\)"):
+        _fw_fast.csr_to_csc(ptr, idx, val, 0)
+    for bits in (-2, 17):
+        with pytest.raises(ValueError, match="block_bits must be"):
+            _fw_fast.csr_to_csc(ptr, idx, val, 5, block_bits=bits)
 
 
 @pytest.mark.parametrize("solver", ["fast", "standard"])
