@@ -102,7 +102,9 @@ def make(model, eps, seed, n):
                                         SparsifiedLassoClassifier)
     from dptoolkit.selection import DPSIS, PrivateSelectThenFit
 
-    common = dict(epsilon=eps, delta=DELTA, n_samples_public=n, random_state=seed)
+    # IMDB's public label set (neg=0, pos=1), declared rather than read from y
+    common = dict(epsilon=eps, delta=DELTA, n_samples_public=n, classes=[0, 1],
+                  random_state=seed)
     classes = {
         "FrankWolfeLasso": FrankWolfeLassoClassifier,
         "DPNBLogistic": DPNBLogisticClassifier,

@@ -129,7 +129,8 @@ def make_private(model, eps, seed, n, memory, n_features):
     )
     from dptoolkit.selection import DPSIS, PrivateSelectThenFit
 
-    common = dict(delta=DELTA, n_samples_public=n, random_state=seed)
+    # every data set is binary with labels {0, 1} (load): the public label set
+    common = dict(delta=DELTA, n_samples_public=n, classes=[0, 1], random_state=seed)
     if model == "DPNBLogistic":
         return DPNBLogisticClassifier(epsilon=eps, **common)
     if model == "FrankWolfeLasso":
@@ -174,7 +175,7 @@ def make_tuned(model, eps, seed, n):
     else:
         raise ValueError(model)
     return PrivateHyperparameterSearch(
-        est, grid, epsilon=eps, delta=DELTA, random_state=seed
+        est, grid, epsilon=eps, delta=DELTA, classes=[0, 1], random_state=seed
     )
 
 

@@ -122,6 +122,8 @@ def make(method, task, lam, icpt, *, n_public, L=None, C=None, eta=None, eps=Non
                   keep_coef_path=keep_path)
     if eps is not None:
         common.update(epsilon=eps, delta=DELTA, n_samples_public=n_public)
+        if clf:  # the public label set: load's classification data are binary {0, 1}
+            common.update(classes=[0, 1])
     if method in ("DP-SCD", "DP-SCD (v only)", "seqDP-SCD", "SCD"):
         kw = dict(common, batch_size=L, clip=C,
                   variant="sequential" if method == "seqDP-SCD" else "dual",
@@ -418,7 +420,9 @@ def run_defaults_table(names, out, seeds=DEFAULTS_SEEDS, with_sgd=True, alphas=N
                 for seed in seeds:
                     kw = dict(random_state=seed)
                     if eps is not None:
-                        kw.update(epsilon=eps, delta=DEFAULTS_DELTA, n_samples_public=N)
+                        # public: N and the label set (load_defaults_data: {0, 1})
+                        kw.update(epsilon=eps, delta=DEFAULTS_DELTA, n_samples_public=N,
+                                  classes=[0, 1])
                     t0 = time.perf_counter()
                     model = cls(**kw).fit(Xtr, ytr)
                     secs.append(time.perf_counter() - t0)
@@ -434,7 +438,7 @@ def run_defaults_table(names, out, seeds=DEFAULTS_SEEDS, with_sgd=True, alphas=N
                 print(rows[-1], flush=True)
         for lam in alphas or []:
             accs = [DPSCDClassifier(alpha=lam, epsilon=1.0, delta=DEFAULTS_DELTA,
-                                    n_samples_public=N, random_state=seed)
+                                    n_samples_public=N, classes=[0, 1], random_state=seed)
                     .fit(Xtr, ytr).score(Xte, yte) for seed in seeds]
             rows.append(dict(dataset=name, method=f"DP-SCD alpha={lam:g}", epsilon=1.0,
                              delta=DEFAULTS_DELTA, n_train=N,
