@@ -365,6 +365,52 @@ def test_clipping_messages_are_one_bit_and_say_so(name):
         assert errors[0] == errors[1] and DATA_DEPENDENT_NOTE in errors[0]
 
 
+class _Bounded(PrivateEstimatorMixin):
+    """The contract's public-bound step alone (``clip_data`` as given)."""
+
+    def __init__(self, clip_data=True):
+        self.clip_data = clip_data
+
+
+def _linf_over_reference(values, bound):
+    """The earlier linf check, on a |values| temporary: NaN makes the max NaN."""
+    return values.size and float(np.max(np.abs(values))) > bound
+
+
+@pytest.mark.parametrize("entries", [
+    [0.5, -1.0, 1.0],            # on the bound: nothing to clip
+    [0.5, 1.5], [-1.5, 0.2],     # above / below
+    [np.inf, 0.0], [-np.inf],    # infinite entries are clipped too
+    [np.nan, 0.5],               # NaN alone: left as it is
+    [np.nan, 2.0], [-3.0, np.nan],   # NaN with an entry beyond: left too (as before)
+    [],                          # no stored entry
+])
+@pytest.mark.parametrize("fmt", ["csr", "dense"])
+def test_linf_bound_check_is_the_earlier_one(entries, fmt):
+    """The linf check compares max and min with the bound instead of building
+    |X|: the same decision as the earlier ``max(|X|) > bound`` for finite,
+    infinite and NaN entries (NaN: no clipping, no message; the estimators'
+    input validation rejects NaN before this step), the same clipped values,
+    and X itself when nothing is over."""
+    values = np.array(entries, dtype=np.float64)
+    dense = np.zeros((2, 3))
+    dense.flat[:values.size] = values
+    X = sp.csr_array((values, (np.arange(values.size) // 3, np.arange(values.size) % 3)),
+                     shape=(2, 3)) if fmt == "csr" else dense
+    over = bool(_linf_over_reference(values, 1.0))
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        out = _Bounded()._enforce_public_bound(X, "linf", 1.0)
+    assert [w.category for w in rec] == ([DataClippedWarning] if over else [])
+    if not over:
+        assert out is X
+    else:
+        got = out.toarray() if fmt == "csr" else out
+        np.testing.assert_array_equal(got, np.clip(dense, -1.0, 1.0))
+        with pytest.raises(ValueError, match="clip_data"):
+            _Bounded(clip_data=False)._enforce_public_bound(X, "linf", 1.0)
+
+
 def test_dpsis_clipping_messages_are_one_bit_and_say_so():
     X, y = _base_pair()
     texts = []
