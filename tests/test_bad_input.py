@@ -1308,6 +1308,33 @@ case("DPSGDClassifier-lists",
              "lists are array-like: the same fit"))
 case("FrankWolfe-sparse-coo-nan", lambda: _fit("FrankWolfe", sp.coo_array(X_nan), y01),
      Raises(ValueError, r"\bX\b.*NaN"))
+case("FrankWolfe-sparse-lil-nan", lambda: _fit("FrankWolfe", sp.lil_array(X_nan), y01),
+     Raises(ValueError, r"\bX\b.*NaN"))
+case("FrankWolfe-sparse-dok-inf", lambda: _fit("FrankWolfe", sp.dok_array(X_inf), y01),
+     Raises(ValueError, r"\bX\b.*infinity"))
+
+
+def _duplicates_summing_to_inf(fmt):
+    """X with entry (0, 0) stored twice as the largest double: every stored value
+    is finite (what scikit-learn checks), their sum is not."""
+    big = np.finfo(np.float64).max
+    coo = sp.coo_array(Xd)
+    data = np.r_[big, big, coo.data]
+    rows, cols = np.r_[0, 0, coo.row], np.r_[0, 0, coo.col]
+    if fmt == "coo":
+        return sp.coo_array((data, (rows, cols)), shape=Xd.shape)
+    # CSR / CSC arrays built directly, so the duplicates stay stored
+    major, minor = (rows, cols) if fmt == "csr" else (cols, rows)
+    order = np.argsort(major, kind="stable")
+    ptr = np.r_[0, np.cumsum(np.bincount(major, minlength=Xd.shape[fmt == "csc"]))]
+    cls = sp.csr_array if fmt == "csr" else sp.csc_array
+    return cls((data[order], minor[order], ptr), shape=Xd.shape)
+
+
+for _fmt in ("csr", "csc", "coo"):
+    case(f"FrankWolfe-sparse-{_fmt}-duplicates-sum-to-inf",
+         lambda f=_fmt: _fit("FrankWolfe", _duplicates_summing_to_inf(f), y01),
+         Raises(ValueError, r"\bX\b.*infinity"))
 case("FrankWolfe-sparse-int8",
      lambda: (_fit("FrankWolfe", sp.csr_array(Xd > 0.5).astype(np.int8), y01),
               _fit("FrankWolfe", (Xd > 0.5).astype(float), y01)),

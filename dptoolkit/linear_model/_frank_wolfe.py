@@ -537,6 +537,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def _kernel_views(self, X, private, budget=None, p=None, rng=None, index_dtype=np.int64):
         """CSR and CSC arrays (data, indices, int64 indptr) for the kernels.
 
+        ``X`` is as returned by ``validate_data(..., ensure_all_finite=True)``.
         Shares X's data and indices when X is canonical CSR (X itself is never
         modified).  With a screening budget, the columns are first restricted to
         the private top ``p["screening"]`` candidates
@@ -555,10 +556,16 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         without screening; ``shape`` is the restricted shape).
         """
         Xr = sp.csr_array(X)
+        # validate_data checked every value of dense, CSR and CSC input, and the
+        # conversion to CSR keeps them; other formats (LIL, DOK: values sklearn
+        # cannot read; COO: converting sums duplicates) and summed duplicates need
+        # the check here
+        finite_checked = not sp.issparse(X) or X.format in ("csr", "csc")
         if not Xr.has_canonical_format:  # duplicates or unsorted indices
             Xr = Xr.copy()
             Xr.sum_duplicates()
-        if not np.all(np.isfinite(Xr.data)):  # sklearn cannot check every format
+            finite_checked = False
+        if not finite_checked and not np.all(np.isfinite(Xr.data)):
             raise ValueError("Input X contains NaN or infinity")
         if private:
             Xr = self._enforce_public_bound(Xr, "linf", 1.0)
