@@ -37,6 +37,13 @@ cdef class GroupedExpSampler:
     # brought up to date once per changed group (same logw/weight arrays).
     cdef void update_batch(self, const int32_t* items, const double* logws,
                            intp_t n) noexcept nogil
+    # reweight_batch: the same updates, then every sum re-computed exactly (the
+    # state of a rebuild at the current ref): for batches touching many items.
+    cdef void reweight_batch(self, const int32_t* items, const double* logws,
+                             intp_t n) noexcept nogil
+    cdef void _batch(self, const int32_t* items, const double* logws, intp_t n,
+                     bint resum) noexcept nogil
+    cdef void resum_all(self) noexcept nogil
     # sample returns -1 when no item has positive weight (all logw = -inf) or
     # when a precondition was violated (NaN / +inf stored): callers must check.
     cdef intp_t sample(self, bitgen_t* rng) noexcept nogil

@@ -111,6 +111,17 @@ enters the empty state) ends with one rebuild from the stored log-weights.  The
 group of an item is a shift instead of a division when ``group_size`` is a
 power of two (``2**20`` items: 1024).
 
+A batch that changes a large part of the items (the refresh of the Frank-Wolfe
+solver changes the gradient of most coordinates at once) is cheaper as
+``reweight_batch`` (Python: :meth:`GroupedExpSampler.update_items_resummed`):
+the same ``logw``/``weight`` writes, then every group sum and the total
+re-summed exactly, as a rebuild does but at the current ``ref``.  The state is
+then that of a rebuild with that reference, bit for bit, and the invariant
+holds with fresh bounds; unlike a rebuild it spends no ``exp`` on the items
+that did not change, nor a scan for the maximum.  The rebuild conditions of
+the per-item updates (overflow and underflow guards, the empty state) apply
+and end the batch with a rebuild.
+
 Rebuilds
 --------
 A full O(n) rebuild (new ``ref``, every weight recomputed) happens when an
@@ -353,9 +364,9 @@ cdef class GroupedExpSampler:
     # ------------------------------------------------------------------
     cdef void build(self, const double[::1] logw) noexcept nogil:
         """Set every log-weight and recompute all sums exactly: O(n)."""
-        cdef intp_t i, g, start, stop, n = self.n_items, m = self.group_size
+        cdef intp_t i, g, n = self.n_items
         cdef intp_t nf = 0
-        cdef double v, big = -INFINITY, ref, s
+        cdef double v, big = -INFINITY, ref
         if <const double*> &logw[0] != <const double*> &self.logw[0]:
             memcpy(&self.logw[0], &logw[0], n * sizeof(double))
         for i in range(n):
@@ -379,6 +390,13 @@ cdef class GroupedExpSampler:
         self.ref = ref
         for i in range(n):
             self.weight[i] = exp(self.logw[i] - ref)
+        self.resum_all()
+
+    cdef void resum_all(self) noexcept nogil:
+        """Every group sum and the total re-summed exactly from the stored
+        weights (pairwise), with fresh error bounds: O(n)."""
+        cdef intp_t g, start, stop, n = self.n_items, m = self.group_size
+        cdef double s
         for g in range(self.n_groups):
             start = g * m
             stop = start + m if start + m < n else n
@@ -466,6 +484,13 @@ cdef class GroupedExpSampler:
         """``update(items[k], logws[k])`` for k = 0..n-1, the sums updated once
         per changed group (module docstring, *Batched updates*): O(n + changed
         groups), plus the re-sums and rebuilds the invariant needs."""
+        self._batch(items, logws, n, False)
+
+    cdef void _batch(self, const int32_t* items, const double* logws, intp_t n,
+                     bint resum) noexcept nogil:
+        # update_batch (resum False: each change added to its group sum with its
+        # error bound) or reweight_batch (resum True: every sum re-computed at
+        # the end); the logw/weight writes and the rebuild guards are shared
         cdef intp_t r, k, item, g, start, stop, n_touched = 0, nf = self.n_finite
         cdef intp_t m = self.group_size
         cdef double lw, old_lw, d, new, old, gs, err, dg, t, terr, ref = self.ref
@@ -503,6 +528,8 @@ cdef class GroupedExpSampler:
             new = exp(d)
             old = weight[item]
             weight[item] = new
+            if resum:
+                continue                   # every sum is re-computed below
             g = _group_of(item, self.group_shift, self.group_size)
             if not touched[g]:
                 touched[g] = 1
@@ -520,6 +547,12 @@ cdef class GroupedExpSampler:
             if overflow:
                 self.n_rebuilds += 1
             self.build(self.logw)
+            return
+        if resum:
+            self.resum_all()
+            if self.total < _TINY:         # underflow guard, as set_total
+                self.n_rebuilds += 1
+                self.build(self.logw)
             return
         t = self.total
         terr = self.total_err
@@ -539,6 +572,20 @@ cdef class GroupedExpSampler:
             t = t + dg
             terr = terr + DBL_EPSILON * (fabs(t) + fabs(dg))
         self.set_total(t, terr)
+
+    cdef void reweight_batch(self, const int32_t* items, const double* logws,
+                             intp_t n) noexcept nogil:
+        """``update(items[k], logws[k])`` for k = 0..n-1 with the sums re-computed
+        once, exactly (module docstring, *Batched updates*): O(n + n_items).
+
+        For batches that change a large part of the items: the log-weights and
+        weights are written as the per-item updates write them (same ``ref``),
+        then every group sum and the total are re-summed as a rebuild does, so
+        the state is that of a rebuild at the current ``ref`` bit for bit, and
+        no exp is spent on the items that did not change.  Falls back to a
+        rebuild where an update would (overflow guard, empty state, underflow
+        guard)."""
+        self._batch(items, logws, n, True)
 
     cdef intp_t sample(self, bitgen_t* rng) noexcept nogil:
         """Draw one index: O(n_groups + group_size); -1 if all weights are 0."""
@@ -679,13 +726,34 @@ cdef class GroupedExpSampler:
         TypeError, ValueError
             As :meth:`update_items`.
         """
+        self._apply_batch(items, log_weights, False)
+
+    def update_items_resummed(self, items, log_weights):
+        """Same as :meth:`update_items`, applied as one batch whose sums are
+        re-computed exactly at the end (``reweight_batch``).
+
+        The stored log-weights and weights are those of :meth:`update_items`
+        (same ``ref``); every group sum and the total are then re-summed as
+        :meth:`set_log_weights` does, so the state is that of a rebuild that
+        kept the current reference, and draws follow the same law.  O(n_updates
+        + n_items): for batches that change a large part of the items.
+        ``items`` and ``log_weights`` as for :meth:`update_items`.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :meth:`update_items`.
+        """
+        self._apply_batch(items, log_weights, True)
+
+    def _apply_batch(self, items, log_weights, bint resum):
         idx, vals = _check_updates(items, log_weights, self.n_items)
         if idx.size == 0:
             return
         cdef const int32_t[::1] iv = np.ascontiguousarray(idx, dtype=np.int32)
         cdef const double[::1] vv = vals
         with nogil:
-            self.update_batch(&iv[0], &vv[0], iv.shape[0])
+            self._batch(&iv[0], &vv[0], iv.shape[0], resum)
 
     def draw(self, size=1, random_state=None):
         """Draw ``size`` independent indices.
