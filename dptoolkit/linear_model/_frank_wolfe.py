@@ -542,7 +542,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         modified).  With a screening budget, the columns are first restricted to
         the private top ``p["screening"]`` candidates
         (:mod:`~dptoolkit.linear_model._fw_screening`).  The CSC arrays come from
-        one counting sort (:func:`dptoolkit._fw_fast.csr_to_csc`: int32 row
+        one cache-blocked counting sort (:func:`dptoolkit._fw_fast.csr_to_csc`: int32 row
         indices, and for binary data the CSR values array itself, as nothing needs
         permuting), the same arrays as ``tocsc()``.
 
