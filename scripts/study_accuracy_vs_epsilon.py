@@ -174,8 +174,11 @@ def make_tuned(model, eps, seed, n):
         grid = {"l1_bound": [10, 50, 200]}
     else:
         raise ValueError(model)
+    # the search's own public N: its split sizes and best_score_'s scale (n is the
+    # training set's public size, as for the estimator; the estimator keeps its own)
     return PrivateHyperparameterSearch(
-        est, grid, epsilon=eps, delta=DELTA, classes=[0, 1], random_state=seed
+        est, grid, epsilon=eps, delta=DELTA, n_samples_public=n, classes=[0, 1],
+        random_state=seed
     )
 
 

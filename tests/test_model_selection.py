@@ -180,3 +180,129 @@ def test_warnings_of_the_runs_reach_the_user_once():
         _search(estimator=est, n_runs=5.0).fit(X, y)
     leaks = [w for w in record if issubclass(w.category, PrivacyLeakWarning)]
     assert len(leaks) == 1
+
+
+def _spy_fits(monkeypatch):
+    """Record (rows, n_samples_public) of every fit: the runs' and the calibration's
+    (on the public stand-in of the training part)."""
+    seen = []
+    orig = FrankWolfeLassoClassifier.fit
+
+    def fit(self, X, y):
+        seen.append((X.shape[0], self.n_samples_public))
+        return orig(self, X, y)
+
+    monkeypatch.setattr(FrankWolfeLassoClassifier, "fit", fit)
+    return seen
+
+
+class _NoScoreNoise(np.random.Generator):
+    """A generator whose Gaussian draws are 0 (the score noise), for exact scores."""
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return 0.0
+
+
+def test_n_samples_public_sets_split_sizes_runs_n_and_score_scale(monkeypatch):
+    """With n_samples_public = N the validation part is round(0.2 N) = 60 rows
+    whatever the data's size (400 rows here), the other 340 train; an estimator
+    without its own N gets N - 60 = 240, one with its own keeps it; best_score_
+    is (count + noise) / 60: with the noise at 0, the best run's count over the
+    60 validation rows; no PrivacyLeakWarning."""
+    X, y = _problem(n=400)
+    seen = _spy_fits(monkeypatch)
+    scored = []
+    orig_predict = FrankWolfeLassoClassifier.predict
+    monkeypatch.setattr(FrankWolfeLassoClassifier, "predict",
+                        lambda self, Xv: scored.append(Xv.shape[0]) or orig_predict(self, Xv))
+    kw = dict(n_samples_public=300, classes=[0, 1], n_runs=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = _search(estimator=FrankWolfeLassoClassifier(max_iter=30), **kw,
+                    random_state=_NoScoreNoise(np.random.PCG64(0))).fit(X, y)
+    # the runs train on 340 rows; the budget is calibrated on a 240-row stand-in
+    assert set(seen) == {(340, 240), (240, 240)}
+    assert seen.count((340, 240)) == s.n_runs_ and scored == [60] * s.n_runs_
+    count = s.best_score_ * 60
+    assert 0 <= count <= 60 and count == pytest.approx(round(count), abs=1e-9)
+    assert s.best_estimator_.n_samples_public == 240
+    seen.clear()
+    _search(estimator=FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320),
+            **kw).fit(X, y)
+    assert {run for run in seen if run[0] == 340} == {(340, 320)}
+
+
+def test_n_samples_public_makes_the_budget_independent_of_the_data_size():
+    """The runs' budget is calibrated on a public stand-in of N - n_val rows and
+    the runs get N - n_val as their N: the same event and run epsilon on data of
+    400 and 401 rows.  Without n_samples_public both followed the rows (DP-SGD's
+    sampling rate and number of steps depend on N)."""
+    X, y = _problem(n=401)
+    est = DPSGDClassifier(n_epochs=1, batch_size=20)
+    grid = {"learning_rate": [0.1, 1.0]}
+    data = ((X[:400], y[:400]), (X, y))
+    fits = [_search(estimator=est, param_distributions=grid, n_samples_public=400,
+                    classes=[0, 1], n_runs=2.0).fit(XX, yy) for XX, yy in data]
+    assert fits[0].privacy_event_ == fits[1].privacy_event_
+    assert fits[0].epsilon_run_ == fits[1].epsilon_run_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from_rows = [_search(estimator=est, param_distributions=grid, classes=[0, 1],
+                             n_runs=2.0).fit(XX, yy) for XX, yy in data]
+    assert from_rows[0].privacy_event_ != from_rows[1].privacy_event_
+
+
+def test_without_n_samples_public_the_search_warns_once():
+    """n_samples_public=None: one PrivacyLeakWarning naming it, for the search
+    and its runs (their N, the training part's size, comes from the search), with
+    the same text on N and N + 1 rows; with the estimator's N given too, the same
+    single warning."""
+    from dptoolkit.exceptions import PrivacyLeakWarning
+
+    X, y = _problem(n=401)
+    texts = []
+    for XX, yy, est in ((X[:400], y[:400], FrankWolfeLassoClassifier(classes=[0, 1])),
+                        (X, y, FrankWolfeLassoClassifier(classes=[0, 1])),
+                        (X, y, FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320,
+                                                         classes=[0, 1]))):
+        with pytest.warns(PrivacyLeakWarning) as record:
+            _search(estimator=est, n_runs=3.0).fit(XX, yy)
+        leaks = [str(w.message) for w in record if issubclass(w.category, PrivacyLeakWarning)]
+        assert len(leaks) == 1 and "n_samples_public" in leaks[0]
+        assert "best_score_" in leaks[0] and "400" not in leaks[0] and "401" not in leaks[0]
+        texts.append(leaks[0])
+    assert len(set(texts)) == 1
+
+
+def test_runs_warnings_reach_the_user_once_with_n_samples_public():
+    """The runs' own warnings (here: the label set read from each training part)
+    are passed on once, next to none of the search's own."""
+    from dptoolkit.exceptions import PrivacyLeakWarning
+
+    X, y = _problem()
+    with pytest.warns(PrivacyLeakWarning) as record:
+        _search(n_samples_public=400, n_runs=5.0).fit(X, y)
+    leaks = [str(w.message) for w in record if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1 and "classes is None" in leaks[0]
+
+
+@pytest.mark.parametrize("value,exc", [(0, ValueError), (-5, ValueError), (3, ValueError),
+                                       (2.5, TypeError), ("400", TypeError),
+                                       (True, TypeError)])
+def test_bad_n_samples_public(value, exc):
+    X, y = _problem(n=40)
+    with pytest.raises(exc, match="n_samples_public"):
+        _search(n_samples_public=value, classes=[0, 1]).fit(X, y)
+
+
+def test_too_few_rows_for_the_public_validation_part():
+    """N = 400: 80 validation rows; data of 80 rows leave none to train: refused,
+    by a message that prints only public numbers and says it depends on the data."""
+    from dptoolkit._private import DATA_DEPENDENT_NOTE
+
+    X, y = _problem(n=81)
+    with pytest.raises(ValueError, match="validation part of 80") as info:
+        _search(n_samples_public=400, classes=[0, 1]).fit(X[:80], y[:80])
+    assert DATA_DEPENDENT_NOTE in str(info.value)
+    s = _search(n_samples_public=400, classes=[0, 1], n_runs=2.0).fit(X, y)
+    assert s.n_runs_ >= 1

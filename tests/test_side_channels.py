@@ -208,7 +208,8 @@ def test_search_passes_declared_classes_on():
     X, y = _binary_data(n=120)
     search = PrivateHyperparameterSearch(
         FrankWolfeLassoClassifier(max_iter=10, n_samples_public=100),
-        {"l1_bound": [1.0, 5.0]}, epsilon=1.0, n_runs=2.0, classes=[0, 1], random_state=0)
+        {"l1_bound": [1.0, 5.0]}, epsilon=1.0, n_runs=2.0, n_samples_public=120,
+        classes=[0, 1], random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         search.fit(X, np.zeros_like(y))                 # no positive row: fine
@@ -476,6 +477,10 @@ _N_WARNERS = {
     "nb": lambda: DPNBLogisticClassifier(epsilon=1.0, n_features_kept=5, n_epochs=1,
                                          random_state=0),
     "ight": lambda: DPIGHTClassifier(sparsity=3, max_iter=10, epsilon=1.0, random_state=0),
+    # the search's own N (split sizes, runs' N, best_score_'s scale): one warning
+    "search": lambda: PrivateHyperparameterSearch(
+        FrankWolfeLassoClassifier(max_iter=10), {"l1_bound": [1.0, 5.0]}, epsilon=1.0,
+        n_runs=2.0, classes=[0, 1], random_state=0),
 }
 
 

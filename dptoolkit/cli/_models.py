@@ -282,6 +282,10 @@ def build_model(args, classes=None):
             kw["delta"] = args.delta
         if args.n_runs is not None:
             kw["n_runs"] = args.n_runs
+        if getattr(args, "n_samples_public", None) is not None:
+            # the search's own N (split sizes, best_score_'s scale); the searched
+            # estimator keeps the same N as its own, as before
+            kw["n_samples_public"] = args.n_samples_public
         return PrivateHyperparameterSearch(
             est, grid, **_with_classes(PrivateHyperparameterSearch, kw, classes))
     return _base(model, args, epsilon=args.epsilon, delta=args.delta, classes=classes)

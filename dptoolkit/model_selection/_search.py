@@ -19,8 +19,8 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterSampler
 from sklearn.utils.validation import check_is_fitted
 
-from .._private import PrivateEstimatorMixin, plan_spend
-from .._validation import check_random_state, check_scalar_range
+from .._private import PrivateEstimatorMixin, data_dependent_error, plan_spend
+from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..accounting import basic_guarantee, calibrate_parameter, tnb_success_probability
 from ..accounting.events import (
     ComposedEvent,
@@ -48,12 +48,30 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     pure-DP search).  The number of runs K is random and independent of the data;
     the released model is the run with the best noisy score.
 
+    The search follows Papernot and Steinke (2022): K i.i.d. runs of one private
+    mechanism Q, the best released, with K drawn from a truncated negative
+    binomial law (their Theorem 2); with pure-DP runs and a geometric K, Liu and
+    Talwar (2019), Theorem 3.4.
+
     **Privacy.**  Neighbouring relation: add/remove one example (the estimator's
-    relation must be add/remove).  The train/validation split is a uniformly
-    random partition drawn before any data is read, so one example is in one
-    part; the per-run mechanism Q (training event composed with the score's
-    Gaussian, sensitivity 1 for a count of correct predictions) is accounted by
-    plain composition, an upper bound.
+    relation must be add/remove).  The validation part is
+    ``n_val = round(validation_fraction * N)`` examples drawn uniformly without
+    replacement (one split, shared by the runs), the others train, with
+    :math:`N` = ``n_samples_public``.  Because ``n_val`` is public, the splits of
+    :math:`D` and :math:`D' = D \cup \{x\}` can be coupled so that either
+    :math:`x` trains and the validation parts are equal, or :math:`x` is
+    validated in the place of an example :math:`z` that :math:`D` validates,
+    and :math:`z` trains in :math:`D'` only: the training parts are add/remove
+    neighbours and, for a given model, the count of correct validation
+    predictions changes by at most 1 (sensitivity 1 under add/remove and under
+    that exchange alike).  Each run's mechanism Q (training event composed with
+    the score's Gaussian on that count) is accounted by plain composition, an
+    upper bound, and the search by the theorems above on every coupled pair of
+    splits.  A split size read from the data breaks the coupling (where
+    ``round(validation_fraction * n)`` moves between :math:`n` and
+    :math:`n + 1`, :math:`x` can replace a training example instead), and
+    ``best_score_ = (count + noise) / n_val`` would carry :math:`n`: hence
+    ``n_samples_public``.
 
     * ``delta > 0``: K ~ truncated negative binomial with ``shape`` :math:`\eta`
       and mean ``n_runs`` (``"geometric"``: :math:`\eta = 1`; ``"logarithmic"``:
@@ -104,6 +122,20 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         zCDP cost :math:`\rho = \varepsilon^2/1800` is under a tenth of a run's
         share of the budget at delta = 1e-5 (a resolution of 0.6 accuracy points
         with 5,000 validation examples at epsilon = 1).
+    n_samples_public : int or None, default=None
+        The public dataset size :math:`N` (>= 4), used in place of the number of
+        rows wherever it enters the guarantee: the size of the validation part,
+        ``n_val = max(1, min(round(validation_fraction * N), N - 1))`` (the
+        other rows, however many, train), the scale of ``best_score_``
+        (a noisy count divided by ``n_val``), the shape of the stand-in data on
+        which the runs' budget is calibrated, and the runs' dataset size
+        ``N - n_val``, passed on as ``n_samples_public`` to an estimator that
+        has that parameter unset (one that declares its own keeps it).  None:
+        :math:`N` is the number of rows, and the search warns with a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (once, for the search
+        and its runs): a neighbour with one more or one fewer example can get
+        another split size, so the guarantee covers only neighbours of the same
+        size.  Data with no more rows than ``n_val`` raise ``ValueError``.
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set, passed on to every run's estimator (which must have
         a ``classes`` parameter) and used, instead of the labels of ``y``, in the
@@ -121,7 +153,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     best_params_ : dict
         Its hyperparameters.
     best_score_ : float
-        Its noisy validation accuracy.
+        Its noisy validation accuracy: (correct validation predictions + noise)
+        divided by ``n_val``, a public number with ``n_samples_public`` set.
     n_runs_ : int
         K, the number of runs made.
     epsilon_run_ : float
@@ -143,8 +176,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def __init__(self, estimator, param_distributions, *, epsilon, delta=1e-5, n_runs=10.0,
                  distribution="geometric", shape=1.0, validation_fraction=0.2,
-                 score_noise="auto", classes=None, accountant=None, random_state=None):
+                 score_noise="auto", n_samples_public=None, classes=None, accountant=None,
+                 random_state=None):
         self.estimator = estimator
+        self.n_samples_public = n_samples_public
         self.classes = classes
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -215,13 +250,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                     noise=noise, dists=dists)
 
     # ----------------------------------------------------------- calibration
-    def _run_event(self, p, template, standin, y_train, eps_run):
+    def _run_event(self, p, template, standin, y_standin, eps_run):
         est = clone(template).set_params(epsilon=eps_run, accountant=None,
                                                **({"delta": p["delta"]} if p["delta"] > 0
                                                   else {}))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            event, _ = plan_spend(est, standin, y_train)
+            event, _ = plan_spend(est, standin, y_standin)
         if p["delta"] == 0:  # the score gets 1/9 of the training epsilon (10% of the run)
             return ComposedEvent((event, LaplaceEvent(9.0 / eps_run)))
         return ComposedEvent((event, GaussianEvent(p["noise"])))
@@ -229,11 +264,11 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     def _search_event(self, p, run_event):
         return RepeatAndSelectEvent(run_event, p["mean"], p["shape"])
 
-    def _calibrate(self, p, template, standin, y_train):
+    def _calibrate(self, p, template, standin, y_standin):
         """Each run's epsilon and the search's event."""
         if p["delta"] == 0.0:
             train_eps = 0.9 * p["epsilon"] / 3.0
-            run_event = self._run_event(p, template, standin, y_train, train_eps)
+            run_event = self._run_event(p, template, standin, y_standin, train_eps)
             eps_b, delta_b = basic_guarantee(run_event)
             if eps_b > p["epsilon"] / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
                 raise ValueError("a pure-DP search (delta=0) needs a pure-DP estimator: "
@@ -242,12 +277,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             return train_eps, run_event
 
         def event(e):
-            return self._search_event(p, self._run_event(p, template, standin, y_train, e))
+            return self._search_event(p, self._run_event(p, template, standin, y_standin, e))
 
         eps_run = calibrate_parameter(event, target_epsilon=p["epsilon"], delta=p["delta"],
                                       low=1e-4 * p["epsilon"], high=p["epsilon"],
                                       rtol=1e-3)
-        return eps_run, self._run_event(p, template, standin, y_train, eps_run)
+        return eps_run, self._run_event(p, template, standin, y_standin, eps_run)
 
     # --------------------------------------------------------------------- fit
     def _draw_k(self, p, rng):
@@ -276,13 +311,17 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         ------
         ValueError, TypeError
             Invalid parameters (named; ``classes`` set for an estimator without
-            a ``classes`` parameter), labels of ``y`` outside ``classes``, or data
-            the estimator refuses.
+            a ``classes`` parameter; ``n_samples_public`` below 4), labels of
+            ``y`` outside ``classes``, data with no more rows than the
+            validation part, or data the estimator refuses.
         BudgetExceededError
             The accountant cannot pay; no run is made.
 
         Warns
         -----
+        PrivacyLeakWarning
+            ``n_samples_public`` is None: the split sizes, the runs' dataset
+            size and the scale of ``best_score_`` were taken from the data.
         Warning
             Each distinct warning of the runs, once (e.g. a
             :class:`~dptoolkit.exceptions.PrivacyLeakWarning`).  Data-dependent
@@ -293,13 +332,33 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         rng = check_random_state(self.random_state)
         y = np.asarray(y)
         n = y.shape[0]
-        if n < 4:
-            raise ValueError(f"X and y need at least 4 examples for the search (runs "
-                             f"train on one part and are scored on another), got {n}")
-        perm = rng.permutation(n)  # the split: data-independent
-        n_val = max(1, int(round(p["frac"] * n)))
+        if self.n_samples_public is not None:
+            N = check_positive_int(self.n_samples_public, "n_samples_public")
+            if N < 4:
+                raise ValueError("n_samples_public must be at least 4 for the search (runs "
+                                 "train on one part and are scored on another), got "
+                                 f"{N}")
+        else:
+            N = self._n_samples(n, private=True, uses="the sizes of the validation and "
+                                "training splits, the runs' dataset size and the scale "
+                                "of best_score_")
+            if N < 4:
+                raise data_dependent_error("X and y need at least 4 examples for the "
+                                           "search (runs train on one part and are "
+                                           "scored on another)")
+        # public split sizes (from n_samples_public); only the permutation sees n
+        n_val = min(max(1, int(round(p["frac"] * N))), N - 1)
+        if n <= n_val:
+            raise data_dependent_error(
+                f"X and y have too few examples for a validation part of {n_val} "
+                "(validation_fraction * n_samples_public) and a training part")
+        perm = rng.permutation(n)  # the split: uniform, of public sizes
         val, train = perm[:n_val], perm[n_val:]
         template = self._declare_classes_on(clone(self.estimator), y)
+        params = template.get_params()
+        if "n_samples_public" in params and params["n_samples_public"] is None:
+            # the runs train on the training part: its size, public with N
+            template.set_params(n_samples_public=N - n_val)
         Xs = sp.csr_array(X) if sp.issparse(X) else np.asarray(X)
         X_train, y_train, X_val, y_val = Xs[train], y[train], Xs[val], y[val]
         # the label set enters the runs' events: the declared one, else the data's
@@ -307,14 +366,16 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                      else tuple(template.get_params()["classes"].tolist()))
         if p["noise"] is None:
             p["noise"] = 30.0 / p["epsilon"]
-        standin = sp.csr_array((train.size, Xs.shape[1]), dtype=np.float64)
+        # public stand-in of the training part: N - n_val rows, the label set's labels
+        standin = sp.csr_array((N - n_val, Xs.shape[1]), dtype=np.float64)
+        y_standin = np.resize(np.asarray(label_set), N - n_val)
         key = (repr(sorted(template.get_params().items())), type(template),
                repr(sorted((k, v) for k, v in p.items() if k != "dists")), standin.shape,
                label_set)
         if key not in _CALIBRATIONS:  # a function of public quantities only
             if len(_CALIBRATIONS) > 64:
                 _CALIBRATIONS.clear()
-            _CALIBRATIONS[key] = self._calibrate(p, template, standin, y_train)
+            _CALIBRATIONS[key] = self._calibrate(p, template, standin, y_standin)
         eps_run, run_event = _CALIBRATIONS[key]
         event = self._search_event(p, run_event)
         # pure search: the runs' floating-point deltas, union bound over E[K] runs
