@@ -162,7 +162,7 @@ from dptoolkit._typedefs cimport intp_t
 
 from dptoolkit._validation import check_positive_int, check_random_state, check_scalar_range
 
-__all__ = ["GroupedExpSampler"]
+__all__ = ["GroupedExpSampler", "floating_point_bounds"]
 
 cdef extern from *:
     """
@@ -247,6 +247,46 @@ def _check_updates(items, log_weights, n_items):
     return idx, vals
 
 
+def _check_sizes(n_items, group_size, rel_tol):
+    """Validated ``(n_items, group_size, rel_tol)`` of a sampler (``group_size``
+    None: ``ceil(sqrt(n_items))``)."""
+    n = check_positive_int(n_items, "n_items", maximum=2**31 - 1)
+    if group_size is None:
+        m = math.isqrt(n)
+        if m * m < n:
+            m += 1
+    else:
+        m = check_positive_int(group_size, "group_size")
+        if m > n:
+            raise ValueError(f"group_size must be in [1, n_items={n}], got {m}")
+    rel_tol = check_scalar_range(rel_tol, "rel_tol", low=REL_TOL_RANGE[0],
+                                 high=REL_TOL_RANGE[1])
+    return n, m, rel_tol
+
+
+def floating_point_bounds(n_items, group_size=None, rel_tol=1e-10):
+    """:meth:`GroupedExpSampler.floating_point_bounds` of a sampler of these sizes,
+    without building one (the bounds depend on the sizes only).
+
+    Parameters
+    ----------
+    n_items, group_size, rel_tol
+        As for :class:`GroupedExpSampler` (same ranges, same errors).
+
+    Returns
+    -------
+    gamma, delta : float
+        See :meth:`GroupedExpSampler.floating_point_bounds`.
+    """
+    n, m, rel_tol = _check_sizes(n_items, group_size, rel_tol)
+    n_groups = (n + m - 1) // m
+    u = 2.0 ** -53
+    gamma = 2.01 * rel_tol + 1.05 * (n_groups + m + 1506) * u
+    delta = (4.3 * (n_groups + m) * u
+             + 1.1 * n * math.exp(_REBASE_LO - 1022 * math.log(2.0)))
+    return gamma, delta
+
+
 def _unpickle(n_items, group_size, rel_tol, log_weights):
     sampler = GroupedExpSampler(n_items, group_size, rel_tol)
     if np.isfinite(log_weights).any():
@@ -320,20 +360,8 @@ cdef class GroupedExpSampler:
     def __init__(self, n_items, group_size=None, rel_tol=1e-10):
         # checked as Python ints before the C assignments (no OverflowError);
         # the arrays are allocated up front, hence the cap on n_items
-        cdef intp_t n = check_positive_int(n_items, "n_items", maximum=2**31 - 1)
-        cdef intp_t m
-        if group_size is None:
-            m = math.isqrt(n)
-            if m * m < n:
-                m += 1
-        else:
-            group_size = check_positive_int(group_size, "group_size")
-            if group_size > n:
-                raise ValueError(
-                    f"group_size must be in [1, n_items={n}], got {group_size}")
-            m = group_size
-        self.rel_tol = check_scalar_range(rel_tol, "rel_tol", low=REL_TOL_RANGE[0],
-                                          high=REL_TOL_RANGE[1])
+        cdef intp_t n, m
+        n, m, self.rel_tol = _check_sizes(n_items, group_size, rel_tol)
         self.n_items = n
         self.group_size = m
         self.n_groups = (n + m - 1) // m
@@ -860,8 +888,4 @@ cdef class GroupedExpSampler:
         delta : float
             ``4.3 (n_groups + group_size) 2**-53 + 1.1 n_items exp(300) 2**-1022``.
         """
-        u = 2.0 ** -53
-        gamma = 2.01 * self.rel_tol + 1.05 * (self.n_groups + self.group_size + 1506) * u
-        delta = (4.3 * (self.n_groups + self.group_size) * u
-                 + 1.1 * self.n_items * math.exp(_REBASE_LO - 1022 * math.log(2.0)))
-        return gamma, delta
+        return floating_point_bounds(self.n_items, self.group_size, self.rel_tol)

@@ -372,6 +372,20 @@ def test_floating_point_bounds():
     assert gamma2 < gamma / 50
 
 
+@pytest.mark.parametrize("n, group_size, rel_tol", [(2 ** 20, None, 1e-10), (1000, 7, 1e-12),
+                                                     (1, None, 1e-2), (777, 777, 1e-13)])
+def test_floating_point_bounds_from_sizes(n, group_size, rel_tol):
+    """The module function gives the sampler's bounds without building one, and
+    validates the sizes as the constructor does."""
+    from dptoolkit._grouped_sampler import floating_point_bounds
+    s = GroupedExpSampler(n, group_size, rel_tol)
+    assert floating_point_bounds(n, group_size, rel_tol) == s.floating_point_bounds()
+    with pytest.raises(ValueError, match="group_size"):
+        floating_point_bounds(n, n + 1)
+    with pytest.raises(ValueError, match="rel_tol"):
+        floating_point_bounds(n, group_size, 1.0)
+
+
 def test_invalid_arguments():
     with pytest.raises(ValueError, match="n_items"):
         GroupedExpSampler(0)

@@ -220,7 +220,8 @@ def floating_point_bounds(selector, n_features, group_size):
     delta_fp`` with P the exact law and Q the law of one draw.
 
     * ``"grouped"``: the sampler's proven bounds
-      (:meth:`GroupedExpSampler.floating_point_bounds`).
+      (:func:`~dptoolkit._grouped_sampler.floating_point_bounds`, those of
+      :meth:`GroupedExpSampler.floating_point_bounds`).
     * ``"exponential"``: the inverse-CDF draw uses one 53-bit uniform, so each
       coordinate's probability is quantised to multiples of 2^-53 and the running
       sum of D weights carries a relative rounding error below D 2^-53: together an
@@ -239,8 +240,9 @@ def floating_point_bounds(selector, n_features, group_size):
     unit = 2.0 ** -53
     sign_delta = 2.0 * unit
     if selector == "grouped":
-        sampler = _grouped_sampler.GroupedExpSampler(n_features, group_size or None)
-        gamma, delta_fp = sampler.floating_point_bounds()
+        # from the sizes alone (building a sampler would allocate O(D) arrays)
+        gamma, delta_fp = _grouped_sampler.floating_point_bounds(n_features,
+                                                                 group_size or None)
         return gamma, delta_fp + sign_delta
     per_coordinate = 3.0 if selector == "exponential" else 4.0
     return 8.0 * unit, per_coordinate * n_features * unit + sign_delta
