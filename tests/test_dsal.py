@@ -1280,6 +1280,24 @@ def test_compiled_working_set_loop_warm_start_cap_and_rule():
                           subsolver="svrg", **kw)
 
 
+def test_compiled_working_set_loop_rule_above_the_threading_threshold():
+    """Above COMPILED_LOOP_MAX_NNZ the compiled loop runs with n_jobs=1 only; with
+    two threads the NumPy loop (threaded passes) runs."""
+    from dptoolkit.linear_model.dsal_engine import (COMPILED_LOOP_MAX_NNZ, prepare_problem,
+                                                    solve_working_set)
+    X, y = _synthetic(16, n=1500, p=500)
+    _, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None, csr=False)
+    assert Xc.nnz >= COMPILED_LOOP_MAX_NNZ
+    alpha = 0.05 * lasso_alpha_max(X, y)
+    kw = dict(loss="squared", penalty="l1", blocks=blocks, screening=True, tol=1e-8,
+              max_outer=100)
+    for n_jobs, compiled in ((1, True), (2, False)):
+        auto = solve_working_set(Xc, yv, alpha, n_jobs=n_jobs, **kw)
+        forced = solve_working_set(Xc, yv, alpha, n_jobs=n_jobs, compiled_loop=compiled, **kw)
+        np.testing.assert_array_equal(auto["w"], forced["w"])
+        assert auto["n_epochs"] == forced["n_epochs"] and auto["converged"]
+
+
 def test_compressed_transpose_matches_scipy():
     rng = np.random.default_rng(13)
     X = sp.random_array((40, 25), density=0.3, rng=rng, format="csr")
