@@ -97,10 +97,22 @@ def test_three_workers_block_local_features_and_shared_ones(tmp_path):
     rule (shared features) let it converge within the budget of the shared-memory
     solver and to the same certified solution.  With each worker's own column
     counts, the local features received 1/3 of their anchor terms (20 Newsgroups:
-    stalled at a relative gap of 5e-2)."""
+    stalled at a relative gap of 5e-2).
+
+    The outer-iteration budget is checked in lock step (``staleness_bound=0``:
+    every worker starts each batch from the iterate with all of the previous
+    round's increments), where the iterates depend on the data and the seeds
+    only, not on how the operating system schedules the ranks (the server's
+    order of adding a round's increments changes rounding only): 29 outer
+    iterations in each of 9 runs at load 2 to 12 (6 of them beside two CPU
+    hogs), against 25 for the shared-memory solver, and 76 with the per-worker
+    d_B, which the bound 2 * 25 + 10 rejects.  The
+    asynchronous default (``staleness_bound=1``) is checked for what holds under
+    any scheduling: a certified gap within ``max_outer`` and the same solution.
+    Its iteration count depends on scheduling (24-29 at load 2-9)."""
     script = tmp_path / "run3.py"
     script.write_text(textwrap.dedent('''
-        import json
+        import json, sys
         import numpy as np
         import scipy.sparse as sp
         from mpi4py import MPI
@@ -124,7 +136,8 @@ def test_three_workers_block_local_features_and_shared_ones(tmp_path):
         y = X @ w_true + 0.1 * rng.standard_normal(n)
         alpha = 0.05 * lasso_alpha_max(X, y)
         res = fit_distributed(X if comm.rank == 0 else None, y if comm.rank == 0 else None,
-                              alpha, tol=1e-8, max_outer=150, random_state=2)
+                              alpha, tol=1e-8, max_outer=150, random_state=2,
+                              staleness_bound=int(sys.argv[1]))
         if comm.rank == 0:
             shm = DSALLasso(alpha=alpha, tol=1e-8, max_outer=150, working_set=False,
                              random_state=0).fit(X, y)
@@ -133,17 +146,21 @@ def test_three_workers_block_local_features_and_shared_ones(tmp_path):
                               "shm": [shm.objective_, shm.n_iter_],
                               "coef_diff": float(np.abs(res["coef"] - shm.coef_).max())}))
     '''))
-    proc = _mpirun([str(script)], n_ranks=4)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    p_mpi, gap, n_iter, converged, n_workers = out["mpi"]
-    p_shm, n_iter_shm = out["shm"]
-    assert n_workers == 3
-    assert converged and gap <= 1e-8 * p_mpi
-    assert abs(p_mpi - p_shm) <= 2e-8 * p_shm
-    assert out["coef_diff"] < 1e-3
-    # not much slower than the shared-memory solver in outer iterations
-    assert n_iter <= 2 * n_iter_shm + 10, (n_iter, n_iter_shm)
+    for staleness_bound in (0, 1):  # lock step, then the asynchronous default
+        proc = _mpirun([str(script), str(staleness_bound)], n_ranks=4)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        p_mpi, gap, n_iter, converged, n_workers = out["mpi"]
+        p_shm, n_iter_shm = out["shm"]
+        assert n_workers == 3
+        # converged within max_outer = 150 outer iterations, whatever the scheduling
+        assert converged and gap <= 1e-8 * p_mpi, (staleness_bound, n_iter, gap / p_mpi)
+        assert abs(p_mpi - p_shm) <= 2e-8 * p_shm
+        assert out["coef_diff"] < 1e-3
+        if staleness_bound == 0:
+            # not much slower than the shared-memory solver in outer iterations:
+            # in lock step the count does not depend on the scheduling
+            assert n_iter <= 2 * n_iter_shm + 10, (n_iter, n_iter_shm)
 
 
 def test_python_api_bad_input_group_lasso_and_logistic(tmp_path):
