@@ -73,10 +73,13 @@ REFRESH_AUTO = RF_AUTO
 REFRESH_FULL = RF_FULL
 REFRESH_INCREMENTAL = RF_INCREMENTAL
 # auto: a full CSC pass when the rows whose gradient changed hold more than this
-# fraction of nnz(X): the scatter (random read-modify-write of alpha) costs 2.6 to
-# 3.3 times a gather per non-zero (IMDB 2^20, scatter over half the rows vs one
-# full gather, measured side by side) ...
-cdef double FULL_PASS_FRACTION = 0.33
+# fraction of nnz(X).  With a selector that tracks the changed coordinates (heaps,
+# grouped sampler) the scatter also marks each coordinate it writes and costs 2.6
+# to 3.3 gathers per non-zero (IMDB 2^20, scatter over half the rows vs one full
+# gather, measured side by side): a third; without (argmax and the O(D)
+# selectors) about two gathers: a half ...
+cdef double FULL_PASS_FRACTION_TRACKED = 0.33
+cdef double FULL_PASS_FRACTION = 0.5
 # ... or when the incremental refreshes since the last full pass have processed
 # this many times nnz(X) (bounds the accumulated rounding of alpha).
 cdef double DRIFT_PASSES = 8.0
@@ -684,7 +687,7 @@ cdef class FastFW(_FWBase):
     * a row whose margin is 0 (no chosen feature) or whose recomputed gradient
       equals the stored one contributes nothing to the change of alpha, so
       alpha += X^T (q_new - q_old) over the *changed* rows only (CSR scatter);
-      when those rows hold more than FULL_PASS_FRACTION of nnz(X), or the
+      when those rows hold more than FULL_PASS_FRACTION(_TRACKED) of nnz(X), or the
       incremental refreshes since the last full pass have processed more than
       DRIFT_PASSES * nnz(X), alpha = X^T q is recomputed from scratch (CSC
       gather, the summation order of StandardFW, bit for bit);
@@ -701,7 +704,7 @@ cdef class FastFW(_FWBase):
       log-weight / heap key, which is what a recomputation would give.
 
     A step applies the same rule: when the rows whose gradient the step changed
-    hold more than FULL_PASS_FRACTION of nnz(X) (the mechanism drew a frequent
+    hold more than FULL_PASS_FRACTION(_TRACKED) of nnz(X) (the mechanism drew a frequent
     feature), alpha = X^T q is recomputed by one full pass and the selector
     rebuilt or updated from the marks, instead of a scatter over those rows and
     one selector update per coordinate; such a step costs about one pass over X,
@@ -738,6 +741,7 @@ cdef class FastFW(_FWBase):
     cdef double[::1] gam                   # ... and by how much
     cdef int refresh_mode
     cdef double drift_nnz                  # nnz processed incrementally since the last full pass
+    cdef double full_fraction              # FULL_PASS_FRACTION(_TRACKED) for this selector
     cdef bint selector_ready               # the selector holds every coordinate
     cdef double[::1] lw_buf                # new log-weights of one batched sampler update
 
@@ -776,6 +780,9 @@ cdef class FastFW(_FWBase):
         self.rows = np.zeros(self.n_samples, dtype=np.int32)
         self.gam = np.zeros(self.n_samples)
         self.drift_nnz = 0.0
+        self.full_fraction = FULL_PASS_FRACTION
+        if self.selector in (SEL_PAIRING, SEL_FIBONACCI, SEL_GROUPED):
+            self.full_fraction = FULL_PASS_FRACTION_TRACKED
         self.selector_ready = False
         if self.selector == SEL_PAIRING:
             self.queue = LazyMaxQueue("pairing", self.n_features)
@@ -966,7 +973,7 @@ cdef class FastFW(_FWBase):
         elif self.refresh_mode == RF_INCREMENTAL:
             full = False
         else:
-            full = (work > FULL_PASS_FRACTION * self.nnz
+            full = (work > self.full_fraction * self.nnz
                     or self.drift_nnz + work > DRIFT_PASSES * self.nnz)
         track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
                  or selector == SEL_GROUPED)
@@ -1080,7 +1087,7 @@ cdef class FastFW(_FWBase):
                 n_rows += 1
                 work += r_indptr[i + 1] - r_indptr[i]
             self.h = h
-            if work > FULL_PASS_FRACTION * self.nnz:
+            if work > self.full_fraction * self.nnz:
                 # those rows hold most of X: alpha = X^T q by one full pass (a
                 # gather, cheaper per non-zero than the scatter; never more work
                 # than a standard step) and the selector from the marks
