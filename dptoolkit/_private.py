@@ -676,7 +676,7 @@ def _warn_model_selection(estimator, accountant, *, given):
                 "epsilon=...) to bound them (every clone shares it)")
     warnings.warn(
         f"{name} is fitted privately by scikit-learn model selection "
-        f"({outer.f_code.co_name}): every candidate and fold is a separate private "
+        f"({getattr(outer.f_code, 'co_qualname', outer.f_code.co_name)}): every candidate and fold is a separate private "
         "release on the same data, and the scores scikit-learn computes on the "
         "held-out folds read the data without noise, so the choice (best_params_, "
         f"the scores) is not covered by any guarantee.  {paid}.  For a private "
