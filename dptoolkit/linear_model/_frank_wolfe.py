@@ -152,7 +152,11 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         If given, the fit's (epsilon, delta) and ``privacy_event_`` are checked
         against it before any work and spent after the fit.
     random_state : int, numpy.random.Generator or None, default=None
-        Source of the mechanism's randomness; ``None`` draws from OS entropy.
+        Source of the mechanism's randomness. ``None`` (the default for a
+        release): fresh OS entropy, and nothing on the fitted model can
+        regenerate the noise.  A seed or a Generator is kept (as in scikit-
+        learn) and makes the noise reproducible by whoever knows it: a private
+        fit given one warns (PrivacyLeakWarning, once per process).
     verbose : int, default=0
         If > 0, show a tqdm progress bar (the kernel then runs in ~100 chunks).
 

@@ -123,6 +123,11 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     accountant : BudgetAccountant or None, default=None
         If given, (epsilon, delta) is checked before any work and spent after.
     random_state : None, int or numpy.random.Generator, default=None
+        Source of the noise. ``None`` (the default for a release): fresh OS
+        entropy, and nothing on the fitted model can regenerate the noise.  A
+        seed or a Generator is kept (as in scikit-learn) and makes the noise
+        reproducible by whoever knows it: a private fit given one warns
+        (PrivacyLeakWarning, once per process).
 
     Attributes
     ----------

@@ -152,6 +152,11 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits.
     accountant : BudgetAccountant or None, default=None
     random_state : int, numpy.random.Generator or None, default=None
+        Source of the noise. ``None`` (the default for a release): fresh OS
+        entropy, and nothing on the fitted model can regenerate the noise.  A
+        seed or a Generator is kept (as in scikit-learn) and makes the noise
+        reproducible by whoever knows it: a private fit given one warns
+        (PrivacyLeakWarning, once per process).
 
     Attributes
     ----------
