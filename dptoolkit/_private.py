@@ -346,6 +346,7 @@ class PrivateEstimatorMixin:
         X = self._enforce_public_bound(X, "linf", 1.0)  # public bound
         event, spent = ...                              # public quantities only
         self._check_spend(event, spent)                 # BudgetExceededError: no work
+        rng = self._noise_rng()                         # local: never an attribute
         ...                                             # the mechanism
         self._record_spend(event, spent)                # privacy_event_, privacy_spent_
 

@@ -460,3 +460,21 @@ def test_seeded_search_and_sparsifier_are_reproducible():
                                           getattr(second, "best_estimator_", second).coef_)
             assert _walk(getattr(first, "best_estimator_", first).get_params(), set()) \
                 == [] or isinstance(first, SparsifiedLassoClassifier)
+
+
+@pytest.mark.parametrize("model, extra", [
+    ("select-then-fit", ["--k", "5"]),
+    ("search", ["--n-runs", "2", "--search-model", "frank-wolfe", "--max-iter", "10"]),
+])
+def test_command_line_seed_warns_once(model, extra, capsys):
+    """--seed: the command line's warning, and the fits it seeds (the selector and
+    the model, or the search) do not repeat it (one warning shared by both)."""
+    from dptoolkit.cli import main
+
+    status = main(["train", "--model", model, "--synthetic-samples", "300",
+                   "--synthetic-features", "50", "--epsilon", "1", "--delta", "1e-5",
+                   "--seed", "7", *extra])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert err.count("fixes the noise") == 1
+    assert "--seed 7 fixes the noise" in err
