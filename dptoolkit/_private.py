@@ -666,6 +666,7 @@ def _warn_model_selection(estimator, accountant, *, given):
         return
     _SELECTION_CALL[0] = outer
     name = type(estimator).__name__
+    call = getattr(outer.f_code, "co_qualname", outer.f_code.co_name)
     if given:
         paid = ("Its fits are charged to the accountant passed as accountant=, which "
                 "every clone shares, so its budget bounds them all")
@@ -673,12 +674,13 @@ def _warn_model_selection(estimator, accountant, *, given):
         paid = ("Its fits are recorded in the default ledger (dptoolkit.accounting."
                 f"default_accountant(): {len(accountant.spends)} fit(s) so far, "
                 f"(epsilon, delta) = {_fmt_spent(accountant.spent)} by basic "
-                "composition), which has no budget: pass accountant=BudgetAccountant("
-                "epsilon=...) to bound them (every clone shares it)")
+                "composition), whose budget is infinite unless set_default_accountant "
+                "replaced it: pass accountant=BudgetAccountant(epsilon=...) to bound "
+                "them before any work (every clone shares it)")
     warnings.warn(
         f"{name} is fitted privately by scikit-learn model selection "
-        f"({getattr(outer.f_code, 'co_qualname', outer.f_code.co_name)}): every candidate and fold is a separate private "
-        "release on the same data, and the scores scikit-learn computes on the "
+        f"({call}): every candidate and fold is a separate private release on the "
+        "same data, and the scores scikit-learn computes on the "
         "held-out folds read the data without noise, so the choice (best_params_, "
         f"the scores) is not covered by any guarantee.  {paid}.  For a private "
         "choice use dptoolkit.model_selection.PrivateHyperparameterSearch.  [Shown "
