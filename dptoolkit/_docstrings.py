@@ -58,11 +58,17 @@ DOCS = {
         "    (peeling)."),
     "random_state": (
         "random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator\n"
-        "    Seeds the sampling and the noise; ``None`` uses OS entropy."),
+        "    Seeds the sampling and the noise. ``None`` (the default for a release):\n"
+        "    fresh OS entropy, and nothing on the fitted model can regenerate the noise.\n"
+        "    A seed or a Generator is kept (as in scikit-learn) and makes the noise\n"
+        "    reproducible by whoever knows it: a private fit given one warns\n"
+        "    (PrivacyLeakWarning, once per process)."),
     "accountant": (
         "accountant : BudgetAccountant or None, default=None\n"
         "    If given, a private fit's (epsilon, delta) and ``privacy_event_`` are\n"
-        "    checked against it before any work and spent after the fit."),
+        "    checked against it before any work and spent after the fit.  Clones\n"
+        "    (``sklearn.base.clone``: cross-validation, grid search) share it, so its\n"
+        "    budget bounds all their fits."),
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)

@@ -38,10 +38,25 @@ mechanisms:
   carries :data:`DATA_DEPENDENT_NOTE`: the message itself is outside the
   guarantee.  A caller who publishes a fit's warnings publishes that bit.
 
+Noise handles
+-------------
+A released model must not let anyone regenerate the noise it was trained with.
+A private fit with ``random_state=None`` draws from fresh OS entropy and stores
+nothing random: a meta-estimator hands each nested fit a *child stream*
+(:meth:`numpy.random.Generator.spawn`) through :func:`fit_with_stream`, for that
+call only, so no generator, bit generator, seed sequence or drawn seed is an
+attribute or a parameter of the fitted object or of anything it holds.  A
+``random_state`` given by the user (an int, a ``SeedSequence``, a ``Generator``)
+is kept, as scikit-learn does, and makes the noise reproducible by whoever knows
+it: the first such private fit of the process warns
+(:func:`warn_fixed_noise`, shared with the command line's ``--seed``).
+
 Running time is a third channel, documented with the sparse solvers (the
 Notes of :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` and the
 privacy notes of the architecture page): it is not covered either.
 """
+import contextlib
+import contextvars
 import math
 import sys
 import warnings
@@ -49,13 +64,14 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_positive_int, check_scalar_range
+from ._validation import check_positive_int, check_random_state, check_scalar_range
 from .exceptions import DataClippedWarning, PrivacyLeakWarning
 
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
            "check_accountant", "sensitivity_factor", "plan_spend", "check_classes",
            "data_dependent_warning", "data_dependent_error", "data_dependent_message",
-           "DATA_DEPENDENT_NOTE"]
+           "DATA_DEPENDENT_NOTE", "fit_with_stream", "warn_fixed_noise",
+           "fixed_noise_warning_scope"]
 
 #: The standard note every data-dependent warning and error ends with.
 DATA_DEPENDENT_NOTE = ("[Whether this message appears depends on the private data; it is "
@@ -178,6 +194,110 @@ def check_classes(classes, name="classes"):
         raise ValueError(f"{name} must hold at least two labels, got {uniq.size}")
     return uniq
 
+# ------------------------------------------------------------------ noise handles
+#: ``(estimator, Generator)``: the child stream a parent hands to the nested fit it
+#: is running (see :func:`fit_with_stream`); never stored on either object.
+_PARENT_STREAM = contextvars.ContextVar("dptoolkit_parent_stream", default=(None, None))
+
+#: Whether :func:`warn_fixed_noise` has warned in this process (it warns once).
+_FIXED_NOISE_WARNED = [False]
+
+
+def fit_with_stream(estimator, stream, *args, **kwargs):
+    """``estimator.fit(*args, **kwargs)`` with its noise drawn from ``stream``.
+
+    The stream is visible to that one call only (a context variable read by
+    :meth:`PrivateEstimatorMixin._noise_rng`); it is not set as a parameter or
+    an attribute, so the fitted ``estimator`` keeps its own ``random_state``
+    (the user's value, normally None) and holds no handle on its noise.
+
+    Parameters
+    ----------
+    estimator : PrivateEstimatorMixin
+        The nested estimator (a clone owned by the parent).
+    stream : numpy.random.Generator
+        A child stream of the parent's generator (``rng.spawn(1)[0]``).
+
+    Returns
+    -------
+    The return value of ``estimator.fit`` (the estimator).
+    """
+    if not isinstance(stream, np.random.Generator):
+        raise TypeError(f"stream must be a numpy.random.Generator, got "
+                        f"{type(stream).__name__}")
+    token = _PARENT_STREAM.set((estimator, stream))
+    try:
+        return estimator.fit(*args, **kwargs)
+    finally:
+        _PARENT_STREAM.reset(token)
+
+
+def _stream_for(estimator):
+    """The stream a parent handed to ``estimator``'s running fit, else None."""
+    owner, stream = _PARENT_STREAM.get()
+    return stream if owner is estimator else None
+
+
+def fixed_noise_message(what):
+    """The text of the fixed-noise warning; ``what`` names the seed's source."""
+    return (f"{what} fixes the noise of the private mechanisms: anyone who knows it "
+            "can regenerate the noise and remove it from the released model, so the "
+            "guarantee does not hold against them (a Generator given as random_state "
+            "is also kept, in its final state, on the fitted estimator).  Use a seed "
+            "for tests and debugging only; with random_state=None (no --seed) the "
+            "noise comes from fresh OS entropy and nothing on the fitted model can "
+            "regenerate it.  [Shown once per process.]")
+
+
+def warn_fixed_noise(what, *, stacklevel=2):
+    """Warn, once per process, that a given seed makes the noise reproducible.
+
+    Called by every private fit given a ``random_state`` (through
+    :meth:`PrivateEstimatorMixin._check_spend`) and by the command line for
+    ``--seed`` (which runs first, so its wording wins and the fit adds nothing).
+
+    Parameters
+    ----------
+    what : str
+        The source of the seed, e.g. ``"random_state=0"`` or ``"--seed 7"``.
+    stacklevel : int, default=2
+        As for :func:`warnings.warn`, counted from the caller of this function.
+
+    Returns
+    -------
+    bool
+        Whether it warned (False: already warned in this process).
+    """
+    if _FIXED_NOISE_WARNED[0]:
+        return False
+    _FIXED_NOISE_WARNED[0] = True
+    warnings.warn(fixed_noise_message(what), PrivacyLeakWarning, stacklevel=stacklevel + 1)
+    return True
+
+
+@contextlib.contextmanager
+def fixed_noise_warning_scope():
+    """A scope with its own "once": :func:`warn_fixed_noise` warns again inside it.
+
+    The command line runs each command in one (a command is one process when run
+    from a shell; tests run several in one interpreter), and tests of the warning
+    use it; the process-wide state is restored on exit.
+    """
+    saved = _FIXED_NOISE_WARNED[0]
+    _FIXED_NOISE_WARNED[0] = False
+    try:
+        yield
+    finally:
+        _FIXED_NOISE_WARNED[0] = saved
+
+
+def _describe_random_state(random_state):
+    if isinstance(random_state, (np.random.Generator, np.random.BitGenerator,
+                                 np.random.SeedSequence, np.random.RandomState)):
+        return f"random_state (a {type(random_state).__name__})"
+    return f"random_state={random_state!r}"
+
+
 #: Neighbouring relations: ``"add_remove"`` (one example added or removed) and
 #: ``"replace_one"`` (one example replaced; sensitivities double for sums).
 NEIGHBOURING_RELATIONS = ("add_remove", "replace_one")
@@ -226,6 +346,7 @@ class PrivateEstimatorMixin:
         X = self._enforce_public_bound(X, "linf", 1.0)  # public bound
         event, spent = ...                              # public quantities only
         self._check_spend(event, spent)                 # BudgetExceededError: no work
+        rng = self._noise_rng()                         # local: never an attribute
         ...                                             # the mechanism
         self._record_spend(event, spent)                # privacy_event_, privacy_spent_
 
@@ -443,9 +564,27 @@ class PrivateEstimatorMixin:
             return X
         return X * scale[:, None]
 
+    # ------------------------------------------------------------ randomness
+    def _noise_rng(self):
+        """The generator of this fit's noise: the parent's stream, else ``random_state``.
+
+        A meta-estimator running this fit through :func:`fit_with_stream` hands it
+        a child stream; otherwise ``random_state`` is turned into a generator
+        (None: fresh OS entropy).  Nothing is stored: keep the generator local.
+        """
+        stream = _stream_for(self)
+        if stream is not None:
+            return stream
+        return check_random_state(getattr(self, "random_state", None))
+
     # ------------------------------------------------------- check / spend
     def _check_spend(self, event, spent):
         """Ask the accountant (if any) whether it can pay; before any work.
+
+        A private fit whose noise comes from a ``random_state`` given by the user
+        (not from a parent's stream) warns here, once per process
+        (:func:`warn_fixed_noise`): after :func:`plan_spend` stops, so that a
+        planning run never uses up the one warning.
 
         Raises
         ------
@@ -457,41 +596,95 @@ class PrivateEstimatorMixin:
             raise _PlannedSpend(event, spent)
         if accountant is not None and spent is not None:
             accountant.check(spent[0], spent[1], event=event)
+        random_state = getattr(self, "random_state", None)
+        if spent is not None and random_state is not None and _stream_for(self) is None:
+            warn_fixed_noise(_describe_random_state(random_state), stacklevel=3)
 
     def _record_spend(self, event, spent):
         """Set ``privacy_event_`` / ``privacy_spent_`` and charge the accountant.
 
         Without an ``accountant``, a top-level private fit (one not run inside
         another private estimator's fit, which charges for it) is recorded in the
-        process-wide ledger :func:`~dptoolkit.accounting.default_accountant`; a
-        fit run by scikit-learn's model selection (``GridSearchCV``,
-        ``cross_val_score``, ...) also warns: every candidate and fold is a
-        separate release on the same data.
+        process-wide ledger :func:`~dptoolkit.accounting.default_accountant`.
+        A top-level private fit run by scikit-learn's model selection
+        (``GridSearchCV``, ``cross_val_score``, ...) also warns, once per
+        model-selection call (:func:`_warn_model_selection`).
         """
         self.privacy_event_ = event
         self.privacy_spent_ = None if spent is None else (float(spent[0]), float(spent[1]))
         accountant = getattr(self, "accountant", None)
         label = self._privacy_label or type(self).__name__
-        if accountant is not None and spent is not None:
+        if spent is None:
+            return self
+        if accountant is not None:
             accountant.spend(spent[0], spent[1], event=event, label=label)
-        elif (spent is not None and math.isfinite(spent[0])
-              and not _inside_private_fit(self)):
+        elif math.isfinite(spent[0]) and not _inside_private_fit(self):
             from .accounting import default_accountant
 
-            ledger = default_accountant()
-            ledger.spend(spent[0], spent[1], event=event, label=label)
-            if _inside_sklearn_model_selection():
-                warnings.warn(
-                    f"{type(self).__name__} was fitted privately by scikit-learn model "
-                    "selection without an accountant that pays for it: every candidate "
-                    "and fold is a separate private release on the same data.  The "
-                    f"default ledger now holds {len(ledger.spends)} fit(s), "
-                    f"(epsilon, delta) = {_fmt_spent(ledger.spent)} by basic "
-                    "composition; choosing hyperparameters this way is not covered by "
-                    "one fit's guarantee.  Use dptoolkit.model_selection."
-                    "PrivateHyperparameterSearch, or pass accountant=.",
-                    PrivacyLeakWarning, stacklevel=3)
+            accountant = default_accountant()
+            accountant.spend(spent[0], spent[1], event=event, label=label)
+        else:
+            return self
+        _warn_model_selection(self, accountant, given=getattr(self, "accountant", None)
+                              is not None)
         return self
+
+
+#: The outermost ``sklearn.model_selection`` frame of the call that last warned
+#: (:func:`_warn_model_selection`).  Held while that call may still run; replaced
+#: or dropped at the next top-level private fit.
+_SELECTION_CALL = [None]
+
+
+def _model_selection_call():
+    """The outermost frame of ``sklearn.model_selection`` on the stack, or None."""
+    frame, outer = sys._getframe(2), None
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("sklearn.model_selection"):
+            outer = frame
+        frame = frame.f_back
+    return outer
+
+
+def _warn_model_selection(estimator, accountant, *, given):
+    """One PrivacyLeakWarning per scikit-learn model-selection call.
+
+    A call (``GridSearchCV.fit``, ``cross_val_score``, nested ones) is known by
+    its outermost frame in ``sklearn.model_selection``: the frame object stays
+    the same while the call runs (CPython keeps one frame object per running
+    frame once it has been looked at), and the reference held here keeps its
+    identity from being reused by a later call.  Every fit of the call after the
+    first sees the same frame and adds nothing; a new call has a new frame.
+    (Fits that joblib runs in other threads or processes, ``n_jobs > 1``, do not
+    see the caller's frame: there each fit may warn.)
+    """
+    outer = _model_selection_call()
+    if outer is None:
+        _SELECTION_CALL[0] = None       # outside model selection: drop the old frame
+        return
+    if _SELECTION_CALL[0] is outer:
+        return
+    _SELECTION_CALL[0] = outer
+    name = type(estimator).__name__
+    call = getattr(outer.f_code, "co_qualname", outer.f_code.co_name)
+    if given:
+        paid = ("Its fits are charged to the accountant passed as accountant=, which "
+                "every clone shares, so its budget bounds them all")
+    else:
+        paid = ("Its fits are recorded in the default ledger (dptoolkit.accounting."
+                f"default_accountant(): {len(accountant.spends)} fit(s) so far, "
+                f"(epsilon, delta) = {_fmt_spent(accountant.spent)} by basic "
+                "composition), whose budget is infinite unless set_default_accountant "
+                "replaced it: pass accountant=BudgetAccountant(epsilon=...) to bound "
+                "them before any work (every clone shares it)")
+    warnings.warn(
+        f"{name} is fitted privately by scikit-learn model selection "
+        f"({call}): every candidate and fold is a separate private release on the "
+        "same data, and the scores scikit-learn computes on the "
+        "held-out folds read the data without noise, so the choice (best_params_, "
+        f"the scores) is not covered by any guarantee.  {paid}.  For a private "
+        "choice use dptoolkit.model_selection.PrivateHyperparameterSearch.  [Shown "
+        "once per model-selection call.]", PrivacyLeakWarning, stacklevel=4)
 
 
 def _fmt_spent(spent):
@@ -506,16 +699,6 @@ def _inside_private_fit(estimator):
         if (owner is not None and owner is not estimator
                 and isinstance(owner, PrivateEstimatorMixin)
                 and frame.f_code.co_name in ("fit", "fit_transform")):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _inside_sklearn_model_selection():
-    """True when the call comes from ``sklearn.model_selection``."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        if str(frame.f_globals.get("__name__", "")).startswith("sklearn.model_selection"):
             return True
         frame = frame.f_back
     return False

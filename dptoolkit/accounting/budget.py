@@ -1,5 +1,6 @@
 """Tracking a privacy budget across a pipeline of DP computations."""
 import math
+import os
 
 import numpy as np
 
@@ -51,6 +52,16 @@ class BudgetAccountant:
         converted at the budget's delta: heterogeneous steps compose into one
         guarantee instead of a sum of epsilons.  Needs ``delta > 0`` for the
         RDP conversion to help.
+
+    **Shared by copies.**  ``copy.copy``, ``copy.deepcopy`` and so
+    :func:`sklearn.base.clone` return the accountant itself: every clone of an
+    estimator given ``accountant=`` (the folds of ``cross_val_score``, the
+    candidates of ``GridSearchCV``, a ``Pipeline``'s steps) charges the same
+    budget, and the fit that would exceed it raises
+    :class:`~dptoolkit.exceptions.BudgetExceededError` before any work.  A
+    pickled copy (skops, joblib) keeps the state; one unpickled in another
+    process (``n_jobs > 1``) refuses to check or spend (``RuntimeError``), since
+    its spends would not reach the original.
 
     Parameters
     ----------
@@ -114,6 +125,42 @@ class BudgetAccountant:
         self.delta_slack = delta_slack
         self.spends = []
         self.events = []
+
+    # -- identity under copies -------------------------------------------
+    # An accountant is a ledger with identity, like an open file: its budget holds
+    # only if every fit on the same data charges the same object.  scikit-learn's
+    # ``clone`` (cross-validation, grid search, Pipeline, the toolkit's own
+    # meta-estimators) deep-copies the parameters it does not clone, so a copied
+    # accountant would let each clone spend the whole budget on a private copy.
+    # ``copy.deepcopy`` and ``copy.copy`` therefore return the accountant itself;
+    # pickling (and so skops and joblib) still writes its full state.
+    def __deepcopy__(self, memo):
+        memo[id(self)] = self
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_origin_pid"] = os.getpid()
+        return state
+
+    def __setstate__(self, state):
+        # a copy unpickled in another process (joblib workers of n_jobs > 1) cannot
+        # charge the original: it refuses to check or spend (_check_not_detached)
+        origin = state.pop("_origin_pid", None)
+        self.__dict__.update(state)
+        self._detached = origin is not None and origin != os.getpid()
+
+    def _check_not_detached(self):
+        if getattr(self, "_detached", False):
+            raise RuntimeError(
+                "this BudgetAccountant is a copy unpickled in another process (e.g. a "
+                "joblib worker of cross-validation or grid search with n_jobs > 1): "
+                "spends on it would not reach the original, so its budget would not "
+                "bound them.  Run the model selection with n_jobs=1, or pass the "
+                "accountant in the process that fits")
 
     def __repr__(self):
         eps, delta = self.spent
@@ -193,6 +240,7 @@ class BudgetAccountant:
         TypeError, ValueError
             Invalid ``epsilon`` or ``delta``.
         """
+        self._check_not_detached()
         epsilon, delta = _check_spend(epsilon, delta)
         event = _spend_event(epsilon, delta, event)
         eps_list = [s[0] for s in self.spends] + [epsilon]

@@ -39,6 +39,7 @@ see :mod:`dptoolkit.cli._data` for the dimension, the label set and the split.
 import sys
 import warnings
 
+from .._private import fixed_noise_warning_scope
 from ._commands import (DataError, UsageError, _account, _check_model_options, _evaluate,
                         _predict, _train)
 from ._models import DEFAULT_MODEL
@@ -90,8 +91,9 @@ def main(argv=None):
     try:
         if args.command in ("train", "account"):
             _check_model_options(args)
-        with warnings.catch_warnings():     # restores the warning display afterwards
-            warnings.showwarning = _show_warning
+        # a command is one process from a shell: its own once-per-process seed warning
+        with warnings.catch_warnings(), fixed_noise_warning_scope():
+            warnings.showwarning = _show_warning    # restored on exit
             return _COMMANDS[args.command](args)
     except UsageError as exc:
         parser.exit(2, f"{parser.prog} {args.command}: error: {exc}\n")

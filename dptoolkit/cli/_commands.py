@@ -273,14 +273,14 @@ def _reading(args, load, *load_args, **load_kw):
 
 
 def _warn_seed(args):
-    """A given noise seed makes a private fit's noise reproducible: say so."""
-    from ..exceptions import PrivacyLeakWarning
+    """A given noise seed makes a private fit's noise reproducible: say so, once.
 
-    warnings.warn(f"--seed {args.seed} fixes the noise of the private mechanisms: anyone "
-                  "who knows the seed can regenerate the noise and remove it from the "
-                  "released model, so the guarantee does not hold against them.  Use a "
-                  "seed for tests and debugging only; without --seed the noise comes "
-                  "from fresh OS entropy.", PrivacyLeakWarning, stacklevel=2)
+    The library's warning (:func:`dptoolkit._private.warn_fixed_noise`), worded for
+    the command line; the fits that follow then do not repeat it.
+    """
+    from .._private import warn_fixed_noise
+
+    warn_fixed_noise(f"--seed {args.seed}", stacklevel=2)
 
 
 def _check_delta(delta, n_public):

@@ -13,7 +13,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from .. import _sgd_fast
 from .._docstrings import fill_doc
 from .._private import data_dependent_error
-from .._validation import check_random_state, check_scalar_range
+from .._validation import check_scalar_range
 from ._base import (
     _BaseLinearDP,
     _calibrate,
@@ -79,7 +79,7 @@ class _BaseSGD(_BaseLinearDP):
             rec_steps = rec_steps[:0]
         trace = np.zeros((rec_steps.shape[0], M))
         theta = np.zeros(M)
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         status, done = _sgd_fast.dpsgd(
             Xt.data, Xt.indices, Xt.indptr, t, np.sqrt(sq), theta,
             loss=_sgd_fast.LOSS_CODES[self.loss], lam=p["alpha"], learning_rate=lr,

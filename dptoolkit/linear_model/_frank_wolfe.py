@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _fw_fast
 from .._private import PrivateEstimatorMixin
-from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+from .._validation import (check_positive_int, check_scalar_range,
                            check_X_y_named)
 from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
 from ._base import MAX_ITER, _ClassifierOutputs, _store_params
@@ -152,7 +152,11 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         If given, the fit's (epsilon, delta) and ``privacy_event_`` are checked
         against it before any work and spent after the fit.
     random_state : int, numpy.random.Generator or None, default=None
-        Source of the mechanism's randomness; ``None`` draws from OS entropy.
+        Source of the mechanism's randomness. ``None`` (the default for a
+        release): fresh OS entropy, and nothing on the fitted model can
+        regenerate the noise.  A seed or a Generator is kept (as in scikit-
+        learn) and makes the noise reproducible by whoever knows it: a private
+        fit given one warns (PrivacyLeakWarning, once per process).
     verbose : int, default=0
         If > 0, show a tqdm progress bar (the kernel then runs in ~100 chunks).
 
@@ -481,7 +485,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         p = self._resolve_auto(p, X.shape)
         budget = self._budget(p, X.shape[1]) if p["private"] else None
         self._check_spend_budget(budget)
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         # the fast solver reads int32 indices (no int64 copies); the standard one int64
         csr, csc, (n_samples, _), columns = self._kernel_views(
             X, p["private"], budget, p, rng,

@@ -54,7 +54,6 @@ K. Talwar, A. Thakurta, L. Zhang. Nearly Optimal Private LASSO. NeurIPS 2015.
 import numpy as np
 
 from .. import _fw_multinomial_fast
-from .._validation import check_random_state
 
 __all__ = ["fit_multinomial", "log_softmax", "cross_entropy"]
 
@@ -80,7 +79,7 @@ def fit_multinomial(est, X, y, p):
     labels = np.searchsorted(est.classes_, y).astype(np.int64)
     budget = est._budget(p, X.shape[1], n_classes) if p["private"] else None
     est._check_spend_budget(budget)
-    rng = check_random_state(est.random_state)
+    rng = est._noise_rng()
     _, csc, (n_samples, _), columns = est._kernel_views(X, p["private"], budget, p, rng)
     code = _fw_multinomial_fast.SELECTOR_CODES[p["spec"].kernel]
     kernel = _fw_multinomial_fast.MultinomialFW(

@@ -10,7 +10,7 @@ from sklearn.utils.validation import validate_data
 from .. import _ight_fast
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, check_neighbouring, data_dependent_error
-from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+from .._validation import (check_positive_int, check_scalar_range,
                            check_X_y_named)
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
@@ -123,6 +123,11 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     accountant : BudgetAccountant or None, default=None
         If given, (epsilon, delta) is checked before any work and spent after.
     random_state : None, int or numpy.random.Generator, default=None
+        Source of the noise. ``None`` (the default for a release): fresh OS
+        entropy, and nothing on the fitted model can regenerate the noise.  A
+        seed or a Generator is kept (as in scikit-learn) and makes the noise
+        reproducible by whoever knows it: a private fit given one warns
+        (PrivacyLeakWarning, once per process).
 
     Attributes
     ----------
@@ -296,7 +301,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
                 eta = 4.0 / max(float(sq.max(initial=0.0)), 1e-300)
         n_public = self._n_samples(n_rows, private=private, uses="the step eta / N")
         self._check_spend(event, spent)
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         columns = None
         factor = 2.0 if self.neighbouring == "replace_one" else 1.0
         if screening is not None:

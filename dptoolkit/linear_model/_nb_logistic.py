@@ -71,7 +71,7 @@ from sklearn.utils.validation import validate_data
 from .._docstrings import fill_doc
 from .. import _sgd_fast
 from .._private import PrivateEstimatorMixin, data_dependent_error
-from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+from .._validation import (check_positive_int, check_scalar_range,
                            check_X_y_named)
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import (
@@ -152,6 +152,11 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits.
     accountant : BudgetAccountant or None, default=None
     random_state : int, numpy.random.Generator or None, default=None
+        Source of the noise. ``None`` (the default for a release): fresh OS
+        entropy, and nothing on the fitted model can regenerate the noise.  A
+        seed or a Generator is kept (as in scikit-learn) and makes the noise
+        reproducible by whoever knows it: a private fit given one warns
+        (PrivacyLeakWarning, once per process).
 
     Attributes
     ----------
@@ -274,7 +279,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             n_steps, event, spent = int(math.ceil(p["n_epochs"] / p["q"])), None, None
         self._check_spend(event, spent)
 
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         y01 = (y == classes[1])
         Xn = _unit_rows(X)
         # (1) the release: per-class sums of unit rows + N(0, sigma1^2) each entry

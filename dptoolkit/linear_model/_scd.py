@@ -41,7 +41,6 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from .. import _scd_fast
 from .._docstrings import fill_doc
 from .._private import data_dependent_error
-from .._validation import check_random_state
 from ._base import (
     _BaseLinearDP,
     _calibrate,
@@ -177,7 +176,7 @@ class _BaseSCD(_BaseLinearDP):
         N = self._n_constant(p, n_rows, warn=self.variant != "primal")
         lam = p["alpha"]
         private = p["private"]
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         code = _scd_fast.LOSS_CODES[self._kernel_loss()]
         n_epochs = p["n_epochs"]
 

@@ -11,8 +11,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_memory, validate_data
 
 from .._docstrings import fill_doc
-from .._private import PrivateEstimatorMixin
-from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+from .._private import PrivateEstimatorMixin, fit_with_stream
+from .._validation import (check_positive_int, check_scalar_range,
                            check_X_y_named)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
@@ -506,7 +506,12 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         If given, :math:`(\varepsilon_1 + \varepsilon_2, \delta)` is checked before
         any work and spent once after the fit.
     random_state : None, int or numpy.random.Generator, default=None
-        Randomness of the count noise and of the private fit.
+        Randomness of the count noise and of the private fit, which get two
+        independent child streams (:meth:`numpy.random.Generator.spawn`); neither
+        is stored (``estimator_.random_state`` is None).  None (the default for
+        a release): fresh OS entropy.  A seed or a Generator makes the noise
+        reproducible by whoever knows it (a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning`, once per process).
 
     Attributes
     ----------
@@ -646,7 +651,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             self.estimator_ = None
             return self._record_spend(None, None)
         X = self._enforce_public_bound(X, "linf", 1.0)
-        rng = check_random_state(self.random_state)
+        # independent child streams for the private fit and the count: the fitted
+        # estimator_ never holds the generator (its final state would give the
+        # count noise back) and its random_state stays None
+        fit_stream, count_stream = self._noise_rng().spawn(2)
 
         # (3) first, so that the accountant check (inside, before the kernels run)
         # precedes all work; the order of the fits does not change the output.
@@ -655,21 +663,21 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             delta=self.delta, solver="fast", selector=self.selector,
             refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
             accounting=self.accounting, n_samples_public=self.n_samples_public,
-            clip_data=False, classes=classes, random_state=rng)
+            clip_data=False, classes=classes, random_state=None)
         budget = private.budget(X.shape[1], classes.size,
                                 n_samples=self.n_samples_public or X.shape[0])
         # the count (double-geometric, epsilon_1-DP) and the private fit compose
         event = ComposedEvent((PureDPEvent(epsilon_count), budget.event))
         spent = (epsilon_count + budget.epsilon, budget.delta)
         self._check_spend(event, spent)
-        private.fit(X, y)
+        fit_with_stream(private, fit_stream, X, y)
         # (1)-(2)
         with warnings.catch_warnings(record=True):    # data-dependent: dropped
             warnings.simplefilter("always")
             coef_np, _ = memory.cache(_nonprivate_coef)(X, y, *nonprivate_args)
         c = noisy_count(int(np.count_nonzero(coef_np)), count_bounds=bounds,
                         epsilon=epsilon_count, precision=precision, n_coef=n_coef,
-                        random_state=rng)
+                        random_state=count_stream)
         # (4)
         self.coef_ = keep_largest(private.coef_, c)
         self.intercept_ = np.zeros(self.coef_.shape[0])

@@ -19,8 +19,9 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterSampler
 from sklearn.utils.validation import check_is_fitted
 
-from .._private import PrivateEstimatorMixin, data_dependent_error, plan_spend
-from .._validation import check_positive_int, check_random_state, check_scalar_range
+from .._private import (PrivateEstimatorMixin, data_dependent_error, fit_with_stream,
+                        plan_spend)
+from .._validation import check_positive_int, check_scalar_range
 from ..accounting import basic_guarantee, calibrate_parameter, tnb_success_probability
 from ..accounting.events import (
     ComposedEvent,
@@ -145,6 +146,15 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
     accountant : BudgetAccountant or None, default=None
     random_state : int, numpy.random.Generator or None, default=None
+        Randomness of the split, of K, of the drawn hyperparameters, of the
+        scores' noise and (through a child stream per run,
+        :meth:`numpy.random.Generator.spawn`, handed to the run's fit and not
+        stored) of every run's training noise; the estimator's own
+        ``random_state`` is not used by the runs and is kept as given on
+        ``best_estimator_``.  None (the default for a release): fresh OS
+        entropy, and nothing on the fitted search can regenerate the noise.  A
+        seed or a Generator makes it reproducible by whoever knows it (a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning`, once per process).
 
     Attributes
     ----------
@@ -329,7 +339,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             so in their text: that any run emitted them is outside the guarantee.
         """
         p = self._check_params()
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         y = np.asarray(y)
         n = y.shape[0]
         if self.n_samples_public is not None:
@@ -393,11 +403,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 p["dists"], n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
             est = clone(template).set_params(
                 **params, epsilon=eps_run, accountant=None,
-                random_state=int(rng.integers(2 ** 31 - 1)),
                 **({"delta": p["delta"]} if p["delta"] > 0 else {}))
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                est.fit(X_train, y_train)
+                # the run's noise: a child stream for this fit only, never a seed
+                # stored on the run (the released best_estimator_ keeps the
+                # estimator's own random_state, normally None)
+                fit_with_stream(est, rng.spawn(1)[0], X_train, y_train)
             for w in caught:  # each distinct warning of the runs once, e.g. a leak
                 key = (w.category, str(w.message))
                 if key not in seen:

@@ -10,8 +10,10 @@ from sklearn.utils.validation import check_is_fitted
 from .._docstrings import fill_doc
 from .._private import (
     PrivateEstimatorMixin,
+    _stream_for,
     check_accountant,
     data_dependent_error,
+    fit_with_stream,
     plan_spend,
 )
 from .._validation import check_epsilon_delta
@@ -207,10 +209,19 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         planned2 = _plan(estimator, n_samples, k, y, "estimator")
         planned = self._compose(planned1, planned2)
         self._check_spend(*planned)
-        # work
-        selector.fit(X, y)
+        # work; run by a parent with a stream (PrivateHyperparameterSearch), the
+        # steps draw from two children of it, stored nowhere
+        stream = _stream_for(self)
+        streams = (None, None) if stream is None else stream.spawn(2)
+
+        def fit_step(step, stream, X_step):
+            if stream is None or not isinstance(step, PrivateEstimatorMixin):
+                return step.fit(X_step, y)
+            return fit_with_stream(step, stream, X_step, y)
+
+        fit_step(selector, streams[0], X)
         fitted1 = _fitted_spend(selector, "selector")
-        estimator.fit(selector.transform(X), y)
+        fit_step(estimator, streams[1], selector.transform(X))
         fitted2 = _fitted_spend(estimator, "estimator")
         self.selector_ = selector
         self.estimator_ = estimator

@@ -17,7 +17,7 @@ from .._private import (
     data_dependent_warning,
     sensitivity_factor,
 )
-from .._validation import check_random_state, check_scalar_range, check_X_y_named
+from .._validation import check_scalar_range, check_X_y_named
 from ..accounting.events import ExponentialMechanismEvent, PureDPEvent, SelfComposedEvent
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
@@ -411,7 +411,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         check_neighbouring(self.neighbouring)
         selector = _check_choice(self.selector, "selector", _SELECTORS)
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         sensitivity = sensitivity_factor(self.neighbouring)
         event, spent = (_top_k_privacy(selector, epsilon, k) if epsilon is not None
                         else (None, None))

@@ -381,7 +381,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         alpha, alpha_scale = _check_alpha(self.alpha, self.alpha_scale)
         lasso_max_iter = check_positive_int(self.lasso_max_iter, "lasso_max_iter")
         lasso_tol = check_scalar_range(self.lasso_tol, "lasso_tol", low=0.0)
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         if self.n_blocks is None:
             n_blocks = max(1, math.isqrt(n))
             if private and neighbouring == "add_remove":
