@@ -481,7 +481,7 @@ def mpi(args):
     rows = []
     for k in args.workers:
         cmd = [mpiexec, "--oversubscribe", "-n", str(k + 1), sys.executable, "-m",
-               "dptoolkit.dsal.mpi", "--data", str(xf), "--target", str(yf),
+               "dptoolkit.dsal", "--data", str(xf), "--target", str(yf),
                "--alpha-ratio", repr(ratio), "--tol", "1e-6",
                "--max-outer", str(args.max_outer), "--seed", "0"]
         t0 = time.perf_counter()

@@ -50,7 +50,7 @@ def _mpirun(args, n_ranks=3):
 
 
 def _cli(args, n_ranks=3):
-    return _mpirun(["-m", "dptoolkit.dsal.mpi"] + list(args), n_ranks)
+    return _mpirun(["-m", "dptoolkit.dsal"] + list(args), n_ranks)
 
 
 def _summary(proc):
@@ -59,7 +59,7 @@ def _summary(proc):
 
 
 def test_cli_matches_shared_memory(data_file, tmp_path):
-    """`mpiexec -n 3 python -m dptoolkit.dsal.mpi` reaches the same
+    """`mpiexec -n 3 python -m dptoolkit.dsal` reaches the same
     certified solution as the threaded DSALLasso."""
     path = data_file("a9a.bz2")
     X, y01 = load_libsvm(path, n_features=123)
