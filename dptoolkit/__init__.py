@@ -20,7 +20,7 @@ def _check_build():
     """Raise an ImportError that says how to build when the extensions are missing.
 
     Importing from a source tree that was never built (or a partial build) would
-    otherwise fail later with a bare ``No module named 'dptoolkit._heap'`` (as
+    otherwise fail later with a bare ``No module named 'dptoolkit.linear_model._frank_wolfe._heap'`` (as
     scikit-learn's ``sklearn/__check_build`` does, the error says what to run).
     Only the presence of the modules is checked (``find_spec``, nothing is
     loaded), so ``import dptoolkit`` stays cheap.

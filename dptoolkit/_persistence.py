@@ -32,14 +32,14 @@ __all__ = ["TRUSTED_TYPES", "save_model", "load_model", "untrusted_types"]
 #: dptoolkit types a saved model may contain and :func:`load_model` trusts.
 TRUSTED_TYPES = (
     # estimators
-    "dptoolkit.linear_model._frank_wolfe.FrankWolfeLassoClassifier",
+    "dptoolkit.linear_model._frank_wolfe._estimator.FrankWolfeLassoClassifier",
     "dptoolkit.linear_model._sparsifier.SparsifiedLassoClassifier",
-    "dptoolkit.linear_model._dpsgd.DPSGDClassifier",
-    "dptoolkit.linear_model._dpsgd.DPSGDRegressor",
-    "dptoolkit.linear_model._scd.DPSCDClassifier",
-    "dptoolkit.linear_model._scd.DPSCDRegressor",
-    "dptoolkit.linear_model._ight.DPIGHTClassifier",
-    "dptoolkit.linear_model._nb_logistic.DPNBLogisticClassifier",
+    "dptoolkit.linear_model._glm._dpsgd.DPSGDClassifier",
+    "dptoolkit.linear_model._glm._dpsgd.DPSGDRegressor",
+    "dptoolkit.linear_model._glm._scd.DPSCDClassifier",
+    "dptoolkit.linear_model._glm._scd.DPSCDRegressor",
+    "dptoolkit.linear_model._glm._ight.DPIGHTClassifier",
+    "dptoolkit.linear_model._glm._nb_logistic.DPNBLogisticClassifier",
     # selectors and meta-estimators
     "dptoolkit.selection._sis.SIS",
     "dptoolkit.selection._sis.DPSIS",
@@ -60,6 +60,37 @@ TRUSTED_TYPES = (
     "dptoolkit.accounting.events.ComposedEvent",
     "dptoolkit.accounting.events.RepeatAndSelectEvent",
 )
+
+
+#: Modules of earlier layouts -> where their classes live now.  A file saved before
+#: the algorithm families moved into their own folders names the old modules; on
+#: loading, each is bound to its new module (``sys.modules``) so skops finds the
+#: class, and a type is trusted when its new name is.  (The Frank-Wolfe estimator's
+#: old module is now its package, which re-exports the class.)
+LEGACY_MODULES = {
+    "dptoolkit.linear_model._frank_wolfe": "dptoolkit.linear_model._frank_wolfe._estimator",
+    "dptoolkit.linear_model._dpsgd": "dptoolkit.linear_model._glm._dpsgd",
+    "dptoolkit.linear_model._scd": "dptoolkit.linear_model._glm._scd",
+    "dptoolkit.linear_model._ight": "dptoolkit.linear_model._glm._ight",
+    "dptoolkit.linear_model._nb_logistic": "dptoolkit.linear_model._glm._nb_logistic",
+}
+
+
+def _current_name(type_name):
+    """The fully qualified name ``type_name`` (from a saved file) has in this layout."""
+    module, _, name = type_name.rpartition(".")
+    return f"{LEGACY_MODULES[module]}.{name}" if module in LEGACY_MODULES else type_name
+
+
+def _bind_legacy_modules(type_names):
+    """Let skops import the old modules named in a file (aliases of the new ones)."""
+    import importlib
+    import sys
+
+    for type_name in type_names:
+        module = type_name.rpartition(".")[0]
+        if module in LEGACY_MODULES and module not in sys.modules:
+            sys.modules[module] = importlib.import_module(LEGACY_MODULES[module])
 
 
 def _skops_io():
@@ -125,7 +156,8 @@ def untrusted_types(path, trusted=()):
         ``path`` is a folder or not a skops file.
     """
     allowed = set(TRUSTED_TYPES) | set(trusted)
-    return [t for t in _types_in(_skops_io(), Path(path)) if t not in allowed]
+    return [t for t in _types_in(_skops_io(), Path(path))
+            if t not in allowed and _current_name(t) not in allowed]
 
 
 def _types_in(sio, path):
@@ -172,14 +204,15 @@ def load_model(path, trusted=()):
     path = Path(path)
     found = _types_in(sio, path)
     allowed = set(TRUSTED_TYPES) | set(trusted)
-    refused = [t for t in found if t not in allowed]
+    refused = [t for t in found if t not in allowed and _current_name(t) not in allowed]
     if refused:
         raise ValueError(f"{path} contains types that are not trusted: {refused}; "
                          "dptoolkit loads only its own estimators and privacy events "
                          "(dptoolkit._persistence.TRUSTED_TYPES) and skops's defaults. "
                          "Inspect the file and pass the types as trusted= only if you "
                          "trust its origin")
-    model = sio.load(str(path), trusted=[t for t in found if t in allowed])
+    _bind_legacy_modules(found)
+    model = sio.load(str(path), trusted=found)
     from . import __version__
 
     saved = getattr(model, "_dptoolkit_version", None)

@@ -26,14 +26,14 @@ the kernels import them from here rather than from the private modules.
 ``prox_fast``
     DSAL / ProxSVRG / ProxASAGA inner loops (paper 002).
 """
-from . import _fw_fast as fw_fast
-from . import _fw_multinomial_fast as fw_multinomial_fast
-from . import _grouped_sampler as grouped_sampler
-from . import _heap as heap
-from . import _ight_fast as ight_fast
-from . import _prox_fast as prox_fast
-from . import _scd_fast as scd_fast
-from . import _sgd_fast as sgd_fast
+from .linear_model._frank_wolfe import _fw_fast as fw_fast
+from .linear_model._frank_wolfe import _fw_multinomial_fast as fw_multinomial_fast
+from .linear_model._frank_wolfe import _grouped_sampler as grouped_sampler
+from .linear_model._frank_wolfe import _heap as heap
+from .linear_model._glm import _ight_fast as ight_fast
+from .dsal import _prox_fast as prox_fast
+from .linear_model._glm import _scd_fast as scd_fast
+from .linear_model._glm import _sgd_fast as sgd_fast
 
 __all__ = ["fw_fast", "fw_multinomial_fast", "grouped_sampler", "heap", "ight_fast",
            "prox_fast", "scd_fast", "sgd_fast"]

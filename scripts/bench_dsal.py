@@ -46,9 +46,8 @@ from sklearn.linear_model import Lasso
 
 from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
 from dptoolkit.linear_model import DSALLasso, ProxASAGALasso, ProxSVRGLasso
-from dptoolkit.linear_model.dsal_engine import (ActiveProblem, Evaluation, inner_epoch,
-                                                lasso_alpha_max, lasso_duality_gap,
-                                                prepare_problem, solve_working_set)
+from dptoolkit.dsal import (ActiveProblem, Evaluation, inner_epoch, lasso_alpha_max,
+                            lasso_duality_gap, prepare_problem, solve_working_set)
 
 RESULTS = {}
 
@@ -482,7 +481,7 @@ def mpi(args):
     rows = []
     for k in args.workers:
         cmd = [mpiexec, "--oversubscribe", "-n", str(k + 1), sys.executable, "-m",
-               "dptoolkit.distributed.dsal", "--data", str(xf), "--target", str(yf),
+               "dptoolkit.dsal", "--data", str(xf), "--target", str(yf),
                "--alpha-ratio", repr(ratio), "--tol", "1e-6",
                "--max-outer", str(args.max_outer), "--seed", "0"]
         t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Operations per second of the indexed heaps of dptoolkit._heap, side by side.
+"""Operations per second of the indexed heaps of dptoolkit.linear_model._frank_wolfe._heap, side by side.
 
 For each heap at n items (default 2**20): n pushes (random N(0,1) keys, items in
 random order), n/2 decrease-keys (random items, keys lowered by |N(0,1)|), then

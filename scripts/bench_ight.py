@@ -14,7 +14,7 @@ records the 1-minute load average (``load1``) at its end.
         The same private fit on a 2,000 x 5,000 subsample (random rows, the 5,000
         most frequent columns), dense ndarray against CSR.
 
-``--baseline REV`` loads ``dptoolkit/linear_model/_ight.py`` of commit ``REV``
+``--baseline REV`` loads ``dptoolkit/linear_model/_glm/_ight.py`` of commit ``REV``
 (``git show``; its relative imports made absolute) next to the current
 estimator; without it only the current estimator runs.  CPU seconds are the
 process time of ``fit`` (best of ``--repeats``), wall seconds its elapsed time.
@@ -51,14 +51,14 @@ def load1():
 
 def baseline_class(rev):
     """``DPIGHTClassifier`` as commit ``rev`` defined it, imported from ``git show``."""
-    src = subprocess.run(["git", "show", f"{rev}:dptoolkit/linear_model/_ight.py"],
+    src = subprocess.run(["git", "show", f"{rev}:dptoolkit/linear_model/_glm/_ight.py"],
                          cwd=REPO, capture_output=True, text=True, check=True).stdout
     src = re.sub(r"^from \.\.(\w*)",
                  lambda m: "from dptoolkit" + (f".{m.group(1)}" if m.group(1) else ""),
                  src, flags=re.M)
     src = re.sub(r"^from \.(\w+)", r"from dptoolkit.linear_model.\1", src, flags=re.M)
     module = types.ModuleType(f"dpight_at_{rev}")
-    exec(compile(src, f"{rev}:dptoolkit/linear_model/_ight.py", "exec"), module.__dict__)
+    exec(compile(src, f"{rev}:dptoolkit/linear_model/_glm/_ight.py", "exec"), module.__dict__)
     return module.DPIGHTClassifier
 
 

@@ -825,7 +825,7 @@ def test_frank_wolfe_reference_per_step_epsilon_long_run():
     # grouped sampler's floating-point delta, T (1 + e^eps') delta_fp = 7.8e-7, is
     # taken out of delta = 1e-5 first, and the default order grid has no order
     # between 128 and 256: the estimator's steps are 9.25e-5 and 3.27e-5.
-    from dptoolkit.linear_model._fw_budget import floating_point_bounds
+    from dptoolkit.linear_model._frank_wolfe._budget import floating_point_bounds
 
     T, eps, delta = 400000, 0.1, 1e-5
     dense = np.concatenate([DEFAULT_RDP_ORDERS, np.arange(64.0, 2049.0)])

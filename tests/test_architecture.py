@@ -6,12 +6,17 @@
    cycle, it does not remove it).  Implicit imports of parent packages are not
    edges (every module would otherwise be in a cycle with ``dptoolkit/__init__.py``).
 2. No module imports a private (underscore-prefixed) module or name of *another*
-   subpackage: ``dptoolkit/distributed`` may use ``dptoolkit.linear_model.dsal_engine``
-   but not ``dptoolkit.linear_model._dsal`` or ``_ActiveProblem``.  Modules at the
-   top of the package (``dptoolkit._validation``, ``dptoolkit._prox_fast``, ...) are
+   subpackage: ``dptoolkit.cli`` may use ``dptoolkit.dsal.solve`` but not
+   ``dptoolkit.dsal._estimators`` or ``dptoolkit.linear_model._glm``.  Modules at the
+   top of the package (``dptoolkit._validation``, ``dptoolkit._private``, ...) are
    the shared infrastructure of every subpackage and may be imported by all of them.
+   One window is allowed: :mod:`dptoolkit.kernels` re-exports the compiled kernels
+   (``*.pyx`` modules), which live beside their estimators, under documented names.
 3. ``scripts/`` and ``asv_benchmarks/`` import only public names of ``dptoolkit``
    (no ``dptoolkit._x``, ``dptoolkit.x._y``, ``from dptoolkit.x import _y``).
+4. Layers: every module belongs to one layer of :data:`LAYERS` (by its top-level
+   module or subpackage) and imports only from its own layer or the layers below.
+   This is the picture of ``docs/architecture.rst``.
 
 A known violation in code another change is rewriting is listed in ``KNOWN_*``
 with the modules concerned; its test is ``xfail(strict=True)``, so it starts
@@ -34,6 +39,22 @@ KNOWN_PRIVATE = {}
 
 #: Private imports in scripts/ and asv_benchmarks/: (file, imported) -> reason.
 KNOWN_EXTERNAL = {}
+
+#: The layers of the package, bottom first: (name, top-level modules/subpackages).
+LAYERS = (
+    ("foundation", ("dptoolkit.exceptions", "dptoolkit._validation",
+                    "dptoolkit._docstrings")),
+    ("privacy primitives and data", ("dptoolkit.accounting", "dptoolkit.mechanisms",
+                                     "dptoolkit.datasets")),
+    ("contract", ("dptoolkit._private", "dptoolkit._estimator")),
+    ("algorithms", ("dptoolkit.linear_model", "dptoolkit.dsal", "dptoolkit.selection")),
+    ("model selection", ("dptoolkit.model_selection",)),
+    ("applications", ("dptoolkit", "dptoolkit.__main__", "dptoolkit.cli",
+                      "dptoolkit._persistence", "dptoolkit.kernels")),
+)
+
+#: The one module allowed to import private compiled kernels of any subpackage.
+KERNEL_WINDOW = "dptoolkit.kernels"
 
 
 # ---------------------------------------------------------------------------
@@ -165,6 +186,8 @@ def _private_violations():
             other = _subpackage(obj if obj in KNOWN_MODULES else target)
             if other is None or other == own:
                 continue  # top-level infrastructure, or the same subpackage
+            if module == KERNEL_WINDOW and obj in EXTENSIONS:
+                continue  # rule 2's window: the documented names of the kernels
             if _is_private_path(obj, 2):
                 found.append((module, obj, line))
     return found
@@ -205,10 +228,10 @@ def _known_key_matches(key, importer, obj):
 # ---------------------------------------------------------------------------
 
 def test_the_scan_sees_the_package():
-    assert "dptoolkit.linear_model.dsal_engine" in MODULES
+    assert "dptoolkit.dsal._outer" in MODULES
     assert "dptoolkit.datasets" in MODULES
     # an import inside a function is an edge
-    assert "dptoolkit.datasets" in GRAPH["dptoolkit.distributed.dsal"]
+    assert "dptoolkit.datasets" in GRAPH["dptoolkit.dsal.__main__"]
 
 
 def test_no_import_cycle():
@@ -244,12 +267,41 @@ def test_known_private_import_is_gone(rule, key):
 
 def test_rules_catch_what_they_should():
     """The predicates on small cases: private paths, subpackages, cycles."""
-    assert _is_private_path("dptoolkit.linear_model._dsal._ActiveProblem", 2)
-    assert not _is_private_path("dptoolkit.linear_model.dsal_engine.ActiveProblem", 2)
-    assert _is_private_path("dptoolkit._heap.PairingHeap", 1)
+    assert _is_private_path("dptoolkit.dsal._estimators._SparseProxLassoBase", 2)
+    assert not _is_private_path("dptoolkit.dsal.ActiveProblem", 2)
+    assert _is_private_path("dptoolkit.linear_model._frank_wolfe._heap.PairingHeap", 1)
     assert not _is_private_path("dptoolkit.datasets.load_libsvm", 1)
-    assert _subpackage("dptoolkit.linear_model._dsal") == "linear_model"
+    assert _subpackage("dptoolkit.dsal._estimators") == "dsal"
+    assert _subpackage("dptoolkit.linear_model._glm._dpsgd") == "linear_model"
+    assert _layer("dptoolkit.linear_model._glm._dpsgd") == 3
+    assert _layer("dptoolkit") == 5 and _layer("dptoolkit.accounting.events") == 1
     assert _subpackage("dptoolkit.linear_model") == "linear_model"
     assert _subpackage("dptoolkit._validation") is None
     graph = {"a": {"b": [1]}, "b": {"c": [2]}, "c": {"a": [3]}, "d": {"a": [4]}}
     assert _cycles(graph) == [frozenset("abc")]
+
+
+# ---------------------------------------------------------------------------
+# rule 4: layers
+# ---------------------------------------------------------------------------
+
+def _layer(module):
+    """Index in :data:`LAYERS` of the layer holding ``module`` (longest prefix)."""
+    best, found = -1, None
+    for index, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if (module == member or module.startswith(member + ".")) and len(member) > best:
+                best, found = len(member), index
+    return found
+
+
+def test_every_module_has_a_layer():
+    assert not [m for m in MODULES if _layer(m) is None]
+
+
+def test_imports_never_go_up_a_layer():
+    upward = [f"{a} ({LAYERS[_layer(a)][0]}) line {lines[0]} imports {b} "
+              f"({LAYERS[_layer(b)][0]})"
+              for a, deps in GRAPH.items() for b, lines in deps.items()
+              if _layer(b) > _layer(a)]
+    assert not upward, "\n".join(upward)

@@ -14,11 +14,12 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression, Ridge
 
-from dptoolkit import _sgd_fast
+from dptoolkit.linear_model._glm import _sgd_fast
 from dptoolkit.accounting import calibrate_noise_multiplier
 from dptoolkit.exceptions import PrivacyLeakWarning
-from dptoolkit.linear_model import DPSGDClassifier, DPSGDRegressor, _scd
-from dptoolkit.linear_model._base import _transform_rows, primal_objective
+from dptoolkit.linear_model import DPSGDClassifier, DPSGDRegressor
+from dptoolkit.linear_model._glm import _scd
+from dptoolkit.linear_model._glm._base import _transform_rows, primal_objective
 
 from test_scd import RefChunks, RefRNG, _dloss, _dense_unit_rows, _problem
 

@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from dptoolkit import _prox_fast
+from dptoolkit.dsal import _prox_fast
 from dptoolkit.datasets import load_libsvm, load_text_corpus
 from dptoolkit.linear_model import DSALLasso, ProxASAGALasso, ProxSVRGLasso
 from dptoolkit.linear_model import lasso_alpha_max, lasso_duality_gap
@@ -700,14 +700,14 @@ def test_sklearn_clone_and_params():
 
 
 # --------------------------------------------------------------------------
-# Dis-DSAL helpers that need no MPI (dptoolkit.distributed.dsal)
+# Dis-DSAL helpers that need no MPI (dptoolkit.dsal.mpi)
 # --------------------------------------------------------------------------
 
 def test_distributed_step_quotas_follow_the_rows():
     """Quotas sum to n_inner, differ from n_inner n_k / n by less than 1, and
     equal it in expectation.  The mean over 20,000 seeded draws is checked to
     4 standard errors (sd <= 1/2): false-failure rate below 1e-4 per worker."""
-    from dptoolkit.distributed.dsal import _split_rows, _step_quotas
+    from dptoolkit.dsal.mpi import _split_rows, _step_quotas
     for n, k, n_inner in [(10, 3, 10), (1000, 3, 777), (7, 7, 3), (25000, 4, 25000),
                           (11, 3, 5), (9, 4, 1)]:
         splits = _split_rows(n, k)
@@ -725,8 +725,8 @@ def test_distributed_step_quotas_follow_the_rows():
 def test_distributed_block_weights_are_those_of_the_joint_sampling(sampling):
     """d_B = 1 / P(row meets B) under the workers' joint sampling: every block met
     by some row gets E[d_B 1(row meets B)] = 1, also blocks one worker holds."""
-    from dptoolkit.distributed.dsal import _split_rows, _system_sampling
-    from dptoolkit.linear_model.dsal_engine import ActiveProblem, prepare_problem, row_sampling
+    from dptoolkit.dsal.mpi import _split_rows, _system_sampling
+    from dptoolkit.dsal import ActiveProblem, prepare_problem, row_sampling
     X, y = _synthetic(4, n=90, p=40)
     X = X.toarray()
     X[:30, 35:] = 0.0
@@ -785,7 +785,7 @@ class _FakeServerComm:
         pass
 
     def Send(self, buf, dest, tag):
-        from dptoolkit.distributed.dsal import _TAG_CONTINUE
+        from dptoolkit.dsal.mpi import _TAG_CONTINUE
         if tag == _TAG_CONTINUE:
             assert dest not in self.inflight
             self.inflight[dest] = self.t
@@ -813,7 +813,7 @@ def test_distributed_inner_loop_schedules():
     applied, and no batch misses more than (2s + 1)(K - 1) batches of the others
     (the staleness the batch rule assumes).  Deterministic given the seed; the
     property must hold for every schedule, so there is no false-failure rate."""
-    from dptoolkit.distributed.dsal import _server_inner
+    from dptoolkit.dsal.mpi import _server_inner
     rng = np.random.default_rng(7)
     for _ in range(600):
         n_workers = int(rng.integers(1, 6))
@@ -840,11 +840,11 @@ def test_distributed_inner_loop_schedules():
 
 
 # --------------------------------------------------------------------------
-# the public engine interface (dptoolkit.linear_model.dsal_engine)
+# the public engine interface (dptoolkit.dsal)
 # --------------------------------------------------------------------------
 
 def test_engine_interface_is_public_and_documented():
-    from dptoolkit.linear_model import dsal_engine
+    import dptoolkit.dsal as dsal_engine
     for name in dsal_engine.__all__:
         assert not name.startswith("_")
         obj = getattr(dsal_engine, name)
@@ -855,8 +855,7 @@ def test_engine_interface_is_public_and_documented():
 @pytest.mark.parametrize("method", ["sgd", "svrg", "saga"])
 def test_engine_inner_epoch_is_the_kernel(method):
     """inner_epoch passes the problem's arrays and codes to the kernel unchanged."""
-    from dptoolkit.linear_model.dsal_engine import (ActiveProblem, Evaluation, inner_epoch,
-                                                    prepare_problem)
+    from dptoolkit.dsal import ActiveProblem, Evaluation, inner_epoch, prepare_problem
     X, y = _synthetic(3, n=120, p=30)
     Xr, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None)
     prob = ActiveProblem.full(Xr, Xc, blocks, "l1", "importance")
@@ -882,7 +881,7 @@ def test_engine_inner_epoch_is_the_kernel(method):
 
 def test_engine_solve_is_what_fit_runs():
     """solve + expand_solution give the estimator's coef_ bit for bit (same seed)."""
-    from dptoolkit.linear_model.dsal_engine import expand_solution, prepare_problem, solve
+    from dptoolkit.dsal import expand_solution, prepare_problem, solve
     X, y = _synthetic(4, n=150, p=40)
     alpha = 0.05 * lasso_alpha_max(X, y)
     model = DSALLasso(alpha=alpha, working_set=False, random_state=0).fit(X, y)
@@ -983,7 +982,7 @@ def test_extrapolation_is_anderson_and_accelerates_a_linear_iteration():
     solved another way), and on r_{k+1} = r* + T (r_k - r*) whose T has 4 tight
     clusters of eigenvalues (a vector autoregressive sequence, Massias et al. 2020,
     Section 3) the extrapolation is 100 times closer to r* than the last iterate."""
-    from dptoolkit.linear_model.dsal_engine import WS_K, extrapolate_residuals
+    from dptoolkit.dsal import extrapolate_residuals, WS_K
     rng = np.random.default_rng(0)
     d = 20
     Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
@@ -1009,9 +1008,8 @@ def test_extrapolated_dual_point_is_feasible_after_rescaling(data_file, loss):
     """Residuals of coordinate descent on a9a, extrapolated and rescaled over all
     features: the dual point satisfies ||X^T theta||_inf <= 1 and its objective is
     below every primal value (weak duality), and better than the plain residual's."""
-    from dptoolkit.linear_model.dsal_engine import (WS_K, Compressed, dual_objective,
-                                                    extrapolate_residuals, loss_derivative,
-                                                    prepare_problem)
+    from dptoolkit.dsal import (Compressed, dual_objective, extrapolate_residuals,
+                                loss_derivative, prepare_problem, WS_K)
     X, y = _libsvm_pm1(data_file, "a9a.bz2", 123, n_rows=3000)
     alpha = 0.01 * lasso_alpha_max(X, y, loss=loss)
     Xr, Xc, yv, _, _ = prepare_problem(X, y, loss, "l1", None)
@@ -1045,7 +1043,7 @@ def test_extrapolated_dual_point_is_feasible_after_rescaling(data_file, loss):
 
 
 def test_dual_objective_refuses_points_outside_the_logistic_domain():
-    from dptoolkit.linear_model.dsal_engine import dual_objective
+    from dptoolkit.dsal import dual_objective
     y = np.array([1.0, -1.0, 1.0])
     v = np.array([-0.5, 0.5, 0.7])   # -v_3 y_3 < 0: f* is infinite there
     assert dual_objective(v, np.array([0.01]), y, 0.1, "logistic")[0] == -np.inf
@@ -1054,7 +1052,7 @@ def test_dual_objective_refuses_points_outside_the_logistic_domain():
 
 
 def _working_set_fit(X, y, alpha, **kw):
-    from dptoolkit.linear_model.dsal_engine import prepare_problem, solve_working_set
+    from dptoolkit.dsal import prepare_problem, solve_working_set
     Xr, Xc, yv, _, blocks = prepare_problem(X, y, kw.pop("loss", "squared"), "l1", None)
     return solve_working_set(Xc, yv, alpha, loss="squared", penalty="l1", blocks=blocks,
                              screening=True, n_jobs=1, **kw)
@@ -1098,8 +1096,7 @@ def test_working_set_gap_is_that_of_the_full_problem(loss):
     """The returned gap is P(w) - D(theta) for the returned dual point, which is
     feasible for every feature (not only the working set or the features left by
     screening), and it bounds the distance to a high-accuracy optimum."""
-    from dptoolkit.linear_model.dsal_engine import (conjugate_values, prepare_problem,
-                                                    solve_working_set)
+    from dptoolkit.dsal import conjugate_values, prepare_problem, solve_working_set
     X, y = _synthetic(8, n=300, p=250)
     target = y if loss == "squared" else np.where(y > 0, 1.0, -1.0)
     alpha = 0.02 * lasso_alpha_max(X, target, loss=loss)
@@ -1178,7 +1175,7 @@ def test_working_set_parameters():
 # --------------------------------------------------------------------------
 
 def _both_loops(X, y, alpha, loss, **kw):
-    from dptoolkit.linear_model.dsal_engine import prepare_problem, solve_working_set
+    from dptoolkit.dsal import prepare_problem, solve_working_set
     _, Xc, yv, _, blocks = prepare_problem(X, y, loss, "l1", None, csr=False)
     return yv, [solve_working_set(Xc, yv, alpha, loss=loss, penalty="l1", blocks=blocks,
                                   n_jobs=1, compiled_loop=c, **kw) for c in (False, True)]
@@ -1197,7 +1194,7 @@ def test_compiled_working_set_loop_matches_numpy_loop(loss, screening, ratio):
     the other; both certify the gap and agree on the objective within it.  In
     both cases the certificate holds for the dual point returned (feasible over
     every feature)."""
-    from dptoolkit.linear_model.dsal_engine import conjugate_values
+    from dptoolkit.dsal import conjugate_values
     X, y = _synthetic(11, n=300, p=120)
     target = y if loss == "squared" else np.where(y > 0, 1.0, -1.0)
     alpha = ratio * lasso_alpha_max(X, target, loss=loss)
@@ -1254,8 +1251,7 @@ def test_compiled_working_set_loop_on_small_libsvm_sets(data_file, name, n_featu
 
 
 def test_compiled_working_set_loop_warm_start_cap_and_rule():
-    from dptoolkit.linear_model.dsal_engine import (COMPILED_LOOP_MAX_NNZ, prepare_problem,
-                                                    solve_working_set)
+    from dptoolkit.dsal import COMPILED_LOOP_MAX_NNZ, prepare_problem, solve_working_set
     X, y = _synthetic(12, n=200, p=60)
     alpha = 0.01 * lasso_alpha_max(X, y)
     _, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None, csr=False)
@@ -1283,8 +1279,7 @@ def test_compiled_working_set_loop_warm_start_cap_and_rule():
 def test_compiled_working_set_loop_rule_above_the_threading_threshold():
     """Above COMPILED_LOOP_MAX_NNZ the compiled loop runs with n_jobs=1 only; with
     two threads the NumPy loop (threaded passes) runs."""
-    from dptoolkit.linear_model.dsal_engine import (COMPILED_LOOP_MAX_NNZ, prepare_problem,
-                                                    solve_working_set)
+    from dptoolkit.dsal import COMPILED_LOOP_MAX_NNZ, prepare_problem, solve_working_set
     X, y = _synthetic(16, n=1500, p=500)
     _, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None, csr=False)
     assert Xc.nnz >= COMPILED_LOOP_MAX_NNZ
@@ -1323,7 +1318,7 @@ def test_prepare_problem_canonical_csc_of_csr_and_csc(fmt):
     """The direct conversion of canonical CSR/CSC input gives the matrix
     check_sparse_X gives (no explicit zeros, int64 indices), and leaves X alone."""
     from dptoolkit._validation import check_sparse_X
-    from dptoolkit.linear_model.dsal_engine import prepare_problem
+    from dptoolkit.dsal import prepare_problem
     X, y = _synthetic(14, n=50, p=20)
     X = sp.csr_array(X).asformat(fmt)
     X.data[::5] = 0.0

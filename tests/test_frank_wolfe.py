@@ -4,8 +4,8 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from dptoolkit import _fw_fast
-from dptoolkit._grouped_sampler import GroupedExpSampler
+from dptoolkit.linear_model._frank_wolfe import _fw_fast
+from dptoolkit.linear_model._frank_wolfe._grouped_sampler import GroupedExpSampler
 from dptoolkit.accounting import per_step_epsilon
 from dptoolkit.datasets import load_libsvm
 from dptoolkit.exceptions import DataClippedWarning

@@ -1,9 +1,9 @@
-"""Tests of the Frank-Wolfe kernels' set-up helpers (dptoolkit._fw_fast)."""
+"""Tests of the Frank-Wolfe kernels' set-up helpers (dptoolkit.linear_model._frank_wolfe._fw_fast)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dptoolkit import _fw_fast
+from dptoolkit.linear_model._frank_wolfe import _fw_fast
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 
 
@@ -168,7 +168,7 @@ def test_nonprivate_auto_selector_rule():
     """selector="auto", non-private fast solver: the pairing heap exactly when
     D >= HEAP_UPDATE_COST * nnz(X) (shape only), argmax otherwise; the standard
     solver always scans."""
-    from dptoolkit.linear_model._fw_budget import HEAP_UPDATE_COST
+    from dptoolkit.linear_model._frank_wolfe._budget import HEAP_UPDATE_COST
     rng = np.random.default_rng(0)
     n, per_row = 20, 3
     nnz = n * per_row

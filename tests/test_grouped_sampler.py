@@ -1,4 +1,4 @@
-"""Tests of the Big-Step Little-Step sampler (dptoolkit._grouped_sampler).
+"""Tests of the Big-Step Little-Step sampler (dptoolkit.linear_model._frank_wolfe._grouped_sampler).
 
 Statistical tests use fixed seeds, so they are deterministic; the stated
 false-failure rate is the probability that a *correct* sampler fails the test
@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp
 
-from dptoolkit._grouped_sampler import REBASE_HI, REBASE_LO, GroupedExpSampler
+from dptoolkit.linear_model._frank_wolfe._grouped_sampler import (REBASE_HI, REBASE_LO,
+                                                                  GroupedExpSampler)
 
 ALPHA = 1e-4  # significance level = false-failure rate of each statistical test
 
@@ -377,7 +378,7 @@ def test_floating_point_bounds():
 def test_floating_point_bounds_from_sizes(n, group_size, rel_tol):
     """The module function gives the sampler's bounds without building one, and
     validates the sizes as the constructor does."""
-    from dptoolkit._grouped_sampler import floating_point_bounds
+    from dptoolkit.linear_model._frank_wolfe._grouped_sampler import floating_point_bounds
     s = GroupedExpSampler(n, group_size, rel_tol)
     assert floating_point_bounds(n, group_size, rel_tol) == s.floating_point_bounds()
     with pytest.raises(ValueError, match="group_size"):

@@ -1,4 +1,4 @@
-"""Tests of dptoolkit._heap: pairing / Fibonacci heaps and the lazy FW queue.
+"""Tests of dptoolkit.linear_model._frank_wolfe._heap: pairing / Fibonacci heaps and the lazy FW queue.
 
 Every randomized test uses a fixed seed and checks exact (deterministic)
 properties against a simple reference model, so none can fail by chance.
@@ -15,19 +15,11 @@ import math
 import numpy as np
 import pytest
 
-from dptoolkit._heap import (
-    OP_CLEAR,
-    OP_DECREASE_KEY,
-    OP_PEEK,
-    OP_POP,
-    OP_PUSH,
-    FibonacciHeap,
-    IndexedMinHeap,
-    LazyMaxQueue,
-    PairingHeap,
-    _run_fw_sequence,
-    _run_ops,
-)
+from dptoolkit.linear_model._frank_wolfe._heap import (OP_CLEAR, OP_DECREASE_KEY, OP_PEEK,
+                                                       OP_POP, OP_PUSH, FibonacciHeap,
+                                                       IndexedMinHeap, LazyMaxQueue,
+                                                       PairingHeap, _run_fw_sequence,
+                                                       _run_ops)
 
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from dptoolkit import _fw_multinomial_fast
+from dptoolkit.linear_model._frank_wolfe import _fw_multinomial_fast
 from dptoolkit.accounting import BudgetAccountant, per_step_epsilon
 from dptoolkit.accounting.talwar import (
     laplace_report_noisy_max_composition,

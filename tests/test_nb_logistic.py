@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from dptoolkit.accounting import RDPAccountant, epsilon_of_event
 from dptoolkit.exceptions import PrivacyLeakWarning
 from dptoolkit.linear_model import DPNBLogisticClassifier
-from dptoolkit.linear_model._nb_logistic import _transform, _unit_rows
+from dptoolkit.linear_model._glm._nb_logistic import _transform, _unit_rows
 
 
 def _text_like(n=3000, d=400, seed=0):

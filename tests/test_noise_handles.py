@@ -295,7 +295,7 @@ def _candidate_seeds(model):
 def _dpnb_release(model, X_train, y_train, seed):
     """The log-count ratios DPNB releases on (X_train, y_train) with the noise a
     generator seeded with ``seed`` draws first (the release of its step 1)."""
-    from dptoolkit.linear_model._nb_logistic import _unit_rows
+    from dptoolkit.linear_model._glm._nb_logistic import _unit_rows
 
     rng = np.random.default_rng(seed) if not isinstance(seed, np.random.Generator) \
         else seed

@@ -3,9 +3,9 @@
 The package's ``.py`` files (no ``.so``, no ``.pyx``) are copied to a temporary
 directory and imported in a child process that sees that copy first: the
 import must fail with an ImportError that names the build command, not with a
-bare ``No module named 'dptoolkit._heap'``.  The child drops any editable-install
+bare ``No module named 'dptoolkit.linear_model._frank_wolfe._heap'``.  The child drops any editable-install
 finder (``__editable__..._finder``), which would otherwise resolve
-``dptoolkit._heap`` to the developer's built tree.
+``dptoolkit.linear_model._frank_wolfe._heap`` to the developer's built tree.
 """
 import os
 import shutil
@@ -99,7 +99,7 @@ def test_licence_ships_in_sdist_and_wheel_metadata(tmp_path):
     shutil.copytree(root, src, ignore=shutil.ignore_patterns(
         ".git", "build", "dist", "*.egg-info", "*.so", "*.c", "__pycache__", ".asv",
         "_build"))
-    env = {**os.environ, "DPTOOLKIT_EXTENSIONS": "dptoolkit._heap"}
+    env = {**os.environ, "DPTOOLKIT_EXTENSIONS": "dptoolkit.linear_model._frank_wolfe._heap"}
     subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path / "dist")],
                    cwd=src, env=env, check=True, capture_output=True, timeout=300)
     (archive,) = (tmp_path / "dist").glob("dptoolkit-*.tar.gz")

@@ -48,8 +48,8 @@ N, D = 60, 8
 #: separate from its pure epsilon.  Without it a floating-point Frank-Wolfe step,
 #: eps0-DP but (eps0 + 2 gamma)-bounded-range, is recorded with eps0 + 2 gamma
 #: for both, and the event of a pure-DP fit overstates its spend by 2 T gamma.
-_FW_KERNELS = ("dptoolkit._fw_fast:FastFW", "dptoolkit._fw_fast:StandardFW",
-               "dptoolkit._fw_multinomial_fast:MultinomialFW")
+_FW_KERNELS = ("dptoolkit.linear_model._frank_wolfe._fw_fast:FastFW", "dptoolkit.linear_model._frank_wolfe._fw_fast:StandardFW",
+               "dptoolkit.linear_model._frank_wolfe._fw_multinomial_fast:MultinomialFW")
 _SIS_WORK = ("dptoolkit.selection._sis:DPSIS._scores",
              "dptoolkit.selection._sis:canonical_lipschitz_top_k",
              "dptoolkit.selection._sis:peeling_top_k")
@@ -132,29 +132,29 @@ CASES = [
          lambda **kw: DPIGHTClassifier(**{
              "sparsity": 3, "max_iter": 20, "epsilon": 1.0, "delta": 1e-5,
              "n_samples_public": N, "random_state": 0, **kw}),
-         "binary", ("dptoolkit._ight_fast:ight",), nonprivate=_NONPRIVATE),
+         "binary", ("dptoolkit.linear_model._glm._ight_fast:ight",), nonprivate=_NONPRIVATE),
     Case("DPSCDClassifier",
          lambda **kw: DPSCDClassifier(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
              "random_state": 0, **kw}),
-         "binary", ("dptoolkit._scd_fast:dual_scd", "dptoolkit._scd_fast:primal_scd"),
+         "binary", ("dptoolkit.linear_model._glm._scd_fast:dual_scd", "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
          nonprivate=_NONPRIVATE),
     Case("DPSCDRegressor",
          lambda **kw: DPSCDRegressor(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
              "random_state": 0, **kw}),
-         "regression", ("dptoolkit._scd_fast:dual_scd", "dptoolkit._scd_fast:primal_scd"),
+         "regression", ("dptoolkit.linear_model._glm._scd_fast:dual_scd", "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
          nonprivate=_NONPRIVATE),
     Case("DPSGDClassifier",
          lambda **kw: DPSGDClassifier(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
              "random_state": 0, **kw}),
-         "binary", ("dptoolkit._sgd_fast:dpsgd",), nonprivate=_NONPRIVATE),
+         "binary", ("dptoolkit.linear_model._glm._sgd_fast:dpsgd",), nonprivate=_NONPRIVATE),
     Case("DPSGDRegressor",
          lambda **kw: DPSGDRegressor(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
              "random_state": 0, **kw}),
-         "regression", ("dptoolkit._sgd_fast:dpsgd",), nonprivate=_NONPRIVATE),
+         "regression", ("dptoolkit.linear_model._glm._sgd_fast:dpsgd",), nonprivate=_NONPRIVATE),
     Case("DPSIS",
          lambda **kw: DPSIS(**{"k": 3, "epsilon": 1.0, "random_state": 0, **kw}),
          "regression", _SIS_WORK, nonprivate=_NONPRIVATE),
@@ -180,14 +180,14 @@ CASES = [
 ]
 CASES.insert(3, Case(
     "FrankWolfe-screening", functools.partial(_fw, screening=4), "binary",
-    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe:private_top_columns",)))
+    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
 CASES.append(Case(
     "DPNBLogistic",
     lambda **kw: DPNBLogisticClassifier(**{"epsilon": 1.0, "n_features_kept": 4,
                                            "n_samples_public": N, "n_epochs": 2,
                                            "random_state": 0, **kw}),
-    "binary", ("dptoolkit._sgd_fast:dpsgd",
-               "dptoolkit.linear_model._nb_logistic:_unit_rows"), nonprivate=_NONPRIVATE))
+    "binary", ("dptoolkit.linear_model._glm._sgd_fast:dpsgd",
+               "dptoolkit.linear_model._glm._nb_logistic:_unit_rows"), nonprivate=_NONPRIVATE))
 IDS = [c.name for c in CASES]
 B_PARAMS = [pytest.param(c, id=c.name) for c in CASES]
 

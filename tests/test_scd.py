@@ -25,18 +25,19 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.svm import LinearSVC
 
-from dptoolkit import _scd_fast
+from dptoolkit.linear_model._glm import _scd_fast
 from dptoolkit.accounting import RDPAccountant, calibrate_noise_multiplier
 from dptoolkit.exceptions import DataClippedWarning, PrivacyLeakWarning
 from dptoolkit.linear_model import DPSCDClassifier, DPSCDRegressor
-from dptoolkit.linear_model import _base, _scd
-from dptoolkit.linear_model._base import _transform_rows, primal_objective
+from dptoolkit.linear_model._glm import _base
+from dptoolkit.linear_model._glm import _scd
+from dptoolkit.linear_model._glm._base import _transform_rows, primal_objective
 
 LOSS = _scd_fast.LOSS_CODES
 
 
 # =============================================================================
-# pure-Python reference (mirrors dptoolkit/_scd_fast.pyx line by line)
+# pure-Python reference (mirrors dptoolkit/linear_model/_glm/_scd_fast.pyx line by line)
 # =============================================================================
 class RefRNG:
     """Uniforms from the same bit generator as the kernel (Generator.random() is

@@ -33,9 +33,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 
 from dptoolkit.linear_model import DSALLasso, ProxASAGALasso, ProxSVRGLasso
-from dptoolkit.linear_model.dsal_engine import (ActiveProblem, Evaluation, inner_epoch,
-                                                lasso_alpha_max, lasso_duality_gap,
-                                                prepare_problem)
+from dptoolkit.dsal import (ActiveProblem, Evaluation, inner_epoch, lasso_alpha_max,
+                            lasso_duality_gap, prepare_problem)
 
 from .common import libsvm, text_corpus
 

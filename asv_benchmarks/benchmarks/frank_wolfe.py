@@ -15,7 +15,7 @@
                          2^19 and 2^22: the asv form of the scaling study
                          (``scripts/bench_scaling.py``).
 
-Timing: the ``time_*`` benchmarks call the kernels (``dptoolkit._fw_fast``) on
+Timing: the ``time_*`` benchmarks call the kernels (``dptoolkit.linear_model._frank_wolfe._fw_fast``) on
 views prepared in ``setup`` exactly as ``FrankWolfeLassoClassifier.fit``
 prepares them (CSR + CSC, int64 indices), so the one-off O(nnz) validation and
 conversions are not timed.  Private kernels get the exponential mechanism's

@@ -1,4 +1,4 @@
-"""Indexed heaps and the lazy Frank-Wolfe queue (dptoolkit._heap;
+"""Indexed heaps and the lazy Frank-Wolfe queue (dptoolkit.linear_model._frank_wolfe._heap;
 Raff, Khanna and Lu, NeurIPS 2023, Algorithm 3).
 
 ``LazyQueueFW``: build the queue over n coordinates, then 1000 Frank-Wolfe-like

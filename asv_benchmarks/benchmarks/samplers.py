@@ -1,6 +1,6 @@
 """Exponential-mechanism sampling over n items whose weights change between draws.
 
-``GroupedSampler``: the Big-Step Little-Step sampler (dptoolkit._grouped_sampler,
+``GroupedSampler``: the Big-Step Little-Step sampler (dptoolkit.linear_model._frank_wolfe._grouped_sampler,
 Algorithm 4 of Raff et al. 2023, corrected): build O(n), update O(1), draw O(sqrt(n)).
 ``NumpyInverseCDF``: the O(n)-per-draw baseline a solver would otherwise use
 after its weights changed (exp, cumsum, searchsorted over all n items).

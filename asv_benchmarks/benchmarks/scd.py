@@ -1,4 +1,4 @@
-"""One training epoch of the paper-003 solvers (dptoolkit._scd_fast), per variant.
+"""One training epoch of the paper-003 solvers (dptoolkit.linear_model._glm._scd_fast), per variant.
 
 An epoch is N/L mini-batch steps (L = 100 examples) for the dual variants and
 DP-SGD, and M/L steps (L = 10 coordinates) for the primal one.  The private

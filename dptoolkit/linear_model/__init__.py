@@ -1,15 +1,19 @@
 """Linear models: Frank-Wolfe LASSO (private and not), the Sparsifier and DP-IGHT
 (Khanna, Lu and Raff), DP-SCD and DP-SGD (Damaskinos et al.), private
-naive-Bayes-scaled logistic regression, and the DSAL Lasso solvers (Bao et al.)."""
-from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
-from ._dsal import (DSALLasso, ProxASAGALasso, ProxSVRGLasso, lasso_alpha_max,
+naive-Bayes-scaled logistic regression, and the DSAL Lasso solvers (Bao et al.).
+
+Each algorithm family is a wing with its compiled kernels beside it:
+``_frank_wolfe/`` (Frank-Wolfe and its kernels), ``_glm/`` (DP-SGD, DP-SCD,
+DP-IGHT, naive-Bayes-scaled logistic regression) and, as its own subpackage,
+:mod:`dptoolkit.dsal`, whose estimators are re-exported here.
+"""
+from ..dsal import (DSALLasso, ProxASAGALasso, ProxSVRGLasso, lasso_alpha_max,
                     lasso_duality_gap)
-from ._base import primal_objective, transform_rows
-from ._scd import DPSCDClassifier, DPSCDRegressor
-from ._dpsgd import DPSGDClassifier, DPSGDRegressor
+from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
+from ._glm import (DPIGHTClassifier, DPNBLogisticClassifier, DPSCDClassifier,
+                   DPSCDRegressor, DPSGDClassifier, DPSGDRegressor)
+from ._glm._base import primal_objective, transform_rows
 from ._sparsifier import SparsifiedLassoClassifier
-from ._ight import DPIGHTClassifier
-from ._nb_logistic import DPNBLogisticClassifier
 
 __all__ = [
     "DEFAULT_REFRESH_TOL",

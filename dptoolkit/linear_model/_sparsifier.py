@@ -16,7 +16,7 @@ from .._validation import (check_positive_int, check_scalar_range,
                            check_X_y_named)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
-from ._base import _ClassifierOutputs, _store_params
+from .._estimator import _ClassifierOutputs, _store_params
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",

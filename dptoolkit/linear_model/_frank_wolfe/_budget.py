@@ -1,0 +1,396 @@
+r"""The selector registry and the one budget split of private Frank-Wolfe.
+
+Used by :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` for two
+classes (paper 000, Algorithms 1-2) and for K > 2 classes (paper 001,
+Appendix A, Algorithm 3), and by the Sparsifier's inner fit.
+
+**Selectors.**  :data:`SELECTORS` lists every vertex selector once: whether it
+is private, which solvers and which problems (binary, multinomial) run it, the
+kernel it maps to, and the mechanism it implements.
+
+**Mechanisms and their accounting.**  A private step releases one vertex
+:math:`\pm\lambda e_j` (per class for K > 2).  The scores
+:math:`u(s) = -\langle s, \alpha_t\rangle` have sensitivity
+:math:`\Delta = f L` in kernel units (``l1_bound`` factored out; ``L = 1`` for
+the logistic loss with :math:`\|x_i\|_\infty \le 1`, ``L = 2`` summed over the
+classes of the multinomial loss, paper 001 Theorem 4; ``f = 2`` for
+replace-one).
+
+* Exponential-mechanism selectors (``"grouped"``, ``"exponential"``,
+  ``"noisy_max"``): weight :math:`\exp(\varepsilon' u / (2\Delta))`, so the
+  kernel coefficient is :math:`c = \varepsilon' / (2\Delta)`.  Each step is
+  :math:`\varepsilon'`-DP and :math:`\varepsilon'`-bounded-range, hence
+  :math:`\varepsilon'^2/8`-zCDP (Cesar and Rogers 2021, Lemma 3.2); the K
+  selections of a multinomial step have ranges :math:`2 c f r_k` with
+  :math:`\sum_k r_k \le L`, so the step is
+  :math:`(\sum_k 2cfr_k)^2/8 \le \varepsilon'^2/8`-zCDP.
+* Laplace report-noisy-max (``"laplace"``; Talwar, Thakurta and Zhang 2015 as in
+  paper 001, Algorithm 1): scale :math:`b = 2\Delta/\varepsilon'`, each step
+  :math:`\varepsilon'`-DP.  It is **not** a bounded-range mechanism, so the zCDP
+  bound above does not apply; it is accounted as pure DP (basic or advanced
+  composition).  ``"laplace_talwar"`` is the printed scale, kept for
+  reproduction with the guarantee it really gives.
+
+**Budget split** (``accounting``):
+
+``"zcdp"``
+    :math:`\varepsilon'` is the largest per-step parameter whose T-fold
+    composition, as Renyi DP (:class:`~dptoolkit.accounting.PrivacyAccountant`
+    with the improved conversion of Canonne, Kamath and Steinke 2020), is
+    (epsilon, delta)-DP.  Exponential-mechanism selectors only; needs delta > 0.
+``"advanced"``
+    The larger of :math:`\varepsilon/T` (basic) and the exact inverse of the
+    full Dwork-Rothblum-Vadhan bound
+    :math:`\varepsilon'\sqrt{2T\ln(1/\delta)} + T\varepsilon'(e^{\varepsilon'}-1)`
+    (not the simplified form of paper 000, Appendix B.2).
+``"auto"`` (default)
+    ``"zcdp"`` for exponential-mechanism selectors with delta > 0, else
+    ``"advanced"``.  At T = 1000, (1, 1e-5): :math:`\varepsilon'` = 1.56e-2
+    against 6.33e-3.
+
+**Floating point.**  Each selector's draw deviates from the exact law by a
+per-step :math:`(\gamma, \delta_{fp})` (:func:`floating_point_bounds`); a step is
+then :math:`(\varepsilon' + 2\gamma)`-DP and :math:`(\varepsilon' +
+4\gamma)`-bounded-range up to :math:`\delta_{fp}`, and
+:math:`T(1 + e^{\varepsilon'+2\gamma})\delta_{fp}` is taken from delta (or
+reported as the delta of an otherwise pure-DP fit).  Paper 000, footnote 4:
+weights that underflow get probability 0, an (epsilon, tiny-delta) effect
+included here.
+"""
+import dataclasses
+import math
+
+from ...accounting import calibrate_parameter, per_step_epsilon
+from ...accounting.events import (ApproxDPEvent, ComposedEvent, ExponentialMechanismEvent,
+                                  GaussianEvent, PureDPEvent, SelfComposedEvent, ZCDPEvent)
+
+__all__ = ["SELECTORS", "SelectorSpec", "FWBudget", "resolve_selector", "split_budget",
+           "nonprivate_fast_selector", "HEAP_UPDATE_COST",
+           "floating_point_bounds", "ACCOUNTING_CHOICES"]
+
+ACCOUNTING_CHOICES = ("auto", "zcdp", "advanced")
+
+
+@dataclasses.dataclass(frozen=True)
+class SelectorSpec:
+    """One vertex selector.
+
+    Attributes
+    ----------
+    name : str
+    private : bool
+    mechanism : {"exponential", "laplace", None}
+        The law of a private selector's draw.
+    kernel : str
+        Name of the kernel's selector (``SELECTOR_CODES``).
+    solvers : tuple of str
+        Binary solvers that run it.
+    multinomial : bool
+        Available for K > 2 classes.
+    """
+    name: str
+    private: bool
+    mechanism: str
+    kernel: str
+    solvers: tuple
+    multinomial: bool
+
+
+#: Every selector of the Frank-Wolfe solvers, in one place.
+SELECTORS = {s.name: s for s in (
+    SelectorSpec("argmax", False, None, "argmax", ("fast", "standard"), True),
+    SelectorSpec("pairing_heap", False, None, "pairing_heap", ("fast",), False),
+    SelectorSpec("fibonacci_heap", False, None, "fibonacci_heap", ("fast",), False),
+    SelectorSpec("grouped", True, "exponential", "grouped", ("fast",), False),
+    SelectorSpec("exponential", True, "exponential", "exponential", ("fast", "standard"),
+                 True),
+    SelectorSpec("noisy_max", True, "exponential", "noisy_max", ("fast", "standard"), True),
+    SelectorSpec("laplace", True, "laplace", "laplace", ("fast", "standard"), True),
+    SelectorSpec("laplace_talwar", True, "laplace", "laplace", ("fast", "standard"), True),
+)}
+
+
+#: Cost of one lazy-heap update against one coordinate of the O(D) argmax scan
+#: (20 Newsgroups comp.* vs rec.*, 2^20 features, non-private fast solver: about
+#: 230 ns per pairing-heap update, under 1 ns per scanned coordinate).
+HEAP_UPDATE_COST = 256
+
+
+def nonprivate_fast_selector(n_features, nnz):
+    """The non-private selector ``"auto"`` gives the fast binary solver.
+
+    A step changes the gradient of at most ``min(D, nnz(X))`` coordinates, and a
+    heap pays :data:`HEAP_UPDATE_COST` scanned coordinates for each, against one
+    O(D) scan for ``"argmax"``.  So the pairing heap (Algorithm 3 of paper 000)
+    is chosen only when even a step that touched every non-zero would cost less
+    than a scan, ``D >= HEAP_UPDATE_COST * nnz(X)`` (a few short documents
+    hashed to many features); otherwise ``"argmax"``.  The rule reads only the
+    shape and nnz (no per-feature statistic): on text, whose frequent features
+    are the ones chosen, a step touches much of X and the heaps lose by 2-3x
+    (``scripts/bench_frank_wolfe.py nonprivate``; README, *Results*).
+
+    Parameters
+    ----------
+    n_features : int
+        D (after any screening).
+    nnz : int
+        Stored non-zeros of X.
+
+    Returns
+    -------
+    SelectorSpec
+    """
+    name = "pairing_heap" if n_features >= HEAP_UPDATE_COST * max(nnz, 1) else "argmax"
+    return SELECTORS[name]
+
+
+def resolve_selector(selector, *, private, solver, multinomial):
+    """The :class:`SelectorSpec` for a requested selector (``"auto"`` resolved).
+
+    ``"auto"``: non-private -> ``"argmax"`` (the fast binary solver then applies
+    :func:`nonprivate_fast_selector` once the data's shape is known); private ->
+    ``"grouped"`` for the fast binary solver, else ``"exponential"``.
+
+    Raises
+    ------
+    ValueError
+        Unknown selector, a private selector for a non-private fit (or the
+        reverse), or a selector the solver / problem does not run.
+    """
+    if selector == "auto":
+        if not private:
+            name = "argmax"
+        else:
+            name = "grouped" if solver == "fast" and not multinomial else "exponential"
+        return SELECTORS[name]
+    allowed = tuple(n for n, s in SELECTORS.items()
+                    if s.private == private and (s.multinomial or not multinomial))
+    if selector not in allowed:
+        kind = "private" if private else "non-private"
+        where = "with more than two classes the " if multinomial else "for a "
+        raise ValueError(f"{where}{kind} fit the selector must be 'auto' or one of "
+                         f"{allowed}, got {selector!r}")
+    spec = SELECTORS[selector]
+    if not multinomial and solver not in spec.solvers:
+        raise ValueError(f"selector {selector!r} needs solver='fast'")
+    return spec
+
+
+@dataclasses.dataclass(frozen=True)
+class FWBudget:
+    """The budget split of one private Frank-Wolfe fit.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The guarantee of the fit (``privacy_spent_``).
+    epsilon_step : float
+        Per-step :math:`\\varepsilon'` of the exact mechanism.
+    composition : str
+        ``"zcdp"``, ``"advanced"`` or ``"basic"``: how the steps compose.
+    kernel_parameter : float
+        What the kernel takes: the exponential-mechanism coefficient
+        :math:`c = \\varepsilon'/(2\\Delta)` or the Laplace scale :math:`b`.
+    event : PrivacyEvent
+        The steps (and the screening) as a privacy event.
+    screening_noise_multiplier : float or None
+        Noise multiplier of the candidate screening
+        (:mod:`~dptoolkit.linear_model._frank_wolfe._screening`), None without screening.
+    """
+    epsilon: float
+    delta: float
+    epsilon_step: float
+    composition: str
+    kernel_parameter: float
+    event: object
+    screening_noise_multiplier: float = None
+
+
+def floating_point_bounds(selector, n_features, group_size):
+    """Per-step ``(gamma, delta_fp)`` of a private selector as implemented in doubles.
+
+    For every set S of vertices, ``e^-gamma P(S) - delta_fp <= Q(S) <= e^gamma P(S) +
+    delta_fp`` with P the exact law and Q the law of one draw.
+
+    * ``"grouped"``: the sampler's proven bounds
+      (:func:`~dptoolkit.linear_model._frank_wolfe._grouped_sampler.floating_point_bounds`, those of
+      :meth:`GroupedExpSampler.floating_point_bounds`).
+    * ``"exponential"``: the inverse-CDF draw uses one 53-bit uniform, so each
+      coordinate's probability is quantised to multiples of 2^-53 and the running
+      sum of D weights carries a relative rounding error below D 2^-53: together an
+      additive error below 3 D 2^-53.
+    * ``"noisy_max"`` / ``"laplace"``: Gumbel / Laplace noise from a 53-bit uniform
+      is bounded (|noise| <= 36.8 scales), so vertices far behind the best have
+      probability exactly 0 instead of at most e^-36.7 each, and the noise CDF is
+      quantised to 2^-53: an additive error below 4 D 2^-53 over the 2D vertices.
+    * every selector: the sign draw ``U < sigmoid(2x)`` is quantised to 2^-53.
+
+    The last three are first-order bounds on quantisation effects; the grouped
+    sampler's is derived in full in its module.
+    """
+    from . import _grouped_sampler
+
+    unit = 2.0 ** -53
+    sign_delta = 2.0 * unit
+    if selector == "grouped":
+        # from the sizes alone (building a sampler would allocate O(D) arrays)
+        gamma, delta_fp = _grouped_sampler.floating_point_bounds(n_features,
+                                                                 group_size or None)
+        return gamma, delta_fp + sign_delta
+    per_coordinate = 3.0 if selector == "exponential" else 4.0
+    return 8.0 * unit, per_coordinate * n_features * unit + sign_delta
+
+
+def _step_event(mechanism, eps_pure, gamma):
+    """One step as an event: bounded range widens by 4 gamma, pure DP by 2 gamma."""
+    if mechanism == "exponential":
+        return ExponentialMechanismEvent(eps_pure, bounded_range=eps_pure + 2.0 * gamma)
+    return PureDPEvent(eps_pure)
+
+
+def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_classes=1,
+                 neighbouring="add_remove", lipschitz=1.0, accounting="auto",
+                 screening_fraction=0.0):
+    r"""Split (epsilon, delta) over ``max_iter`` steps of selector ``spec``.
+
+    Parameters
+    ----------
+    spec : SelectorSpec
+        A private selector.
+    epsilon : float
+        > 0.
+    delta : float
+        In [0, 1); 0 means pure DP (up to the floating-point delta).
+    max_iter : int
+        Number of steps T.
+    n_features : int
+        D (sets the floating-point bounds).
+    group_size : int, default=0
+        Grouped sampler's group size (0: its default).
+    n_classes : int, default=1
+        K selections per step (1 for two classes).
+    neighbouring : {"add_remove", "replace_one"}
+    lipschitz : float, default=1.0
+        L of the loss (1 binary logistic, 2 multinomial).
+    accounting : {"auto", "zcdp", "advanced"}, default="auto"
+    screening_fraction : float, default=0.0
+        Fraction of the zCDP budget rho (the largest rho that is (epsilon,
+        delta)-DP) given to the Gaussian candidate screening, whose noise
+        multiplier is then :math:`1/\sqrt{2 f \rho}`; the steps get the rest,
+        calibrated on the exact composition.  In [0, 1); only with zCDP
+        accounting (ignored otherwise: the budget then has no screening).
+
+    Returns
+    -------
+    FWBudget
+
+    Raises
+    ------
+    ValueError
+        ``accounting="zcdp"`` with a Laplace selector (not bounded range) or with
+        delta = 0; a delta below the floating-point delta; a per-step epsilon
+        below the floating-point error.
+    """
+    from ...accounting.talwar import laplace_selector_parameters
+
+    if accounting not in ACCOUNTING_CHOICES:
+        raise ValueError(f"accounting must be one of {ACCOUNTING_CHOICES}, got "
+                         f"{accounting!r}")
+    if accounting == "zcdp" and spec.mechanism != "exponential":
+        raise ValueError(f"accounting='zcdp' needs an exponential-mechanism selector: "
+                         f"{spec.name!r} is Laplace report-noisy-max, which is not a "
+                         "bounded-range mechanism, so the epsilon^2/8 zCDP bound does not "
+                         "hold for it (use accounting='advanced' or 'auto')")
+    if accounting == "zcdp" and delta <= 0:
+        raise ValueError("accounting='zcdp' needs delta > 0 (zCDP converts to "
+                         "(epsilon, delta)-DP with delta > 0)")
+    use_zcdp = spec.mechanism == "exponential" and delta > 0 and accounting != "advanced"
+    factor = 2.0 if neighbouring == "replace_one" else 1.0
+    sensitivity = factor * lipschitz
+    if spec.name == "laplace_talwar":
+        eps_total, delta_total, eps_step, comp, scale = laplace_selector_parameters(
+            spec.name, epsilon=epsilon, delta=delta, epsilon_step=None, composition=None,
+            max_iter=max_iter, sensitivity=sensitivity, lipschitz=lipschitz,
+            n_classes=n_classes)
+        event = SelfComposedEvent(PureDPEvent(eps_step), max_iter)
+        return FWBudget(eps_total, delta_total, eps_step, comp, scale, event)
+
+    gamma1, delta_fp1 = floating_point_bounds(spec.name, n_features, group_size)
+    gamma, delta_fp = n_classes * gamma1, n_classes * delta_fp1
+    # (1 + e^(eps0 + 2 gamma)) delta_fp per step; bound eps0 by its value without the
+    # floating-point terms (the true eps0 can only be smaller)
+    eps0_max = epsilon / max_iter
+    if delta > 0:
+        eps0_max = max(eps0_max, per_step_epsilon(epsilon_total=epsilon, delta_slack=delta,
+                                                  k=max_iter))
+        if use_zcdp:
+            eps0_max = max(eps0_max, _zcdp_step(epsilon, delta, max_iter, 0.0, 0.0))
+    delta_steps = max_iter * (1.0 + math.exp(min(eps0_max + 2 * gamma, 700.0))) * delta_fp
+    screen_sigma = None
+    if use_zcdp and screening_fraction > 0 and delta_steps < delta:
+        rho = calibrate_parameter(
+            lambda r: ComposedEvent((ZCDPEvent(r), ApproxDPEvent(0.0, delta_steps))),
+            target_epsilon=epsilon, delta=delta, low=1e-12, high=1e6, method="rdp")
+        screen_sigma = 1.0 / math.sqrt(2.0 * screening_fraction * rho)
+        eps_z = _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma)
+        if eps_z <= 2.0 * gamma:
+            raise ValueError(f"epsilon={epsilon:g} leaves no budget for {max_iter} steps "
+                             "after the candidate screening")
+        eps_step = eps_z - 2.0 * gamma
+        event = ComposedEvent((GaussianEvent(screen_sigma),
+                               SelfComposedEvent(_step_event(spec.mechanism, eps_z, gamma),
+                                                 max_iter),
+                               ApproxDPEvent(0.0, delta_steps)))
+        return FWBudget(epsilon, delta, eps_step, "zcdp", eps_step / (2.0 * sensitivity),
+                        event, screen_sigma)
+    eps0, composition = epsilon / max_iter, "basic"
+    if delta > 0:
+        if delta_steps >= delta:
+            raise ValueError(f"delta={delta:g} is below the floating-point delta "
+                             f"{delta_steps:.3g} of {max_iter} {spec.name!r} draws "
+                             "(the per-step epsilon is too large for this bound)")
+        eps_adv = per_step_epsilon(epsilon_total=epsilon, delta_slack=delta - delta_steps,
+                                   k=max_iter)
+        if eps_adv > eps0:
+            eps0, composition = eps_adv, "advanced"
+        if use_zcdp:
+            eps_z = _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps)
+            if eps_z > eps0:
+                eps0, composition = eps_z, "zcdp"
+    else:
+        delta = min(delta_steps, 1.0)  # pure DP up to the floating-point delta
+    eps_step = eps0 - 2.0 * gamma
+    if eps_step <= 0:
+        raise ValueError(f"epsilon={epsilon:g} over {max_iter} steps is below the "
+                         f"floating-point error of selector {spec.name!r}")
+    event = ComposedEvent((SelfComposedEvent(_step_event(spec.mechanism, eps0, gamma),
+                                             max_iter),
+                           ApproxDPEvent(0.0, min(delta_steps, 1.0))))
+    if spec.mechanism == "laplace":
+        _, _, _, _, scale = laplace_selector_parameters(
+            spec.name, epsilon=epsilon, delta=delta, epsilon_step=eps_step,
+            composition=composition, max_iter=max_iter, sensitivity=sensitivity,
+            lipschitz=lipschitz, n_classes=n_classes)
+        return FWBudget(epsilon, delta, eps_step, composition, scale, event)
+    return FWBudget(epsilon, delta, eps_step, composition, eps_step / (2.0 * sensitivity),
+                    event)
+
+
+def _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma=None):
+    """Largest eps0 (pure per-step epsilon incl. 2 gamma) whose T bounded-range steps
+    (range eps0 + 2 gamma), the screening (if any) and the floating-point delta are
+    (epsilon, delta)-DP."""
+    head = () if screen_sigma is None else (GaussianEvent(screen_sigma),)
+
+    def event(eps0):
+        return ComposedEvent(head + (
+            SelfComposedEvent(ExponentialMechanismEvent(eps0, bounded_range=eps0 + 2 * gamma),
+                              max_iter),
+            ApproxDPEvent(0.0, delta_steps)))
+
+    try:
+        return calibrate_parameter(event, target_epsilon=epsilon, delta=delta,
+                                   low=1e-12 * epsilon, high=epsilon, method="rdp",
+                                   rtol=1e-10)
+    except ValueError:
+        return 0.0

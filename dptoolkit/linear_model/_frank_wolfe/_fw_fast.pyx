@@ -1,0 +1,1141 @@
+# Frank-Wolfe kernels for L1-constrained logistic regression (paper 000).
+#
+#   minimise  F(w) = sum_i [log(1 + exp(x_i.w)) - y_i x_i.w]   s.t. ||w||_1 <= l1_bound,
+#
+# labels y_i in {0, 1}.  The kernels work with the *sum* of per-example losses:
+# alpha = X^T q with q_i = sigmoid(x_i.w) - y_i is the gradient of F, and the
+# gap <alpha, w - s> is N times the gap of the mean loss (the Python layer
+# divides).  Step size eta_t = 2 / (t + 2) for t = 1..T, as in the paper.
+#
+# StandardFW  Algorithm 1: each iteration recomputes v = X w (CSR), q, alpha =
+#             X^T q (CSC) and takes one O(D) pass for the vertex and one for w.
+# FastFW      Algorithm 2: w = w_m * wt with a scalar w_m, margins v = w_m * vt
+#             maintained exactly, row gradients q_i recomputed only for rows that
+#             contain the chosen feature, alpha and the gap updated sparsely, the
+#             vertex chosen by a priority queue (heaps) or the grouped sampler.
+#             Bounded staleness (Algorithm 2 as printed never refreshes): rows not touched
+#             keep q_i computed at an older scale of w; everything is recomputed
+#             exactly whenever the product of (1 - eta) since the last refresh
+#             drops below 1 - refresh_tol, so every stored q_i was computed at a
+#             margin within relative error refresh_tol of the current one.  The
+#             refresh gives the q of a recomputation from scratch, bit for bit;
+#             alpha is updated over the rows whose q changed (or recomputed by a
+#             full pass when they hold most of X), see FastFW.
+#
+# Vertex selection (``selector`` codes, shared with the Python layer):
+#   non-private: 0 argmax (O(D) scan), 1 pairing heap, 2 Fibonacci heap (Alg. 3)
+#   private:     10 exponential mechanism by inverse CDF (O(D) per step),
+#                11 noisy max = Gumbel-max over the 2D signed vertices (O(D)),
+#                12 grouped Big-Step Little-Step sampler (Alg. 4, fast solver),
+#                13 Laplace report-noisy-max over the 2D signed vertices
+#                   (Talwar et al., as printed in papers 000/001).
+#   The private selectors 10-12 all implement the exponential mechanism over the
+#   2D vertices s = sigma * l1_bound * e_j, score u(s) = -<s, alpha>, with
+#   log-weight sigma * (-coef) * alpha_j where coef = eps_step / (2 * sensitivity
+#   of the sum-score / l1_bound).  The coordinate is drawn with log-weight
+#   logaddexp(coef*alpha_j, -coef*alpha_j) and then the sign with
+#   P(descent) = sigmoid(2 coef |alpha_j|) (the sign is sampled: both signed
+#   vertices are in the mechanism's range).
+#   For selector 13 ``coef`` is the Laplace noise scale b on the score
+#   -sigma*alpha_j (sum-score units, l1_bound factored out).
+cimport cython
+from libc.math cimport exp, log, log1p, fabs, INFINITY, isfinite
+from libc.stdlib cimport malloc, free, qsort
+from libc.string cimport memset
+from libc.stdint cimport int32_t, int64_t
+from numpy.random cimport bitgen_t
+
+import numpy as np
+
+from dptoolkit._typedefs cimport float64_t, intp_t, index_t
+from dptoolkit._random cimport get_bitgen, uniform, uniform_open, standard_gumbel, laplace
+from dptoolkit._math cimport sigmoid, sign_of
+from dptoolkit.linear_model._frank_wolfe._heap cimport LazyMaxQueue
+from dptoolkit.linear_model._frank_wolfe._grouped_sampler cimport GroupedExpSampler
+
+cdef double LN2 = 0.6931471805599453
+
+cdef extern from *:
+    """
+    #define DPT_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    """
+    void prefetch "DPT_PREFETCH"(const void* p) noexcept nogil
+
+# Prefetch distance (items) of the loops that gather/scatter by index.
+cdef intp_t PF = 16
+
+# FastFW refresh: how alpha = X^T q is brought up to date (module comment).
+cdef enum:
+    RF_AUTO = 0
+    RF_FULL = 1
+    RF_INCREMENTAL = 2
+REFRESH_AUTO = RF_AUTO
+REFRESH_FULL = RF_FULL
+REFRESH_INCREMENTAL = RF_INCREMENTAL
+# auto: a full CSC pass when the rows whose gradient changed hold more than this
+# fraction of nnz(X).  With a selector that tracks the changed coordinates (heaps,
+# grouped sampler) the scatter also marks each coordinate it writes and costs 2.6
+# to 3.3 gathers per non-zero (IMDB 2^20, scatter over half the rows vs one full
+# gather, measured side by side): a third; without (argmax and the O(D)
+# selectors) about two gathers: a half ...
+cdef double FULL_PASS_FRACTION_TRACKED = 0.33
+cdef double FULL_PASS_FRACTION = 0.5
+# ... or when the incremental refreshes since the last full pass have processed
+# this many times nnz(X) (bounds the accumulated rounding of alpha).
+cdef double DRIFT_PASSES = 8.0
+# The selector is rebuilt (O(D)) instead of updated item by item when more than
+# this fraction of the D coordinates changed.
+cdef double REBUILD_FRACTION = 0.125
+
+
+cdef int _cmp_int32(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*> a)[0], z = (<const int32_t*> b)[0]
+    return (x > z) - (x < z)
+
+cdef enum:
+    SEL_ARGMAX = 0
+    SEL_PAIRING = 1
+    SEL_FIBONACCI = 2
+    SEL_EXPONENTIAL = 10
+    SEL_NOISY_MAX = 11
+    SEL_GROUPED = 12
+    SEL_LAPLACE = 13
+
+SELECTOR_CODES = {
+    "argmax": SEL_ARGMAX,
+    "pairing_heap": SEL_PAIRING,
+    "fibonacci_heap": SEL_FIBONACCI,
+    "exponential": SEL_EXPONENTIAL,
+    "noisy_max": SEL_NOISY_MAX,
+    "grouped": SEL_GROUPED,
+    "laplace": SEL_LAPLACE,
+}
+PRIVATE_SELECTORS = frozenset(["exponential", "noisy_max", "grouped", "laplace"])
+
+
+cdef inline double log_weight(double coef, double a) noexcept nogil:
+    # log(exp(coef*a) + exp(-coef*a)) = log(2 cosh x), x = coef*|a|: both signs of
+    # coordinate j together.  Small x (most coordinates at private budgets) use
+    # the series ln 2 + x^2/2 - x^4/12 + x^6/45, whose truncation error
+    # 17 x^8 / 2520 is below 1e-17 for x < 0.01.
+    cdef double x = coef * fabs(a), x2
+    if x < 0.01:
+        x2 = x * x
+        return LN2 + x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0)))
+    return x + log1p(exp(-2.0 * x))
+
+
+def log_weight_array(double coef, const double[::1] a):
+    """The kernels' log-weight log(2 cosh(coef*|a|)) of each entry (for tests)."""
+    out = np.empty(a.shape[0])
+    cdef double[::1] o = out
+    cdef intp_t i
+    for i in range(a.shape[0]):
+        o[i] = log_weight(coef, a[i])
+    return out
+
+
+cdef inline double rnm_noise(bitgen_t* rng, bint gumbel, double scale) noexcept nogil:
+    if gumbel:
+        return standard_gumbel(rng)
+    return laplace(rng, scale)
+
+
+cdef inline double draw_sign(bitgen_t* rng, double coef, double a) noexcept nogil:
+    # Exponential mechanism over the two signs of coordinate j: the descent
+    # vertex -sign(a) * l1_bound * e_j has weight exp(coef*|a|), the ascent one
+    # exp(-coef*|a|).  Returns sigma, the sign of the vertex.
+    if uniform(rng) < sigmoid(2.0 * coef * fabs(a)):
+        return -sign_of(a)
+    return sign_of(a)
+
+
+@cython.final
+cdef class FWStats:
+    """Counters of one Frank-Wolfe run (work done, for benchmarks and tests)."""
+    cdef public long n_iter
+    cdef public long n_refresh
+    cdef public long touched_rows
+    cdef public long touched_nnz
+    cdef public long selector_updates
+    cdef public long sampler_group_resums
+    cdef public long sampler_rebuilds
+    cdef public long n_full_refresh     # refreshes done by a full pass over X
+    cdef public long refresh_nnz        # non-zeros processed by refreshes (in touched_nnz)
+    cdef public long n_full_steps       # fast steps that updated alpha by a full pass
+
+    def as_dict(self):
+        return dict(n_iter=self.n_iter, n_refresh=self.n_refresh,
+                    n_full_refresh=self.n_full_refresh, refresh_nnz=self.refresh_nnz,
+                    n_full_steps=self.n_full_steps,
+                    touched_rows=self.touched_rows, touched_nnz=self.touched_nnz,
+                    selector_updates=self.selector_updates,
+                    sampler_group_resums=self.sampler_group_resums,
+                    sampler_rebuilds=self.sampler_rebuilds)
+
+
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy
+
+
+# the bits of the float64 1.0
+cdef uint64_t ONE_BITS = 0x3FF0000000000000
+
+cdef enum:
+    # csr_to_csc: elements per early-exit check of the vectorised scans
+    SCAN_CHUNK = 4096
+    # csr_to_csc's column blocks: at most 2**16 columns (the packed local column
+    # index), about 2**19 bytes of output values per block (the block's output and
+    # its scratch copy stay in a 2 MiB L2 cache), at most 256 blocks (write
+    # streams of the bucketing pass)
+    CSC_MAX_BLOCK_BITS = 16
+    CSC_BLOCK_BYTES = 524288
+    CSC_MAX_BLOCKS = 256
+
+
+cdef bint _all_ones(const float64_t[::1] a) noexcept nogil:
+    # compares the bit patterns (x == 1.0 exactly when its bits are those of 1.0)
+    # in chunks without an early exit inside one, so that the compiler vectorises
+    # (it does not vectorise floating-point comparisons that may trap)
+    cdef intp_t s = 0, e, i, n = a.shape[0]
+    cdef const uint64_t* bits
+    cdef uint64_t differ
+    if n == 0:
+        return True
+    bits = <const uint64_t*> &a[0]
+    while s < n:
+        e = s + SCAN_CHUNK if s + SCAN_CHUNK < n else n
+        differ = 0
+        for i in range(s, e):
+            differ |= bits[i] ^ ONE_BITS
+        if differ:
+            return False
+        s = e
+    return True
+
+
+cdef int64_t _first_out_of_range(const int32_t* idx, int64_t n, uint32_t bound) noexcept nogil:
+    # first position p with idx[p] outside [0, bound), or -1 (vectorised in chunks)
+    cdef int64_t s = 0, e, i
+    cdef int bad
+    while s < n:
+        e = s + SCAN_CHUNK if s + SCAN_CHUNK < n else n
+        bad = 0
+        for i in range(s, e):
+            bad |= <uint32_t> idx[i] >= bound
+        if bad:
+            for i in range(s, e):
+                if <uint32_t> idx[i] >= bound:
+                    return i
+        s = e
+    return -1
+
+
+cdef void _block_counts(const int32_t* idx, int64_t n, int shift, int64_t* counts,
+                        intp_t n_blocks, int n_copies) noexcept nogil:
+    # counts[b] = number of idx >> shift == b; n_copies (1 or 4) interleaved
+    # histograms in counts[0 : n_copies * n_blocks] (zeroed by the caller), so that
+    # runs of one block do not chain store-to-load forwarding
+    cdef int64_t i, m = n - n % 4 if n_copies == 4 else 0
+    cdef intp_t b
+    for i in range(0, m, 4):
+        counts[idx[i] >> shift] += 1
+        counts[n_blocks + (idx[i + 1] >> shift)] += 1
+        counts[2 * n_blocks + (idx[i + 2] >> shift)] += 1
+        counts[3 * n_blocks + (idx[i + 3] >> shift)] += 1
+    for i in range(m, n):
+        counts[idx[i] >> shift] += 1
+    if n_copies == 4:
+        for b in range(n_blocks):
+            counts[b] += counts[n_blocks + b] + counts[2 * n_blocks + b] + counts[3 * n_blocks + b]
+
+
+cdef void _bucket_by_block(const int64_t* indptr, const int32_t* indices,
+                           const float64_t* data, intp_t n_rows, int shift,
+                           int64_t* fill, uint32_t* words, float64_t* values) noexcept nogil:
+    # first pass: entry (i, k) goes to the next free slot fill[k >> shift] of its
+    # column block as the word (i << shift) | (k mod 2**shift), rows in increasing
+    # order within each block (stable); its value too unless values is NULL
+    cdef intp_t i
+    cdef int64_t p, d, end
+    cdef uint32_t k, row, mask = (<uint32_t> 1 << shift) - 1
+    for i in range(n_rows):
+        end = indptr[i + 1]
+        row = (<uint32_t> i) << shift
+        if values == NULL:
+            for p in range(indptr[i], end):
+                k = <uint32_t> indices[p]
+                d = fill[k >> shift]
+                fill[k >> shift] = d + 1
+                words[d] = row | (k & mask)
+        else:
+            for p in range(indptr[i], end):
+                k = <uint32_t> indices[p]
+                d = fill[k >> shift]
+                fill[k >> shift] = d + 1
+                words[d] = row | (k & mask)
+                values[d] = data[p]
+
+
+cdef void _sort_block(int64_t start, int64_t end, intp_t width, int shift,
+                      uint32_t* words, float64_t* values, uint32_t* w_scratch,
+                      float64_t* v_scratch, int64_t* pos, int64_t* c_indptr) noexcept nogil:
+    # second pass over one column block (its entries words[start:end] from the
+    # first pass): a counting sort by local column within the block's own slice
+    # of the output, which stays in cache; the words become row indices.
+    # Writes c_indptr[1 .. width] (the block's columns); pos: width + 1 counters.
+    cdef intp_t c
+    cdef int64_t p, d, acc, n = end - start
+    cdef uint32_t v, mask = (<uint32_t> 1 << shift) - 1
+    for c in range(width + 1):
+        pos[c] = 0
+    if n > 0:
+        memcpy(w_scratch, &words[start], n * sizeof(uint32_t))
+    for p in range(n):
+        pos[(w_scratch[p] & mask) + 1] += 1
+    acc = start
+    for c in range(width):
+        acc += pos[c + 1]
+        pos[c] = acc - pos[c + 1]
+        c_indptr[c + 1] = acc
+    if n == 0:
+        return
+    if values != NULL:
+        memcpy(v_scratch, &values[start], n * sizeof(float64_t))
+        for p in range(n):
+            v = w_scratch[p]
+            d = pos[v & mask]
+            pos[v & mask] = d + 1
+            words[d] = v >> shift
+            values[d] = v_scratch[p]
+    else:
+        for p in range(n):
+            v = w_scratch[p]
+            d = pos[v & mask]
+            pos[v & mask] = d + 1
+            words[d] = v >> shift
+
+
+cdef int _row_bits(intp_t n_rows) noexcept nogil:
+    # bits of the largest row index n_rows - 1
+    cdef int bits = 0
+    while n_rows > 1 and ((<int64_t> 1 << bits) < n_rows):
+        bits += 1
+    return bits
+
+
+def _csc_block_bits(intp_t n_rows, intp_t n_cols, int64_t nnz, bint binary):
+    """log2 of the columns per block of :func:`csr_to_csc` (automatic choice).
+
+    About ``CSC_BLOCK_BYTES`` of output (4 bytes an entry, 12 with values) per
+    block and at most ``CSC_MAX_BLOCKS`` blocks, within the packing limits: at
+    most 16 bits, and ``block_bits`` plus the bits of the largest row index at
+    most 32.
+    """
+    cdef int64_t per_block = CSC_BLOCK_BYTES // (4 if binary else 12)
+    cdef int64_t n_blocks = max(1, min(<int64_t> CSC_MAX_BLOCKS, nnz // per_block))
+    cdef int64_t width = (n_cols + n_blocks - 1) // n_blocks
+    cdef int bits = 0
+    while (<int64_t> 1 << bits) < width and bits < CSC_MAX_BLOCK_BITS:
+        bits += 1
+    return min(bits, 32 - _row_bits(n_rows))
+
+
+def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bits=-1):
+    """Transpose CSR arrays into canonical CSC arrays for the kernels (one set-up pass).
+
+    A counting sort by column, rows in increasing order within each column: the
+    arrays of ``scipy.sparse.csr_array(...).tocsc()`` (sorted indices), built
+    directly with int32 row indices and int64 column pointers (the dtypes the
+    fast solver reads, so nothing is converted afterwards).  When every stored
+    value is 1.0 (binary data) the values need no permutation: ``data`` itself
+    is returned as the CSC values and only the indices are scattered.
+
+    The sort is cache-blocked in two passes (the two-pass radix sort with a
+    most-significant-digit first pass, Knuth, *The Art of Computer Programming*
+    Vol. 3, Section 5.2.5): the first pass buckets the entries by block of
+    ``2**block_bits`` consecutive columns, in row order, into the block's slice of
+    the output, each entry packed into one 32-bit word (row index and column
+    within the block); the second sorts each block's slice by column within it.
+    Every write of the second pass then falls inside one block's slice (a few
+    hundred KiB, in cache) instead of anywhere in the ``nnz``-entry output, which
+    a one-pass scatter pays a cache miss for at almost every entry.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64 of shape (n_rows + 1,)
+    indices : ndarray of int32 of shape (nnz,)
+        Column indices, each in ``[0, n_cols)``.
+    data : ndarray of float64 of shape (nnz,)
+    n_cols : int
+        Number of columns, in ``[0, 2**31 - 1)``.
+    block_bits : int, default=-1
+        log2 of the number of columns per block, in ``[0, 16]`` with
+        ``block_bits`` plus the bits of ``n_rows - 1`` at most 32; ``-1`` chooses
+        it from the shape (about 512 KiB of output per block).  The result does
+        not depend on it (exposed for tests).
+
+    Returns
+    -------
+    c_data : ndarray of float64 of shape (nnz,)
+        ``data`` itself when every value is 1.0, else a new array.
+    c_indices : ndarray of int32 of shape (nnz,)
+        Row indices, increasing within each column.
+    c_indptr : ndarray of int64 of shape (n_cols + 1,)
+
+    Raises
+    ------
+    ValueError
+        If ``n_cols`` or ``n_rows`` is outside ``[0, 2**31 - 1)``, the array
+        lengths disagree with ``indptr``, ``indptr`` decreases, a column
+        index is outside ``[0, n_cols)``, or ``block_bits`` is outside its range.
+    """
+    cdef const int64_t[::1] indptr = indptr_arr
+    cdef const int32_t[::1] indices = indices_arr
+    cdef const float64_t[::1] data = data_arr
+    cdef intp_t n_rows = indptr.shape[0] - 1
+    cdef intp_t i, b, n_blocks, width
+    cdef int64_t nnz, acc = 0, largest = 0, bad = -1
+    cdef int shift, n_copies
+    cdef bint binary, decreasing = False
+    if n_rows < 0 or n_rows >= 2 ** 31 - 1 or n_cols < 0 or n_cols >= 2 ** 31 - 1:
+        raise ValueError(f"csr_to_csc needs n_rows and n_cols in [0, 2**31 - 1), got "
+                         f"{n_rows} and {n_cols}")
+    nnz = indptr[n_rows]
+    if indptr[0] != 0 or nnz != indices.shape[0] or nnz != data.shape[0]:
+        raise ValueError(f"indptr must start at 0 and end at len(indices) == len(data), "
+                         f"got {indptr[0]}..{nnz} for {indices.shape[0]} indices and "
+                         f"{data.shape[0]} values")
+    if block_bits != -1 and not (0 <= block_bits <= CSC_MAX_BLOCK_BITS
+                                 and block_bits + _row_bits(n_rows) <= 32):
+        raise ValueError(f"block_bits must be -1 or in [0, {CSC_MAX_BLOCK_BITS}] with "
+                         f"block_bits + {_row_bits(n_rows)} (bits of the row index) "
+                         f"<= 32, got {block_bits}")
+    with nogil:
+        binary = _all_ones(data)
+        for i in range(n_rows):
+            if indptr[i + 1] < indptr[i]:
+                decreasing = True
+                break
+        if not decreasing and nnz > 0:
+            bad = _first_out_of_range(&indices[0], nnz, <uint32_t> n_cols)
+    if decreasing:
+        raise ValueError("indptr must be non-decreasing")
+    if bad >= 0:
+        raise ValueError(f"column indices must be in [0, {n_cols}), got "
+                         f"{indices[bad]}")
+    shift = block_bits if block_bits >= 0 else _csc_block_bits(n_rows, n_cols, nnz, binary)
+    n_blocks = ((n_cols - 1) >> shift) + 1 if n_cols > 0 else 0
+    n_copies = 4 if n_blocks <= 65536 else 1
+    c_indptr = np.empty(n_cols + 1, dtype=np.int64)
+    c_indices = np.empty(nnz, dtype=np.int32)
+    counts_arr = np.zeros(n_copies * n_blocks + 1, dtype=np.int64)
+    fill_arr = np.empty(n_blocks + 1, dtype=np.int64)
+    cdef int64_t[::1] cp = c_indptr, counts = counts_arr, fill = fill_arr
+    cdef int32_t[::1] ci = c_indices
+    cdef float64_t[::1] cd
+    if nnz > 0:
+        with nogil:
+            _block_counts(&indices[0], nnz, shift, &counts[0], n_blocks, n_copies)
+    for b in range(n_blocks):  # block b's slice of the output: fill[b] .. fill[b + 1]
+        largest = max(largest, counts[b])
+        fill[b] = acc
+        acc += counts[b]
+    fill[n_blocks] = acc
+    cp[0] = 0
+    if nnz == 0:
+        cp[:] = 0
+        return data_arr, c_indices, c_indptr
+    if binary:
+        c_data = data_arr
+    else:
+        c_data = np.empty(nnz)
+        cd = c_data
+    w_scratch_arr = np.empty(largest, dtype=np.uint32)
+    v_scratch_arr = np.empty(0 if binary else largest)
+    pos_arr = np.empty(min(<intp_t> 1 << shift, n_cols) + 1, dtype=np.int64)
+    cdef uint32_t[::1] w_scratch = w_scratch_arr
+    cdef float64_t[::1] vs = v_scratch_arr
+    cdef float64_t* values = NULL
+    cdef float64_t* v_scratch = NULL
+    cdef int64_t[::1] pos = pos_arr
+    cdef uint32_t* words = <uint32_t*> &ci[0]
+    if not binary:
+        values = &cd[0]
+        v_scratch = &vs[0]
+    with nogil:
+        _bucket_by_block(&indptr[0], &indices[0], &data[0], n_rows, shift, &fill[0],
+                         words, values)
+        # fill[b] is now the start of block b + 1, counts[b] the size of block b
+        for b in range(n_blocks):
+            width = min((b + 1) << shift, n_cols) - (b << shift)
+            _sort_block(fill[b] - counts[b], fill[b], width, shift, words, values,
+                        &w_scratch[0], v_scratch, &pos[0], &cp[b << shift])
+    return c_data, c_indices, c_indptr
+
+
+cdef class _FWBase:
+    """State shared by both solvers: the data views and the iteration counter."""
+    cdef const float64_t[::1] r_data
+    cdef const index_t[::1] r_indices
+    cdef const index_t[::1] r_indptr
+    cdef const float64_t[::1] c_data
+    cdef const index_t[::1] c_indices
+    cdef const index_t[::1] c_indptr
+    cdef const float64_t[::1] y
+    cdef intp_t n_samples
+    cdef intp_t n_features
+    cdef double l1_bound
+    cdef int selector
+    cdef double mech_coef
+    cdef object bit_generator
+    cdef double[::1] alpha
+    cdef double[::1] buf            # O(D) scratch for the O(D) private selectors
+    cdef public long t              # iterations done
+    cdef public FWStats stats
+
+    def __init__(self, r_data, r_indices, r_indptr, c_data, c_indices, c_indptr, y,
+                 double l1_bound, int selector, double coef, bit_generator,
+                 bint int64_indices=True):
+        # int64_indices=False (FastFW): the index arrays are not kept as int64
+        # views (the subclass keeps its own int32 copies; int32 input is not copied)
+        self.r_data = r_data
+        if int64_indices:
+            self.r_indices = r_indices
+            self.c_indices = c_indices
+        self.r_indptr = np.asarray(r_indptr, dtype=np.int64)
+        self.c_data = c_data
+        self.c_indptr = np.asarray(c_indptr, dtype=np.int64)
+        self.y = y
+        self.n_samples = r_indptr.shape[0] - 1
+        self.n_features = c_indptr.shape[0] - 1
+        self.l1_bound = l1_bound
+        self.selector = selector
+        self.mech_coef = coef
+        self.bit_generator = bit_generator
+        self.alpha = np.zeros(self.n_features)
+        self.buf = np.zeros(self.n_features if selector == SEL_EXPONENTIAL else 0)
+        self.t = 0
+        self.stats = FWStats()
+
+    cdef void xt_q(self, const double[::1] q) noexcept nogil:
+        # alpha = X^T q by columns (CSC gather: sequential writes)
+        # (local memoryviews: C cannot hoist self->buffer loads out of the loop)
+        cdef intp_t j
+        cdef index_t p
+        cdef double acc
+        cdef const float64_t[::1] data = self.c_data
+        cdef const index_t[::1] indices = self.c_indices, indptr = self.c_indptr
+        cdef double[::1] alpha = self.alpha
+        for j in range(self.n_features):
+            acc = 0.0
+            for p in range(indptr[j], indptr[j + 1]):
+                acc = acc + data[p] * q[indices[p]]
+            alpha[j] = acc
+
+    cdef intp_t select_dense(self, bitgen_t* rng, double* sigma) noexcept nogil:
+        # The O(D) selectors; returns j and writes the vertex sign to sigma.
+        cdef intp_t j, best = 0, n = self.n_features
+        cdef double a, m, v, g1, g2, total, target, acc, scale, c = self.mech_coef
+        cdef bint gumbel
+        cdef double[::1] alpha = self.alpha
+        if self.selector == SEL_ARGMAX:
+            m = -1.0
+            for j in range(n):
+                a = fabs(alpha[j])
+                if a > m:
+                    m = a
+                    best = j
+            sigma[0] = -sign_of(alpha[best])
+            return best
+        if self.selector == SEL_NOISY_MAX or self.selector == SEL_LAPLACE:
+            # report-noisy-max over the 2D signed vertices sigma*e_j with score
+            # -sigma*alpha_j: Gumbel noise on the scaled score is the exponential
+            # mechanism (Gumbel-max trick); Laplace noise of scale c is Talwar's.
+            gumbel = self.selector == SEL_NOISY_MAX
+            scale = c if gumbel else 1.0
+            m = -INFINITY
+            for j in range(n):
+                a = scale * alpha[j]
+                g1 = -a + rnm_noise(rng, gumbel, c)     # vertex +l1_bound e_j
+                g2 = a + rnm_noise(rng, gumbel, c)      # vertex -l1_bound e_j
+                if g1 > m:
+                    m = g1
+                    best = j
+                    sigma[0] = 1.0
+                if g2 > m:
+                    m = g2
+                    best = j
+                    sigma[0] = -1.0
+            return best
+        # SEL_EXPONENTIAL: inverse CDF over coordinates, then the sign.  Pass 1:
+        # the largest |alpha_j|; pass 2: the exact weights exp(c a - M) +
+        # exp(-c a - M) of both signs into buf and their sum; pass 3: adds only.
+        m = 0.0
+        for j in range(n):
+            a = fabs(alpha[j])
+            if a > m:
+                m = a
+        m = c * m
+        total = 0.0
+        for j in range(n):
+            a = c * fabs(alpha[j])
+            v = exp(a - m) + exp(-a - m)
+            self.buf[j] = v
+            total = total + v
+        target = uniform(rng) * total
+        acc = 0.0
+        best = n - 1
+        for j in range(n):
+            acc = acc + self.buf[j]
+            if acc > target:
+                best = j
+                break
+        sigma[0] = draw_sign(rng, c, alpha[best])
+        return best
+
+
+cdef class StandardFW(_FWBase):
+    """Algorithm 1 of paper 000: dense-work Frank-Wolfe with sparse mat-vecs.
+
+    Parameters (positional): CSR data/indices/indptr, CSC data/indices/indptr,
+    y (float64, {0,1}), l1_bound, selector code, coef (see module comment),
+    bit_generator (numpy BitGenerator).
+    """
+    cdef double[::1] w
+    cdef double[::1] v
+    cdef double[::1] q
+
+    def __init__(self, *args):
+        _FWBase.__init__(self, *args)
+        if self.selector in (SEL_PAIRING, SEL_FIBONACCI, SEL_GROUPED):
+            raise ValueError("the standard solver supports the argmax, exponential, "
+                             "noisy_max and laplace selectors")
+        self.w = np.zeros(self.n_features)
+        self.v = np.zeros(self.n_samples)
+        self.q = np.zeros(self.n_samples)
+
+    def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
+        """Run ``n_steps`` iterations, writing the (sum-form) FW gap of each to
+        ``gaps[t]``.  Stops early when gap <= tol.  Returns the steps done."""
+        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
+        cdef long done = 0
+        if n_steps < 0 or gaps.shape[0] < self.t + n_steps:
+            raise ValueError(f"gaps must have room for iterations {self.t + 1}.."
+                             f"{self.t + n_steps}, it has {gaps.shape[0]} entries")
+        with self.bit_generator.lock, nogil:
+            done = self._run(n_steps, gaps, tol, rng)
+        return done
+
+    cdef long _run(self, long n_steps, double[::1] gaps, double tol,
+                   bitgen_t* rng) noexcept nogil:
+        cdef intp_t i, j, n = self.n_samples, d = self.n_features
+        cdef index_t p
+        cdef long step
+        cdef double acc, eta, s, sigma = 1.0, aw, gap
+        cdef double[::1] w = self.w, v = self.v, q = self.q, alpha = self.alpha
+        cdef const float64_t[::1] data = self.r_data, y = self.y
+        cdef const index_t[::1] indices = self.r_indices, indptr = self.r_indptr
+        for step in range(n_steps):
+            self.t += 1
+            # v = X w, q = grad of the loss at v (CSR)
+            for i in range(n):
+                acc = 0.0
+                for p in range(indptr[i], indptr[i + 1]):
+                    acc = acc + data[p] * w[indices[p]]
+                v[i] = acc
+                q[i] = sigmoid(acc) - y[i]
+            self.xt_q(q)
+            j = self.select_dense(rng, &sigma)
+            s = sigma * self.l1_bound
+            aw = 0.0
+            for i in range(d):
+                aw = aw + alpha[i] * w[i]
+            gap = aw - s * alpha[j]
+            gaps[self.t - 1] = gap
+            eta = 2.0 / (self.t + 2.0)
+            for i in range(d):
+                w[i] = (1.0 - eta) * w[i]
+            w[j] = w[j] + eta * s
+            self.stats.n_iter += 1
+            self.stats.touched_nnz += 2 * self.r_indptr[n]
+            if gap <= tol:
+                return step + 1
+        return n_steps
+
+    def coef(self):
+        return np.asarray(self.w).copy()
+
+
+cdef class FastFW(_FWBase):
+    """Algorithm 2 of paper 000 with bounded-staleness refresh.
+
+    Positional parameters as StandardFW, except that the CSR/CSC index arrays
+    may be int32 (used without a copy) or int64 (copied to int32 once); indptr
+    may be either.  Extra parameters (keyword): refresh_tol (rho in [0, inf]), group_size
+    (grouped sampler; 0 = ceil(sqrt(D))), refresh_mode (REFRESH_AUTO: cost
+    model; REFRESH_FULL: every refresh is a full pass over X, as in the paper's
+    text; REFRESH_INCREMENTAL: only rows whose gradient changed, for tests).
+
+    The refresh (bounded staleness; Algorithm 2 as printed keeps stale q) makes q_i = sigmoid(x_i.w) - y_i
+    exact for every row and alpha = X^T q, h = <alpha, wt> consistent with it;
+    it runs at the same steps and yields the same q as a recomputation from
+    scratch.  Only its cost (hence the fit time: a timing side channel like that
+    of the sparse steps themselves; the counters n_full_refresh and refresh_nnz
+    are not released by private fits) is data-dependent:
+
+    * a row whose margin is 0 (no chosen feature) or whose recomputed gradient
+      equals the stored one contributes nothing to the change of alpha, so
+      alpha += X^T (q_new - q_old) over the *changed* rows only (CSR scatter);
+      when those rows hold more than FULL_PASS_FRACTION(_TRACKED) of nnz(X), or the
+      incremental refreshes since the last full pass have processed more than
+      DRIFT_PASSES * nnz(X), alpha = X^T q is recomputed from scratch (CSC
+      gather, the summation order of StandardFW, bit for bit);
+    * the scale w_m is folded into wt over the chosen coordinates only, and the
+      gap term h = <alpha, wt> is summed over them in increasing order (the
+      other terms are +-0, so this is the full sum bit for bit);
+    * the coordinates whose alpha_j changed (bitwise) are marked in a byte map
+      (no branch in the scatter); the selector is updated for them only, in
+      increasing order.  When more than REBUILD_FRACTION of the D coordinates
+      changed, the heaps are rebuilt and the grouped sampler takes the new
+      log-weights and re-sums its groups exactly (``reweight_batch``: the state
+      of a rebuild at the sampler's current reference, without an exp for the
+      unchanged coordinates).  An unchanged alpha_j keeps its stored
+      log-weight / heap key, which is what a recomputation would give.
+
+    A step applies the same rule: when the rows whose gradient the step changed
+    hold more than FULL_PASS_FRACTION(_TRACKED) of nnz(X) (the mechanism drew a frequent
+    feature), alpha = X^T q is recomputed by one full pass and the selector
+    rebuilt or updated from the marks, instead of a scatter over those rows and
+    one selector update per coordinate; such a step costs about one pass over X,
+    less than a standard step (two passes and O(D) work), so the fast solver's
+    time per step is bounded by the standard one's (IMDB, eps 8, T 300: 32 ms
+    vs 54 ms, was 70 ms).  Counter: FWStats.n_full_steps (not released by
+    private fits).
+
+    Indices are read as int32 (half the memory traffic of int64; int32 input,
+    what the estimator passes, is used without a copy), and
+    when every stored value of X is 1.0 the multiplications by it are skipped
+    (x * 1.0 == x exactly, so the results are unchanged).
+    """
+    cdef double[::1] wt
+    cdef double w_m
+    cdef double[::1] vt
+    cdef double[::1] q
+    cdef double h                 # <alpha, wt>
+    cdef double prod              # product of (1 - eta) since the last refresh
+    cdef double refresh_tol
+    cdef unsigned char[::1] dirty
+    cdef int32_t[::1] dirty_list
+    cdef LazyMaxQueue queue
+    cdef GroupedExpSampler sampler
+    cdef const int32_t[::1] r_idx          # int32 copies of the index arrays
+    cdef const int32_t[::1] c_idx
+    cdef bint binary                       # every stored value of X is 1.0
+    cdef long nnz
+    cdef int32_t[::1] support              # coordinates ever chosen (only they have wt != 0)
+    cdef intp_t n_support
+    cdef bint support_sorted
+    cdef unsigned char[::1] in_support
+    cdef int32_t[::1] rows                 # refresh scratch: rows whose gradient changed
+    cdef double[::1] gam                   # ... and by how much
+    cdef int refresh_mode
+    cdef double drift_nnz                  # nnz processed incrementally since the last full pass
+    cdef double full_fraction              # FULL_PASS_FRACTION(_TRACKED) for this selector
+    cdef bint selector_ready               # the selector holds every coordinate
+    cdef double[::1] lw_buf                # new log-weights of one batched sampler update
+
+    def __init__(self, *args, double refresh_tol=0.1, long group_size=0,
+                 int refresh_mode=RF_AUTO):
+        _FWBase.__init__(self, *args, int64_indices=False)
+        if refresh_mode not in (RF_AUTO, RF_FULL, RF_INCREMENTAL):
+            raise ValueError(f"refresh_mode must be 0, 1 or 2, got {refresh_mode}")
+        if self.n_samples >= 2 ** 31 - 1 or self.n_features >= 2 ** 31 - 1:
+            raise ValueError("the fast solver needs n_samples and n_features below 2**31 - 1")
+        self.refresh_tol = refresh_tol
+        self.refresh_mode = refresh_mode
+        # int32 or int64 index arrays are accepted; int32 ones are used as they are
+        self.r_idx = np.asarray(args[1]).astype(np.int32, copy=False)
+        self.c_idx = np.asarray(args[4]).astype(np.int32, copy=False)
+        if self.r_idx.shape[0] != self.r_data.shape[0] or self.c_idx.shape[0] != self.c_data.shape[0]:
+            raise ValueError("index and data arrays of X differ in length")
+        self.nnz = self.r_indptr[self.n_samples]
+        with nogil:
+            # (the CSC values are the CSR array itself for binary data: csr_to_csc)
+            self.binary = _all_ones(self.r_data) and (
+                self.c_data.shape[0] == 0 or &self.c_data[0] == &self.r_data[0]
+                or _all_ones(self.c_data))
+        self.wt = np.zeros(self.n_features)
+        self.w_m = 1.0
+        self.vt = np.zeros(self.n_samples)
+        self.q = np.zeros(self.n_samples)
+        self.h = 0.0
+        self.prod = 1.0
+        self.dirty = np.zeros(self.n_features, dtype=np.uint8)
+        self.dirty_list = np.zeros(self.n_features + 1, dtype=np.int32)  # +1: branch-free append
+        self.support = np.zeros(self.n_features, dtype=np.int32)
+        self.n_support = 0
+        self.support_sorted = True
+        self.in_support = np.zeros(self.n_features, dtype=np.uint8)
+        self.rows = np.zeros(self.n_samples, dtype=np.int32)
+        self.gam = np.zeros(self.n_samples)
+        self.drift_nnz = 0.0
+        self.full_fraction = FULL_PASS_FRACTION
+        if self.selector in (SEL_PAIRING, SEL_FIBONACCI, SEL_GROUPED):
+            self.full_fraction = FULL_PASS_FRACTION_TRACKED
+        self.selector_ready = False
+        if self.selector == SEL_PAIRING:
+            self.queue = LazyMaxQueue("pairing", self.n_features)
+        elif self.selector == SEL_FIBONACCI:
+            self.queue = LazyMaxQueue("fibonacci", self.n_features)
+        elif self.selector == SEL_GROUPED:
+            self.sampler = GroupedExpSampler(self.n_features,
+                                             group_size if group_size > 0 else None)
+            self.lw_buf = np.zeros(self.n_features + 1)
+
+    def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
+        """Run ``n_steps`` iterations (see StandardFW.run)."""
+        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
+        cdef long done = 0
+        if n_steps < 0 or gaps.shape[0] < self.t + n_steps:
+            raise ValueError(f"gaps must have room for iterations {self.t + 1}.."
+                             f"{self.t + n_steps}, it has {gaps.shape[0]} entries")
+        with self.bit_generator.lock, nogil:
+            done = self._run(n_steps, gaps, tol, rng)
+        if self.sampler is not None:
+            self.stats.sampler_group_resums = self.sampler.n_group_resums
+            self.stats.sampler_rebuilds = self.sampler.n_rebuilds
+        if done < 0:
+            raise FloatingPointError("the grouped sampler found no positive weight "
+                                     "(non-finite gradient); check the data")
+        return done
+
+    def state(self):
+        """Copies of the maintained state (for tests): w_m, wt, vt, q, alpha, h."""
+        return dict(w_m=self.w_m, wt=np.asarray(self.wt).copy(),
+                    vt=np.asarray(self.vt).copy(), q=np.asarray(self.q).copy(),
+                    alpha=np.asarray(self.alpha).copy(), h=self.h, prod=self.prod)
+
+    cdef void full_alpha(self, bint mark) noexcept nogil:
+        # alpha = X^T q by columns (CSC gather), the summation order of xt_q;
+        # with ``mark``, dirty[j] = 1 where alpha_j changed (bitwise)
+        cdef intp_t j, d = self.n_features
+        cdef index_t p
+        cdef double acc
+        cdef const float64_t[::1] data = self.c_data
+        cdef const int32_t[::1] idx = self.c_idx
+        cdef const index_t[::1] indptr = self.c_indptr
+        cdef const double[::1] q = self.q
+        cdef double[::1] alpha = self.alpha
+        cdef unsigned char[::1] dirty = self.dirty
+        for j in range(d):
+            acc = 0.0
+            if self.binary:
+                for p in range(indptr[j], indptr[j + 1]):
+                    acc = acc + q[idx[p]]
+            else:
+                for p in range(indptr[j], indptr[j + 1]):
+                    acc = acc + data[p] * q[idx[p]]
+            if mark:
+                dirty[j] = acc != alpha[j]
+            alpha[j] = acc
+
+    cdef void scatter_rows(self, intp_t n_rows, bint mark) noexcept nogil:
+        # alpha += X^T gamma over the listed rows (CSR scatter); with ``mark``,
+        # dirty[k] = 1 for every coordinate written (no branch, no list)
+        cdef intp_t r, k
+        cdef index_t p, lo, hi
+        cdef double g
+        cdef double[::1] alpha = self.alpha
+        cdef const double[::1] gam = self.gam
+        cdef const int32_t[::1] rows = self.rows, idx = self.r_idx
+        cdef const index_t[::1] indptr = self.r_indptr
+        cdef const float64_t[::1] data = self.r_data
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef bint binary = self.binary
+        for r in range(n_rows):
+            g = gam[r]
+            lo = indptr[rows[r]]
+            hi = indptr[rows[r] + 1]
+            for p in range(lo, hi):
+                if p + PF < hi:
+                    prefetch(&alpha[idx[p + PF]])
+                k = idx[p]
+                if binary:
+                    alpha[k] = alpha[k] + g
+                else:
+                    alpha[k] = alpha[k] + g * data[p]
+                if mark:
+                    dirty[k] = 1
+
+    cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
+        # one queue/sampler update per listed coordinate; clears the dirty flags
+        cdef intp_t r, k, kk
+        cdef double c = self.mech_coef
+        cdef double[::1] alpha = self.alpha
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef const int32_t[::1] dirty_list = self.dirty_list
+        cdef double* lwb
+        if self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI:
+            for r in range(n_dirty):
+                k = dirty_list[r]
+                dirty[k] = 0
+                self.queue.update(k, alpha[k])
+        elif self.selector == SEL_GROUPED:
+            # the new log-weights in list order, then one batched sampler update
+            # (same weights as one update per coordinate; each changed group's
+            # sum checked and the total updated once: _grouped_sampler)
+            lwb = &self.lw_buf[0]
+            for r in range(n_dirty):
+                if r + PF < n_dirty:
+                    kk = dirty_list[r + PF]
+                    prefetch(&alpha[kk])
+                    prefetch(&dirty[kk])
+                k = dirty_list[r]
+                dirty[k] = 0
+                lwb[r] = log_weight(c, alpha[k])
+            if n_dirty > 0:
+                self.sampler.update_batch(&dirty_list[0], lwb, n_dirty)
+        else:
+            for r in range(n_dirty):
+                dirty[dirty_list[r]] = 0
+        self.stats.selector_updates += n_dirty
+
+    cdef void selector_from_marks(self, bint force_rebuild) noexcept nogil:
+        # The coordinates whose alpha changed are marked in dirty[]: list them in
+        # increasing order and clear the marks (one branch-free pass), then
+        # bring the selector up to date for them.  Many changed coordinates
+        # (more than REBUILD_FRACTION of D, or forced for the heaps): the heaps
+        # are rebuilt; the sampler takes the new log-weights and re-sums every
+        # group exactly (reweight_batch: no exp for the unchanged coordinates).
+        # Few: one batched update (update_selector).
+        cdef intp_t j, r, n_dirty = 0, d = self.n_features
+        cdef double c = self.mech_coef
+        cdef const double[::1] alpha = self.alpha
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef int32_t[::1] dirty_list = self.dirty_list
+        cdef double* lwb
+        cdef bint many
+        for j in range(d):
+            dirty_list[n_dirty] = <int32_t> j
+            n_dirty += dirty[j]
+        if d > 0:
+            memset(&dirty[0], 0, d)
+        many = n_dirty > REBUILD_FRACTION * d
+        if self.selector == SEL_GROUPED and many:
+            lwb = &self.lw_buf[0]
+            for r in range(n_dirty):
+                lwb[r] = log_weight(c, alpha[dirty_list[r]])
+            self.sampler.reweight_batch(&dirty_list[0], lwb, n_dirty)
+            self.stats.selector_updates += n_dirty
+        elif (self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI) and (
+                force_rebuild or many):
+            self.queue.build(self.alpha)
+        else:
+            self.update_selector(n_dirty)
+
+    cdef void refresh(self) noexcept nogil:
+        # Exact q for every row at the current scale; alpha, h and the selector
+        # brought up to date (class docstring).
+        cdef intp_t i, j, k, r, n = self.n_samples, d = self.n_features
+        cdef intp_t n_rows = 0, n_dirty = 0
+        cdef long work = 0
+        cdef double h = 0.0, c = self.mech_coef, w_m = self.w_m, qn, g
+        cdef double[::1] wt = self.wt, vt = self.vt, q = self.q, alpha = self.alpha
+        cdef double[::1] gam = self.gam
+        cdef double[::1] logw
+        cdef const float64_t[::1] y = self.y
+        cdef const index_t[::1] r_indptr = self.r_indptr
+        cdef int32_t[::1] rows = self.rows, support = self.support
+        cdef int32_t[::1] dirty_list = self.dirty_list
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef bint full, track, rebuild
+        cdef int selector = self.selector
+        if w_m != 1.0:
+            for r in range(self.n_support):
+                j = support[r]
+                wt[j] = wt[j] * w_m
+            for i in range(n):
+                vt[i] = vt[i] * w_m
+            self.w_m = 1.0
+        # exact row gradients; list the rows whose gradient changed
+        for i in range(n):
+            qn = sigmoid(vt[i]) - y[i]
+            g = qn - q[i]
+            q[i] = qn
+            if g != 0.0:
+                rows[n_rows] = <int32_t> i
+                gam[n_rows] = g
+                n_rows += 1
+                work += r_indptr[i + 1] - r_indptr[i]
+        if self.refresh_mode == RF_FULL:
+            full = True
+        elif self.refresh_mode == RF_INCREMENTAL:
+            full = False
+        else:
+            full = (work > self.full_fraction * self.nnz
+                    or self.drift_nnz + work > DRIFT_PASSES * self.nnz)
+        track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
+                 or selector == SEL_GROUPED)
+        if full:
+            self.full_alpha(track)
+            self.drift_nnz = 0.0
+            work = self.nnz
+            self.stats.n_full_refresh += 1
+        else:
+            self.scatter_rows(n_rows, track)
+            self.drift_nnz += work
+        # gap term over the chosen coordinates, in increasing order
+        if not self.support_sorted:
+            qsort(&support[0], self.n_support, sizeof(int32_t), _cmp_int32)
+            self.support_sorted = True
+        for r in range(self.n_support):
+            j = support[r]
+            h = h + alpha[j] * wt[j]
+        self.h = h
+        self.prod = 1.0
+        if track and not self.selector_ready:
+            for j in range(d):      # the first refresh sets every log-weight
+                dirty[j] = 1
+            self.selector_ready = True
+        if track:
+            # (the heaps are rebuilt at every refresh, as before: their
+            # tie-breaking depends on the order of insertions)
+            self.selector_from_marks(selector != SEL_GROUPED)
+        self.stats.n_refresh += 1
+        self.stats.touched_nnz += work
+        self.stats.refresh_nnz += work
+
+    cdef long _run(self, long n_steps, double[::1] gaps, double tol,
+                   bitgen_t* rng) noexcept nogil:
+        cdef intp_t i, j, k, n_dirty
+        cdef index_t p, r, lo, hi
+        cdef long step
+        cdef double eta, s, sigma = 1.0, gap, delta, qn, gamma, vti, c = self.mech_coef
+        cdef double w_m, h
+        cdef double[::1] alpha = self.alpha, vt = self.vt, q = self.q
+        cdef const float64_t[::1] r_data = self.r_data, c_data = self.c_data, y = self.y
+        cdef const int32_t[::1] r_idx = self.r_idx, c_idx = self.c_idx
+        cdef const index_t[::1] r_indptr = self.r_indptr, c_indptr = self.c_indptr
+        cdef unsigned char[::1] dirty = self.dirty
+        cdef int32_t[::1] dirty_list = self.dirty_list
+        cdef bint binary = self.binary
+        cdef int selector = self.selector
+        cdef bint track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
+                           or selector == SEL_GROUPED)
+        cdef long touched_rows = 0, touched_nnz = 0, work
+        cdef intp_t n_rows, m
+        cdef int32_t[::1] rows = self.rows
+        cdef double[::1] gam = self.gam
+        if n_steps <= 0:
+            return 0
+        for step in range(n_steps):
+            self.t += 1
+            if self.t == 1 or self.prod < 1.0 - self.refresh_tol:
+                self.refresh()
+            # choose the vertex s = sigma * l1_bound * e_j
+            if selector == SEL_PAIRING or selector == SEL_FIBONACCI:
+                j = self.queue.get_next(alpha)
+                sigma = -sign_of(alpha[j])
+            elif selector == SEL_GROUPED:
+                j = self.sampler.sample(rng)
+                if j < 0:       # only if a NaN reached the sampler
+                    self.t -= 1
+                    return -1
+                sigma = draw_sign(rng, c, alpha[j])
+            else:
+                j = self.select_dense(rng, &sigma)
+            s = sigma * self.l1_bound
+            gap = self.w_m * self.h - s * alpha[j]
+            gaps[self.t - 1] = gap
+            # w <- (1 - eta) w + eta s, as a scale change plus one coordinate
+            eta = 2.0 / (self.t + 2.0)
+            self.w_m = self.w_m * (1.0 - eta)
+            self.prod = self.prod * (1.0 - eta)
+            if self.w_m < 1e-150:
+                self.rescale()
+            w_m = self.w_m
+            delta = eta * s / w_m
+            self.wt[j] = self.wt[j] + delta
+            if not self.in_support[j]:
+                self.in_support[j] = 1
+                self.support[self.n_support] = <int32_t> j
+                if self.n_support > 0 and self.support[self.n_support - 1] > j:
+                    self.support_sorted = False
+                self.n_support += 1
+            h = self.h + alpha[j] * delta
+            # rows containing feature j: exact margins and gradients; list the
+            # rows whose gradient changed (binary X: x * 1.0 == x, no multiply)
+            n_rows = 0
+            work = 0
+            for p in range(c_indptr[j], c_indptr[j + 1]):
+                i = c_idx[p]
+                if binary:
+                    vti = vt[i] + delta
+                else:
+                    vti = vt[i] + delta * c_data[p]
+                vt[i] = vti
+                qn = sigmoid(w_m * vti) - y[i]
+                gamma = qn - q[i]
+                q[i] = qn
+                touched_rows += 1
+                if gamma == 0.0:
+                    continue
+                h = h + gamma * vti
+                rows[n_rows] = <int32_t> i
+                gam[n_rows] = gamma
+                n_rows += 1
+                work += r_indptr[i + 1] - r_indptr[i]
+            self.h = h
+            if work > self.full_fraction * self.nnz:
+                # those rows hold most of X: alpha = X^T q by one full pass (a
+                # gather, cheaper per non-zero than the scatter; never more work
+                # than a standard step) and the selector from the marks
+                self.full_alpha(track)
+                self.drift_nnz = 0.0
+                if track:
+                    self.selector_from_marks(False)
+                self.stats.n_full_steps += 1
+                touched_nnz += self.nnz
+            else:
+                # alpha += X^T gamma over those rows, each changed coordinate
+                # listed once (branch-free), then one selector update each
+                n_dirty = 0
+                for m in range(n_rows):
+                    gamma = gam[m]
+                    lo = r_indptr[rows[m]]
+                    hi = r_indptr[rows[m] + 1]
+                    for r in range(lo, hi):
+                        if r + PF < hi:
+                            prefetch(&alpha[r_idx[r + PF]])
+                        k = r_idx[r]
+                        if binary:
+                            alpha[k] = alpha[k] + gamma
+                        else:
+                            alpha[k] = alpha[k] + gamma * r_data[r]
+                        if track:
+                            dirty_list[n_dirty] = <int32_t> k
+                            n_dirty += 1 - dirty[k]
+                            dirty[k] = 1
+                touched_nnz += work
+                self.update_selector(n_dirty)
+            self.stats.n_iter += 1
+            if gap <= tol:
+                break
+        self.stats.touched_rows += touched_rows
+        self.stats.touched_nnz += touched_nnz
+        return step + 1
+
+    cdef void rescale(self) noexcept nogil:
+        # keep wt finite when w_m becomes tiny (never needed for T < 1e70 with
+        # eta = 2/(t+2), kept for safety)
+        cdef intp_t i
+        for i in range(self.n_features):
+            self.wt[i] = self.wt[i] * self.w_m
+        for i in range(self.n_samples):
+            self.vt[i] = self.vt[i] * self.w_m
+        self.h = self.h * self.w_m
+        self.w_m = 1.0
+
+    def coef(self):
+        return np.asarray(self.wt) * self.w_m

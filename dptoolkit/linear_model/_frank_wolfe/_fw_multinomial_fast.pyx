@@ -1,0 +1,292 @@
+# Frank-Wolfe kernel for L1-constrained multinomial logistic regression
+# (paper 001, Appendix A, Algorithm 3).
+#
+#   minimise  F(W) = sum_i [logsumexp_k (W x_i)_k - (W x_i)_{y_i}]
+#   s.t.      ||w_k||_1 <= l1_bound for every class k   (W is K x D, w_k its rows)
+#
+# The feasible set is the product of K L1 balls, so the linear minimisation of
+# Frank-Wolfe splits by class: every step picks one vertex s_k = sigma_k *
+# l1_bound * e_{j_k} per class and moves every row, w_k <- (1 - eta) w_k + eta s_k,
+# eta_t = 2 / (t + 2).  Sum-form gradient G = X^T Q with Q_ik = softmax(W x_i)_k -
+# [y_i = k]; the gap sum_k <G_k, w_k - s_k> is N times the mean-loss gap.
+#
+# State: W = w_m * Wt with one scalar w_m for all classes (every row is rescaled by
+# the same 1 - eta), margins V = X W^T = w_m * Vt maintained exactly: a step adds
+# delta_k * X[:, j_k] to column k of Vt (one CSC column per class), so the
+# margins cost O(sum_k nnz(X[:, j_k])) instead of O(nnz(X) K).  Q and G are
+# recomputed exactly every step (O(N K) exponentials, O(nnz(X) K) for X^T Q): a
+# step changes every row's softmax, so there is no sparse update to exploit (this
+# is the "standard" solver of paper 000 for K classes; no staleness).
+#
+# Layouts (row-major, C contiguous): Vt and Q are N x K, G and the exponential
+# buffer are D x K (contiguous K-vectors per feature), Wt is K x D.
+#
+# Vertex selection (codes shared with dptoolkit.linear_model._frank_wolfe._fw_fast; one draw per class, all
+# with independent randomness):
+#   0  argmax |G[j, k]| (non-private)
+#   10 exponential mechanism by inverse CDF over coordinates, then the sign with
+#      P(descent) = sigmoid(2 c |G[j,k]|), c = coef (the sign is part of the
+#      mechanism's output: both signed vertices are weighted)
+#   11 Gumbel-max over the 2D signed vertices (same law as 10)
+#   13 Laplace report noisy max over the 2D signed vertices, scale b = coef
+# Scores are -sigma * G[j, k] (sum units, l1_bound factored out).
+cimport cython
+from libc.math cimport exp, log1p, fabs, INFINITY
+from numpy.random cimport bitgen_t
+
+import numpy as np
+
+from dptoolkit._typedefs cimport float64_t, intp_t, index_t
+from dptoolkit._random cimport get_bitgen, uniform, uniform_open, standard_gumbel, laplace
+from dptoolkit._math cimport sigmoid, sign_of
+
+cdef enum:
+    SEL_ARGMAX = 0
+    SEL_EXPONENTIAL = 10
+    SEL_NOISY_MAX = 11
+    SEL_LAPLACE = 13
+
+SELECTOR_CODES = {
+    "argmax": SEL_ARGMAX,
+    "exponential": SEL_EXPONENTIAL,
+    "noisy_max": SEL_NOISY_MAX,
+    "laplace": SEL_LAPLACE,
+}
+
+
+@cython.final
+cdef class MultinomialFW:
+    """Algorithm 3 of paper 001 (see the module comment).
+
+    Parameters (positional): CSC data (float64), indices (int64), indptr (int64),
+    labels (int64 class indices in [0, n_classes)), n_classes, l1_bound, selector
+    code, coef (exponential-mechanism coefficient c, or Laplace scale b), and a numpy
+    BitGenerator.
+    """
+    cdef const float64_t[::1] data
+    cdef const index_t[::1] indices
+    cdef const index_t[::1] indptr
+    cdef const index_t[::1] labels
+    cdef intp_t n_samples, n_features, n_classes
+    cdef double l1_bound
+    cdef int selector
+    cdef double mech_coef
+    cdef object bit_generator
+    cdef double[::1] wt, vt, q, g, buf
+    cdef double w_m
+    # per-class scratch
+    cdef double[::1] best_val, total, target, acc, sigma
+    cdef index_t[::1] best
+    cdef public long t
+    cdef public long n_touched
+
+    def __init__(self, data, indices, indptr, labels, intp_t n_classes, double l1_bound,
+                 int selector, double coef, bit_generator):
+        if selector not in (SEL_ARGMAX, SEL_EXPONENTIAL, SEL_NOISY_MAX, SEL_LAPLACE):
+            raise ValueError(f"unknown selector code {selector}")
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.labels = labels
+        self.n_samples = labels.shape[0]
+        self.n_features = indptr.shape[0] - 1
+        self.n_classes = n_classes
+        self.l1_bound = l1_bound
+        self.selector = selector
+        self.mech_coef = coef
+        self.bit_generator = bit_generator
+        K = n_classes
+        self.wt = np.zeros(K * self.n_features)
+        self.vt = np.zeros(self.n_samples * K)
+        self.q = np.zeros(self.n_samples * K)
+        self.g = np.zeros(self.n_features * K)
+        self.buf = np.zeros(self.n_features * K if selector == SEL_EXPONENTIAL else 0)
+        self.w_m = 1.0
+        self.best_val = np.zeros(K)
+        self.total = np.zeros(K)
+        self.target = np.zeros(K)
+        self.acc = np.zeros(K)
+        self.sigma = np.zeros(K)
+        self.best = np.zeros(K, dtype=np.int64)
+        self.t = 0
+        self.n_touched = 0
+
+    def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
+        """Run ``n_steps`` iterations, writing the (sum-form) gap of each to
+        ``gaps[t]``; stop early when gap <= tol.  Returns the steps done."""
+        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
+        cdef long done = 0
+        if gaps.shape[0] < self.t + n_steps:
+            raise ValueError("gaps is too short")
+        with self.bit_generator.lock, nogil:
+            done = self._run(n_steps, gaps, tol, rng)
+        return done
+
+    cdef void gradient(self) noexcept nogil:
+        # Q = softmax(w_m Vt) - onehot(y), G = X^T Q
+        cdef intp_t i, j, k, K = self.n_classes, n = self.n_samples
+        cdef index_t p, r
+        cdef double m, s, v, x, w_m = self.w_m
+        cdef double[::1] vt = self.vt, q = self.q, g = self.g
+        cdef const float64_t[::1] data = self.data
+        cdef const index_t[::1] indices = self.indices, indptr = self.indptr
+        cdef const index_t[::1] labels = self.labels
+        for i in range(n):
+            m = -INFINITY
+            for k in range(K):
+                v = w_m * vt[i * K + k]
+                if v > m:
+                    m = v
+            s = 0.0
+            for k in range(K):
+                v = exp(w_m * vt[i * K + k] - m)
+                q[i * K + k] = v
+                s = s + v
+            for k in range(K):
+                q[i * K + k] = q[i * K + k] / s
+            q[i * K + labels[i]] = q[i * K + labels[i]] - 1.0
+        for j in range(self.n_features):
+            for k in range(K):
+                g[j * K + k] = 0.0
+            for p in range(indptr[j], indptr[j + 1]):
+                r = indices[p]
+                x = data[p]
+                for k in range(K):
+                    g[j * K + k] = g[j * K + k] + x * q[r * K + k]
+
+    cdef void select(self, bitgen_t* rng) noexcept nogil:
+        # one vertex per class: best[k], sigma[k]
+        cdef intp_t j, k, K = self.n_classes, D = self.n_features
+        cdef double a, v, m, c = self.mech_coef
+        cdef double[::1] g = self.g, bv = self.best_val, sig = self.sigma, buf = self.buf
+        cdef double[::1] total = self.total, target = self.target, acc = self.acc
+        cdef index_t[::1] best = self.best
+        cdef int sel = self.selector
+        for k in range(K):
+            bv[k] = -INFINITY
+            best[k] = 0
+            sig[k] = 1.0
+        if sel == SEL_ARGMAX:
+            for j in range(D):
+                for k in range(K):
+                    a = fabs(g[j * K + k])
+                    if a > bv[k]:
+                        bv[k] = a
+                        best[k] = j
+            for k in range(K):
+                sig[k] = -sign_of(g[best[k] * K + k])
+            return
+        if sel == SEL_NOISY_MAX or sel == SEL_LAPLACE:
+            for j in range(D):
+                for k in range(K):
+                    a = g[j * K + k]
+                    if sel == SEL_NOISY_MAX:
+                        a = c * a
+                        v = -a + standard_gumbel(rng)      # vertex +e_j
+                    else:
+                        v = -a + laplace(rng, c)
+                    if v > bv[k]:
+                        bv[k] = v
+                        best[k] = j
+                        sig[k] = 1.0
+                    if sel == SEL_NOISY_MAX:
+                        v = a + standard_gumbel(rng)       # vertex -e_j
+                    else:
+                        v = a + laplace(rng, c)
+                    if v > bv[k]:
+                        bv[k] = v
+                        best[k] = j
+                        sig[k] = -1.0
+            return
+        # SEL_EXPONENTIAL: per class, weights exp(c|a| - M_k) + exp(-c|a| - M_k)
+        # of both signs, inverse CDF over coordinates, then the sign.
+        for k in range(K):
+            bv[k] = 0.0               # M_k / c: the largest |G[j, k]|
+            total[k] = 0.0
+            acc[k] = 0.0
+        for j in range(D):
+            for k in range(K):
+                a = fabs(g[j * K + k])
+                if a > bv[k]:
+                    bv[k] = a
+        for j in range(D):
+            for k in range(K):
+                a = c * fabs(g[j * K + k])
+                m = c * bv[k]
+                v = exp(a - m) + exp(-a - m)
+                buf[j * K + k] = v
+                total[k] = total[k] + v
+        for k in range(K):
+            target[k] = uniform(rng) * total[k]
+            best[k] = -1
+        for j in range(D):
+            for k in range(K):
+                if best[k] < 0:
+                    acc[k] = acc[k] + buf[j * K + k]
+                    if acc[k] > target[k]:
+                        best[k] = j
+        for k in range(K):
+            if best[k] < 0:
+                best[k] = D - 1
+            a = g[best[k] * K + k]
+            if uniform(rng) < sigmoid(2.0 * c * fabs(a)):
+                sig[k] = -sign_of(a)
+            else:
+                sig[k] = sign_of(a)
+
+    cdef long _run(self, long n_steps, double[::1] gaps, double tol,
+                   bitgen_t* rng) noexcept nogil:
+        cdef intp_t i, j, k, K = self.n_classes, D = self.n_features
+        cdef index_t p
+        cdef long step
+        cdef double eta, gap, gw, dlt
+        cdef double[::1] wt = self.wt, vt = self.vt, g = self.g, sig = self.sigma
+        cdef index_t[::1] best = self.best
+        cdef const float64_t[::1] data = self.data
+        cdef const index_t[::1] indices = self.indices, indptr = self.indptr
+        for step in range(n_steps):
+            self.t += 1
+            self.gradient()
+            self.select(rng)
+            # gap = sum_k <G_k, w_k> - sum_k sigma_k l1_bound G[j_k, k]
+            gw = 0.0
+            for k in range(K):
+                for j in range(D):
+                    gw = gw + g[j * K + k] * wt[k * D + j]
+            gap = self.w_m * gw
+            for k in range(K):
+                gap = gap - sig[k] * self.l1_bound * g[best[k] * K + k]
+            gaps[self.t - 1] = gap
+            eta = 2.0 / (self.t + 2.0)
+            self.w_m = self.w_m * (1.0 - eta)
+            if self.w_m < 1e-150:
+                self.rescale()
+            for k in range(K):
+                j = best[k]
+                dlt = eta * sig[k] * self.l1_bound / self.w_m
+                wt[k * D + j] = wt[k * D + j] + dlt
+                for p in range(indptr[j], indptr[j + 1]):
+                    vt[indices[p] * K + k] = vt[indices[p] * K + k] + dlt * data[p]
+                self.n_touched += indptr[j + 1] - indptr[j]
+            if gap <= tol:
+                return step + 1
+        return n_steps
+
+    cdef void rescale(self) noexcept nogil:
+        cdef intp_t i
+        for i in range(self.wt.shape[0]):
+            self.wt[i] = self.wt[i] * self.w_m
+        for i in range(self.vt.shape[0]):
+            self.vt[i] = self.vt[i] * self.w_m
+        self.w_m = 1.0
+
+    def coef(self):
+        """The weights W, shape (n_classes, n_features)."""
+        return (np.asarray(self.wt) * self.w_m).reshape(self.n_classes, self.n_features)
+
+    def gradient_sum(self):
+        """G = X^T (softmax(X W^T) - Y) at the current W, shape (n_classes,
+        n_features) (for tests)."""
+        with nogil:
+            self.gradient()
+        return np.asarray(self.g).reshape(self.n_features, self.n_classes).T.copy()

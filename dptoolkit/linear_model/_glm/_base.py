@@ -1,0 +1,522 @@
+r"""What the linear models of this package share: the objective and data
+preparation of the L2-regularised models (eq. 1 of Damaskinos et al., AAAI 2021,
+paper 003), the DP-SCD / DP-SGD base with its validation and accounting, and the
+outputs of every linear classifier (``decision_function`` / ``predict`` /
+``predict_proba``, the logistic function written once).
+
+The privacy model of :class:`_BaseLinearDP` (add/remove-one neighbours, the
+public dataset size ``n_samples_public``) is stated in
+:mod:`dptoolkit.linear_model._glm._scd`.
+"""
+import functools
+import math
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..._docstrings import fill_doc
+from ..._private import PrivateEstimatorMixin, data_dependent_warning
+from ..._validation import check_positive_int, check_scalar_range, check_X_y_named
+from ...accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+from ...exceptions import DataClippedWarning, PrivacyLeakWarning
+
+__all__ = ["primal_objective"]
+
+_NORMALIZE = ("l2", "clip", None)
+
+
+# --------------------------------------------------------------------------- helpers
+def primal_objective(X, y, coef, *, loss, alpha):
+    r"""Primal objective :math:`F(\theta)` of paper 003 eq. 1 (not private).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Data exactly as the model sees it (already normalised).
+    y : ndarray of shape (n_samples,)
+        Targets; labels in {-1, +1} for the logistic and hinge losses.
+    coef : ndarray of shape (n_features,)
+    loss : {"squared", "logistic", "hinge"}
+    alpha : float
+        Regularisation strength :math:`\lambda`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``coef`` not of shape (n_features,), ``y`` not of shape (n_samples,),
+        non-finite ``coef``, ``alpha`` < 0 or not finite, unknown ``loss``.
+    """
+    alpha = check_scalar_range(alpha, "alpha", low=0.0)
+    coef = np.asarray(coef, dtype=np.float64)
+    if coef.ndim != 1 or coef.shape[0] != X.shape[1]:
+        raise ValueError(f"coef must be of shape (n_features,) = ({X.shape[1]},), got "
+                         f"{coef.shape}")
+    if not np.all(np.isfinite(coef)):
+        raise ValueError("coef must be finite (no NaN or infinity)")
+    a = np.asarray(X @ coef).ravel()
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != a.shape:
+        raise ValueError(f"y must be of shape (n_samples,) = ({a.shape[0]},), got {y.shape}")
+    if loss == "squared":
+        per = 0.5 * (a - y) ** 2
+    elif loss == "logistic":
+        per = np.logaddexp(0.0, -y * a)
+    elif loss == "hinge":
+        per = np.maximum(0.0, 1.0 - y * a)
+    else:
+        raise ValueError(f"loss must be 'squared', 'logistic' or 'hinge', got {loss!r}")
+    return float(per.mean() + 0.5 * alpha * np.dot(coef, coef))
+
+
+def _canonical_csr(X):
+    X = sp.csr_array(X)
+    X.sum_duplicates()
+    X.sort_indices()
+    X.indices = X.indices.astype(np.int64, copy=False)
+    X.indptr = X.indptr.astype(np.int64, copy=False)
+    return X
+
+
+def transform_rows(X, normalize, fit_intercept, intercept_scaling):
+    """The per-example transformation of DP-SCD and DP-SGD (paper 003, eq. 1).
+
+    Appends the intercept column, then bounds every row's L2 norm by 1 (a local
+    operation): ``normalize="l2"`` scales every non-zero row to norm 1, ``"clip"``
+    only the rows above 1, None leaves them.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    normalize : {"l2", "clip", None}
+    fit_intercept : bool
+    intercept_scaling : float
+
+    Returns
+    -------
+    X : scipy.sparse CSR array of shape (n_samples, n_features + fit_intercept)
+        Canonical, float64, int64 indices.
+    sq : ndarray of shape (n_samples,)
+        Squared row norms.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``normalize``; X contains NaN or infinity.
+    """
+    if normalize not in _NORMALIZE:
+        raise ValueError(f"normalize must be 'l2', 'clip' or None, got {normalize!r}")
+    X = sp.csr_array(X, dtype=np.float64)
+    if fit_intercept:
+        const = sp.csr_array(np.full((X.shape[0], 1), float(intercept_scaling)))
+        X = sp.hstack([X, const], format="csr")
+    else:
+        X = X.copy()
+    X = _canonical_csr(X)
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError("Input X contains NaN or infinity")
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    norms = np.sqrt(sq)
+    if normalize == "l2":
+        scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
+    elif normalize == "clip":
+        over = norms > 1.0
+        if np.any(over):  # one bit (that it happened), never how many
+            data_dependent_warning("some examples have ||x_i||_2 > 1; they were scaled "
+                                   "to norm 1 (a local operation: the guarantee is "
+                                   "unchanged, the data the model sees is not)",
+                                   DataClippedWarning, stacklevel=4)
+        scale = np.where(over, 1.0 / np.maximum(norms, 1.0), 1.0)
+    else:
+        scale = np.ones_like(norms)
+    if normalize is not None:
+        X.data *= np.repeat(scale, np.diff(X.indptr))
+        sq = sq * scale * scale
+    return X, sq
+
+
+#: Largest ``n_epochs`` of DP-SCD and DP-SGD: a fit records one entry per epoch
+#: and runs at least one step per epoch, so more epochs cannot run (the
+#: records alone would not fit in memory) and are refused by name.
+MAX_N_EPOCHS = 1e6
+
+#: Largest number of steps of a private DP-SCD or DP-SGD fit: ``n_epochs / q``
+#: steps, each a kernel call over a lot, cannot run beyond this (and would need
+#: a noise multiplier beyond any use).
+MAX_STEPS = 2**31 - 1
+
+#: Largest ``max_iter`` of the Frank-Wolfe and IGHT estimators: they record one
+#: entry per step (duality gaps) or compute a full-batch gradient per step, so
+#: more steps cannot run and are refused by name.
+MAX_ITER = 10**7
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate(*, epsilon, delta, sampling_rate, steps):
+    """Noise multiplier from the accounting module (one place for every noise scale).
+
+    Memoised: the result is a function of public parameters only."""
+    from ...accounting import calibrate_noise_multiplier
+
+    if steps > MAX_STEPS:
+        raise ValueError(
+            f"the fit would run {steps} steps (n_epochs / q, q = batch_size / "
+            f"n_samples_public = {sampling_rate:.3g}); at most {MAX_STEPS} (2**31 - 1) "
+            "can run: lower n_epochs or n_samples_public, or raise batch_size")
+    try:
+        return float(calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
+                                                sampling_rate=sampling_rate, steps=steps,
+                                                accountant="rdp", sampling="poisson"))
+    except ValueError as exc:
+        if "max_noise_multiplier" not in str(exc):
+            raise
+        raise ValueError(
+            f"epsilon={epsilon!r} at delta={delta!r} cannot be met over {steps} steps of "
+            f"sampling rate {sampling_rate:.3g}: the noise multiplier would exceed "
+            "max_noise_multiplier=1e6; lower n_epochs (fewer steps) or raise "
+            "epsilon") from exc
+
+
+@functools.lru_cache(maxsize=256)
+def _epsilon_spent(*, noise_multiplier, sampling_rate, steps, delta):
+    from ...accounting import RDPAccountant
+
+    acc = RDPAccountant()
+    acc.compose_subsampled_gaussian(noise_multiplier=noise_multiplier,
+                                    sampling_rate=sampling_rate, steps=steps)
+    return float(acc.get_epsilon(delta))
+
+
+def _record_steps(n_steps, n_epochs):
+    """0-based step indices ending epochs 1, 2, ... and the last step."""
+    per_epoch = n_steps / n_epochs
+    ends = [int(round(e * per_epoch)) - 1 for e in range(1, int(math.floor(n_epochs)) + 1)]
+    ends = [min(max(s, 0), n_steps - 1) for s in ends]
+    epochs = list(range(1, len(ends) + 1))
+    if not ends or ends[-1] != n_steps - 1:
+        ends.append(n_steps - 1)
+        epochs.append(n_epochs)
+    return np.asarray(ends, dtype=np.int64), np.asarray(epochs, dtype=np.float64)
+
+
+
+
+
+
+
+
+
+
+
+
+_FIT_DOC = """Fit the model.
+
+    %(params_fit_Xy)s
+        Targets (regressor) or two class labels (classifier).
+
+    %(returns_self)s
+
+    Raises
+    ------
+    ValueError
+        Invalid hyper-parameters (``epsilon <= 0``, ``delta`` outside (0, 1),
+        ``n_samples_public < 1``, ``alpha <= 0``, ``clip <= 0``,
+        {invalid}, ...), NaN or infinity in X or y, inconsistent shapes, labels
+        that are not binary (classifier){failure}.
+    TypeError
+        Non-numeric hyper-parameters or data (``n_samples_public`` not an int).
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        {warns} without ``n_samples_public``: :math:`N`{n_enters} was
+        taken from the data.
+    """
+
+
+def _fit_doc(**pieces):
+    """Decorator: the docstring of a DP-SCD / DP-SGD ``fit``, from :data:`_FIT_DOC`
+    with the estimator's own ``invalid`` parameters, ``failure`` of the run,
+    ``warns`` (which fits warn) and ``n_enters`` (where :math:`N` enters)."""
+    def decorate(fit):
+        fit.__doc__ = _FIT_DOC.format(**pieces)
+        return fill_doc(fit)
+    return decorate
+
+
+#: numpydoc text of the ``classes`` parameter of the binary DP-SCD / DP-SGD classifiers.
+_CLASSES_PARAM_DOC = """    classes : array-like of shape (2,) or None, default=None
+        The public label set: exactly two distinct labels (``classes_[1]``, the
+        larger, is the positive class).  When given, the fit never reads the
+        label set from ``y``: a declared class absent from ``y`` is fine, a label
+        of ``y`` outside it raises ``ValueError``.  None: ``np.unique(y)``, with a
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits (a
+        neighbour that adds a third label or removes the only row of a class
+        would make the fit fail).
+"""
+
+
+def _class_doc(summary, *, classifier, params, attrs, notes, references, examples):
+    """The numpydoc class docstring of a DP-SCD / DP-SGD estimator, its sections in
+    order.  A classifier adds its ``loss`` parameter and ``classes_`` attribute;
+    every other argument is the indented body of its section."""
+    loss = '    loss : {"logistic", "hinge"}, default="logistic"\n' if classifier else ""
+    classes = ("    classes_ : ndarray of shape (2,)\n"
+               "        The declared ``classes`` (sorted), else the labels of ``y``.\n"
+               if classifier else "")
+    classes_param = _CLASSES_PARAM_DOC if classifier else ""
+    sections = (("Parameters", loss + params.rstrip("\n") + "\n" + classes_param),
+                ("Attributes", classes + attrs),
+                ("Notes", notes), ("References", references), ("Examples", examples))
+    return summary.rstrip() + "\n" + "".join(
+        f"\n    {name}\n    {'-' * len(name)}\n{body.strip(chr(10))}\n"
+        for name, body in sections) + "    "
+
+
+# --------------------------------------------------------------------------- base
+class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
+    """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""
+
+    _losses = ()
+
+    # ---------------------------------------------------------------- checks
+    def _check_common(self):
+        if self.loss not in self._losses:
+            raise ValueError(f"loss must be one of {self._losses}, got {self.loss!r}")
+        private = self.epsilon is not None
+        if private:
+            epsilon = check_scalar_range(self.epsilon, "epsilon", low=0.0, low_open=True)
+            delta = check_scalar_range(self.delta, "delta", low=0.0, high=1.0,
+                                       low_open=True, high_open=True)
+        else:
+            epsilon = delta = None
+        alpha = check_scalar_range(self.alpha, "alpha", low=0.0, low_open=True)
+        if self.clip is None:
+            if private:
+                raise ValueError("clip must be a float > 0 for a private fit (it bounds "
+                                 "the sensitivity); clip=None is only for epsilon=None")
+            clip = math.inf
+        else:
+            clip = check_scalar_range(self.clip, "clip", low=0.0, low_open=True)
+        n_epochs = check_scalar_range(self.n_epochs, "n_epochs", low=0.0, low_open=True,
+                                      high=MAX_N_EPOCHS)
+        if not (isinstance(self.batch_size, str) and self.batch_size == "auto"):
+            if (isinstance(self.batch_size, (bool, np.bool_))
+                    or not isinstance(self.batch_size, numbers.Integral)):
+                raise TypeError("batch_size must be 'auto' or an int, got "
+                                f"{type(self.batch_size).__name__}")
+            if self.batch_size < 1:
+                raise ValueError(f"batch_size must be in [1, n_samples], got {self.batch_size}")
+        if self.normalize not in _NORMALIZE:
+            raise ValueError(f"normalize must be 'l2', 'clip' or None, got {self.normalize!r}")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise TypeError("fit_intercept must be a bool, got "
+                            f"{type(self.fit_intercept).__name__}")
+        intercept_scaling = check_scalar_range(self.intercept_scaling, "intercept_scaling",
+                                               low=0.0, low_open=True)
+        if not isinstance(self.keep_coef_path, (bool, np.bool_)):
+            raise TypeError("keep_coef_path must be a bool, got "
+                            f"{type(self.keep_coef_path).__name__}")
+        n_public = self.n_samples_public
+        if n_public is not None:
+            n_public = check_positive_int(n_public, "n_samples_public")
+        return dict(private=private, epsilon=epsilon, delta=delta, alpha=alpha, clip=clip,
+                    n_epochs=n_epochs, intercept_scaling=intercept_scaling,
+                    n_samples_public=n_public)
+
+    @staticmethod
+    def _n_constant(p, n_rows, *, warn=True,
+                    uses="the sampling rate q = L/N, the number of steps and lambda*N in "
+                         "every coordinate update"):
+        """Dataset size :math:`N` used in q = L/N, lambda N and v/(lambda N).
+
+        A private fit uses the public ``n_samples_public``; without it, it falls back
+        to the number of rows with a PrivacyLeakWarning (``warn``) naming what
+        :math:`N` enters (``uses``).  A non-private fit uses the number of rows.
+        """
+        if not p["private"]:
+            return int(n_rows)
+        if p["n_samples_public"] is None:
+            if warn:
+                warnings.warn(  # N itself is not printed: it is the private quantity
+                    "n_samples_public is None: the dataset size N = X.shape[0] was "
+                    f"taken from the data (it sets {uses}), so the "
+                    "stated add/remove-one guarantee does not hold: a neighbour with one "
+                    "more or one fewer example has a different N.  The guarantee covers "
+                    "only neighbouring datasets of the same size.  Pass the public "
+                    "dataset size as n_samples_public.", PrivacyLeakWarning, stacklevel=3)
+            return int(n_rows)
+        return p["n_samples_public"]
+
+    @staticmethod
+    def _batch(batch_size, limit, what):
+        if isinstance(batch_size, str):
+            return min(100, limit)
+        if batch_size > limit:
+            raise ValueError(f"batch_size must be in [1, {what}] = [1, {limit}], "
+                             f"got {batch_size}")
+        return int(batch_size)
+
+    # ------------------------------------------------------------------ data
+    def _validate_xy(self, X, y):
+        is_clf = isinstance(self, ClassifierMixin)
+        check_X_y_named(X, y, y_numeric=not is_clf)
+        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
+                             ensure_all_finite=True, y_numeric=not is_clf)
+        if is_clf:
+            check_classification_targets(y)
+            self.classes_ = self._resolve_classes(y, private=self.epsilon is not None,
+                                                  n_classes=2)
+            if self.classes_.size != 2:
+                k = self.classes_.size
+                raise ValueError(f"Only binary classification is supported. "
+                                 f"{type(self).__name__} needs binary labels: exactly two "
+                                 f"classes in y, got {k} class{'es' if k != 1 else ''}")
+            t = np.where(y == self.classes_[1], 1.0, -1.0)
+        else:
+            t = np.asarray(y, dtype=np.float64)
+            if not np.all(np.isfinite(t)):
+                raise ValueError("Input y contains NaN or infinity")
+        return X, t
+
+    def _prepare(self, X, p):
+        return _transform_rows(X, self.normalize, self.fit_intercept, p["intercept_scaling"])
+
+    def _set_coef(self, w, path=None):
+        """Split the full weight vector (with the intercept column) into coef_/intercept_."""
+        is_clf = isinstance(self, ClassifierMixin)
+        if self.fit_intercept:
+            coef, icpt = w[:-1], w[-1] * float(self.intercept_scaling)
+        else:
+            coef, icpt = w, 0.0
+        if is_clf:
+            self.coef_ = coef.reshape(1, -1).copy()
+            self.intercept_ = np.array([icpt])
+        else:
+            self.coef_ = coef.copy()
+            self.intercept_ = float(icpt)
+        if path is not None:
+            if self.fit_intercept:
+                self.coef_path_ = path[:, :-1].copy()
+                self.intercept_path_ = path[:, -1] * float(self.intercept_scaling)
+            else:
+                self.coef_path_ = path.copy()
+                self.intercept_path_ = np.zeros(path.shape[0])
+
+    def _finish(self, w, path, rec_epochs, p, *, L, n_steps, sensitivity, q, sigma,
+                noise_std, n_constant):
+        """Set the fitted attributes shared by every estimator of this family."""
+        self.n_samples_used_ = int(n_constant)
+        if path is not None:
+            path = np.vstack([np.zeros((1, w.shape[0])), path])
+            self.epoch_path_ = np.concatenate([[0.0], rec_epochs])
+        self._set_coef(w, path)
+        self.batch_size_ = int(L)
+        self.n_steps_ = int(n_steps)
+        self.n_epochs_ = float(p["n_epochs"])
+        self.sensitivity_ = float(sensitivity)
+        if p["private"]:
+            self.sampling_rate_ = float(q)
+            self.noise_multiplier_ = float(sigma)
+            self.noise_std_ = float(noise_std)
+        else:
+            self.sampling_rate_ = None
+            self.noise_multiplier_ = None
+            self.noise_std_ = None
+        self._record_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
+
+    @staticmethod
+    def _privacy_of(p, *, q, sigma, n_steps):
+        """``(privacy_event_, privacy_spent_)`` of a fit: ``n_steps`` Poisson-subsampled
+        Gaussian steps (rate q, noise multiplier sigma), RDP-accounted; ``(None,
+        None)`` for a non-private fit."""
+        if not p["private"]:
+            return None, None
+        event = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), n_steps)
+        spent = (_epsilon_spent(noise_multiplier=sigma, sampling_rate=q, steps=n_steps,
+                                delta=p["delta"]), p["delta"])
+        return event, spent
+
+    def _full_weights(self):
+        coef = np.ravel(self.coef_)
+        if self.fit_intercept:
+            return np.append(coef, float(np.ravel(self.intercept_)[0])
+                             / float(self.intercept_scaling))
+        return coef
+
+    def _transform(self, X):
+        check_is_fitted(self)
+        check_X_y_named(X)
+        X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=False)
+        return self._transform_validated(X)
+
+    def _transform_validated(self, X):
+        Xt, _ = _transform_rows(X, self.normalize, self.fit_intercept,
+                                float(self.intercept_scaling))
+        return Xt
+
+    # --------------------------------------------------------------- predict
+    def _margins(self, X):
+        """Margins :math:`\\tilde x_i^\\top \\theta` of the transformed rows."""
+        return np.asarray(self._transform_validated(X) @ self._full_weights()).ravel()
+
+    def objective(self, X, y):
+        r"""Compute the primal objective :math:`F(\theta)` (eq. 1) of the fitted model.
+
+        The rows of X get the same per-example transformation as in ``fit``.  This
+        reads the data: it is a diagnostic, not a private release.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Data.
+        y : array-like of shape (n_samples,)
+            Targets or class labels.
+
+        Returns
+        -------
+        float
+            Mean loss plus :math:`\lambda/2 \|\theta\|^2` (intercept weight included).
+        """
+        Xt = self._transform(X)
+        y = np.asarray(y)
+        if isinstance(self, ClassifierMixin):
+            y = np.where(y == self.classes_[1], 1.0, -1.0)
+        return primal_objective(Xt, y, self._full_weights(), loss=self._kernel_loss(),
+                                alpha=float(self.alpha))
+
+    def _kernel_loss(self):
+        return self.loss
+
+    def _path_objectives(self, X, y):
+        """Objective after every recorded epoch (``keep_coef_path=True``); diagnostic."""
+        check_is_fitted(self, "coef_path_")
+        Xt = self._transform(X)
+        y = np.asarray(y)
+        if isinstance(self, ClassifierMixin):
+            y = np.where(y == self.classes_[1], 1.0, -1.0)
+        out = []
+        for c, b in zip(self.coef_path_, self.intercept_path_):
+            w = np.append(c, b / float(self.intercept_scaling)) if self.fit_intercept else c
+            out.append(primal_objective(Xt, y, w, loss=self._kernel_loss(),
+                                        alpha=float(self.alpha)))
+        return np.asarray(out)
+
+
+
+
+
+
+
+
+
+
+_transform_rows = transform_rows
