@@ -20,8 +20,9 @@ def _check_build():
     """Raise an ImportError that says how to build when the extensions are missing.
 
     Importing from a source tree that was never built (or a partial build) would
-    otherwise fail later with a bare ``No module named 'dptoolkit.linear_model._frank_wolfe._heap'`` (as
-    scikit-learn's ``sklearn/__check_build`` does, the error says what to run).
+    otherwise fail later with a bare ``No module named
+    'dptoolkit.linear_model._frank_wolfe._heap'`` (as scikit-learn's
+    ``sklearn/__check_build`` does, the error says what to run).
     Only the presence of the modules is checked (``find_spec``, nothing is
     loaded), so ``import dptoolkit`` stays cheap.
     """
@@ -29,8 +30,13 @@ def _check_build():
     from importlib.util import find_spec
 
     here = os.path.dirname(os.path.abspath(__file__))
-    # _heap always; in a source tree (or a wheel shipping the sources) every .pyx
-    names = {"_heap"} | {f[:-4] for f in os.listdir(here) if f.endswith(".pyx")}
+    # the heaps always; in a source tree (or a wheel shipping the sources) every
+    # .pyx, wherever it sits beside its estimators
+    names = {"linear_model._frank_wolfe._heap"}
+    for folder, _, files in os.walk(here):
+        prefix = os.path.relpath(folder, here).replace(os.sep, ".")
+        names |= {(f[:-4] if prefix == "." else f"{prefix}.{f[:-4]}")
+                  for f in files if f.endswith(".pyx")}
     missing = sorted(n for n in names if find_spec(f"{__name__}.{n}") is None)
     if missing:
         raise ImportError(
