@@ -27,9 +27,15 @@ def _check_build():
     loaded), so ``import dptoolkit`` stays cheap.
     """
     import os
-    from importlib.util import find_spec
+    from importlib.machinery import EXTENSION_SUFFIXES
 
     here = os.path.dirname(os.path.abspath(__file__))
+
+    def built(module):
+        # a file check, not find_spec: that would import the subpackages now
+        base = os.path.join(here, *module.split("."))
+        return any(os.path.exists(base + suffix) for suffix in EXTENSION_SUFFIXES)
+
     # the heaps always; in a source tree (or a wheel shipping the sources) every
     # .pyx, wherever it sits beside its estimators
     names = {"linear_model._frank_wolfe._heap"}
@@ -37,7 +43,7 @@ def _check_build():
         prefix = os.path.relpath(folder, here).replace(os.sep, ".")
         names |= {(f[:-4] if prefix == "." else f"{prefix}.{f[:-4]}")
                   for f in files if f.endswith(".pyx")}
-    missing = sorted(n for n in names if find_spec(f"{__name__}.{n}") is None)
+    missing = sorted(n for n in names if not built(n))
     if missing:
         raise ImportError(
             "dptoolkit's compiled extensions are not built: run `pip install -e .` "
