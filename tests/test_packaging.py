@@ -45,7 +45,8 @@ def _copy_sources(dest, with_pyx):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)
     if with_pyx:
-        (dest / "dptoolkit" / "_fw_fast.pyx").write_text("# placeholder\n")
+        (dest / "dptoolkit" / "linear_model" / "_frank_wolfe" / "_fw_fast.pyx").write_text(
+            "# placeholder\n")
 
 
 def _import_in_child(path):
@@ -72,7 +73,8 @@ def test_partial_build_names_every_missing_extension(tmp_path):
     _copy_sources(tmp_path, with_pyx=True)
     proc = _import_in_child(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "_fw_fast, _heap" in proc.stdout, proc.stdout
+    assert ("linear_model._frank_wolfe._fw_fast, linear_model._frank_wolfe._heap"
+            in proc.stdout), proc.stdout
 
 
 
