@@ -59,6 +59,7 @@ TRUSTED_TYPES = (
     "dptoolkit.accounting.events.SelfComposedEvent",
     "dptoolkit.accounting.events.ComposedEvent",
     "dptoolkit.accounting.events.RepeatAndSelectEvent",
+    "dptoolkit.accounting.events.MaxOfEvents",
 )
 
 
