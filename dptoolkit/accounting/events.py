@@ -398,10 +398,7 @@ class ComposedEvent(PrivacyEvent):
     events: tuple
 
     def __post_init__(self):
-        events = tuple(self.events)
-        for k, event in enumerate(events):
-            _check_event(event, f"events[{k}]")
-        object.__setattr__(self, "events", events)
+        object.__setattr__(self, "events", _check_events(self.events))
 
     def leaves(self):
         return [leaf for event in self.events for leaf in event.leaves()]
@@ -490,19 +487,14 @@ class MaxOfEvents(PrivacyEvent):
     events: tuple
 
     def __post_init__(self):
-        if isinstance(self.events, PrivacyEvent) or not hasattr(self.events, "__iter__"):
-            raise TypeError("events must be a non-empty sequence of PrivacyEvent, got "
-                            f"{type(self.events).__name__}")
-        events = tuple(self.events)
+        events = _check_events(self.events)
         if not events:
             raise ValueError("events must be a non-empty sequence of PrivacyEvent, got an "
                              "empty one")
-        for k, event in enumerate(events):
-            _check_event(event, f"events[{k}]")
         object.__setattr__(self, "events", events)
 
     def leaves(self):
-        return [leaf for event in self.events for leaf in event.leaves()]
+        return ComposedEvent.leaves(self)
 
     def to_dp_accounting(self):
         if len(set(self.events)) == 1:
@@ -514,3 +506,14 @@ def _check_event(event, name):
     if not isinstance(event, PrivacyEvent):
         raise TypeError(f"{name} must be a PrivacyEvent, got {type(event).__name__}")
     return event
+
+
+def _check_events(events, name="events"):
+    """``events`` as a tuple of PrivacyEvent (a single event is refused, not iterated)."""
+    if isinstance(events, (PrivacyEvent, str, bytes)) or not hasattr(events, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of PrivacyEvent, got "
+                        f"{type(events).__name__}")
+    events = tuple(events)
+    for k, event in enumerate(events):
+        _check_event(event, f"{name}[{k}]")
+    return events
