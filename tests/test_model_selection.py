@@ -433,3 +433,35 @@ def test_too_many_points_refused():
     with pytest.raises(ValueError, match="too many points"):
         _search(param_distributions={"l1_bound": list(np.linspace(1, 2, 50)),
                                      "max_iter": list(range(1, 50))}).fit(X, y)
+
+
+def test_only_the_released_runs_warnings_and_data_dependent_ones_reach_the_user(
+        monkeypatch):
+    """Which hyperparameters the other runs drew (and so how many runs there were)
+    is not released: a warning that depends on a run's hyperparameters only is
+    passed on for the best run alone; a data-dependent one (outside the
+    guarantee, and saying so) for any run."""
+    from dptoolkit._private import DATA_DEPENDENT_NOTE, data_dependent_warning
+
+    X, y = _problem()
+    drawn = []
+    orig = FrankWolfeLassoClassifier.fit
+
+    def fit(self, X, y):
+        if X.shape[0] == 340:  # a run (the plans use a 240-row stand-in)
+            drawn.append(self.l1_bound)
+            warnings.warn(f"a run with l1_bound={self.l1_bound}", UserWarning)
+            if self.l1_bound == 20.0:
+                data_dependent_warning("a notice about the data", UserWarning)
+        return orig(self, X, y)
+
+    monkeypatch.setattr(FrankWolfeLassoClassifier, "fit", fit)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        s = _search(n_samples_public=300, classes=[0, 1], n_runs=8.0,
+                    random_state=3).fit(X, y)
+    assert len(set(drawn)) >= 2  # several hyperparameters tried: a test that can fail
+    texts = [str(w.message) for w in record if issubclass(w.category, UserWarning)]
+    assert [t for t in texts if t.startswith("a run with")] == [
+        f"a run with l1_bound={s.best_params_['l1_bound']}"]
+    assert sum(DATA_DEPENDENT_NOTE in t for t in texts) == (20.0 in drawn)

@@ -146,8 +146,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     ``rvs``) is checked at public quantiles and must not change the event
     (``ValueError`` naming it otherwise: give such a parameter as a list), and
     every run's actual event is checked against the accounted ones before
-    anything is released.  A split size read from the data breaks the coupling (where
-    ``round(validation_fraction * n)`` moves between :math:`n` and
+    anything is released.  A split size read from the data breaks the coupling
+    (where ``round(validation_fraction * n)`` moves between :math:`n` and
     :math:`n + 1`, :math:`x` can replace a training example instead), and
     ``best_score_ = (count + noise) / n_val`` would carry :math:`n`: hence
     ``n_samples_public``.
@@ -161,9 +161,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
       (epsilon, delta).  Each run's epsilon is the largest (bisection, relative
       tolerance 1e-3) for which this is at most ``epsilon``.
     * ``delta = 0``: K geometric with mean ``n_runs``; each run is
-      :math:`\varepsilon/3`-DP (training :math:`0.9\varepsilon/3`, Laplace score
-      :math:`0.1\varepsilon/3`), and the search :math:`\varepsilon`-DP (Liu and
-      Talwar 2019, Theorem 3.4).  The estimator must then be pure DP up to a
+      :math:`\varepsilon/3`-DP at every point of the grid (training
+      :math:`0.9\varepsilon/3`, Laplace score :math:`0.1\varepsilon/3`), and the
+      search :math:`\varepsilon`-DP (Liu and Talwar 2019, Theorem 3.4).  The estimator must then be pure DP up to a
       floating-point delta (below 1e-9 per run, e.g. the samplers' quantisation),
       which adds ``n_runs`` times that delta (a union bound over the runs, whose
       expected number is ``n_runs``) to ``privacy_spent_``.
@@ -388,9 +388,11 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                                  "param_distributions)")
         else:
             def calibrate(points):
+                def search(e):
+                    return self._search_event(p, self._run_event(p, events(points, e), e))
+
                 return calibrate_parameter(
-                    lambda e: self._search_event(p, self._run_event(p, events(points, e), e)),
-                    target_epsilon=p["epsilon"], delta=p["delta"], low=1e-4 * p["epsilon"],
+                    search, target_epsilon=p["epsilon"], delta=p["delta"], low=1e-4 * p["epsilon"],
                     high=p["epsilon"], rtol=1e-3)
 
             # one point per distinct event at the top of the bracket; every point's event
@@ -546,7 +548,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             # data-dependent warnings (outside the guarantee, and saying so) of every
             # run; the others only of the released run (which runs were made, and with
             # which hyperparameters, is not released)
-            data_dependent.extend(w for w in caught if DATA_DEPENDENT_NOTE in str(w.message))
+            data_dependent.extend(w for w in caught
+                                  if DATA_DEPENDENT_NOTE in str(w.message))
             correct = float(np.sum(est.predict(X_val) == y_val))
             if p["delta"] > 0:
                 noisy = correct + rng.normal(0.0, p["noise"])
