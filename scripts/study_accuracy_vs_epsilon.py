@@ -307,7 +307,7 @@ def _run_dataset(name, args, out_dir, memory):
                     print(f"\n    warning: {msg}", end="")
             if setting == "tuned":
                 row["note"] = (row["note"] + " | " if row["note"] else "") + (
-                    f"best={m.best_params_} K={m.n_runs_} eps_run={m.epsilon_run_:.4g}")
+                    f"best={m.best_params_} eps_run={m.epsilon_run_:.4g}")
             print(f" acc={row['accuracy']:.4f} auc={row['auc'] if row['auc'] == '' else round(row['auc'], 4)}"
                   f" nnz={row['nnz']} {row['fit_seconds']:.1f}s spent={row['eps_spent']}",
                   flush=True)

@@ -898,6 +898,108 @@ def test_repeat_and_select_matches_dp_accounting(dpacc, shape, mean):
         assert ours > epsilon_of_event(inner, delta, method="rdp")
 
 
+def _crossing_children():
+    """Children of a MaxOfEvents whose RDP curves cross: none dominates at every order."""
+    return (SelfComposedEvent(PoissonSampledEvent(0.02, GaussianEvent(1.5)), 300),
+            SelfComposedEvent(ExponentialMechanismEvent(0.05), 100),
+            LaplaceEvent(2.0),
+            GaussianEvent(4.0))
+
+
+def test_max_of_events_rdp_matches_dp_accounting_order_by_order(dpacc):
+    # MaxOfEvents: the children's RDP maximised at every order.  dp-accounting has
+    # no such event; with one order, its epsilon is increasing in the RDP value,
+    # so the max over the children of dp-accounting's one-order epsilons is the
+    # one-order epsilon of the maximum curve.
+    from dptoolkit.accounting.accountant import _rdp_curve
+    from dptoolkit.accounting.events import MaxOfEvents
+
+    children = _crossing_children()
+    event = MaxOfEvents(children)
+    orders = np.asarray(DEFAULT_RDP_ORDERS)
+    curves = np.array([_rdp_curve(c, orders)[0] for c in children])
+    assert len(set(np.argmax(curves, axis=0))) >= 2  # the curves cross
+    np.testing.assert_array_equal(_rdp_curve(event, orders)[0], curves.max(axis=0))
+    for alpha in (1.5, 2.0, 3.0, 8.0, 20.0, 32.0, 64.0, 256.0):
+        for delta in GRID_DELTA:
+            theirs = []
+            for child in children:
+                acc = dpacc.rdp.RdpAccountant(orders=[alpha])
+                acc.compose(child.to_dp_accounting())
+                theirs.append(acc.get_epsilon(delta))
+            ours = epsilon_of_event(event, delta, method="rdp", orders=[alpha])
+            assert ours == pytest.approx(max(theirs), rel=1e-6), alpha
+    # every order together: the best order of the maximum curve, not the max of
+    # the children's epsilons (which would be smaller: each picks its own order)
+    for delta in GRID_DELTA:
+        ours = epsilon_of_event(event, delta, method="rdp")
+        assert ours == rdp_to_epsilon(orders, curves.max(axis=0), delta)[0]
+        assert ours >= max(epsilon_of_event(c, delta, method="rdp") for c in children)
+
+
+def test_max_of_events_to_dp_accounting_and_pure_dp():
+    from dptoolkit.accounting import basic_guarantee
+    from dptoolkit.accounting.events import ApproxDPEvent, MaxOfEvents, PureDPEvent
+
+    g = GaussianEvent(2.0)
+    assert MaxOfEvents((g, g)).to_dp_accounting() == g.to_dp_accounting()
+    dpacc = pytest.importorskip("dp_accounting")
+    assert isinstance(MaxOfEvents((g, GaussianEvent(3.0))).to_dp_accounting(),
+                      dpacc.UnsupportedDpEvent)
+    # pure/approximate DP: each child by basic composition, then the largest epsilon
+    # and the largest delta (of possibly different children)
+    event = MaxOfEvents((SelfComposedEvent(PureDPEvent(0.1), 3),
+                         ComposedEvent((PureDPEvent(0.2), ApproxDPEvent(0.0, 1e-7)))))
+    assert basic_guarantee(event) == pytest.approx((0.3, 1e-7), rel=1e-15)
+    assert epsilon_of_event(event, 1e-7, method="basic") == pytest.approx(0.3, rel=1e-15)
+    assert basic_guarantee(MaxOfEvents((PureDPEvent(0.1), g))) == (math.inf, 0.0)
+    assert event.leaves() == [PureDPEvent(0.1), PureDPEvent(0.2), ApproxDPEvent(0.0, 1e-7)]
+    # Renyi DP with approximate parts: the maximum curve, converted at delta less the
+    # largest delta of the children's approximate parts
+    event = MaxOfEvents((ComposedEvent((ZCDPEvent(0.01), ApproxDPEvent(0.0, 1e-9))),
+                         ZCDPEvent(0.02)))
+    orders = np.asarray(DEFAULT_RDP_ORDERS)
+    assert epsilon_of_event(event, 1e-5, method="rdp") == pytest.approx(
+        rdp_to_epsilon(orders, 0.02 * orders, 1e-5 - 1e-9)[0], rel=1e-14)
+
+
+@pytest.mark.parametrize("shape,mean", [(0.0, 5.0), (1.0, 10.0), (2.0, 10.0)])
+def test_repeat_and_select_of_max_of_events(dpacc, shape, mean):
+    # Papernot and Steinke 2022, Theorem 2, on the maximum curve of one run:
+    # (a) a child that dominates at every order: exactly dp-accounting's
+    # RepeatAndSelectDpEvent of that child;
+    from dptoolkit.accounting.events import MaxOfEvents, PureDPEvent
+
+    big = SelfComposedEvent(PoissonSampledEvent(0.02, GaussianEvent(1.5)), 300)
+    small = SelfComposedEvent(PoissonSampledEvent(0.02, GaussianEvent(3.0)), 300)
+    for delta in GRID_DELTA:
+        acc = dpacc.rdp.RdpAccountant()
+        acc.compose(RepeatAndSelectEvent(big, mean, shape).to_dp_accounting())
+        ours = epsilon_of_event(RepeatAndSelectEvent(MaxOfEvents((small, big)), mean,
+                                                     shape), delta, method="rdp")
+        assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-6)
+    # (b) crossing closed-form curves, PureDPEvent(1) (min(1, alpha / 2)) above
+    # GaussianEvent(3) (alpha / 18) below order 18 and under it above: the theorem by
+    # hand on their maximum, minimised over lambda_hat among the orders
+    from dptoolkit.accounting import tnb_success_probability
+
+    orders = np.asarray(DEFAULT_RDP_ORDERS)
+    curve = np.maximum(np.minimum(1.0, orders / 2.0), orders / 18.0)
+    gamma = tnb_success_probability(shape, mean)
+    theorem = (curve + np.min((1 + shape) * (1 - 1 / orders) * curve
+                              + (1 + shape) * math.log(1 / gamma) / orders)
+               + math.log(mean) / (orders - 1))
+    event = RepeatAndSelectEvent(MaxOfEvents((PureDPEvent(1.0), GaussianEvent(3.0))),
+                                 mean, shape)
+    for delta in GRID_DELTA:
+        assert epsilon_of_event(event, delta, method="rdp") == pytest.approx(
+            rdp_to_epsilon(orders, theorem, delta)[0], rel=1e-12)
+        for child in (PureDPEvent(1.0), GaussianEvent(3.0)):  # each alone is cheaper
+            assert epsilon_of_event(RepeatAndSelectEvent(child, mean, shape), delta,
+                                    method="rdp") <= epsilon_of_event(event, delta,
+                                                                      method="rdp")
+
+
 def test_budget_events_composition_beats_basic_sum_for_two_fw_fits():
     # Two private Frank-Wolfe fits charged to one accountant: composing their
     # events (zCDP of exponential-mechanism steps) gives less than the sum.

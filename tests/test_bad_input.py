@@ -575,6 +575,11 @@ case("event-SelfComposed-count-bool",
      Raises(TypeError, r"count"))
 case("event-Composed-not-events", lambda: ev.ComposedEvent((ev.PureDPEvent(1.0), 3)),
      Raises(TypeError, r"events"))
+case("event-MaxOf-empty", lambda: ev.MaxOfEvents(()), Raises(ValueError, r"events"))
+case("event-MaxOf-single-event-not-a-sequence",
+     lambda: ev.MaxOfEvents(ev.PureDPEvent(1.0)), Raises(TypeError, r"events"))
+case("event-MaxOf-not-events", lambda: ev.MaxOfEvents((ev.PureDPEvent(1.0), 3)),
+     Raises(TypeError, r"events\[1\]"))
 case("event-RepeatAndSelect-shape-negative",
      lambda: ev.RepeatAndSelectEvent(ev.PureDPEvent(1.0), 10.0, -2.0),
      Raises(ValueError, r"shape"))

@@ -70,10 +70,11 @@ def test_search_selects_and_releases_one_model():
     X, y = _problem()
     s = _search().fit(X, y)
     assert s.best_params_["l1_bound"] in (1.0, 5.0, 20.0)
-    assert s.n_runs_ >= 1 and 0 < s.epsilon_run_ < 1.0
+    assert 0 < s.epsilon_run_ < 1.0
     assert s.predict(X).shape == (X.shape[0],)
     assert s.score(X, y) == s.best_estimator_.score(X, y)
-    assert not hasattr(s, "cv_results_")  # the other runs' scores are not released
+    # the other runs' scores and hyperparameters, and their number K, are not released
+    assert not hasattr(s, "cv_results_") and not hasattr(s, "n_runs_")
 
 
 def test_pure_dp_search_liu_talwar():
@@ -222,7 +223,7 @@ def test_n_samples_public_sets_split_sizes_runs_n_and_score_scale(monkeypatch):
                     random_state=_NoScoreNoise(np.random.PCG64(0))).fit(X, y)
     # the runs train on 340 rows; the budget is calibrated on a 240-row stand-in
     assert set(seen) == {(340, 240), (240, 240)}
-    assert seen.count((340, 240)) == s.n_runs_ and scored == [60] * s.n_runs_
+    assert seen.count((340, 240)) == len(scored) >= 1 and set(scored) == {60}
     count = s.best_score_ * 60
     assert 0 <= count <= 60 and count == pytest.approx(round(count), abs=1e-9)
     assert s.best_estimator_.n_samples_public == 240
@@ -305,4 +306,162 @@ def test_too_few_rows_for_the_public_validation_part():
         _search(n_samples_public=400, classes=[0, 1]).fit(X[:80], y[:80])
     assert DATA_DEPENDENT_NOTE in str(info.value)
     s = _search(n_samples_public=400, classes=[0, 1], n_runs=2.0).fit(X, y)
-    assert s.n_runs_ >= 1
+    assert s.predict(X).shape == y.shape
+
+
+# ---------------------------------------------------------------------------
+# a grid that changes the runs' privacy event (max_iter): the guarantee covers
+# every run, and what is released is the best run alone
+# ---------------------------------------------------------------------------
+
+def _planned_training_event(est, n_train, n_features):
+    """The training event ``est`` makes on ``n_train`` rows (a public stand-in)."""
+    from dptoolkit._private import plan_spend
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return plan_spend(est, sp.csr_array((n_train, n_features)),
+                          np.resize([0, 1], n_train))[0]
+
+
+def test_grid_over_max_iter_covers_every_runs_event(monkeypatch):
+    """Audit of the guarantee on the runs' own events.  With max_iter in the grid,
+    Papernot and Steinke's Theorem 2 applied to each candidate's actual run (its
+    training event at epsilon_run_, then the score) must be within the claimed
+    epsilon: the template's event (max_iter unset) is not the runs'.  Every run
+    actually made has one of the accounted training events."""
+    X, y = _problem(n=400)
+    grid = {"max_iter": [1, 10, 60]}
+    fits = []
+    orig = FrankWolfeLassoClassifier.fit
+
+    def fit(self, X, y):
+        orig(self, X, y)
+        if X.shape[0] == 320:  # a run on the training part (not a plan on the stand-in)
+            fits.append(self.privacy_event_)
+        return self
+
+    monkeypatch.setattr(FrankWolfeLassoClassifier, "fit", fit)
+    est = FrankWolfeLassoClassifier(classes=[0, 1])
+    s = _search(estimator=est, param_distributions=grid, n_samples_public=400,
+                classes=[0, 1], n_runs=5.0).fit(X, y)
+    claimed, delta = s.privacy_spent_
+    assert (claimed, delta) == (1.0, 1e-5)
+    search = s.privacy_event_
+    training, score = search.event.events
+    actual = []
+    for max_iter in grid["max_iter"]:
+        run = _planned_training_event(
+            est.set_params(max_iter=max_iter, epsilon=s.epsilon_run_, delta=delta,
+                           n_samples_public=320), 320, X.shape[1])
+        actual.append(run)
+        theorem = RepeatAndSelectEvent(ComposedEvent((run, score)), search.mean,
+                                       search.shape)
+        assert epsilon_of_event(theorem, delta) <= claimed * (1 + 1e-12), max_iter
+    from dptoolkit.accounting.events import MaxOfEvents
+
+    # the accounted run is the maximum over exactly these events, at every order
+    assert isinstance(training, MaxOfEvents) and set(training.events) == set(actual)
+    assert fits and set(fits) <= set(actual)
+    # one point costs more than the template's (max_iter unset) event would: the
+    # search is calibrated for it
+    template_run = _planned_training_event(
+        FrankWolfeLassoClassifier(classes=[0, 1], epsilon=s.epsilon_run_, delta=delta,
+                                  n_samples_public=320), 320, X.shape[1])
+    assert max(epsilon_of_event(RepeatAndSelectEvent(ComposedEvent((run, score)),
+                                                     search.mean, search.shape), delta)
+               for run in actual) > epsilon_of_event(RepeatAndSelectEvent(
+                   ComposedEvent((template_run, score)), search.mean, search.shape), delta)
+
+
+def test_pure_dp_search_covers_every_point_of_the_grid():
+    """Liu and Talwar 2019, Theorem 3.4: every run epsilon/3-DP, whichever point of
+    the grid it drew (the run's event is the max over the points)."""
+    from dptoolkit.accounting import basic_guarantee
+    from dptoolkit.accounting.events import MaxOfEvents
+
+    X, y = _problem()
+    s = _search(delta=0.0, estimator=FrankWolfeLassoClassifier(),
+                param_distributions={"max_iter": [1, 40]}, n_samples_public=400,
+                classes=[0, 1]).fit(X, y)
+    run = s.privacy_event_.event
+    assert isinstance(run.events[0], MaxOfEvents) and len(run.events[0].events) == 2
+    assert basic_guarantee(run)[0] <= 1.0 / 3.0 * (1 + 1e-9)
+
+
+def test_distribution_over_an_event_changing_parameter_is_refused():
+    """A distribution (rvs) over max_iter: the runs' events would vary beyond any
+    finite list; refused, naming the parameter.  A distribution over a parameter
+    that leaves the event unchanged (l1_bound) is accepted, with one event."""
+    X, y = _problem()
+    kw = dict(n_samples_public=400, classes=[0, 1], n_runs=3.0)
+    with pytest.raises(ValueError, match=r"param_distributions\['max_iter'\].*list"):
+        _search(estimator=FrankWolfeLassoClassifier(),
+                param_distributions={"max_iter": stats.randint(1, 50),
+                                     "l1_bound": [1.0, 5.0]}, **kw).fit(X, y)
+    s = _search(param_distributions={"l1_bound": stats.loguniform(1.0, 50.0)},
+                **kw).fit(X, y)
+    from dptoolkit.accounting.events import MaxOfEvents
+
+    assert not isinstance(s.privacy_event_.event.events[0], MaxOfEvents)
+    assert 1.0 <= s.best_params_["l1_bound"] <= 50.0
+
+
+def test_a_run_outside_the_accounted_events_releases_nothing(monkeypatch):
+    """A distribution that changes the event only away from the checked points is
+    caught at the run: ValueError naming it, no attribute set, nothing charged."""
+    X, y = _problem()
+
+    class _Tricky:  # the runs draw max_iter=3; the probes (patched) see only 30
+        def rvs(self, random_state=None):
+            return 3
+
+    from dptoolkit.model_selection import _search as search_module
+
+    monkeypatch.setattr(search_module, "_probe_values", lambda name, dist: [30])
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-4)
+    s = _search(estimator=FrankWolfeLassoClassifier(),
+                param_distributions={"max_iter": _Tricky()}, n_samples_public=400,
+                classes=[0, 1], accountant=acc)
+    with pytest.raises(ValueError, match=r"max_iter.*lists"):
+        s.fit(X, y)
+    assert not hasattr(s, "best_estimator_") and acc.spends == []
+
+
+def test_too_many_points_refused():
+    X, y = _problem(n=40)
+    with pytest.raises(ValueError, match="too many points"):
+        _search(param_distributions={"l1_bound": list(np.linspace(1, 2, 50)),
+                                     "max_iter": list(range(1, 50))}).fit(X, y)
+
+
+def test_only_the_released_runs_warnings_and_data_dependent_ones_reach_the_user(
+        monkeypatch):
+    """Which hyperparameters the other runs drew (and so how many runs there were)
+    is not released: a warning that depends on a run's hyperparameters only is
+    passed on for the best run alone; a data-dependent one (outside the
+    guarantee, and saying so) for any run."""
+    from dptoolkit._private import DATA_DEPENDENT_NOTE, data_dependent_warning
+
+    X, y = _problem()
+    drawn = []
+    orig = FrankWolfeLassoClassifier.fit
+
+    def fit(self, X, y):
+        if X.shape[0] == 340:  # a run (the plans use a 240-row stand-in)
+            drawn.append(self.l1_bound)
+            warnings.warn(f"a run with l1_bound={self.l1_bound}", UserWarning)
+            if self.l1_bound == 20.0:
+                data_dependent_warning("a notice about the data", UserWarning)
+        return orig(self, X, y)
+
+    monkeypatch.setattr(FrankWolfeLassoClassifier, "fit", fit)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        s = _search(n_samples_public=300, classes=[0, 1], n_runs=8.0,
+                    random_state=3).fit(X, y)
+    assert len(set(drawn)) >= 2  # several hyperparameters tried: a test that can fail
+    texts = [str(w.message) for w in record if issubclass(w.category, UserWarning)]
+    assert [t for t in texts if t.startswith("a run with")] == [
+        f"a run with l1_bound={s.best_params_['l1_bound']}"]
+    assert sum(DATA_DEPENDENT_NOTE in t for t in texts) == (20.0 in drawn)

@@ -28,7 +28,9 @@ the same delta.
     Gaussian exactly; Poisson- and without-replacement-subsampled Gaussian
     (Mironov, Talwar and Zhang 2019; Wang, Balle and Kasiviswanathan 2019);
     zCDP ``rho alpha``; random repetition with selection (Papernot and Steinke
-    2022, Theorems 2 and 6).  Approximate-DP leaves (delta_i > 0) are taken
+    2022, Theorems 2 and 6); a data-independent choice among events
+    (:class:`~dptoolkit.accounting.events.MaxOfEvents`) the maximum of their RDP
+    at every order.  Approximate-DP leaves (delta_i > 0) are taken
     out of the RDP part and added by basic composition: the RDP part is
     converted at ``delta - sum delta_i`` and ``sum epsilon_i`` is added.
 
@@ -78,21 +80,27 @@ def _pure_pairs(event, mult=1):
         return _pure_pairs(event.event, mult * event.count) if event.count else []
     if isinstance(event, ev.ComposedEvent):
         return [p for e in event.events for p in _pure_pairs(e, mult)]
+    if isinstance(event, ev.MaxOfEvents):
+        # each child by basic composition; a data-independent choice among them is
+        # (max epsilon, max delta)-DP
+        sums = [_pair_sums(_pure_pairs(e, 1)) for e in event.events]
+        return [(max(e for e, _ in sums), max(d for _, d in sums), mult)]
     if isinstance(event, (ev.PoissonSampledEvent, ev.SampledWithoutReplacementEvent)):
         q = (event.sampling_rate if isinstance(event, ev.PoissonSampledEvent)
              else event.sample_size / event.n_samples)
-        inner = _pure_pairs(event.event, 1)
-        eps = math.fsum(e * m for e, _, m in inner)
-        delta = math.fsum(d * m for _, d, m in inner)
+        eps, delta = _pair_sums(_pure_pairs(event.event, 1))
         # amplification by subsampling (Balle, Barthe, Gaboardi 2018)
         return [(math.log1p(q * math.expm1(eps)) if eps < 700 else eps, q * delta, mult)]
     raise _Unsupported(type(event).__name__)
 
 
+def _pair_sums(pairs):
+    """(sum epsilon_i, sum delta_i) of [(epsilon_i, delta_i, multiplicity_i)]."""
+    return (math.fsum(e * m for e, _, m in pairs), math.fsum(d * m for _, d, m in pairs))
+
+
 def _basic(event, delta):
-    pairs = _pure_pairs(event)
-    eps = math.fsum(e * m for e, _, m in pairs)
-    d = math.fsum(dl * m for _, dl, m in pairs)
+    eps, d = _pair_sums(_pure_pairs(event))
     return (eps, d) if d <= delta * (1 + 1e-12) else (math.inf, d)
 
 
@@ -114,13 +122,12 @@ def basic_guarantee(event):
         pairs = _pure_pairs(event)
     except _Unsupported:
         return math.inf, 0.0
-    return (math.fsum(e * m for e, _, m in pairs), math.fsum(d * m for _, d, m in pairs))
+    return _pair_sums(pairs)
 
 
 def _advanced(event, delta):
     pairs = _pure_pairs(event)
-    eps_basic = math.fsum(e * m for e, _, m in pairs)
-    d_sum = math.fsum(dl * m for _, dl, m in pairs)
+    eps_basic, d_sum = _pair_sums(pairs)
     best = eps_basic if d_sum <= delta * (1 + 1e-12) else math.inf
     slack = delta - d_sum
     if slack > 0 and pairs:
@@ -191,6 +198,18 @@ def _rdp_curve(event, orders):
         raise _Unsupported("sampling without replacement of a non-Gaussian event")
     if isinstance(event, ev.RepeatAndSelectEvent):
         return _repeat_and_select_rdp(event, orders)
+    if isinstance(event, ev.MaxOfEvents):
+        # conditioned on the (data-independent) choice, the chosen child: its RDP is
+        # at most the pointwise maximum, its approximate parts at most the largest
+        # sums (see MaxOfEvents)
+        curves, sums = [], []
+        for e in event.events:
+            curve, approx = _rdp_curve(e, orders)
+            curves.append(curve)
+            sums.append(_pair_sums(approx))
+        eps_a, delta_a = max(e for e, _ in sums), max(d for _, d in sums)
+        return (np.max(curves, axis=0),
+                [(eps_a, delta_a, 1)] if eps_a > 0 or delta_a > 0 else [])
     raise _Unsupported(type(event).__name__)
 
 
@@ -277,8 +296,7 @@ def tnb_success_probability(eta, mu):
 
 def _rdp(event, delta, orders):
     curve, approx = _rdp_curve(event, np.asarray(orders, dtype=np.float64))
-    eps_a = math.fsum(e * m for e, _, m in approx)
-    d_a = math.fsum(d * m for _, d, m in approx)
+    eps_a, d_a = _pair_sums(approx)
     rest = delta - d_a
     if rest <= 0:
         return math.inf, delta

@@ -52,7 +52,9 @@ Leaf events
 Combinators
 -----------
 :class:`PoissonSampledEvent`, :class:`SampledWithoutReplacementEvent`,
-:class:`SelfComposedEvent`, :class:`ComposedEvent`, :class:`RepeatAndSelectEvent`.
+:class:`SelfComposedEvent`, :class:`ComposedEvent`, :class:`RepeatAndSelectEvent`,
+:class:`MaxOfEvents` (one of several events, chosen independently of the data:
+accounted by the pointwise worst case).
 
 References
 ----------
@@ -85,6 +87,7 @@ __all__ = [
     "SelfComposedEvent",
     "ComposedEvent",
     "RepeatAndSelectEvent",
+    "MaxOfEvents",
 ]
 
 
@@ -395,10 +398,7 @@ class ComposedEvent(PrivacyEvent):
     events: tuple
 
     def __post_init__(self):
-        events = tuple(self.events)
-        for k, event in enumerate(events):
-            _check_event(event, f"events[{k}]")
-        object.__setattr__(self, "events", events)
+        object.__setattr__(self, "events", _check_events(self.events))
 
     def leaves(self):
         return [leaf for event in self.events for leaf in event.leaves()]
@@ -447,7 +447,73 @@ class RepeatAndSelectEvent(PrivacyEvent):
             self.event.to_dp_accounting(), self.mean, self.shape)
 
 
+@dataclasses.dataclass(frozen=True)
+class MaxOfEvents(PrivacyEvent):
+    r"""One of ``events``, chosen independently of the data: the pointwise worst case.
+
+    Describes a mechanism that picks one of several mechanisms by public
+    randomness or public parameters (e.g. a hyperparameter drawn at random in
+    :class:`~dptoolkit.model_selection.PrivateHyperparameterSearch`, which
+    changes the number of steps of the run) and may release which one it
+    picked.  Conditioned on the choice the mechanism is that child; since the
+    choice does not depend on the data:
+
+    * Renyi DP: at every order :math:`\alpha`, the maximum of the children's
+      RDP, :math:`\max_j \varepsilon_j(\alpha)`.  With the choice :math:`J`
+      (law :math:`w`, the same on neighbouring datasets) released next to the
+      output :math:`Y`, :math:`e^{(\alpha-1) D_\alpha}` of the pair
+      :math:`(J, Y)` is :math:`\sum_j w_j e^{(\alpha-1) D_\alpha(P_j \| Q_j)}`,
+      at most :math:`e^{(\alpha-1)\max_j \varepsilon_j(\alpha)}`; without
+      :math:`J`, by post-processing.  The maximum is taken order by order, so
+      no single child need dominate.  In an adaptive composition the law
+      :math:`w` may depend on earlier outputs, not on the data.
+    * Pure and approximate DP: each child's (epsilon, delta) by basic
+      composition of its leaves, and the event is (max epsilon, max delta)-DP.
+    * Approximate-DP leaves inside the children (taken out of the Renyi part
+      by the accountant): conditioned on the choice, the chosen child's
+      approximate parts total at most (max over the children of their sum of
+      epsilons, max of their sum of deltas), which the accountant adds.
+
+    dp-accounting has no such event: :meth:`to_dp_accounting` returns the
+    child's event when all children are equal and ``UnsupportedDpEvent``
+    otherwise.  (dp-accounting's RDP of each child, maximised order by order,
+    is what the tests compare with.)
+
+    Parameters
+    ----------
+    events : sequence of PrivacyEvent
+        Non-empty; stored as a tuple, in the given order (duplicates kept).
+    """
+    events: tuple
+
+    def __post_init__(self):
+        events = _check_events(self.events)
+        if not events:
+            raise ValueError("events must be a non-empty sequence of PrivacyEvent, got an "
+                             "empty one")
+        object.__setattr__(self, "events", events)
+
+    def leaves(self):
+        return ComposedEvent.leaves(self)
+
+    def to_dp_accounting(self):
+        if len(set(self.events)) == 1:
+            return self.events[0].to_dp_accounting()
+        return _dp_event_module().UnsupportedDpEvent()
+
+
 def _check_event(event, name):
     if not isinstance(event, PrivacyEvent):
         raise TypeError(f"{name} must be a PrivacyEvent, got {type(event).__name__}")
     return event
+
+
+def _check_events(events, name="events"):
+    """``events`` as a tuple of PrivacyEvent (a single event is refused, not iterated)."""
+    if isinstance(events, (PrivacyEvent, str, bytes)) or not hasattr(events, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of PrivacyEvent, got "
+                        f"{type(events).__name__}")
+    events = tuple(events)
+    for k, event in enumerate(events):
+        _check_event(event, f"{name}[{k}]")
+    return events

@@ -370,8 +370,7 @@ def _train(args):
           f"{scores['n_samples']} held-out examples;   non-zeros {scores['n_nonzero']} "
           f"of {_report.model_coef(estimator).size}")
     if hasattr(estimator, "best_params_"):
-        print(f"  search: {estimator.n_runs_} private run(s); released "
-              f"{estimator.best_params_} (noisy validation accuracy "
+        print(f"  search: released {estimator.best_params_} (noisy validation accuracy "
               f"{estimator.best_score_:.4f})")
     if hasattr(estimator, "support_"):
         print(f"  selection: {int(np.count_nonzero(estimator.support_))} features selected "

@@ -228,8 +228,9 @@ def build_report(*, command, data, model, model_name, metrics_, bound, timings=N
     if timings is not None:
         report["timings"] = {k: float(v) for k, v in timings.items()}
     if hasattr(model, "best_params_"):      # a private search: what it released
+        # (the number of runs is not released: the search's guarantee covers the
+        # best run with that number hidden)
         report["model"]["best_params"] = to_jsonable(model.best_params_)
-        report["model"]["n_runs"] = int(model.n_runs_)
     if hasattr(model, "support_"):          # select-then-fit: the selected features
         report["model"]["selected_features"] = to_jsonable(np.flatnonzero(model.support_))
     if outside_guarantee is not None:

@@ -15,18 +15,20 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy import stats
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.model_selection import ParameterSampler
+from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.validation import check_is_fitted
 
-from .._private import (PrivateEstimatorMixin, data_dependent_error, fit_with_stream,
-                        plan_spend)
+from .._private import (DATA_DEPENDENT_NOTE, PrivateEstimatorMixin, data_dependent_error,
+                        fit_with_stream, plan_spend)
 from .._validation import check_positive_int, check_scalar_range
 from ..accounting import basic_guarantee, calibrate_parameter, tnb_success_probability
 from ..accounting.events import (
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
+    MaxOfEvents,
     RepeatAndSelectEvent,
 )
 
@@ -34,9 +36,71 @@ __all__ = ["PrivateHyperparameterSearch"]
 
 _DISTRIBUTIONS = ("negative_binomial", "geometric", "logarithmic")
 
-# (public parameters, shape, label set) -> (run epsilon, run event): the calibration
-# is a nested bisection and does not depend on the data's values
+# (public parameters, candidates, shape, label set) -> (run epsilon, the candidates'
+# training events): the calibration is a nested bisection and does not depend on the
+# data's values
 _CALIBRATIONS = {}
+
+# where a distribution of param_distributions is probed: quantiles, plus the finite
+# ends of its support (draws with fixed seeds for a distribution without ppf)
+_PROBE_QUANTILES = (0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999)
+_N_PROBE_DRAWS = 16
+# largest number of (candidate, probe) events planned per budget: each is a plan of
+# the estimator's fit (milliseconds)
+_MAX_PLANS = 2000
+
+
+def _probe_values(name, dist):
+    """Public points of a distribution at which the runs' events are compared."""
+    if hasattr(dist, "ppf"):
+        values = list(np.asarray(dist.ppf(_PROBE_QUANTILES), dtype=np.float64))
+        if hasattr(dist, "support"):
+            values += [v for v in np.asarray(dist.support(), dtype=np.float64)
+                       if np.isfinite(v)]
+        if isinstance(getattr(dist, "dist", None), stats.rv_discrete):
+            values = [int(v) for v in values if np.isfinite(v)]
+        else:
+            values = [float(v) for v in values if np.isfinite(v)]
+    else:
+        values = [dist.rvs(random_state=np.random.RandomState(seed))
+                  for seed in range(_N_PROBE_DRAWS)]
+        values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    out = []
+    for v in values:
+        if not any(v == u for u in out):
+            out.append(v)
+    if not out:
+        raise ValueError(f"param_distributions[{name!r}]: the distribution gives no finite "
+                         "value to check the runs' privacy event at")
+    return out
+
+
+def _candidates(dists):
+    """The runs' possible hyperparameters, as the search accounts for them.
+
+    Returns ``(grid, probes)``: ``grid`` lists every point of the lists'
+    product (each dict of ``dists`` in turn), with each distribution at its
+    first probe value; ``probes`` lists ``(name, point, other)`` pairs that
+    differ only in the distribution ``name``, whose events must be equal.
+    """
+    grid, probes, n_plans = [], [], 0
+    for d in dists:
+        points = {k: _probe_values(k, v) for k, v in d.items() if hasattr(v, "rvs")}
+        lists = ParameterGrid(
+            {k: (points[k][:1] if k in points else list(v)) for k, v in d.items()})
+        n_plans += len(lists) * (1 + 2 * sum(len(v) - 1 for v in points.values()))
+        if n_plans > _MAX_PLANS:
+            raise ValueError(
+                "param_distributions has too many points for the search's budget, which "
+                "is calibrated on every point of the lists' product (and checks each "
+                f"distribution at {len(_PROBE_QUANTILES)} quantiles): at most "
+                f"{_MAX_PLANS} points and probes, got more; shorten the lists")
+        base = [dict(point) for point in lists]
+        grid.extend(base)
+        for name, values in points.items():
+            probes.extend((name, point, {**point, name: value})
+                          for point in base for value in values[1:])
+    return grid, probes
 
 
 class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
@@ -68,8 +132,18 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     that exchange alike).  Each run's mechanism Q (training event composed with
     the score's Gaussian on that count) is accounted by plain composition, an
     upper bound, and the search by the theorems above on every coupled pair of
-    splits.  A split size read from the data breaks the coupling (where
-    ``round(validation_fraction * n)`` moves between :math:`n` and
+    splits.  Q draws its hyperparameters independently of the data, so its
+    Renyi DP at every order is at most the maximum over the candidates of their
+    runs' (a :class:`~dptoolkit.accounting.events.MaxOfEvents` of the training
+    events, composed with the score): a grid over a parameter that changes the
+    training event (``max_iter``, ``n_epochs``, ``batch_size``, ...) is
+    accounted at its most expensive point, order by order.  Lists of values
+    are enumerated (every point of their product); a distribution (with
+    ``rvs``) is checked at public quantiles and must not change the event
+    (``ValueError`` naming it otherwise: give such a parameter as a list), and
+    every run's actual event is checked against the accounted ones before
+    anything is released.  A split size read from the data breaks the coupling
+    (where ``round(validation_fraction * n)`` moves between :math:`n` and
     :math:`n + 1`, :math:`x` can replace a training example instead), and
     ``best_score_ = (count + noise) / n_val`` would carry :math:`n`: hence
     ``n_samples_public``.
@@ -83,17 +157,21 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
       (epsilon, delta).  Each run's epsilon is the largest (bisection, relative
       tolerance 1e-3) for which this is at most ``epsilon``.
     * ``delta = 0``: K geometric with mean ``n_runs``; each run is
-      :math:`\varepsilon/3`-DP (training :math:`0.9\varepsilon/3`, Laplace score
-      :math:`0.1\varepsilon/3`), and the search :math:`\varepsilon`-DP (Liu and
-      Talwar 2019, Theorem 3.4).  The estimator must then be pure DP up to a
+      :math:`\varepsilon/3`-DP at every point of the grid (training
+      :math:`0.9\varepsilon/3`, Laplace score :math:`0.1\varepsilon/3`), and the
+      search :math:`\varepsilon`-DP (Liu and Talwar 2019, Theorem 3.4).  The estimator must then be pure DP up to a
       floating-point delta (below 1e-9 per run, e.g. the samplers' quantisation),
       which adds ``n_runs`` times that delta (a union bound over the runs, whose
       expected number is ``n_runs``) to ``privacy_spent_``.
 
     ``privacy_event_`` is the :class:`~dptoolkit.accounting.events.RepeatAndSelectEvent`
-    of the run's event; ``privacy_spent_`` is (epsilon, delta) as requested.  Only
-    the best run's model and noisy score (and K, which does not depend on the data)
-    are released: the other runs' scores are not attributes.
+    of the run's event, ``ComposedEvent((training, score))`` with ``training``
+    the candidates' training event (their ``MaxOfEvents`` when they differ);
+    ``privacy_spent_`` is (epsilon, delta) as requested.  Only the best run's
+    model, hyperparameters and noisy score are released, as the theorems
+    require: K, the other runs' hyperparameters and scores are not attributes,
+    and of the runs' warnings only the best run's and those that depend on the
+    data (which say so: outside the guarantee) reach the user.
 
     Parameters
     ----------
@@ -103,7 +181,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     param_distributions : dict or list of dict
         As for :class:`sklearn.model_selection.RandomizedSearchCV`: lists are
         sampled uniformly, scipy distributions with ``rvs``.  Must not name
-        ``epsilon``, ``delta`` or ``accountant``.
+        ``epsilon``, ``delta`` or ``accountant``.  A parameter that changes the
+        runs' privacy event must be a list (the budget is calibrated on every
+        point of the lists' product, at most 2000 points and probes).
     epsilon : float
         Total budget of the search, > 0.
     delta : float, default=1e-5
@@ -165,13 +245,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     best_score_ : float
         Its noisy validation accuracy: (correct validation predictions + noise)
         divided by ``n_val``, a public number with ``n_samples_public`` set.
-    n_runs_ : int
-        K, the number of runs made.
     epsilon_run_ : float
         The epsilon each run's estimator was given.
     classes_ : ndarray
         From the best estimator.
     privacy_event_ : RepeatAndSelectEvent
+        Of ``ComposedEvent((training, score))``: ``training`` is the
+        candidates' training event at ``epsilon_run_``, their
+        :class:`~dptoolkit.accounting.events.MaxOfEvents` when they differ.
     privacy_spent_ : tuple (epsilon, delta)
 
     References
@@ -256,43 +337,96 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         else:
             noise = check_scalar_range(self.score_noise, "score_noise", low=0.0,
                                        low_open=True)
+        grid, probes = _candidates(dists)
         return dict(epsilon=epsilon, delta=delta, mean=mean, shape=shape, frac=frac,
-                    noise=noise, dists=dists)
+                    noise=noise, dists=dists, grid=grid, probes=probes)
 
     # ----------------------------------------------------------- calibration
-    def _run_event(self, p, template, standin, y_standin, eps_run):
-        est = clone(template).set_params(epsilon=eps_run, accountant=None,
-                                               **({"delta": p["delta"]} if p["delta"] > 0
-                                                  else {}))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            event, _ = plan_spend(est, standin, y_standin)
+    def _train_events(self, p, template, standin, y_standin, points, eps_run, memo):
+        """The training event of each of ``points`` (hyperparameters) at ``eps_run``,
+        planned on the public stand-in (no mechanism runs); ``memo`` keeps them."""
+        out = []
+        for params in points:
+            key = (repr(sorted(params.items())), eps_run)
+            if key not in memo:
+                est = clone(template).set_params(
+                    **params, epsilon=eps_run, accountant=None,
+                    **({"delta": p["delta"]} if p["delta"] > 0 else {}))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    memo[key] = plan_spend(est, standin, y_standin)[0]
+            out.append(memo[key])
+        return out
+
+    @staticmethod
+    def _distinct(events):
+        return tuple(dict.fromkeys(events))
+
+    def _run_event(self, p, train_events, eps_run):
+        """One run, Q: the training event (the maximum over the candidates') and the
+        score."""
+        train_events = self._distinct(train_events)
+        training = train_events[0] if len(train_events) == 1 else MaxOfEvents(train_events)
         if p["delta"] == 0:  # the score gets 1/9 of the training epsilon (10% of the run)
-            return ComposedEvent((event, LaplaceEvent(9.0 / eps_run)))
-        return ComposedEvent((event, GaussianEvent(p["noise"])))
+            return ComposedEvent((training, LaplaceEvent(9.0 / eps_run)))
+        return ComposedEvent((training, GaussianEvent(p["noise"])))
 
     def _search_event(self, p, run_event):
         return RepeatAndSelectEvent(run_event, p["mean"], p["shape"])
 
     def _calibrate(self, p, template, standin, y_standin):
-        """Each run's epsilon and the search's event."""
+        """Each run's epsilon and the candidates' distinct training events at it."""
+        grid, probes = p["grid"], p["probes"]
+        memo = {}
+
+        def events(points, e):
+            return self._train_events(p, template, standin, y_standin, points, e, memo)
+
         if p["delta"] == 0.0:
-            train_eps = 0.9 * p["epsilon"] / 3.0
-            run_event = self._run_event(p, template, standin, y_standin, train_eps)
-            eps_b, delta_b = basic_guarantee(run_event)
+            eps_run = 0.9 * p["epsilon"] / 3.0
+            train = events(grid, eps_run)
+            eps_b, delta_b = basic_guarantee(self._run_event(p, train, eps_run))
             if eps_b > p["epsilon"] / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
                 raise ValueError("a pure-DP search (delta=0) needs a pure-DP estimator: "
                                  f"{type(self.estimator).__name__} with delta unset is not "
-                                 "epsilon-DP by basic composition")
-            return train_eps, run_event
+                                 "epsilon-DP by basic composition (at some point of "
+                                 "param_distributions)")
+        else:
+            def calibrate(points):
+                def search(e):
+                    return self._search_event(p, self._run_event(p, events(points, e), e))
 
-        def event(e):
-            return self._search_event(p, self._run_event(p, template, standin, y_standin, e))
+                return calibrate_parameter(
+                    search, target_epsilon=p["epsilon"], delta=p["delta"], low=1e-4 * p["epsilon"],
+                    high=p["epsilon"], rtol=1e-3)
 
-        eps_run = calibrate_parameter(event, target_epsilon=p["epsilon"], delta=p["delta"],
-                                      low=1e-4 * p["epsilon"], high=p["epsilon"],
-                                      rtol=1e-3)
-        return eps_run, self._run_event(p, template, standin, y_standin, eps_run)
+            # one point per distinct event at the top of the bracket; every point's event
+            # at the result is then checked to be among theirs (else all points are used)
+            first = {}
+            for point, event in zip(grid, events(grid, p["epsilon"])):
+                first.setdefault(event, point)
+            eps_run = calibrate(list(first.values()))
+            train = events(grid, eps_run)
+            if set(train) != set(events(list(first.values()), eps_run)):
+                eps_run = calibrate(grid)
+                train = events(grid, eps_run)
+        self._check_probes(p, probes, events, eps_run)
+        return eps_run, self._distinct(train)
+
+    @staticmethod
+    def _check_probes(p, probes, events, eps_run):
+        """A distribution of param_distributions must not change the training event."""
+        if not probes:
+            return
+        ours = events([point for _, point, _ in probes], eps_run)
+        others = events([other for _, _, other in probes], eps_run)
+        for (name, point, other), a, b in zip(probes, ours, others):
+            if a != b:
+                raise ValueError(
+                    f"param_distributions[{name!r}] is a distribution, but {name} changes "
+                    f"the runs' privacy event ({name}={point[name]!r} and {name}="
+                    f"{other[name]!r} give different events): give {name} as a list of "
+                    "values, whose events the search's budget covers")
 
     # --------------------------------------------------------------------- fit
     def _draw_k(self, p, rng):
@@ -321,9 +455,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         ------
         ValueError, TypeError
             Invalid parameters (named; ``classes`` set for an estimator without
-            a ``classes`` parameter; ``n_samples_public`` below 4), labels of
-            ``y`` outside ``classes``, data with no more rows than the
-            validation part, or data the estimator refuses.
+            a ``classes`` parameter; ``n_samples_public`` below 4; a
+            distribution over a parameter that changes the runs' privacy
+            event; more than 2000 points and probes in
+            ``param_distributions``), labels of ``y`` outside ``classes``,
+            data with no more rows than the validation part, or data the
+            estimator refuses.
         BudgetExceededError
             The accountant cannot pay; no run is made.
 
@@ -333,10 +470,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             ``n_samples_public`` is None: the split sizes, the runs' dataset
             size and the scale of ``best_score_`` were taken from the data.
         Warning
-            Each distinct warning of the runs, once (e.g. a
-            :class:`~dptoolkit.exceptions.PrivacyLeakWarning`).  Data-dependent
-            ones (built by :func:`dptoolkit._private.data_dependent_warning`) say
-            so in their text: that any run emitted them is outside the guarantee.
+            Each distinct warning of the released run, once (e.g. a
+            :class:`~dptoolkit.exceptions.PrivacyLeakWarning`), and of the other
+            runs those that depend on the data (built by
+            :func:`dptoolkit._private.data_dependent_warning`), which say so in
+            their text: that any run emitted them is outside the guarantee.  The
+            other runs' other warnings are not passed on: they would tell which
+            hyperparameters, and how many runs, the search tried.
         """
         p = self._check_params()
         rng = self._noise_rng()
@@ -386,16 +526,17 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             if len(_CALIBRATIONS) > 64:
                 _CALIBRATIONS.clear()
             _CALIBRATIONS[key] = self._calibrate(p, template, standin, y_standin)
-        eps_run, run_event = _CALIBRATIONS[key]
+        eps_run, train_events = _CALIBRATIONS[key]
+        run_event = self._run_event(p, train_events, eps_run)
         event = self._search_event(p, run_event)
         # pure search: the runs' floating-point deltas, union bound over E[K] runs
         spent = (p["epsilon"],
                  p["delta"] or p["mean"] * basic_guarantee(run_event)[1])
         self._check_spend(event, spent)
 
-        k = self._draw_k(p, rng)
-        best = (-math.inf, None, None)
-        seen = set()
+        k = self._draw_k(p, rng)  # K stays local: the theorems release the best run only
+        best = (-math.inf, None, None, [])
+        data_dependent = []
         for _ in range(k):
             # each run draws its hyperparameters independently (with replacement:
             # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
@@ -410,11 +551,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 # stored on the run (the released best_estimator_ keeps the
                 # estimator's own random_state, normally None)
                 fit_with_stream(est, rng.spawn(1)[0], X_train, y_train)
-            for w in caught:  # each distinct warning of the runs once, e.g. a leak
-                key = (w.category, str(w.message))
-                if key not in seen:
-                    seen.add(key)
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            self._check_run_event(p, est, params, train_events)
+            # data-dependent warnings (outside the guarantee, and saying so) of every
+            # run; the others only of the released run (which runs were made, and with
+            # which hyperparameters, is not released)
+            data_dependent.extend(w for w in caught
+                                  if DATA_DEPENDENT_NOTE in str(w.message))
             correct = float(np.sum(est.predict(X_val) == y_val))
             if p["delta"] > 0:
                 noisy = correct + rng.normal(0.0, p["noise"])
@@ -422,14 +564,34 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 noisy = correct + rng.laplace(0.0, 9.0 / eps_run)
             score = noisy / n_val
             if score > best[0]:
-                best = (score, est, params)
-        self.best_score_, self.best_estimator_, self.best_params_ = best
-        self.n_runs_ = k
+                best = (score, est, params, caught)
+        self.best_score_, self.best_estimator_, self.best_params_, caught = best
+        seen = set()
+        for w in [*caught, *data_dependent]:  # each distinct warning once, e.g. a leak
+            key = (w.category, str(w.message))
+            if key not in seen:
+                seen.add(key)
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         self.epsilon_run_ = float(eps_run)
         if hasattr(self.best_estimator_, "classes_"):
             self.classes_ = self.best_estimator_.classes_
         self.n_features_in_ = Xs.shape[1]
         return self._record_spend(event, spent)
+
+    @staticmethod
+    def _check_run_event(p, est, params, train_events):
+        """The run's own event must be one the budget covers (before any release)."""
+        if est.privacy_event_ in train_events:
+            return
+        drawn = sorted({k for d in p["dists"] for k, v in d.items()
+                        if hasattr(v, "rvs") and k in params})
+        if drawn:
+            raise ValueError(
+                f"a run drew {params}, whose privacy event is not one the search's budget "
+                f"covers: the distributions of {drawn} change the event at points other "
+                "than those checked; give them as lists of values (nothing was released)")
+        raise RuntimeError(f"a run with {params} made a privacy event that its planned "
+                           "event does not match (nothing was released)")
 
     # ------------------------------------------------------------------ outputs
     def predict(self, X):
