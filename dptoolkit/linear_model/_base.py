@@ -22,7 +22,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, data_dependent_warning
-from .._validation import check_positive_int, check_scalar_range, check_X_y_named
+from .._validation import (CLASSES, DELTA_GAUSSIAN, POSITIVE, PRIVATE_COMMON, Boolean,
+                           Interval, Options, check_positive_int, check_scalar_range,
+                           check_X_y_named)
 from ..accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 
@@ -158,6 +160,19 @@ MAX_STEPS = 2**31 - 1
 #: entry per step (duality gaps) or compute a full-batch gradient per step, so
 #: more steps cannot run and are refused by name.
 MAX_ITER = 10**7
+
+
+def _linear_dp_constraints(losses, *, classifier, **extra):
+    """``_parameter_constraints`` of a DP-SCD / DP-SGD estimator: the shared
+    parameters, ``loss`` (``losses``), ``classes`` for a classifier, and ``extra``."""
+    table = {**PRIVATE_COMMON, "delta": DELTA_GAUSSIAN, "alpha": POSITIVE,
+             "batch_size": [Options("auto"), Interval("int", 1, None)],
+             "n_epochs": [Interval("real", 0.0, MAX_N_EPOCHS, closed="right")],
+             "normalize": [None, Options("l2", "clip")], "fit_intercept": [Boolean()],
+             "intercept_scaling": POSITIVE, "keep_coef_path": [Boolean()], **extra}
+    if classifier:
+        table.update(loss=[Options(*losses)], classes=CLASSES)
+    return table
 
 
 @functools.lru_cache(maxsize=256)

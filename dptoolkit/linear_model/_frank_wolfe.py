@@ -10,11 +10,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _fw_fast
 from .._private import PrivateEstimatorMixin
-from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+from .._validation import (
+    CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, NEIGHBOURING, NON_NEGATIVE, POSITIVE,
+    PRIVATE_COMMON, SCREENING, Boolean, Interval, Options, validate_params, check_positive_int, check_random_state, check_scalar_range,
                            check_X_y_named)
 from . import _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
 from ._base import MAX_ITER, _ClassifierOutputs, _store_params
-from ._fw_budget import (ACCOUNTING_CHOICES, nonprivate_fast_selector, resolve_selector,
+from ._fw_budget import (ACCOUNTING_CHOICES, SELECTORS, nonprivate_fast_selector, resolve_selector,
                          split_budget)
 from ._fw_screening import DEFAULT_N_CANDIDATES, private_top_columns
 
@@ -284,6 +286,19 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     C. Dwork, G. Rothblum, S. Vadhan. Boosting and Differential Privacy. FOCS 2010.
     """
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": POSITIVE,
+        "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
+        "solver": [Options("fast", "standard")],
+        "selector": [Options("auto", *SELECTORS)],
+        "refresh_tol": [Interval("real", 0.0, math.inf)],
+        "neighbouring": NEIGHBOURING, "accounting": [Options(*ACCOUNTING_CHOICES)],
+        "screening": SCREENING, "screening_fraction": FRACTION_OPEN,
+        "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
+        "tol": NON_NEGATIVE, "classes": CLASSES,
+        "verbose": [Boolean(), Interval("int", 0, None)],
+    }
+
     def __init__(self, *, l1_bound=50.0, max_iter="auto", epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", accounting="auto", screening="auto",
@@ -465,6 +480,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         TypeError
             Non-numeric hyper-parameters or data.
         """
+        validate_params(self)
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)

@@ -10,7 +10,9 @@ from sklearn.utils.validation import validate_data
 from .. import _ight_fast
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, check_neighbouring, data_dependent_error
-from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+from .._validation import (
+    CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, NEIGHBOURING, POSITIVE, PRIVATE_COMMON,
+    SCREENING, Boolean, Interval, Options, validate_params, check_positive_int, check_random_state, check_scalar_range,
                            check_X_y_named)
 from ..accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
 from ..accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
@@ -172,6 +174,15 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
 
     _privacy_label = "DP-IGHT"
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN,
+        "sparsity": [Options("auto"), Interval("int", 1, None)],
+        "max_iter": [Interval("int", 1, MAX_ITER)],
+        "learning_rate": [Options("auto"), *POSITIVE], "row_norm_bound": POSITIVE,
+        "neighbouring": NEIGHBOURING, "screening": SCREENING,
+        "screening_fraction": FRACTION_OPEN, "clip_data": [Boolean()], "classes": CLASSES,
+    }
+
     def __init__(self, *, sparsity="auto", max_iter=100, learning_rate="auto",
                  epsilon=None, delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
                  neighbouring="add_remove", screening="auto", screening_fraction=0.1,
@@ -265,6 +276,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         TypeError
             Non-numeric parameters or data.
         """
+        validate_params(self)
         epsilon, delta = self._check_budget(optional=True, delta_required=True)
         private = epsilon is not None
         check_X_y_named(X, y)

@@ -1,5 +1,6 @@
 r"""The Sparsifier of Khanna, Lu and Raff (paper 001, Algorithm 2): sparse private LASSO."""
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -12,12 +13,15 @@ from sklearn.utils.validation import check_memory, validate_data
 
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin
-from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+from .._validation import (
+    CLASSES, DELTA_OPTIONAL, NEIGHBOURING, POSITIVE, PRIVATE_COMMON, Boolean, Checked,
+    Interval, Options, validate_params, check_positive_int, check_random_state, check_scalar_range,
                            check_X_y_named)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
-from ._base import _ClassifierOutputs, _store_params
+from ._base import MAX_ITER, _ClassifierOutputs, _store_params
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
+from ._fw_budget import ACCOUNTING_CHOICES
 
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",
            "keep_largest", "l1_ball_logistic", "project_l1_rows"]
@@ -355,6 +359,19 @@ def _nonprivate_coef(X, y, l1_bound, solver, max_iter, tol, refresh_tol, classes
     return W, n_iter
 
 
+def _check_count_pair(value):
+    """A pair of non-negative integers (their order and range against the number
+    of coefficients are checked in fit by :func:`check_count_bounds`)."""
+    if isinstance(value, str) or len(value) != 2 or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and v >= 0
+            for v in value):
+        raise ValueError("not a pair of ints >= 0")
+
+
+def _check_memory(value):
+    check_memory(value)
+
+
 class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                                 BaseEstimator):
     r"""Sparse private L1-constrained logistic regression: the Sparsifier.
@@ -554,6 +571,23 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     mechanisms. STOC 2009.
     """
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": POSITIVE,
+        "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
+        "epsilon_count": POSITIVE,
+        "count_bounds": [Options("sqrt"), Checked(_check_count_pair,
+                                                  "a pair (alpha, beta) of ints >= 0")],
+        "precision": POSITIVE,
+        "nonprivate_solver": [Options("projected_gradient", "frank_wolfe")],
+        "nonprivate_max_iter": [Interval("int", 1, None)], "nonprivate_tol": POSITIVE,
+        "selector": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
+                             "noisy_max")],
+        "refresh_tol": [Interval("real", 0.0, math.inf)], "neighbouring": NEIGHBOURING,
+        "accounting": [Options(*ACCOUNTING_CHOICES)], "clip_data": [Boolean()],
+        "classes": CLASSES,
+        "memory": [None, Checked(_check_memory, "a str or a joblib.Memory")],
+    }
+
     def __init__(self, *, l1_bound=50.0, max_iter="auto", epsilon_count=0.05, epsilon=None,
                  delta=None, count_bounds="sqrt", precision=1.0,
                  nonprivate_solver="projected_gradient", nonprivate_max_iter=2000,
@@ -616,6 +650,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         TypeError
             Non-numeric parameters or data.
         """
+        validate_params(self)
         epsilon, epsilon_count, precision, nonprivate_max_iter = self._check_params()
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
