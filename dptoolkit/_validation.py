@@ -446,9 +446,19 @@ def _check_1d(value):
         raise ValueError("not a non-empty 1-D array")
 
 
-#: A non-empty 1-D array-like (``classes``, ``groups``: their relation to the
-#: data is checked in ``fit``).
+#: A non-empty 1-D array-like (``classes``: its relation to the data is checked
+#: in ``fit``).
 ARRAY_1D = Checked(_check_1d, "a non-empty 1-D array-like")
+
+
+def _check_sequence(value):
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise TypeError("not a sequence")
+
+
+#: A sequence (``groups``: a list of feature-index groups, each checked against
+#: the data in ``fit``).
+SEQUENCE = Checked(_check_sequence, "a sequence (of feature-index groups)")
 
 
 def validate_params(estimator):

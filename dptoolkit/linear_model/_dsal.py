@@ -21,7 +21,7 @@ from sklearn.utils.validation import validate_data
 
 from .._docstrings import fill_doc
 from .._validation import (
-    ARRAY_1D, NON_NEGATIVE, POSITIVE, RANDOM_STATE, Boolean, Interval, Options,
+    NON_NEGATIVE, SEQUENCE, POSITIVE, RANDOM_STATE, Boolean, Interval, Options,
     validate_params, check_positive_int, check_random_state, check_scalar_range,
                            check_X_y_named)
 from ._base import _labels, _LinearOutputs, _store_params
@@ -47,7 +47,7 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
     #: The parameters of every solver of this family; DSALLasso adds its own.
     _parameter_constraints = {
         "alpha": POSITIVE, "loss": [Options(*LOSSES)], "penalty": [Options(*PENALTIES)],
-        "groups": [None, ARRAY_1D], "n_jobs": [Interval("int", 1, None)],
+        "groups": [None, SEQUENCE], "n_jobs": [Interval("int", 1, None)],
         "sampling": [Options(*SAMPLINGS)], "step_size": [None, *POSITIVE],
         "n_inner": [None, Interval("int", 1, 2**31 - 1)], "tol": NON_NEGATIVE,
         "max_outer": [Interval("int", 1, None)], "warm_start": [Boolean()],

@@ -304,9 +304,15 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         else:
             event = spent = sigma = None
             if eta is None:
-                sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
+                with np.errstate(over="ignore"):
+                    sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
                 eta = 4.0 / max(float(sq.max(initial=0.0)), 1e-300)
         n_public = self._n_samples(n_rows, private=private, uses="the step eta / N")
+        if not private and self.learning_rate == "auto" and not eta / n_public > 0.0:
+            # 4 / max ||x_i||^2 underflows (or the squares overflow): no step exists
+            raise ValueError("X has entries too large for float64 arithmetic: the step "
+                             "4 / (N max_i ||x_i||_2^2) of learning_rate='auto' is 0 "
+                             "(squared row norms overflow beyond about 1e154); rescale X")
         self._check_spend(event, spent)
         rng = check_random_state(self.random_state)
         columns = None

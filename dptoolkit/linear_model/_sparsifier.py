@@ -1,6 +1,5 @@
 r"""The Sparsifier of Khanna, Lu and Raff (paper 001, Algorithm 2): sparse private LASSO."""
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -175,7 +174,10 @@ def project_l1_rows(V, radius):
         u = np.sort(a)[::-1]
         css = np.cumsum(u) - radius
         j = np.arange(1, u.size + 1)
-        rho = np.flatnonzero(u - css / j > 0)[-1]
+        # rho >= 0 in exact arithmetic (u_1 - (u_1 - radius) = radius > 0); with
+        # |V| >> radius the radius is lost in rounding, and the largest entry is kept
+        positive = np.flatnonzero(u - css / j > 0)
+        rho = positive[-1] if positive.size else 0
         tau = css[rho] / (rho + 1)
         out[k] = np.sign(V[k]) * np.maximum(a - tau, 0.0)
     return out
@@ -360,12 +362,10 @@ def _nonprivate_coef(X, y, l1_bound, solver, max_iter, tol, refresh_tol, classes
 
 
 def _check_count_pair(value):
-    """A pair of non-negative integers (their order and range against the number
-    of coefficients are checked in fit by :func:`check_count_bounds`)."""
-    if isinstance(value, str) or len(value) != 2 or not all(
-            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and v >= 0
-            for v in value):
-        raise ValueError("not a pair of ints >= 0")
+    """A pair (its entries, their order and their range against the number of
+    coefficients are checked in fit by :func:`check_count_bounds`)."""
+    if isinstance(value, str) or len(value) != 2:
+        raise ValueError("not a pair")
 
 
 def _check_memory(value):
@@ -576,7 +576,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
         "epsilon_count": POSITIVE,
         "count_bounds": [Options("sqrt"), Checked(_check_count_pair,
-                                                  "a pair (alpha, beta) of ints >= 0")],
+                                                  "a pair (alpha, beta) of ints")],
         "precision": POSITIVE,
         "nonprivate_solver": [Options("projected_gradient", "frank_wolfe")],
         "nonprivate_max_iter": [Interval("int", 1, None)], "nonprivate_tol": POSITIVE,
