@@ -70,10 +70,10 @@ TRUSTED_TYPES = (
 #: old module is now its package, which re-exports the class.)
 LEGACY_MODULES = {
     "dptoolkit.linear_model._frank_wolfe": "dptoolkit.linear_model._frank_wolfe._estimator",
-    "dptoolkit.linear_model._glm._dpsgd": "dptoolkit.linear_model._glm._dpsgd",
-    "dptoolkit.linear_model._glm._scd": "dptoolkit.linear_model._glm._scd",
-    "dptoolkit.linear_model._glm._ight": "dptoolkit.linear_model._glm._ight",
-    "dptoolkit.linear_model._glm._nb_logistic": "dptoolkit.linear_model._glm._nb_logistic",
+    "dptoolkit.linear_model._dpsgd": "dptoolkit.linear_model._glm._dpsgd",
+    "dptoolkit.linear_model._scd": "dptoolkit.linear_model._glm._scd",
+    "dptoolkit.linear_model._ight": "dptoolkit.linear_model._glm._ight",
+    "dptoolkit.linear_model._nb_logistic": "dptoolkit.linear_model._glm._nb_logistic",
 }
 
 

@@ -64,7 +64,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_positive_int, check_random_state, check_scalar_range
+from ._validation import (check_accountant, check_positive_int, check_random_state,
+                          check_scalar_range)
 from .exceptions import DataClippedWarning, PrivacyLeakWarning
 
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
@@ -313,23 +314,6 @@ def check_neighbouring(value, name="neighbouring"):
 def sensitivity_factor(neighbouring):
     """2 for replace-one (a sum changes by two examples' terms), else 1."""
     return 2.0 if check_neighbouring(neighbouring) == "replace_one" else 1.0
-
-
-def check_accountant(accountant, name="accountant"):
-    """``None`` or an object with ``check`` and ``spend`` (a BudgetAccountant).
-
-    Raises
-    ------
-    TypeError
-        Anything else, naming the argument.
-    """
-    if accountant is None:
-        return None
-    if not (callable(getattr(accountant, "check", None))
-            and callable(getattr(accountant, "spend", None))):
-        raise TypeError(f"{name} must be a dptoolkit.accounting.BudgetAccountant or None, "
-                        f"got {type(accountant).__name__}")
-    return accountant
 
 
 class PrivateEstimatorMixin:

@@ -3,18 +3,25 @@
 Every check raises ``TypeError`` for a value of the wrong type and
 ``ValueError`` naming the argument and the allowed range otherwise.
 """
+import math
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "Boolean",
+    "Checked",
+    "Interval",
+    "Options",
     "check_X_y_named",
+    "check_accountant",
     "check_epsilon_delta",
     "check_random_state",
     "check_scalar_range",
     "check_sparse_X",
     "check_positive_int",
+    "validate_params",
 ]
 
 
@@ -120,6 +127,23 @@ def check_epsilon_delta(epsilon, delta=0.0, *, allow_zero_delta=True):
     delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, high_open=True,
                                low_open=not allow_zero_delta)
     return epsilon, delta
+
+
+def check_accountant(accountant, name="accountant"):
+    """``None`` or an object with ``check`` and ``spend`` (a BudgetAccountant).
+
+    Raises
+    ------
+    TypeError
+        Anything else, naming the argument.
+    """
+    if accountant is None:
+        return None
+    if not (callable(getattr(accountant, "check", None))
+            and callable(getattr(accountant, "spend", None))):
+        raise TypeError(f"{name} must be a dptoolkit.accounting.BudgetAccountant or None, "
+                        f"got {type(accountant).__name__}")
+    return accountant
 
 
 def check_random_state(random_state):
@@ -292,3 +316,206 @@ def _check_parses(name, arr):
             arr.astype(np.float64)
         except (TypeError, ValueError) as exc:  # the same type, with the name
             raise type(exc)(f"{name} must be numeric: {exc}") from None
+
+
+# --------------------------------------------------------------------------- parameters
+# A small declarative constraint table per estimator, in the style of
+# scikit-learn's ``_parameter_constraints`` (whose validator lives in a private
+# scikit-learn module and is not imported here).  Each estimator class maps every
+# name of ``get_params()`` to a list of constraints; a value is valid when it
+# satisfies one of them.  ``fit`` calls :func:`validate_params` first, so every
+# parameter is checked whether or not that fit uses it (a private-only parameter
+# such as ``delta`` is refused by name in a non-private fit too).  Checks that
+# relate parameters to each other or to the data stay in the estimators.
+
+def _is_real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+class Interval:
+    """Reals or integers in an interval; NaN is never inside.
+
+    Parameters
+    ----------
+    kind : {"real", "int"}
+        ``"real"`` accepts any real number but ``bool``; ``"int"`` integers only.
+    low, high : float or None
+        Ends (None: unbounded; an unbounded end is open, so infinity is outside).
+    closed : {"both", "left", "right", "neither"}
+    """
+
+    def __init__(self, kind, low, high, *, closed="both"):
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    def is_satisfied_by(self, value):
+        if self.kind == "int":
+            if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+                return False
+        elif not _is_real(value):
+            return False
+        v = float(value) if self.kind == "real" else value
+        if self.kind == "real" and not math.isfinite(v):
+            # +-inf only through a closed infinite end; NaN never
+            if math.isnan(v):
+                return False
+        left = self.closed in ("both", "left")
+        right = self.closed in ("both", "right")
+        if self.low is None:
+            if self.kind == "real" and v == -math.inf:
+                return False
+        elif not (v >= self.low if left else v > self.low):
+            return False
+        if self.high is None:
+            if self.kind == "real" and v == math.inf:
+                return False
+        elif not (v <= self.high if right else v < self.high):
+            return False
+        return True
+
+    def __str__(self):
+        left = "[" if self.closed in ("both", "left") and self.low is not None else "("
+        right = "]" if self.closed in ("both", "right") and self.high is not None else ")"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        what = "a float" if self.kind == "real" else "an int"
+        return f"{what} in {left}{lo}, {hi}{right}"
+
+
+class Options:
+    """One of a fixed set of strings."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def is_satisfied_by(self, value):
+        return isinstance(value, str) and value in self.values
+
+    def __str__(self):
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+class Boolean:
+    """``True`` or ``False`` (Python or NumPy bool)."""
+
+    def is_satisfied_by(self, value):
+        return isinstance(value, (bool, np.bool_))
+
+    def __str__(self):
+        return "a bool"
+
+
+class Checked:
+    """Whatever ``check(value)`` accepts without raising (for a constraint that an
+    existing checker states, e.g. the accountant or ``random_state``)."""
+
+    def __init__(self, check, description):
+        self.check, self.description = check, description
+
+    def is_satisfied_by(self, value):
+        try:
+            self.check(value)
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    def __str__(self):
+        return self.description
+
+
+class _NoneConstraint:
+    def is_satisfied_by(self, value):
+        return value is None
+
+    def __str__(self):
+        return "None"
+
+
+def _check_seed(value):
+    if not isinstance(value, np.random.Generator):
+        check_random_state(value)
+
+
+#: ``random_state`` of every estimator: None, an int >= 0, a SeedSequence or a
+#: Generator (see :func:`check_random_state`).
+RANDOM_STATE = Checked(_check_seed, "None, an int >= 0, a numpy SeedSequence or Generator")
+
+
+def _check_1d(value):
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError("not a non-empty 1-D array")
+
+
+#: A non-empty 1-D array-like (``classes``: its relation to the data is checked
+#: in ``fit``).
+ARRAY_1D = Checked(_check_1d, "a non-empty 1-D array-like")
+
+
+def _check_sequence(value):
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise TypeError("not a sequence")
+
+
+#: A sequence (``groups``: a list of feature-index groups, each checked against
+#: the data in ``fit``).
+SEQUENCE = Checked(_check_sequence, "a sequence (of feature-index groups)")
+
+
+def validate_params(estimator):
+    """Check every parameter of ``estimator`` against its ``_parameter_constraints``.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Its class maps each name of ``get_params(deep=False)`` to a list of
+        constraints (:class:`Interval`, :class:`Options`, :class:`Boolean`,
+        :class:`Checked`, or ``None`` for the value None).
+
+    Raises
+    ------
+    dptoolkit.exceptions.InvalidParameterError
+        (A ``ValueError`` and a ``TypeError``.)  A parameter that satisfies
+        none of its constraints; the message names it, lists what it accepts
+        and shows the value.
+    RuntimeError
+        A parameter without a declared constraint (a programming error: every
+        parameter must be declared).
+    """
+    from .exceptions import InvalidParameterError
+
+    cls = type(estimator)
+    table = getattr(cls, "_parameter_constraints", None)
+    params = estimator.get_params(deep=False)
+    missing = sorted(set(params) - set(table or {}))
+    if missing:
+        raise RuntimeError(f"{cls.__name__} declares no constraint for parameter(s) "
+                           f"{missing}")
+    for name, value in params.items():
+        allowed = [_NoneConstraint() if c is None else c for c in table[name]]
+        if any(c.is_satisfied_by(value) for c in allowed):
+            continue
+        shown = repr(value) if not isinstance(value, np.ndarray) else f"array{value.shape}"
+        raise InvalidParameterError(
+            f"{name} of {cls.__name__} must be " + " or ".join(map(str, allowed))
+            + f", got {shown[:200]}")
+
+
+# Constraints shared by the private estimators (one definition each).
+#: ``epsilon``: None (a non-private fit) or a finite float > 0.  No upper cap:
+#: a huge finite epsilon is a fast fit (the noise calibrations stop at a floor,
+#: see :data:`dptoolkit.accounting.calibration.MIN_NOISE_MULTIPLIER`).
+EPSILON = [None, Interval("real", 0.0, None, closed="neither")]
+#: ``delta`` of a Gaussian-noise estimator: in (0, 1) (None only without epsilon).
+DELTA_GAUSSIAN = [None, Interval("real", 0.0, 1.0, closed="neither")]
+#: ``delta`` of an estimator that can be pure DP: None or in [0, 1).
+DELTA_OPTIONAL = [None, Interval("real", 0.0, 1.0, closed="left")]
+N_SAMPLES_PUBLIC = [None, Interval("int", 1, None)]
+ACCOUNTANT = [Checked(check_accountant, "None or a dptoolkit.accounting.BudgetAccountant")]
+CLASSES = [None, ARRAY_1D]
+POSITIVE = [Interval("real", 0.0, None, closed="neither")]
+NON_NEGATIVE = [Interval("real", 0.0, None, closed="left")]
+FRACTION_OPEN = [Interval("real", 0.0, 1.0, closed="neither")]
+NEIGHBOURING = [Options("add_remove", "replace_one")]
+SCREENING = [None, Options("auto"), Interval("int", 1, None)]
+PRIVATE_COMMON = {"epsilon": EPSILON, "n_samples_public": N_SAMPLES_PUBLIC,
+                  "accountant": ACCOUNTANT, "random_state": [RANDOM_STATE]}

@@ -1,7 +1,7 @@
 """Warnings and errors of dptoolkit."""
 
 __all__ = ["PrivacyLeakWarning", "BudgetExceededError", "DataClippedWarning",
-           "EmptySupportWarning"]
+           "EmptySupportWarning", "InvalidParameterError"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -37,4 +37,14 @@ class BudgetExceededError(ValueError):
     """A privacy spend would exceed the budget of a :class:`BudgetAccountant`.
 
     Raised before any work is done (check -> work -> spend).
+    """
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A hyper-parameter has a value or type outside its declared constraints.
+
+    Raised at the start of ``fit`` for every parameter, whether or not the fit
+    uses it.  It is both a ``ValueError`` and a ``TypeError`` (scikit-learn's
+    convention for its own ``InvalidParameterError``), so code catching either
+    keeps working; the message names the parameter and what it accepts.
     """

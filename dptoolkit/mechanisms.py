@@ -171,10 +171,17 @@ class _AdditiveMechanism(_Mechanism):
         TypeError
             Non-numeric input.
         ValueError
-            NaN or infinite input.
+            NaN or infinite input; a result beyond the float64 range (``value``
+            or the noise scale near 1.8e308), which would be returned as
+            infinity otherwise.
         """
         arr, scalar = _check_values(value)
-        out = arr + self._noise(arr.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = arr + self._noise(arr.shape)
+        if not np.all(np.isfinite(out)):
+            raise ValueError("value plus noise overflows float64 (|value| or the noise "
+                             "scale sensitivity / epsilon is too close to 1.8e308); "
+                             "rescale the query and its sensitivity")
         return float(out) if scalar else out
 
 

@@ -1463,6 +1463,243 @@ case("cli-evaluate-missing-data", lambda: _cli("evaluate", "--model-file", F("go
      Exits(2, r"--data"))
 
 
+# ================================================================ huge budgets
+# A huge finite epsilon, or a delta next to 0 or 1, must be a fast fit (the
+# calibrations stop at a documented floor of the noise) or an error naming the
+# argument: never a hang (the runner kills a case after TIMEOUT seconds).
+def _estimator_classes():
+    """Every estimator class the linear_model package exports (new ones included)."""
+    from sklearn.base import BaseEstimator
+
+    return {n: getattr(lm, n) for n in lm.__all__
+            if isinstance(getattr(lm, n), type) and issubclass(getattr(lm, n), BaseEstimator)}
+
+
+def _factory_of(cls):
+    """The ESTIMATORS entry configuring ``cls`` (a KeyError names a missing one)."""
+    for name, (make, _) in ESTIMATORS.items():
+        if type(make()) is cls:
+            return name
+    raise KeyError(f"{cls.__name__} has no configuration in ESTIMATORS")
+
+
+def test_every_estimator_is_configured():
+    """A new estimator must get a configuration here, so every kind of case covers it."""
+    for cls in _estimator_classes().values():
+        _factory_of(cls)
+
+
+_PRIVATE = [n for n, (make, _) in ESTIMATORS.items() if "epsilon" in make().get_params()]
+
+
+def _finite_fit(target_epsilon=None):
+    """Check: finite predictions and, for a private fit, a spend within the target."""
+    def check(est):
+        if not np.all(np.isfinite(est.decision_function(Xd) if hasattr(
+                est, "decision_function") else est.predict(Xd))):
+            return False
+        if target_epsilon is None:
+            return True
+        eps, _ = est.privacy_spent_
+        return np.isfinite(eps) and 0 <= eps <= target_epsilon
+    return check
+
+
+#: Estimators whose delta is spent by a pure-DP selector's floating-point bound:
+#: a delta below that bound (~1e-14) is refused by name.
+_DELTA_FLOOR = {"FrankWolfe", "Sparsifier"}
+for _name in _PRIVATE:
+    _t = ESTIMATORS[_name][1]
+    for _huge in (1e300, 1e12):
+        case(f"{_name}-epsilon-{_huge:g}",
+             lambda n=_name, t=_t, e=_huge: _fit(n, Xd, t, epsilon=e),
+             Accepts(_finite_fit(_huge), "a fast fit spending at most epsilon"))
+    case(f"{_name}-delta-near-one",
+         lambda n=_name, t=_t: _fit(n, Xd, t, delta=1.0 - 1e-16),
+         Accepts(_finite_fit(1.0), "a valid (weak) guarantee"))
+    case(f"{_name}-delta-1e-300",
+         lambda n=_name, t=_t: _fit(n, Xd, t, delta=1e-300),
+         Raises(ValueError, r"delta") if _name in _DELTA_FLOOR
+         else Accepts(_finite_fit(1.0), "a fit with much noise"))
+    case(f"{_name}-epsilon-1e300-delta-1e-300",
+         lambda n=_name, t=_t: _fit(n, Xd, t, epsilon=1e300, delta=1e-300),
+         Raises(ValueError, r"delta") if _name in _DELTA_FLOOR
+         else Accepts(_finite_fit(1e300), "a fast fit"))
+
+case("calibrate_noise_multiplier-epsilon-1e300",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=1e300, delta=1e-5,
+                                            sampling_rate=0.01, steps=1),
+     Accepts(lambda s: s == acc.calibration.MIN_NOISE_MULTIPLIER,
+             "the documented floor of the noise multiplier"))
+case("calibrate_noise_multiplier-delta-1e-300",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-300,
+                                            sampling_rate=0.01, steps=100),
+     Accepts(lambda s: acc.RDPAccountant().compose_subsampled_gaussian(
+         noise_multiplier=s, sampling_rate=0.01, steps=100).get_epsilon(1e-300) <= 1.0,
+         "a noise multiplier meeting the target"))
+case("calibrate_noise_multiplier-min-above-max",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5,
+                                            sampling_rate=0.01, steps=1,
+                                            min_noise_multiplier=10.0,
+                                            max_noise_multiplier=1.0),
+     Raises(ValueError, r"min_noise_multiplier"))
+case("calibrate_noise_multiplier-moments-epsilon-1e300",
+     lambda: acc.calibrate_noise_multiplier(target_epsilon=1e300, delta=1e-5,
+                                            sampling_rate=0.01, steps=1,
+                                            accountant="moments"),
+     Accepts(lambda s: 0 < s < 1e-3, "the floor, fast"))
+case("calibrate_parameter-epsilon-1e300",
+     lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1e300,
+                                     delta=1e-5, low=1e-3, high=1e6, increasing=False,
+                                     method="rdp"),
+     Accepts(lambda s: s == 1e-3, "the low end of the bracket"))
+case("calibrate_parameter-delta-one",
+     lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1.0,
+                                     delta=1.0, low=1e-3, high=1e6, increasing=False),
+     Raises(ValueError, r"delta"))
+case("talwar_noise_scale-epsilon-1e300-delta-1e-300",
+     lambda: acc.talwar_noise_scale(epsilon=1e300, delta=1e-300, max_iter=10),
+     Accepts(lambda s: np.isfinite(s) and s >= 0, "a finite noise scale"))
+case("laplace_report_noisy_max_scale-epsilon-1e300",
+     lambda: acc.laplace_report_noisy_max_scale(epsilon=1e300, sensitivity=1.0),
+     Accepts(lambda s: np.isfinite(s) and s >= 0, "a finite noise scale"))
+case("per_step_epsilon-epsilon-total-1e300",
+     lambda: acc.per_step_epsilon(epsilon_total=1e300, delta_slack=1e-300, k=10),
+     Accepts(lambda e: np.isfinite(e) and e > 0, "a finite per-step epsilon"))
+for _cls in (mech.Laplace, mech.DoubleGeometric, mech.GaussianAnalytic):
+    _d = 1e-300 if _cls is mech.GaussianAnalytic else 0.0
+    case(f"{_cls.__name__}-epsilon-1e300",
+         lambda c=_cls, d=_d: c(epsilon=1e300, delta=d, sensitivity=1.0,
+                                random_state=0).randomise(3),
+         Accepts(lambda v: np.isfinite(v) and abs(v - 3) < 1e-6, "the value, unperturbed"))
+for _cls in (mech.Gaussian, mech.GaussianAnalytic):
+    case(f"{_cls.__name__}-delta-1e-300",
+         lambda c=_cls: c(epsilon=0.5, delta=1e-300, sensitivity=1.0,
+                          random_state=0).randomise(0.0),
+         Accepts(np.isfinite, "a finite value"))
+    case(f"{_cls.__name__}-delta-near-one",
+         lambda c=_cls: c(epsilon=0.5, delta=1.0 - 1e-16, sensitivity=1.0,
+                          random_state=0).randomise(0.0),
+         Accepts(np.isfinite, "a finite value"))
+for _cls in (mech.Exponential, mech.ReportNoisyMax):
+    case(f"{_cls.__name__}-epsilon-1e300",
+         lambda c=_cls: c(epsilon=1e300, sensitivity=1.0, random_state=0).select([1.0, 3.0,
+                                                                                  2.0]),
+         Accepts(lambda i: i == 1, "the top utility"))
+for _cls in (mech.Laplace, mech.Gaussian, mech.GaussianAnalytic):
+    _d = 0.0 if _cls is mech.Laplace else 1e-5
+    case(f"{_cls.__name__}-randomise-overflow",
+         lambda c=_cls, d=_d: c(epsilon=0.5, delta=d, sensitivity=1e308,
+                                random_state=0).randomise([1e308, -1e308]),
+         Raises(ValueError, r"value"))
+
+
+# ================================================================ every parameter
+# A value outside a parameter's range is refused by name in a fit without
+# epsilon as well, for every estimator and every parameter (validated whether
+# or not the fit uses it).
+BAD_VALUES = {
+    "delta": -0.1, "n_samples_public": 0, "accountant": "basic", "random_state": 1.5,
+    "classes": 3, "l1_bound": -1.0, "max_iter": 0, "solver": "magic",
+    "selector": "magic", "accounting": "magic", "neighbouring": "magic", "loss": "magic",
+    "penalty": "magic", "sampling": "magic", "subproblem_solver": "magic",
+    "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic",
+    "normalize": "l7", "refresh_tol": -1.0, "screening": 0, "screening_fraction": 2.0,
+    "group_size": 0, "clip_data": "yes", "tol": -1.0, "verbose": -1,
+    "epsilon_count": 0.0, "precision": -1.0, "nonprivate_max_iter": 0,
+    "nonprivate_tol": 0.0, "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
+    "n_epochs": 0, "perturb_dual": "yes", "fit_intercept": "yes",
+    "intercept_scaling": 0.0, "keep_coef_path": "yes", "learning_rate": -0.1,
+    "sparsity": 0, "row_norm_bound": -1.0, "n_features_kept": 0,
+    "release_fraction": 1.5, "sampling_rate": 0.0, "averaging_fraction": 0.0,
+    "groups": "x", "n_jobs": 0, "step_size": -1.0, "n_inner": 0, "max_outer": 0,
+    "warm_start": "yes", "working_set": "yes", "variance_reduction": "yes",
+}
+#: Further bad values of the parameters the audit found accepted without epsilon.
+MORE_BAD_VALUES = [("l1_bound", math.nan), ("l1_bound", True), ("delta", math.nan),
+                   ("delta", 1.0), ("delta", "magic"), ("max_iter", -1.0),
+                   ("refresh_tol", math.nan), ("accounting", 0), ("neighbouring", 1.5),
+                   ("clip_data", 0), ("random_state", "magic")]
+
+
+def test_every_parameter_has_a_bad_value():
+    """A new parameter must get a bad value here (and a constraint in its class)."""
+    for cls in _estimator_classes().values():
+        params = cls().get_params()
+        missing = sorted(set(params) - {"epsilon"} - set(BAD_VALUES))
+        assert not missing, f"{cls.__name__}: add bad values of {missing}"
+        assert set(params) <= set(cls._parameter_constraints), cls.__name__
+
+
+def _nonprivate(name, **kw):
+    make, t = ESTIMATORS[name]
+    if "epsilon" in make().get_params():
+        kw = {"epsilon": None, **kw}
+    return make(**kw).fit(Xd, t)
+
+
+for _name, (_make, _t) in ESTIMATORS.items():
+    _params = _make().get_params()
+    for _p in sorted(set(_params) - {"epsilon"}):
+        case(f"{_name}-nonprivate-{_p}-invalid",
+             lambda n=_name, p=_p: _nonprivate(n, **{p: BAD_VALUES[p]}),
+             Raises(ValueError, rf"\b{_p}\b"))
+    for _p, _v in MORE_BAD_VALUES:
+        if _p in _params:
+            case(f"{_name}-nonprivate-{_p}-{_v!r}",
+                 lambda n=_name, p=_p, v=_v: _nonprivate(n, **{p: v}),
+                 Raises(ValueError, rf"\b{_p}\b"))
+
+
+# ================================================================ huge feature values
+# Finite but huge entries of X (or targets y): a fit with finite outputs, or an
+# error naming the argument; never an IndexError or a message about a step size.
+def _fit_or_refusal(name, Xa, ya, **kw):
+    try:
+        return _fit(name, Xa, ya, **kw)
+    except ValueError as exc:
+        return ("refused", str(exc))
+
+
+def _finite_or_named(arg):
+    def check(r):
+        if isinstance(r, tuple):
+            return re.search(rf"\b{arg}\b", r[1]) is not None
+        return _finite_fit()(r)
+    return check
+
+
+for _name, (_make, _t) in ESTIMATORS.items():
+    _modes = {"private": {}, "nonprivate": {"epsilon": None}} if _name in _PRIVATE \
+        else {"nonprivate": {}}
+    for _mode, _kw in _modes.items():
+        for _big in (1e300, 1e200, 1e30):
+            _Xb = Xd.copy()
+            _Xb[0, 0] = _big
+            _Xb[5, 3] = -_big
+            case(f"{_name}-{_mode}-X-entry-{_big:g}",
+                 lambda n=_name, t=_t, Xb=_Xb, kw=_kw: _fit_or_refusal(n, Xb, t, **kw),
+                 Accepts(_finite_or_named("X"), "finite outputs or an error naming X"))
+        case(f"{_name}-{_mode}-X-sparse-inf",
+             lambda n=_name, t=_t, kw=_kw: _fit(n, sp.csr_array(X_inf), t, **kw),
+             Raises(ValueError, r"\bX\b.*(NaN|infinity)"))
+        case(f"{_name}-{_mode}-X-sparse-nan",
+             lambda n=_name, t=_t, kw=_kw: _fit(n, sp.csr_array(X_nan), t, **kw),
+             Raises(ValueError, r"\bX\b.*NaN"))
+        case(f"{_name}-{_mode}-X-float32-max",
+             lambda n=_name, t=_t, kw=_kw: _fit_or_refusal(
+                 n, np.full((N, D), np.finfo(np.float32).max, dtype=np.float32), t, **kw),
+             Accepts(_finite_or_named("X"), "finite outputs or an error naming X"))
+        if _name not in CLASSIFIERS:
+            case(f"{_name}-{_mode}-y-1e300",
+                 lambda n=_name, t=_t, kw=_kw: _fit_or_refusal(n, Xd, t * 1e300, **kw),
+                 Accepts(_finite_or_named("y"), "finite outputs or an error naming y"))
+            case(f"{_name}-{_mode}-y-inf",
+                 lambda n=_name, t=_t, kw=_kw: _fit(n, Xd, np.where(np.arange(N) == 2,
+                                                                    np.inf, t), **kw),
+                 Raises(ValueError, r"\by\b.*(NaN|infinity)"))
+
+
 # ================================================================ the test
 _IDS = [c.id for c in CASES]
 assert len(set(_IDS)) == len(_IDS), [i for i in _IDS if _IDS.count(i) > 1]

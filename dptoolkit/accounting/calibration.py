@@ -1,5 +1,6 @@
 """Noise calibration: the smallest noise multiplier meeting a privacy target."""
 import math
+import warnings
 
 import numpy as np
 
@@ -12,7 +13,15 @@ from .rdp import (
 )
 from .rdp_accountant import MomentsAccountant, RDPAccountant
 
-__all__ = ["calibrate_noise_multiplier"]
+__all__ = ["MIN_NOISE_MULTIPLIER", "calibrate_noise_multiplier"]
+
+#: Default floor of the calibrated noise multiplier.  Below it the
+#: fractional-order series of the subsampled Gaussian ([MTZ19] Sec. 3.3) needs
+#: more than 10**6 terms (tens of seconds per evaluation), and one step there
+#: already costs epsilon > 5e7 at delta = 1e-5: a target above that is met at
+#: the floor (with a ``UserWarning``), so a huge finite epsilon is a fast fit
+#: whose spend (computed at the floor) is below the target, never a hang.
+MIN_NOISE_MULTIPLIER = 1e-4
 
 
 def _make_accountant(accountant, sampling, orders, conversion, series):
@@ -40,7 +49,8 @@ def _make_accountant(accountant, sampling, orders, conversion, series):
 def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
                                accountant="rdp", sampling="poisson", orders=None,
                                conversion=None, series=None, tol=1e-6,
-                               max_noise_multiplier=1e6):
+                               max_noise_multiplier=1e6,
+                               min_noise_multiplier=MIN_NOISE_MULTIPLIER):
     """Smallest noise multiplier such that ``steps`` subsampled Gaussian steps
     are (``target_epsilon``, ``delta``)-DP.
 
@@ -52,7 +62,10 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
     answer is found by bisection (on a doubling/halving bracket) until the
     bracket ``[lo, hi]`` satisfies ``hi - lo <= tol * hi``.  The returned
     value is always the upper end ``hi``, whose epsilon was computed and is
-    ``<= target_epsilon``: the result never exceeds the target.
+    ``<= target_epsilon``: the result never exceeds the target.  The search
+    never goes below ``min_noise_multiplier``: a target that this floor
+    already meets (a huge epsilon, e.g. 1e300) returns the floor, with a
+    ``UserWarning`` stating it, in a bounded number of evaluations.
 
     Parameters
     ----------
@@ -86,6 +99,10 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
         Relative tolerance on the noise multiplier, in (0, 1).
     max_noise_multiplier : float, default=1e6
         Largest noise multiplier tried.
+    min_noise_multiplier : float, default=MIN_NOISE_MULTIPLIER (1e-4)
+        Smallest noise multiplier tried, > 0 and < ``max_noise_multiplier``.
+        Below 1e-4 one evaluation of the subsampled-Gaussian RDP can take
+        tens of seconds; a target met there is returned as this floor.
 
     Returns
     -------
@@ -98,7 +115,7 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
     TypeError
         Non-numeric input.
     ValueError
-        Invalid ranges; a target that no noise can meet (e.g. with the
+        Invalid ranges (``min_noise_multiplier >= max_noise_multiplier``); a target that no noise can meet (e.g. with the
         classic conversion epsilon >= min over orders of
         log(1/delta)/(alpha - 1) however large the noise, or a template
         accountant that has already spent more than the target); a target
@@ -122,6 +139,8 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
     steps = check_positive_int(steps, "steps")
     tol = check_scalar_range(tol, "tol", low=0.0, high=1.0, low_open=True, high_open=True)
     max_sigma = _check_noise_multiplier(max_noise_multiplier)
+    min_sigma = check_scalar_range(min_noise_multiplier, "min_noise_multiplier", low=0.0,
+                                   high=max_sigma, low_open=True, high_open=True)
     _check_choice(sampling, "sampling", ("poisson", "without_replacement"))
     base = _make_accountant(accountant, sampling, orders, conversion, series)
     orders_arr, base_rdp, conv = base.orders, base.rdp, base.conversion
@@ -140,13 +159,15 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
                                         steps=steps, sampling=sampling)
         return acc.get_epsilon(delta)
 
-    hi = 1.0
+    hi = min(max(1.0, min_sigma), max_sigma)
     if epsilon_of(hi) <= target:
-        lo = hi / 2.0
+        if hi == min_sigma:
+            return _at_floor(min_sigma, target, epsilon_of(hi))
+        lo = max(hi / 2.0, min_sigma)
         while epsilon_of(lo) <= target:
-            hi, lo = lo, lo / 2.0
-            if lo < 1e-12:
-                return hi
+            if lo == min_sigma:
+                return _at_floor(min_sigma, target, epsilon_of(lo))
+            hi, lo = lo, max(lo / 2.0, min_sigma)
     else:
         lo = hi
         hi *= 2.0
@@ -168,3 +189,11 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
         else:
             lo = mid
     return float(hi)
+
+
+def _at_floor(min_sigma, target, spent):
+    warnings.warn(
+        f"target_epsilon={target!r} is met at the floor min_noise_multiplier="
+        f"{min_sigma!r} (epsilon {spent:.6g}); the noise is not lowered further, so "
+        "less than the target is spent", UserWarning, stacklevel=3)
+    return float(min_sigma)

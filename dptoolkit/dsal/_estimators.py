@@ -20,11 +20,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from .._docstrings import fill_doc
-from .._validation import (check_positive_int, check_random_state, check_scalar_range,
+from .._validation import (
+    NON_NEGATIVE, SEQUENCE, POSITIVE, RANDOM_STATE, Boolean, Interval, Options,
+    validate_params, check_positive_int, check_random_state, check_scalar_range,
                            check_X_y_named)
 from .._estimator import _labels, _LinearOutputs, _store_params
 from ._outer import default_step, solve
-from ._problem import check_loss_penalty, expand_solution, prepare_problem, SAMPLINGS
+from ._problem import (check_loss_penalty, expand_solution, LOSSES, PENALTIES,
+                       prepare_problem, SAMPLINGS)
 from ._screening import lasso_alpha_max, lasso_duality_gap
 from ._working_set import solve_working_set
 
@@ -42,6 +45,16 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
 
     _method = "svrg"
     _screening_param = False
+
+    #: The parameters of every solver of this family; DSALLasso adds its own.
+    _parameter_constraints = {
+        "alpha": POSITIVE, "loss": [Options(*LOSSES)], "penalty": [Options(*PENALTIES)],
+        "groups": [None, SEQUENCE], "n_jobs": [Interval("int", 1, None)],
+        "sampling": [Options(*SAMPLINGS)], "step_size": [None, *POSITIVE],
+        "n_inner": [None, Interval("int", 1, 2**31 - 1)], "tol": NON_NEGATIVE,
+        "max_outer": [Interval("int", 1, None)], "warm_start": [Boolean()],
+        "random_state": [RANDOM_STATE],
+    }
 
     def _solver_settings(self):  # pragma: no cover - overridden
         raise NotImplementedError
@@ -113,6 +126,7 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
         TypeError
             Non-numeric parameters or data.
         """
+        validate_params(self)
         alpha, n_jobs, tol, max_outer, step_size, n_inner = self._validate_params_common()
         method, screening = self._solver_settings()
         check_loss_penalty(self.loss, self.penalty, self.groups)
@@ -377,6 +391,12 @@ class DSALLasso(_SparseProxLassoBase):
     >>> bool(model.dual_gap_ <= 1e-6 * model.objective_)
     True
     """
+
+    _parameter_constraints = {
+        **_SparseProxLassoBase._parameter_constraints,
+        "screening": [Boolean()], "working_set": [Boolean()],
+        "subproblem_solver": [Options("cd", "svrg")], "variance_reduction": [Boolean()],
+    }
 
     def __init__(self, alpha=1.0, *, loss="squared", penalty="l1", groups=None, n_jobs=1,
                  screening=True, working_set=True, subproblem_solver="cd",

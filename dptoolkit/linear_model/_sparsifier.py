@@ -11,13 +11,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_memory, validate_data
 
 from .._docstrings import fill_doc
-from .._private import PrivateEstimatorMixin, fit_with_stream
-from .._validation import (check_positive_int, check_scalar_range,
-                           check_X_y_named)
+from .._private import fit_with_stream, PrivateEstimatorMixin
+from .._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
+                           Checked, CLASSES, DELTA_OPTIONAL, Interval, NEIGHBOURING, Options,
+                           POSITIVE, PRIVATE_COMMON, validate_params)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from .._estimator import _ClassifierOutputs, _store_params
+from ._glm._base import MAX_ITER
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
+from ._frank_wolfe._budget import ACCOUNTING_CHOICES
 
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",
            "keep_largest", "l1_ball_logistic", "project_l1_rows"]
@@ -171,7 +174,10 @@ def project_l1_rows(V, radius):
         u = np.sort(a)[::-1]
         css = np.cumsum(u) - radius
         j = np.arange(1, u.size + 1)
-        rho = np.flatnonzero(u - css / j > 0)[-1]
+        # rho >= 0 in exact arithmetic (u_1 - (u_1 - radius) = radius > 0); with
+        # |V| >> radius the radius is lost in rounding, and the largest entry is kept
+        positive = np.flatnonzero(u - css / j > 0)
+        rho = positive[-1] if positive.size else 0
         tau = css[rho] / (rho + 1)
         out[k] = np.sign(V[k]) * np.maximum(a - tau, 0.0)
     return out
@@ -353,6 +359,17 @@ def _nonprivate_coef(X, y, l1_bound, solver, max_iter, tol, refresh_tol, classes
         Y[np.arange(codes.size), codes] = 1.0
     W, n_iter, _ = l1_ball_logistic(X, Y, l1_bound, tol=tol, max_iter=max_iter)
     return W, n_iter
+
+
+def _check_count_pair(value):
+    """A pair (its entries, their order and their range against the number of
+    coefficients are checked in fit by :func:`check_count_bounds`)."""
+    if isinstance(value, str) or len(value) != 2:
+        raise ValueError("not a pair")
+
+
+def _check_memory(value):
+    check_memory(value)
 
 
 class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
@@ -559,6 +576,23 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     mechanisms. STOC 2009.
     """
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": POSITIVE,
+        "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
+        "epsilon_count": POSITIVE,
+        "count_bounds": [Options("sqrt"), Checked(_check_count_pair,
+                                                  "a pair (alpha, beta) of ints")],
+        "precision": POSITIVE,
+        "nonprivate_solver": [Options("projected_gradient", "frank_wolfe")],
+        "nonprivate_max_iter": [Interval("int", 1, None)], "nonprivate_tol": POSITIVE,
+        "selector": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
+                             "noisy_max")],
+        "refresh_tol": [Interval("real", 0.0, math.inf)], "neighbouring": NEIGHBOURING,
+        "accounting": [Options(*ACCOUNTING_CHOICES)], "clip_data": [Boolean()],
+        "classes": CLASSES,
+        "memory": [None, Checked(_check_memory, "a str or a joblib.Memory")],
+    }
+
     def __init__(self, *, l1_bound=50.0, max_iter="auto", epsilon_count=0.05, epsilon=None,
                  delta=None, count_bounds="sqrt", precision=1.0,
                  nonprivate_solver="projected_gradient", nonprivate_max_iter=2000,
@@ -621,6 +655,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         TypeError
             Non-numeric parameters or data.
         """
+        validate_params(self)
         epsilon, epsilon_count, precision, nonprivate_max_iter = self._check_params()
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,

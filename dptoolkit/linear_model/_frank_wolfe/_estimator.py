@@ -8,14 +8,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _fw_fast
+from . import _fw_fast, _multinomial as _fw_multinomial
 from ..._private import PrivateEstimatorMixin
-from ..._validation import check_positive_int, check_scalar_range, check_X_y_named
-from . import _multinomial as _fw_multinomial  # K > 2 classes (paper 001, Appendix A)
+from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
+                            CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
+                            NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON, SCREENING,
+                            validate_params)
 from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (ACCOUNTING_CHOICES, nonprivate_fast_selector, resolve_selector,
-                      split_budget)
+                      SELECTORS, split_budget)
 from ._screening import DEFAULT_N_CANDIDATES, private_top_columns
 
 __all__ = ["FrankWolfeLassoClassifier"]
@@ -288,6 +290,19 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     C. Dwork, G. Rothblum, S. Vadhan. Boosting and Differential Privacy. FOCS 2010.
     """
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": POSITIVE,
+        "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
+        "solver": [Options("fast", "standard")],
+        "selector": [Options("auto", *SELECTORS)],
+        "refresh_tol": [Interval("real", 0.0, math.inf)],
+        "neighbouring": NEIGHBOURING, "accounting": [Options(*ACCOUNTING_CHOICES)],
+        "screening": SCREENING, "screening_fraction": FRACTION_OPEN,
+        "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
+        "tol": NON_NEGATIVE, "classes": CLASSES,
+        "verbose": [Boolean(), Interval("int", 0, None)],
+    }
+
     def __init__(self, *, l1_bound=50.0, max_iter="auto", epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", accounting="auto", screening="auto",
@@ -469,6 +484,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         TypeError
             Non-numeric hyper-parameters or data.
         """
+        validate_params(self)
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)

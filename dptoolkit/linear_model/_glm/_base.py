@@ -20,8 +20,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._docstrings import fill_doc
-from ..._private import PrivateEstimatorMixin, data_dependent_warning
-from ..._validation import check_positive_int, check_scalar_range, check_X_y_named
+from ..._private import data_dependent_warning, PrivateEstimatorMixin
+from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
+                            CLASSES, DELTA_GAUSSIAN, Interval, Options, POSITIVE,
+                            PRIVATE_COMMON)
 from ...accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from ...exceptions import DataClippedWarning, PrivacyLeakWarning
 
@@ -123,7 +125,18 @@ def transform_rows(X, normalize, fit_intercept, intercept_scaling):
     X = _canonical_csr(X)
     if not np.all(np.isfinite(X.data)):
         raise ValueError("Input X contains NaN or infinity")
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    with np.errstate(over="ignore"):
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    huge = ~np.isfinite(sq)          # squaring overflowed: entries beyond ~1e154
+    counts = np.diff(X.indptr)
+    if np.any(huge):
+        # ||x|| = m ||x / m|| with m the row's largest |entry|: the rows scaled to
+        # [-1, 1] are normalised without overflow (any finite entry, up to 1e308).
+        row_of = np.repeat(np.arange(X.shape[0]), counts)
+        m = np.zeros(X.shape[0])
+        np.maximum.at(m, row_of, np.abs(X.data))
+        unit = X.data / np.where(m > 0, m, 1.0)[row_of]
+        norm_unit = np.sqrt(np.bincount(row_of, weights=unit * unit, minlength=X.shape[0]))
     norms = np.sqrt(sq)
     if normalize == "l2":
         scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
@@ -136,10 +149,20 @@ def transform_rows(X, normalize, fit_intercept, intercept_scaling):
                                    DataClippedWarning, stacklevel=4)
         scale = np.where(over, 1.0 / np.maximum(norms, 1.0), 1.0)
     else:
+        if np.any(huge):
+            raise ValueError("X has entries too large for float64 arithmetic: a squared "
+                             "row norm ||x_i||_2^2 overflows (entries must stay below "
+                             "about 1e154); rescale X or use normalize='l2' or 'clip'")
         scale = np.ones_like(norms)
     if normalize is not None:
-        X.data *= np.repeat(scale, np.diff(X.indptr))
-        sq = sq * scale * scale
+        X.data *= np.repeat(scale, counts)
+        with np.errstate(invalid="ignore"):   # inf * 0 on the huge rows, redone below
+            sq = sq * scale * scale
+        if np.any(huge):             # those rows: unit / ||unit||, of norm 1
+            r = huge[row_of]
+            X.data[r] = unit[r] / norm_unit[row_of[r]]
+            sq[huge] = np.bincount(row_of[r], weights=X.data[r] ** 2,
+                                   minlength=X.shape[0])[huge]
     return X, sq
 
 
@@ -157,6 +180,19 @@ MAX_STEPS = 2**31 - 1
 #: entry per step (duality gaps) or compute a full-batch gradient per step, so
 #: more steps cannot run and are refused by name.
 MAX_ITER = 10**7
+
+
+def _linear_dp_constraints(losses, *, classifier, **extra):
+    """``_parameter_constraints`` of a DP-SCD / DP-SGD estimator: the shared
+    parameters, ``loss`` (``losses``), ``classes`` for a classifier, and ``extra``."""
+    table = {**PRIVATE_COMMON, "delta": DELTA_GAUSSIAN, "alpha": POSITIVE,
+             "batch_size": [Options("auto"), Interval("int", 1, None)],
+             "n_epochs": [Interval("real", 0.0, MAX_N_EPOCHS, closed="right")],
+             "normalize": [None, Options("l2", "clip")], "fit_intercept": [Boolean()],
+             "intercept_scaling": POSITIVE, "keep_coef_path": [Boolean()], **extra}
+    if classifier:
+        table.update(loss=[Options(*losses)], classes=CLASSES)
+    return table
 
 
 @functools.lru_cache(maxsize=256)

@@ -13,8 +13,9 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from . import _sgd_fast
 from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
-from ..._validation import check_scalar_range
-from ._base import _BaseLinearDP, _calibrate, _class_doc, _fit_doc, _record_steps
+from ..._validation import check_scalar_range, Options, POSITIVE, validate_params
+from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_constraints,
+                    _record_steps)
 from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
@@ -29,6 +30,7 @@ class _BaseSGD(_BaseLinearDP):
                       "too large)",
               warns="Private fit", n_enters=" (hence :math:`q` and the number of steps)")
     def fit(self, X, y):
+        validate_params(self)
         p = self._check_common()
         if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
             lr = None  # 1 / beta of the loss, set below from alpha
@@ -233,6 +235,9 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     True""")
 
     _losses = ("logistic", "hinge")
+    _parameter_constraints = _linear_dp_constraints(
+        _losses, classifier=True, clip=[None, *POSITIVE],
+        learning_rate=[Options("auto"), *POSITIVE])
 
     def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, learning_rate="auto",
@@ -263,6 +268,9 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
 
     loss = "squared"
     _losses = ("squared",)
+    _parameter_constraints = _linear_dp_constraints(
+        _losses, classifier=False, clip=[None, *POSITIVE],
+        learning_rate=[Options("auto"), *POSITIVE])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

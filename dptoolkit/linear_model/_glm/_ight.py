@@ -9,9 +9,11 @@ from sklearn.utils.validation import validate_data
 
 from . import _ight_fast
 from ..._docstrings import fill_doc
-from ..._private import PrivateEstimatorMixin, check_neighbouring, data_dependent_error
-from ..._validation import check_positive_int, check_scalar_range, check_X_y_named
-from ...accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
+from ..._private import check_neighbouring, data_dependent_error, PrivateEstimatorMixin
+from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
+                            CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, Interval, NEIGHBOURING,
+                            Options, POSITIVE, PRIVATE_COMMON, SCREENING, validate_params)
+from ...accounting import calibrate_noise_multiplier, calibrate_parameter, RDPAccountant
 from ...accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
 from ._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
@@ -177,6 +179,15 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
 
     _privacy_label = "DP-IGHT"
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN,
+        "sparsity": [Options("auto"), Interval("int", 1, None)],
+        "max_iter": [Interval("int", 1, MAX_ITER)],
+        "learning_rate": [Options("auto"), *POSITIVE], "row_norm_bound": POSITIVE,
+        "neighbouring": NEIGHBOURING, "screening": SCREENING,
+        "screening_fraction": FRACTION_OPEN, "clip_data": [Boolean()], "classes": CLASSES,
+    }
+
     def __init__(self, *, sparsity="auto", max_iter=100, learning_rate="auto",
                  epsilon=None, delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
                  neighbouring="add_remove", screening="auto", screening_fraction=0.1,
@@ -270,6 +281,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         TypeError
             Non-numeric parameters or data.
         """
+        validate_params(self)
         epsilon, delta = self._check_budget(optional=True, delta_required=True)
         private = epsilon is not None
         check_X_y_named(X, y)
@@ -297,9 +309,15 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         else:
             event = spent = sigma = None
             if eta is None:
-                sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
+                with np.errstate(over="ignore"):
+                    sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
                 eta = 4.0 / max(float(sq.max(initial=0.0)), 1e-300)
         n_public = self._n_samples(n_rows, private=private, uses="the step eta / N")
+        if not private and self.learning_rate == "auto" and not eta / n_public > 0.0:
+            # 4 / max ||x_i||^2 underflows (or the squares overflow): no step exists
+            raise ValueError("X has entries too large for float64 arithmetic: the step "
+                             "4 / (N max_i ||x_i||_2^2) of learning_rate='auto' is 0 "
+                             "(squared row norms overflow beyond about 1e154); rescale X")
         self._check_spend(event, spent)
         rng = self._noise_rng()
         columns = None

@@ -70,9 +70,11 @@ from sklearn.utils.validation import validate_data
 
 from ..._docstrings import fill_doc
 from . import _sgd_fast
-from ..._private import PrivateEstimatorMixin, data_dependent_error
-from ..._validation import check_positive_int, check_scalar_range, check_X_y_named
-from ...accounting import RDPAccountant, calibrate_noise_multiplier, calibrate_parameter
+from ..._private import data_dependent_error, PrivateEstimatorMixin
+from ..._validation import (check_positive_int, check_scalar_range, check_X_y_named, CLASSES,
+                            DELTA_GAUSSIAN, FRACTION_OPEN, Interval, NON_NEGATIVE, POSITIVE,
+                            PRIVATE_COMMON, validate_params)
+from ...accounting import calibrate_noise_multiplier, calibrate_parameter, RDPAccountant
 from ...accounting.events import (ComposedEvent, GaussianEvent, PoissonSampledEvent,
                                   SelfComposedEvent)
 from ..._estimator import _ClassifierOutputs, _store_params
@@ -189,6 +191,16 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     _privacy_label = "DP naive-Bayes logistic regression"
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN,
+        "n_features_kept": [Interval("int", 1, None)], "release_fraction": FRACTION_OPEN,
+        "sampling_rate": [Interval("real", 0.0, 1.0, closed="right")],
+        "n_epochs": [Interval("real", 0.0, 1e4, closed="right")],
+        "learning_rate": POSITIVE, "alpha": NON_NEGATIVE,
+        "averaging_fraction": [Interval("real", 0.0, 1.0, closed="right")],
+        "classes": CLASSES,
+    }
+
     def __init__(self, *, epsilon=None, delta=1e-5, n_features_kept=5000,
                  release_fraction=0.75, sampling_rate=0.04, n_epochs=20, learning_rate=4.0,
                  alpha=1e-4, averaging_fraction=0.5, n_samples_public=None, classes=None,
@@ -252,6 +264,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         BudgetExceededError
             The accountant cannot pay; nothing is computed.
         """
+        validate_params(self)
         p = self._check_params()
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,

@@ -41,9 +41,10 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from . import _scd_fast
 from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
-from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _record_steps,
-                    _transform_rows, primal_objective)
+from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_constraints,
+                    _record_steps, primal_objective)
 from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params
+from ..._validation import Boolean, Options, POSITIVE, validate_params
 
 __all__ = ["DPSCDClassifier", "DPSCDRegressor", "primal_objective"]
 
@@ -156,6 +157,7 @@ class _BaseSCD(_BaseLinearDP):
                       "[1, n_features]",
               failure="", warns="Private dual or sequential fit", n_enters="")
     def fit(self, X, y):
+        validate_params(self)
         p = self._check_params()
         X, t = self._validate_xy(X, y)
         Xt, sq = self._prepare(X, p)
@@ -520,6 +522,9 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     True""")
 
     _losses = ("logistic", "hinge")
+    _parameter_constraints = _linear_dp_constraints(
+        _losses, classifier=True, clip=[Options("auto"), None, *POSITIVE],
+        variant=[Options(*_VARIANTS)], perturb_dual=[Boolean()])
 
     def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, batch_size="auto", clip="auto",
@@ -551,6 +556,9 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
 
     loss = "squared"
     _losses = ("squared",)
+    _parameter_constraints = _linear_dp_constraints(
+        _losses, classifier=False, clip=[Options("auto"), None, *POSITIVE],
+        variant=[Options(*_VARIANTS)], perturb_dual=[Boolean()])
 
     def __init__(self, *, epsilon=None, delta=1e-5, n_samples_public=None, alpha=1e-4,
                  batch_size="auto", clip="auto", n_epochs=10, variant="dual",
