@@ -306,7 +306,7 @@ def _n_public_of(model):
 
 
 def _train(args):
-    from .._persistence import save_model
+    from .. import save_model
     from . import _data, _report
 
     _check_train_data_options(args)
@@ -440,7 +440,7 @@ def _print_stats(stats, file=None):
 
 
 def _load_saved(args):
-    from .._persistence import load_model
+    from .. import load_model
 
     _check_path("--model-file", args.model_file)
     _check_corpus_or_libsvm(args, train=False)
