@@ -54,7 +54,7 @@ del _check_build
 from .exceptions import BudgetExceededError, DataClippedWarning, PrivacyLeakWarning  # noqa: E402
 from ._persistence import load_model, save_model  # noqa: E402  (skops imported on use)
 
-__version__ = "0.1.0.dev0"
+from ._version import __version__  # noqa: E402
 
 __all__ = [
     "BudgetExceededError",

@@ -165,7 +165,7 @@ def save_model(estimator, path, *, data_description=None):
     from sklearn.base import BaseEstimator
     from sklearn.utils.validation import check_is_fitted
 
-    from . import __version__
+    from . import _version
 
     path = Path(path)
     if not path.parent.is_dir():
@@ -176,7 +176,7 @@ def save_model(estimator, path, *, data_description=None):
     if isinstance(estimator, BaseEstimator):
         check_is_fitted(estimator)
     stamped = copy.copy(estimator)      # the caller's estimator is left as it is
-    setattr(stamped, _VERSION_ATTR, __version__)
+    setattr(stamped, _VERSION_ATTR, _version.__version__)
     if text is not None:
         setattr(stamped, _DESCRIPTION_ATTR, text)
     if hasattr(stamped, "data_description_"):   # a loaded model saved again
@@ -281,7 +281,7 @@ def load_model(path, trusted=()):
     model = sio.load(str(path), trusted=[t for t in found if t in allowed])
     import warnings
 
-    from . import __version__
+    from . import _version
 
     saved = getattr(model, _VERSION_ATTR, None)
     if saved is None:
@@ -289,9 +289,10 @@ def load_model(path, trusted=()):
                       f"dptoolkit.save_model (a skops file of another program, holding "
                       f"{type(model).__module__}.{type(model).__name__}); check its "
                       "predictions", UserWarning, stacklevel=2)
-    elif saved != __version__:
+    elif saved != _version.__version__:
         warnings.warn(f"{path} was saved by dptoolkit {saved}; this is dptoolkit "
-                      f"{__version__}: check its predictions", UserWarning, stacklevel=2)
+                      f"{_version.__version__}: check its predictions", UserWarning,
+                      stacklevel=2)
     text = getattr(model, _DESCRIPTION_ATTR, None)
     if text is not None:
         import json

@@ -498,7 +498,7 @@ def test_saved_model_carries_the_version(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_model(path)._dptoolkit_version == dptoolkit.__version__
-    monkeypatch.setattr(dptoolkit, "__version__", "99.0")
+    monkeypatch.setattr(dptoolkit._version, "__version__", "99.0")
     with pytest.warns(UserWarning, match="saved by dptoolkit .* this is dptoolkit 99.0"):
         load_model(path)
 
@@ -1083,3 +1083,61 @@ def test_multiclass_default_keeps_the_default_delta(tmp_path, capsys):
                              "--n-samples-public", 180, "--max-iter", 20], capsys)
     assert status == 0, err
     assert "pure epsilon-DP" in err and "--delta" in err
+
+
+# ---------------------------------------------------------------------------
+# a DP-named estimator fitted without epsilon says that it is not private
+# ---------------------------------------------------------------------------
+
+def _dp_named():
+    import inspect
+
+    from dptoolkit import linear_model, selection
+    from dptoolkit._private import PrivateEstimatorMixin
+
+    found = []
+    for module in (linear_model, selection):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if (inspect.isclass(obj) and issubclass(obj, PrivateEstimatorMixin)
+                    and name.startswith("DP")):
+                found.append(obj)
+    return found
+
+
+@pytest.mark.parametrize("cls", _dp_named(), ids=lambda c: c.__name__)
+def test_dp_named_estimator_without_epsilon_warns(cls):
+    from dptoolkit.exceptions import PrivacyLeakWarning
+
+    X, y, _ = datasets.make_sparse_classification(n_samples=200, n_features=40,
+                                                  random_state=0)
+    params = cls().get_params()
+    kw = {"k": 5} if "k" in params else {}
+    if "n_epochs" in params:
+        kw["n_epochs"] = 1
+    with pytest.warns(PrivacyLeakWarning, match=f"{cls.__name__} was fitted without "
+                                                "epsilon, so the fit is not private") as rec:
+        cls(**kw).fit(X, y)
+    # pointed at the caller's line, not inside dptoolkit
+    leak = [w for w in rec if "not private" in str(w.message)]
+    assert leak and all("dptoolkit" not in Path(w.filename).parts for w in leak)
+    # a private fit does not say so
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        if "n_samples_public" in params:
+            kw["n_samples_public"] = 200
+        cls(epsilon=1.0, **kw).fit(X, y)
+    assert not any("fitted without epsilon" in str(w.message) for w in rec)
+
+
+def test_non_private_by_name_estimators_do_not_warn():
+    """Frank-Wolfe LASSO and the Sparsifier are non-private algorithms with a private
+    option: a fit without epsilon is their documented non-private use."""
+    from dptoolkit.linear_model import FrankWolfeLassoClassifier
+
+    X, y, _ = datasets.make_sparse_classification(n_samples=200, n_features=40,
+                                                  random_state=0)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        FrankWolfeLassoClassifier(max_iter=10).fit(X, y)
+    assert not any("fitted without epsilon" in str(w.message) for w in rec)
