@@ -879,14 +879,14 @@ def test_libsvm_labels_are_public(tmp_path, capsys):
     common = ["train", "--model", "frank-wolfe", "--data", path, "--n-features", 20,
               "--max-iter", 10]
     status, out, err = _run(common, capsys)
-    assert status == 1 and "label 2 is outside the LIBSVM binary convention" in err
-    assert "--classes" in err
+    assert status == 2 and "--classes: " in err
+    assert "the label 2, outside the LIBSVM binary convention" in err
     report = tmp_path / "r.json"
     status, out, err = _run([*common, "--classes", 1, 2, "--report", report], capsys)
     assert status == 0, err
     assert _validate(report)["data"]["classes"] == [1.0, 2.0]
     status, out, err = _run([*common, "--classes", 1, 3], capsys)
-    assert status == 1 and "label 2 is not one of --classes 1 3" in err
+    assert status == 2 and "--classes: " in err and "label 2, not one of --classes 1 3" in err
     # evaluate reads the labels with the same --classes, checked against the model first
     saved = tmp_path / "m.skops"
     status, out, err = _run([*common, "--classes", 1, 2, "--save", saved], capsys)
@@ -911,7 +911,7 @@ def test_feature_index_above_n_features_is_refused(tmp_path, capsys):
     path.write_text("".join(rows))
     status, out, err = _run(["train", "--data", path, "--n-features", 100, "--epsilon", 1],
                             capsys)
-    assert status == 1 and "line 51" in err and "200" in err
+    assert status == 2 and "--n-features" in err and "line 51" in err and "200" in err
 
 
 def test_delta_is_public_and_checked_against_n(capsys):
@@ -1141,3 +1141,85 @@ def test_non_private_by_name_estimators_do_not_warn():
         warnings.simplefilter("always")
         FrankWolfeLassoClassifier(max_iter=10).fit(X, y)
     assert not any("fitted without epsilon" in str(w.message) for w in rec)
+
+
+# ---------------------------------------------------------------------------
+# argument errors found only once the data are read: still exit 2, naming the option
+# ---------------------------------------------------------------------------
+
+SMS_ARCHIVE = TEXT / "smsspamcollection.tar.xz"
+
+AFTER_READING = [
+    # (argv with {placeholders}, the option named)
+    (["train", "--data", "{tiny}", "--n-features", "5", "--epsilon", "1"], "--n-features"),
+    (["train", "--data", "{labels3}", "--n-features", "20", "--epsilon", "1"], "--classes"),
+    (["train", "--data", "{labels3}", "--n-features", "20", "--epsilon", "1", "--classes",
+      "-1", "2"], "--classes"),
+    (["train", "--data", "{tiny}", "--n-features", "20", "--epsilon", "1", "--test",
+      "{labels3}"], "--classes"),
+    (["train", "--model", "dp-sgd", "--data", "{tiny}", "--n-features", "20", "--epsilon",
+      "1", "--batch-size", "190"], "--batch-size"),
+    (["train", "--model", "search", "--search-model", "dp-sgd", "--data", "{tiny}",
+      "--n-features", "20", "--epsilon", "1", "--n-samples-public", "150", "--grid",
+      "batch_size=500"], "--batch-size"),
+    (["train", "--data", "{sms}", "--positive", "bogus", "--epsilon", "1"], "--positive"),
+    (["train", "--data", "{sms}", "--negative", "bogus", "--epsilon", "1"], "--negative"),
+    (["train", "--data", "{sms_archive}", "--cache-dir", "/proc/dptoolkit-cache",
+      "--epsilon", "1"], "--cache-dir"),
+    (["evaluate", "--model-file", "{binary_model}", "--data", "{labels3}"], "--data"),
+    (["evaluate", "--model-file", "{binary_model}", "--data", "{tiny}", "--classes", "0",
+      "1"], "--classes"),
+    (["evaluate", "--model-file", "{binary_model}", "--data", "{wide}"], "--data"),
+    (["evaluate", "--model-file", "{sklearn_model}", "--data", "{tiny}"], "--model-file"),
+]
+
+
+@pytest.fixture(scope="module")
+def error_files(tmp_path_factory):
+    import skops.io as sio
+    from sklearn.linear_model import LogisticRegression
+
+    root = tmp_path_factory.mktemp("errors")
+    files = {"tiny": root / "tiny.libsvm", "labels3": root / "labels3.libsvm",
+             "wide": root / "wide.libsvm", "binary_model": root / "binary.skops",
+             "sklearn_model": root / "sk.skops", "sms_archive": SMS_ARCHIVE}
+    files["tiny"].write_text("".join(f"{1 if i % 2 else -1} {1 + i % 7}:1 {9 + i % 5}:1\n"
+                                     for i in range(200)))
+    files["labels3"].write_text("".join(f"{3 if i % 2 else -1} {1 + i % 7}:1\n"
+                                        for i in range(200)))
+    files["wide"].write_text("+1 1:1 25:1\n-1 2:1\n")
+    status = main(["train", "--model", "dp-ight", "--data", str(files["tiny"]),
+                   "--n-features", "20", "--epsilon", "1", "--n-samples-public", "150",
+                   "--save", str(files["binary_model"])])
+    assert status == 0
+    X, y = datasets.load_libsvm(files["tiny"], n_features=20)
+    sio.dump(LogisticRegression().fit(X, y), files["sklearn_model"])
+    if SMS_ARCHIVE.exists():
+        files["sms"] = root / "sms" / "SMSSpamCollection"
+        files["sms"].parent.mkdir()
+        files["sms"].write_bytes(b"ham\thello there\nspam\twin a prize now\n" * 40)
+    return files
+
+
+@pytest.mark.parametrize("argv, flag", AFTER_READING,
+                         ids=[" ".join(a)[:70] for a, _ in AFTER_READING])
+def test_argument_errors_after_reading_exit_2(argv, flag, error_files, capsys):
+    needed = [a[1:-1] for a in argv if a.startswith("{")]
+    if any(n not in error_files or not Path(error_files[n]).exists() for n in needed):
+        pytest.skip("data not available")
+    argv = [str(error_files[a[1:-1]]) if a.startswith("{") else a for a in argv]
+    status, out, err = _run(argv, capsys)
+    assert status == 2, err
+    assert f"error: {flag}" in err, err
+    assert "could not read" not in err        # not blamed on reading --data
+
+
+def test_csv_given_as_libsvm_shows_a_short_excerpt_once(tmp_path, capsys):
+    path = tmp_path / "data.csv"
+    header = "label," + ",".join(f"f{i}" for i in range(2000))
+    path.write_text(header + "\n" + "\n".join("1," + ",".join(["0"] * 2000)
+                                              for _ in range(5)) + "\n")
+    status, out, err = _run(["train", "--data", path, "--n-features", 2000, "--epsilon", 1],
+                            capsys)
+    assert status == 1 and f"--data {path}" in err and "line 1" in err
+    assert len(err) < 600 and err.count("label,f0,f1") == 1 and "CSV" in err

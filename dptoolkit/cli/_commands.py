@@ -1,4 +1,5 @@
 """The commands of the command line: train, predict, evaluate, account."""
+import re
 import sys
 import time
 import warnings
@@ -173,7 +174,25 @@ def _preflight(estimator, args, n_samples=None, n_features=None, n_classes=2):
         except RuntimeError:
             pass  # a non-private fit ran to the end on the stand-in: options are valid
         except (ValueError, TypeError) as exc:
-            raise UsageError(f"invalid options for --model {args.model}: {exc}") from None
+            raise _option_error(exc, args) from None
+
+
+def _flag_in_message(text, args):
+    """The flag of the estimator parameter an error message names first (or None)."""
+    spec = MODELS[_models.inner_model(args)]
+    params = dict(spec.params, epsilon="epsilon", delta="delta")
+    if _models.resolve_model(args.model) == "search":
+        params["n_runs"] = "n_runs"
+    found = [(m.start(), dest) for dest, param in params.items()
+             for m in [re.search(rf"\b{re.escape(param)}\b", text)] if m]
+    return _flag(min(found)[1]) if found else None
+
+
+def _option_error(exc, args):
+    """A :class:`UsageError` for an estimator's refusal of the options, naming the flag."""
+    flag = _flag_in_message(str(exc), args)
+    where = f"invalid for --model {args.model}: {exc}"
+    return UsageError(f"{flag}: {where}" if flag else f"invalid options: {where}")
 
 
 # ---------------------------------------------------------------------------
@@ -260,18 +279,35 @@ class DataError(Exception):
 
 def _reading(args, load, *load_args, **load_kw):
     """``load(*load_args, **load_kw)``, with read errors naming the files given."""
-    from ._data import _OwnSplit
+    from ._data import OptionError, _OwnSplit
 
     try:
         return load(*load_args, **load_kw)
-    except _OwnSplit as exc:
+    except (_OwnSplit, OptionError) as exc:
         raise UsageError(str(exc)) from None
-    except (ValueError, TypeError, EOFError, OSError) as exc:
-        files = " ".join(f"{flag} {value}" for flag, value in
-                         (("--data", args.data), ("--test", getattr(args, "test", None)))
-                         if value is not None)
-        raise DataError(f"could not read {files or 'the synthetic data'}: "
-                        f"{type(exc).__name__}: {exc}") from exc
+    except OSError as exc:
+        cache = getattr(args, "cache_dir", None)
+        name = str(getattr(exc, "filename", None) or "")
+        if cache is not None and name.startswith(str(Path(cache).expanduser())):
+            raise UsageError(f"--cache-dir: cannot extract the corpus into {cache}: "
+                             f"{exc.strerror or exc}: {name}") from None
+        raise _read_failure(args, exc) from exc
+    except ValueError as exc:
+        match = re.match(r"(positive|negative)=", str(exc))
+        if match:       # a group of --positive/--negative the corpus does not have
+            raise UsageError(f"{_flag(match.group(1))}: {exc}") from None
+        raise _read_failure(args, exc) from exc
+    except (TypeError, EOFError) as exc:
+        raise _read_failure(args, exc) from exc
+
+
+def _read_failure(args, exc):
+    """A :class:`DataError` naming the files given."""
+    files = " ".join(f"{flag} {value}" for flag, value in
+                     (("--data", args.data), ("--test", getattr(args, "test", None)))
+                     if value is not None)
+    return DataError(f"could not read {files or 'the synthetic data'}: "
+                     f"{type(exc).__name__}: {exc}")
 
 
 def _warn_seed(args):
@@ -360,7 +396,14 @@ def _train(args):
     if switched:    # a new model: its own checks (the stand-in has the data's shape)
         _preflight(estimator, args, Xtr.shape[0], Xtr.shape[1], n_classes)
     t0 = time.perf_counter()
-    estimator.fit(Xtr, ytr)
+    try:
+        estimator.fit(Xtr, ytr)
+    except (ValueError, TypeError) as exc:
+        # options valid on the stand-in but not at the data's size (e.g. a batch
+        # larger than the training part): an argument error when it names an option
+        if _flag_in_message(str(exc), args) is None:
+            raise
+        raise _option_error(exc, args) from None
     fit_time = time.perf_counter() - t0
     t0 = time.perf_counter()
     scores = _report.metrics(estimator, Xte, yte)
@@ -513,6 +556,7 @@ def _apply_description(args, model):
              else [float(c) for c in desc["classes"]])
     if args.classes is None:
         args.classes = saved
+        args.classes_from_model = True
     elif saved is None or [float(c) for c in args.classes] != saved:
         shown = ("the LIBSVM binary convention (-1 or 0 negative, +1 positive)"
                  if saved is None else "--classes " + " ".join(f"{c:g}" for c in saved))
@@ -646,7 +690,7 @@ def _account(args):
         try:
             event, spent = plan_spend(estimator, standin, y)
         except (ValueError, TypeError) as exc:
-            raise UsageError(f"invalid options for --model {args.model}: {exc}") from None
+            raise _option_error(exc, args) from None
     print(f"model: {model_name} ({type(estimator).__name__}), N = {n}, D = {d}, "
           f"{args.n_classes} classes (N and D treated as public)")
     print(f"guarantee: ({spent[0]:g}, {spent[1]:.3g})-DP")

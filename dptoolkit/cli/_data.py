@@ -60,6 +60,11 @@ class _OwnSplit(Exception):
     """A split option given for a corpus that has its own split."""
 
 
+class OptionError(ValueError):
+    """The data contradict an option (exit status 2): the message starts with the
+    option's flag."""
+
+
 def is_corpus(path):
     """A corpus folder, a tar archive of one, or a ``label<TAB>text`` file
     (``SMSSpamCollection``, ``*.tsv``); anything else is read as LIBSVM."""
@@ -153,28 +158,42 @@ def _own_split(args, kw):
     return own
 
 
-def _libsvm_labels(y, classes, path):
-    """Labels of a LIBSVM file as class indices 0 .. K-1 (float64)."""
+def _libsvm_labels(y, classes, path, flag="--classes"):
+    """Labels of a LIBSVM file as class indices 0 .. K-1 (float64).
+
+    ``flag`` is the option a label outside the set is blamed on: ``--classes``, or
+    ``--data`` when the label set is a saved model's.
+    """
+    declared = flag == "--classes"
     if classes is None:
         bad = ~np.isin(y, (-1.0, 0.0, 1.0))
         if bad.any():
-            raise ValueError(f"{path}: label {y[bad][0]:g} is outside the LIBSVM binary "
-                             "convention (-1 or 0 negative, +1 positive); give the labels "
-                             "of the task with --classes")
+            raise OptionError(f"{flag}: {path} has the label {y[bad][0]:g}, outside the "
+                              "LIBSVM binary convention (-1 or 0 negative, +1 positive)"
+                              + (" used without --classes; give the labels of the task "
+                                 "with --classes" if declared else " of the model"))
         return (y == 1.0).astype(np.float64)
     out = np.full(y.shape, -1.0)
     for index, label in enumerate(classes):
         out[y == label] = index
     bad = out < 0
     if bad.any():
-        raise ValueError(f"{path}: label {y[bad][0]:g} is not one of --classes "
-                         f"{' '.join(f'{c:g}' for c in classes)}")
+        shown = " ".join(f"{c:g}" for c in classes)
+        raise OptionError(f"{flag}: {path} has the label {y[bad][0]:g}, not one of "
+                          + (f"--classes {shown}" if declared else
+                             f"the model's classes {shown}"))
     return out
 
 
-def _libsvm(path, n_features, classes, *, labels=True):
-    X, y = datasets.load_libsvm(path, n_features=n_features, binary_labels=False)
-    return X, (_libsvm_labels(y, classes, path) if labels else y)
+def _libsvm(path, n_features, classes, *, labels=True, dimension="--n-features",
+            label_flag="--classes"):
+    try:
+        X, y = datasets.load_libsvm(path, n_features=n_features, binary_labels=False)
+    except ValueError as exc:
+        if "exceeds n_features=" not in str(exc):
+            raise
+        raise OptionError(f"{dimension}: {exc}") from None
+    return X, (_libsvm_labels(y, classes, path, label_flag) if labels else y)
 
 
 def _libsvm_class_names(classes):
@@ -287,7 +306,10 @@ def load_for_model(args, n_features, *, labels=True):
                                       f"{_label_note(args, kw)}"),
                       "split": split}
     classes = getattr(args, "classes", None)
-    X, y = _libsvm(args.data, n_features, classes, labels=labels)
+    X, y = _libsvm(args.data, n_features, classes, labels=labels,
+                   dimension=f"--data (the model has {n_features} features)",
+                   label_flag="--data" if getattr(args, "classes_from_model", False)
+                   else "--classes")
     X, y, split = _part(X, y, args.subset or "all", args)
     return X, y, {"source": "libsvm", "path": str(args.data), "n_features": n_features,
                   "classes": _libsvm_class_names(classes),
