@@ -372,7 +372,7 @@ BAD = [
     (["train", "--model", "frank-wolfe", "--alpha", "0.1"], "--alpha"),
     (["train", "--model", "dp-ight", "--k", "3"], "--k"),
     (["train", "--model", "frank-wolfe", "--grid", "l1_bound=1,2"], "--grid"),
-    (["train", "--model", "dp-scd", "--verbose", "1"], "--verbose"),
+    (["train", "--verbose", "x"], "--verbose"),
     (["train", "--model", "search"], "--epsilon"),
     (["train", "--model", "select-then-fit"], "--epsilon"),
     (["train", "--model", "search", "--epsilon", "1", "--grid", "nope=1,2"], "--grid"),
@@ -1223,3 +1223,52 @@ def test_csv_given_as_libsvm_shows_a_short_excerpt_once(tmp_path, capsys):
                             capsys)
     assert status == 1 and f"--data {path}" in err and "line 1" in err
     assert len(err) < 600 and err.count("label,f0,f1") == 1 and "CSV" in err
+
+
+# ---------------------------------------------------------------------------
+# progress: on request (or on a terminal), on stderr, never changing the results
+# ---------------------------------------------------------------------------
+
+def test_progress_bars_with_verbose_on_a_corpus(corpora, tmp_path, capsys):
+    if "sms" not in corpora:
+        pytest.skip("sms subsample not available")
+    common = ["train", "--data", corpora["sms"], "--positive", "spam", "--negative", "ham",
+              "--n-features", 1024, "--epsilon", 4, "--n-samples-public", 400, "--seed", 2]
+    status, out, err = _run([*common, "--verbose", 1, "--save", tmp_path / "v.skops"],
+                            capsys)
+    assert status == 0, err
+    assert "reading the label-tab-text corpus" in err and "hashing label-tab-text" in err
+    assert "doc" in err                                   # the tqdm bar over documents
+    assert "fitting DPNBLogisticClassifier" in err        # --verbose for the default model
+    status, out2, err2 = _run([*common, "--save", tmp_path / "q.skops"], capsys)
+    assert status == 0, err2
+    assert "hashing" not in err2 and "fitting" not in err2   # not a terminal: quiet
+    # the same model with and without progress
+    np.testing.assert_array_equal(_coef_of(tmp_path / "v.skops"),
+                                  _coef_of(tmp_path / "q.skops"))
+    # predict / evaluate take --verbose too (the corpus's reading)
+    status, out, err = _run(["evaluate", "--model-file", tmp_path / "v.skops", "--data",
+                             corpora["sms"], "--verbose", 1], capsys)
+    assert status == 0 and "hashing label-tab-text" in err, err
+
+
+@pytest.mark.parametrize("model", ["dp-sgd", "dp-scd", "dp-ight", "sparsifier"])
+def test_verbose_is_accepted_by_every_model(model, capsys):
+    status, out, err = _run(["train", "--model", model, "--synthetic-samples", 300,
+                             "--synthetic-features", 100, "--epsilon", 1, "--verbose", 1],
+                            capsys)
+    assert status == 0, err
+    assert "elapsed" in err or "it/s" in err or "it]" in err
+
+
+def test_corpus_hashing_with_progress_is_the_same_matrix(corpora):
+    if "enron" not in corpora:
+        pytest.skip("enron subsample not available")
+    quiet = datasets.load_text_corpus(corpora["enron"], "all", n_features=2048)
+    shown = datasets.load_text_corpus(corpora["enron"], "all", n_features=2048, verbose=1)
+    assert quiet[2] == shown[2]
+    np.testing.assert_array_equal(quiet[1], shown[1])
+    for attr in ("data", "indices", "indptr"):
+        a, b = getattr(quiet[0], attr), getattr(shown[0], attr)
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)

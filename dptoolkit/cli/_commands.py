@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _models
+from . import _models, _progress
 from ._models import MODELS
 from ._parser import _ESTIMATOR_OPTIONS, _flag
 
@@ -43,9 +43,6 @@ def _check_model_options(args):
             raise UsageError(f"{_flag(dest)} does not apply to --model {shown}; it applies "
                              f"to: {', '.join(_models.models_of(dest))}")
     spec = MODELS[_models.inner_model(args)]
-    if getattr(args, "verbose", None) and not _models.has_progress(args):
-        raise UsageError(f"--verbose does not apply to --model {model}; it applies to: "
-                         f"{', '.join(_models.models_with_progress())}")
     if model in ("select-then-fit", "search") and args.epsilon is None:
         raise UsageError(f"--epsilon is required for --model {model} (it composes private "
                          "steps under one budget)")
@@ -352,8 +349,7 @@ def _train(args):
         _check_out_path("--save", args.save)
     if args.report is not None:
         _check_out_path("--report", args.report)
-    if args.verbose is None:
-        args.verbose = 1 if sys.stderr.isatty() else 0
+    _progress.default_verbose(args)
     private = _models.is_private(args)
     n_classes_pre = len(args.classes) if getattr(args, "classes", None) else 2
     estimator = _models.build_model(args)
@@ -397,7 +393,8 @@ def _train(args):
         _preflight(estimator, args, Xtr.shape[0], Xtr.shape[1], n_classes)
     t0 = time.perf_counter()
     try:
-        estimator.fit(Xtr, ytr)
+        with _progress.fit_progress(estimator, args.verbose):
+            estimator.fit(Xtr, ytr)
     except (ValueError, TypeError) as exc:
         # options valid on the stand-in but not at the data's size (e.g. a batch
         # larger than the training part): an argument error when it names an option
@@ -492,6 +489,7 @@ def _load_saved(args):
 
     _check_path("--model-file", args.model_file)
     _check_corpus_or_libsvm(args, train=False)
+    _progress.default_verbose(args)
     try:
         with warnings.catch_warnings():     # refused below, with the option named
             warnings.filterwarnings("ignore", message=".*is not a dptoolkit model")

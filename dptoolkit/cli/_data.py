@@ -131,6 +131,8 @@ def _corpus_kw(args, n_features):
         kw.update(positive=args.positive, negative=args.negative)
     if getattr(args, "cache_dir", None) is not None:
         kw["cache_dir"] = args.cache_dir
+    if getattr(args, "verbose", None):
+        kw["verbose"] = 1           # progress of reading and hashing (stderr)
     return kw
 
 

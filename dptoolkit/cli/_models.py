@@ -217,16 +217,6 @@ def default_delta():
     return default_of(MODELS[DEFAULT_MODEL].cls, "delta")
 
 
-def has_progress(args):
-    """Whether the chosen model (or the searched one) shows a progress bar."""
-    return _takes(MODELS[inner_model(args)].cls, "verbose")
-
-
-def models_with_progress():
-    """Models whose estimator takes ``verbose``."""
-    return [n for n, s in MODELS.items() if s.cls is not None and _takes(s.cls, "verbose")]
-
-
 def _given(args, spec):
     """Estimator parameters the user gave, for ``spec``."""
     return {param: getattr(args, dest) for dest, param in spec.params.items()
