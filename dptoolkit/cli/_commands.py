@@ -412,7 +412,9 @@ def _train(args):
           f"{scores['n_samples']} held-out examples;   non-zeros {scores['n_nonzero']} "
           f"of {_report.model_coef(estimator).size}")
     if hasattr(estimator, "best_params_"):
-        print(f"  search: {estimator.n_runs_} private run(s); released "
+        runs = getattr(estimator, "n_runs_", None)     # not every version releases it
+        print("  search: " + (f"{runs} private run(s); " if runs is not None else "")
+              + "released "
               f"{estimator.best_params_} (noisy validation accuracy "
               f"{estimator.best_score_:.4f})")
     if hasattr(estimator, "support_"):

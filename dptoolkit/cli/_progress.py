@@ -6,6 +6,10 @@ over the documents hashed).  For the other fits, whose work runs in one call
 of a compiled kernel, :func:`fit_progress` shows the elapsed time, refreshed
 by a thread that only redraws the bar: it reads nothing of the fit and draws
 no random numbers, so the model is the same with and without it.
+
+A private hyperparameter search gets the elapsed time only, never a count of
+its runs: the number of runs is random and part of the mechanism (Papernot and
+Steinke, 2022), so a bar that counted them would release it.
 """
 import sys
 import threading

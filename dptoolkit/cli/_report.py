@@ -229,7 +229,8 @@ def build_report(*, command, data, model, model_name, metrics_, bound, timings=N
         report["timings"] = {k: float(v) for k, v in timings.items()}
     if hasattr(model, "best_params_"):      # a private search: what it released
         report["model"]["best_params"] = to_jsonable(model.best_params_)
-        report["model"]["n_runs"] = int(model.n_runs_)
+        if getattr(model, "n_runs_", None) is not None:   # not every version releases it
+            report["model"]["n_runs"] = int(model.n_runs_)
     if hasattr(model, "support_"):          # select-then-fit: the selected features
         report["model"]["selected_features"] = to_jsonable(np.flatnonzero(model.support_))
     if outside_guarantee is not None:
