@@ -18,7 +18,10 @@ Subcommands
     configuration for a dataset of a given size, without any data.
 
 Every argument is checked before any data is read; usage errors exit with
-status 2 and a message naming the option.  Options an estimator takes are
+status 2 and a message naming the option, and so do options the data turn out
+to contradict (a label outside ``--classes``, a feature index above
+``--n-features``, a ``--positive`` group the corpus lacks, data unlike a saved
+model's); data that cannot be read exit with status 1.  Options an estimator takes are
 passed to it only when given, so the defaults are the estimators' own (shown
 by ``--help``).  The report follows ``dptoolkit/report_schema.json``.
 
@@ -81,8 +84,9 @@ def main(argv=None):
     -------
     int
         Exit status: 0 on success, 2 for a bad command line (reported before
-        any data is read) or data that does not fit the model, 1 for other
-        errors.
+        any data is read where it can be) or data that contradict an option or
+        do not fit the model (the option is named), 1 for data that cannot be
+        read and other errors.
     """
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -1,4 +1,5 @@
 """The commands of the command line: train, predict, evaluate, account."""
+import re
 import sys
 import time
 import warnings
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _models
+from . import _models, _progress
 from ._models import MODELS
 from ._parser import _ESTIMATOR_OPTIONS, _flag
 
@@ -42,9 +43,6 @@ def _check_model_options(args):
             raise UsageError(f"{_flag(dest)} does not apply to --model {shown}; it applies "
                              f"to: {', '.join(_models.models_of(dest))}")
     spec = MODELS[_models.inner_model(args)]
-    if getattr(args, "verbose", None) and not _models.has_progress(args):
-        raise UsageError(f"--verbose does not apply to --model {model}; it applies to: "
-                         f"{', '.join(_models.models_with_progress())}")
     if model in ("select-then-fit", "search") and args.epsilon is None:
         raise UsageError(f"--epsilon is required for --model {model} (it composes private "
                          "steps under one budget)")
@@ -94,8 +92,10 @@ def _switch_to_multiclass(args, n_classes):
     """``--model default`` on a multiclass task: the multiclass default, said so."""
     if not _models.use_multiclass_default(args):
         return False
-    print(f"note: {n_classes} classes: --model default uses {args.model} (multiclass)",
-          file=sys.stderr)
+    delta = (f", with delta {args.delta:g} (--model default's, a public constant; give "
+             "--delta to change it)" if getattr(args, "delta_from_default", False) else "")
+    print(f"note: {n_classes} classes: --model default uses {args.model} (multiclass)"
+          f"{delta}", file=sys.stderr)
     return True
 
 
@@ -171,7 +171,25 @@ def _preflight(estimator, args, n_samples=None, n_features=None, n_classes=2):
         except RuntimeError:
             pass  # a non-private fit ran to the end on the stand-in: options are valid
         except (ValueError, TypeError) as exc:
-            raise UsageError(f"invalid options for --model {args.model}: {exc}") from None
+            raise _option_error(exc, args) from None
+
+
+def _flag_in_message(text, args):
+    """The flag of the estimator parameter an error message names first (or None)."""
+    spec = MODELS[_models.inner_model(args)]
+    params = dict(spec.params, epsilon="epsilon", delta="delta")
+    if _models.resolve_model(args.model) == "search":
+        params["n_runs"] = "n_runs"
+    found = [(m.start(), dest) for dest, param in params.items()
+             for m in [re.search(rf"\b{re.escape(param)}\b", text)] if m]
+    return _flag(min(found)[1]) if found else None
+
+
+def _option_error(exc, args):
+    """A :class:`UsageError` for an estimator's refusal of the options, naming the flag."""
+    flag = _flag_in_message(str(exc), args)
+    where = f"invalid for --model {args.model}: {exc}"
+    return UsageError(f"{flag}: {where}" if flag else f"invalid options: {where}")
 
 
 # ---------------------------------------------------------------------------
@@ -258,18 +276,35 @@ class DataError(Exception):
 
 def _reading(args, load, *load_args, **load_kw):
     """``load(*load_args, **load_kw)``, with read errors naming the files given."""
-    from ._data import _OwnSplit
+    from ._data import OptionError, _OwnSplit
 
     try:
         return load(*load_args, **load_kw)
-    except _OwnSplit as exc:
+    except (_OwnSplit, OptionError) as exc:
         raise UsageError(str(exc)) from None
-    except (ValueError, TypeError, EOFError, OSError) as exc:
-        files = " ".join(f"{flag} {value}" for flag, value in
-                         (("--data", args.data), ("--test", getattr(args, "test", None)))
-                         if value is not None)
-        raise DataError(f"could not read {files or 'the synthetic data'}: "
-                        f"{type(exc).__name__}: {exc}") from exc
+    except OSError as exc:
+        cache = getattr(args, "cache_dir", None)
+        name = str(getattr(exc, "filename", None) or "")
+        if cache is not None and name.startswith(str(Path(cache).expanduser())):
+            raise UsageError(f"--cache-dir: cannot extract the corpus into {cache}: "
+                             f"{exc.strerror or exc}: {name}") from None
+        raise _read_failure(args, exc) from exc
+    except ValueError as exc:
+        match = re.match(r"(positive|negative)=", str(exc))
+        if match:       # a group of --positive/--negative the corpus does not have
+            raise UsageError(f"{_flag(match.group(1))}: {exc}") from None
+        raise _read_failure(args, exc) from exc
+    except (TypeError, EOFError) as exc:
+        raise _read_failure(args, exc) from exc
+
+
+def _read_failure(args, exc):
+    """A :class:`DataError` naming the files given."""
+    files = " ".join(f"{flag} {value}" for flag, value in
+                     (("--data", args.data), ("--test", getattr(args, "test", None)))
+                     if value is not None)
+    return DataError(f"could not read {files or 'the synthetic data'}: "
+                     f"{type(exc).__name__}: {exc}")
 
 
 def _warn_seed(args):
@@ -306,7 +341,7 @@ def _n_public_of(model):
 
 
 def _train(args):
-    from .._persistence import save_model
+    from .. import save_model
     from . import _data, _report
 
     _check_train_data_options(args)
@@ -314,8 +349,7 @@ def _train(args):
         _check_out_path("--save", args.save)
     if args.report is not None:
         _check_out_path("--report", args.report)
-    if args.verbose is None:
-        args.verbose = 1 if sys.stderr.isatty() else 0
+    _progress.default_verbose(args)
     private = _models.is_private(args)
     n_classes_pre = len(args.classes) if getattr(args, "classes", None) else 2
     estimator = _models.build_model(args)
@@ -358,7 +392,15 @@ def _train(args):
     if switched:    # a new model: its own checks (the stand-in has the data's shape)
         _preflight(estimator, args, Xtr.shape[0], Xtr.shape[1], n_classes)
     t0 = time.perf_counter()
-    estimator.fit(Xtr, ytr)
+    try:
+        with _progress.fit_progress(estimator, args.verbose):
+            estimator.fit(Xtr, ytr)
+    except (ValueError, TypeError) as exc:
+        # options valid on the stand-in but not at the data's size (e.g. a batch
+        # larger than the training part): an argument error when it names an option
+        if _flag_in_message(str(exc), args) is None:
+            raise
+        raise _option_error(exc, args) from None
     fit_time = time.perf_counter() - t0
     t0 = time.perf_counter()
     scores = _report.metrics(estimator, Xte, yte)
@@ -387,7 +429,8 @@ def _train(args):
                                    "predict_seconds": predict_time})
         _print_stats(stats)
     if args.save is not None:
-        save_model(estimator, args.save)
+        save_model(estimator, args.save,
+                   data_description=_data.data_description(info, args))
         print(f"saved: {args.save}")
     if args.report is not None:
         data = {k: info[k] for k in ("source", "path", "description", "split",
@@ -439,34 +482,127 @@ def _print_stats(stats, file=None):
 
 
 def _load_saved(args):
-    from .._persistence import load_model
+    """The model of ``--model-file``, with ``args`` completed from its data description."""
+    from .. import load_model
+    from .._persistence import is_dptoolkit_model
 
     _check_path("--model-file", args.model_file)
     _check_corpus_or_libsvm(args, train=False)
+    _progress.default_verbose(args)
     try:
-        return load_model(args.model_file)
+        with warnings.catch_warnings():     # refused below, with the option named
+            warnings.filterwarnings("ignore", message=".*is not a dptoolkit model")
+            model = load_model(args.model_file)
     except ValueError as exc:
         raise UsageError(f"--model-file: {exc}") from None
+    if not is_dptoolkit_model(model):
+        raise UsageError(f"--model-file: {args.model_file} is not a dptoolkit model (a "
+                         f"skops file holding {type(model).__module__}."
+                         f"{type(model).__name__}, not written by dptoolkit.save_model or "
+                         "train --save)")
+    _apply_description(args, model)
+    return model
+
+
+def _trained_on(desc):
+    """What a model's data description says it was trained on (for messages)."""
+    kind = {"libsvm": "a LIBSVM file", "corpus": "a text corpus",
+            "synthetic": "the synthetic problem"}.get(desc.get("source"), "unknown data")
+    return f"{kind} with {desc.get('n_features')} features, classes {desc.get('classes')}"
+
+
+def _apply_description(args, model):
+    """Check ``--data`` against the model's saved data description and take the label
+    options from it (refusing ones that contradict it), before any data is read."""
+    from . import _data
+
+    desc = getattr(model, "data_description_", None)
+    evaluate = hasattr(args, "classes")
+    if desc is None:
+        print(f"note: {args.model_file} holds no description of its training data "
+              "(saved without one, e.g. by an older dptoolkit): "
+              + ("give the labels train used: --classes for a LIBSVM file, --positive/"
+                 "--negative for a corpus" if evaluate else
+                 "predictions are class indices 0 .. K-1"), file=sys.stderr)
+        return
+    model_file = f"the model in {args.model_file}"
+    corpus = _data.is_corpus(args.data)
+    if corpus != (desc.get("source") == "corpus"):
+        raise UsageError(f"--data: {args.data} is "
+                         + ("a text corpus" if corpus else "read as a LIBSVM file")
+                         + f", but {model_file} was trained on {_trained_on(desc)}: give "
+                         "data described as the training data were")
+    if corpus:
+        if desc.get("featurisation") != _data.corpus_featurisation(desc["n_features"]):
+            raise UsageError(f"--model-file: {model_file} was trained on a corpus "
+                             f"featurised as {desc.get('featurisation')}, this dptoolkit "
+                             f"hashes as {_data.corpus_featurisation(desc['n_features'])}")
+        task = desc.get("task") or {}
+        for dest in ("positive", "negative"):
+            given, saved = getattr(args, dest), task.get(dest)
+            if given is None:
+                setattr(args, dest, saved)
+            elif given != saved:
+                raise UsageError(f"{_flag(dest)} {given}: {model_file} was trained with "
+                                 + (f"{_flag(dest)} {saved}" if saved is not None else
+                                    f"no {_flag(dest)}") + " (omit the option to use it)")
+        return
+    if not evaluate:
+        return
+    saved = (None if desc.get("label_convention") != "declared"
+             else [float(c) for c in desc["classes"]])
+    if args.classes is None:
+        args.classes = saved
+        args.classes_from_model = True
+    elif saved is None or [float(c) for c in args.classes] != saved:
+        shown = ("the LIBSVM binary convention (-1 or 0 negative, +1 positive)"
+                 if saved is None else "--classes " + " ".join(f"{c:g}" for c in saved))
+        raise UsageError(f"--classes {' '.join(f'{c:g}' for c in args.classes)}: "
+                         f"{model_file} was trained with {shown} (omit --classes to use "
+                         "them)")
+
+
+def _check_read_classes(args, model, info):
+    """A corpus read for a saved model must have the model's classes."""
+    desc = getattr(model, "data_description_", None)
+    if desc is None or info["source"] != "corpus":
+        return
+    if [str(c) for c in info["classes"]] != desc["classes"]:
+        raise UsageError(f"--data: {args.data} has the classes {info['classes']}, but the "
+                         f"model in {args.model_file} was trained on {_trained_on(desc)}: "
+                         "its predictions would name other classes")
+
+
+def _label_text(value):
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _predict(args):
+    import csv
+
     from . import _data
 
     if args.output is not None:
         _check_out_path("--output", args.output)
     model = _load_saved(args)
-    X, _, _ = _reading(args, _data.load_for_model, args, int(model.n_features_in_),
-                       labels=False)
+    X, _, info = _reading(args, _data.load_for_model, args, int(model.n_features_in_),
+                          labels=False)
+    _check_read_classes(args, model, info)
     pred = model.predict(X)
+    desc = getattr(model, "data_description_", None)
+    if desc is not None:        # class indices -> the labels train read
+        names = [_label_text(c) for c in desc["classes"]]
+        pred = [names[int(p)] for p in pred]
     score = None
     if len(getattr(model, "classes_", ())) == 2 and hasattr(model, "decision_function"):
         score = np.asarray(model.decision_function(X)).ravel()
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
-        out.write("index,prediction" + (",score\n" if score is not None else "\n"))
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["index", "prediction"] + (["score"] if score is not None else []))
         for i, p in enumerate(pred):
             p = p.item() if hasattr(p, "item") else p
-            out.write(f"{i},{p}" + (f",{score[i]:.17g}\n" if score is not None else "\n"))
+            writer.writerow([i, p] + ([f"{score[i]:.17g}"] if score is not None else []))
         out.flush()
     except BrokenPipeError:  # e.g. piped into head: stop quietly
         import os
@@ -497,6 +633,7 @@ def _evaluate(args):
     t0 = time.perf_counter()
     X, y, info = _reading(args, _data.load_for_model, args, int(model.n_features_in_))
     load_time = time.perf_counter() - t0
+    _check_read_classes(args, model, info)
     if n_model and len(info["classes"]) != n_model:
         raise UsageError(f"the model in {args.model_file} has {n_model} classes and --data "
                          f"{args.data} is read with {len(info['classes'])} "
@@ -531,7 +668,7 @@ def _account(args):
     from .._private import plan_spend
 
     if (args.n_classes > 2 and not _models.supports_multiclass(args)
-            and not _models.use_multiclass_default(args)):
+            and not _switch_to_multiclass(args, args.n_classes)):
         raise UsageError(f"--model {args.model} is binary only; --n-classes "
                          f"{args.n_classes} needs frank-wolfe or sparsifier")
     model_name = _models.resolve_model(args.model)
@@ -550,7 +687,7 @@ def _account(args):
         try:
             event, spent = plan_spend(estimator, standin, y)
         except (ValueError, TypeError) as exc:
-            raise UsageError(f"invalid options for --model {args.model}: {exc}") from None
+            raise _option_error(exc, args) from None
     print(f"model: {model_name} ({type(estimator).__name__}), N = {n}, D = {d}, "
           f"{args.n_classes} classes (N and D treated as public)")
     print(f"guarantee: ({spent[0]:g}, {spent[1]:.3g})-DP")

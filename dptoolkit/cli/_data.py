@@ -39,7 +39,8 @@ import scipy.sparse as sp
 from .. import datasets
 
 __all__ = ["CORPUS_SUFFIXES", "is_corpus", "load_train_test", "load_for_model",
-           "CORPUS_N_FEATURES", "held_out", "BINARY_CONVENTION"]
+           "CORPUS_N_FEATURES", "held_out", "BINARY_CONVENTION", "data_description",
+           "corpus_featurisation", "BINARY_LABELS"]
 
 CORPUS_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar")
 #: Hashed features of a corpus when ``--n-features`` is not given (the loader's default).
@@ -47,6 +48,8 @@ CORPUS_N_FEATURES = inspect.signature(datasets.load_text_corpus).parameters[
     "n_features"].default
 #: Class names of a LIBSVM file read with the binary convention (no ``--classes``).
 BINARY_CONVENTION = ["-1 or 0", "+1"]
+#: Labels written by ``predict`` for the binary convention's classes 0 and 1.
+BINARY_LABELS = [-1.0, 1.0]
 #: Held-out fraction of the random split when ``--test-size`` is not given.
 DEFAULT_TEST_SIZE = 0.25
 #: ``--split-seed`` when not given (the split is public: it is not noise).
@@ -55,6 +58,11 @@ DEFAULT_SPLIT_SEED = 0
 
 class _OwnSplit(Exception):
     """A split option given for a corpus that has its own split."""
+
+
+class OptionError(ValueError):
+    """The data contradict an option (exit status 2): the message starts with the
+    option's flag."""
 
 
 def is_corpus(path):
@@ -123,6 +131,8 @@ def _corpus_kw(args, n_features):
         kw.update(positive=args.positive, negative=args.negative)
     if getattr(args, "cache_dir", None) is not None:
         kw["cache_dir"] = args.cache_dir
+    if getattr(args, "verbose", None):
+        kw["verbose"] = 1           # progress of reading and hashing (stderr)
     return kw
 
 
@@ -150,28 +160,42 @@ def _own_split(args, kw):
     return own
 
 
-def _libsvm_labels(y, classes, path):
-    """Labels of a LIBSVM file as class indices 0 .. K-1 (float64)."""
+def _libsvm_labels(y, classes, path, flag="--classes"):
+    """Labels of a LIBSVM file as class indices 0 .. K-1 (float64).
+
+    ``flag`` is the option a label outside the set is blamed on: ``--classes``, or
+    ``--data`` when the label set is a saved model's.
+    """
+    declared = flag == "--classes"
     if classes is None:
         bad = ~np.isin(y, (-1.0, 0.0, 1.0))
         if bad.any():
-            raise ValueError(f"{path}: label {y[bad][0]:g} is outside the LIBSVM binary "
-                             "convention (-1 or 0 negative, +1 positive); give the labels "
-                             "of the task with --classes")
+            raise OptionError(f"{flag}: {path} has the label {y[bad][0]:g}, outside the "
+                              "LIBSVM binary convention (-1 or 0 negative, +1 positive)"
+                              + (" used without --classes; give the labels of the task "
+                                 "with --classes" if declared else " of the model"))
         return (y == 1.0).astype(np.float64)
     out = np.full(y.shape, -1.0)
     for index, label in enumerate(classes):
         out[y == label] = index
     bad = out < 0
     if bad.any():
-        raise ValueError(f"{path}: label {y[bad][0]:g} is not one of --classes "
-                         f"{' '.join(f'{c:g}' for c in classes)}")
+        shown = " ".join(f"{c:g}" for c in classes)
+        raise OptionError(f"{flag}: {path} has the label {y[bad][0]:g}, not one of "
+                          + (f"--classes {shown}" if declared else
+                             f"the model's classes {shown}"))
     return out
 
 
-def _libsvm(path, n_features, classes, *, labels=True):
-    X, y = datasets.load_libsvm(path, n_features=n_features, binary_labels=False)
-    return X, (_libsvm_labels(y, classes, path) if labels else y)
+def _libsvm(path, n_features, classes, *, labels=True, dimension="--n-features",
+            label_flag="--classes"):
+    try:
+        X, y = datasets.load_libsvm(path, n_features=n_features, binary_labels=False)
+    except ValueError as exc:
+        if "exceeds n_features=" not in str(exc):
+            raise
+        raise OptionError(f"{dimension}: {exc}") from None
+    return X, (_libsvm_labels(y, classes, path, label_flag) if labels else y)
 
 
 def _libsvm_class_names(classes):
@@ -284,11 +308,52 @@ def load_for_model(args, n_features, *, labels=True):
                                       f"{_label_note(args, kw)}"),
                       "split": split}
     classes = getattr(args, "classes", None)
-    X, y = _libsvm(args.data, n_features, classes, labels=labels)
+    X, y = _libsvm(args.data, n_features, classes, labels=labels,
+                   dimension=f"--data (the model has {n_features} features)",
+                   label_flag="--data" if getattr(args, "classes_from_model", False)
+                   else "--classes")
     X, y, split = _part(X, y, args.subset or "all", args)
     return X, y, {"source": "libsvm", "path": str(args.data), "n_features": n_features,
                   "classes": _libsvm_class_names(classes),
                   "description": _libsvm_description(args, n_features), "split": split}
+
+
+def corpus_featurisation(n_features):
+    """How a corpus becomes features: the loader's hashing settings (public constants)."""
+    params = inspect.signature(datasets.load_text_corpus).parameters
+    return {"kind": "hashed word n-grams (HashingVectorizer: lower-cased, binary, "
+                    "norm=None, alternate_sign=False)",
+            "n_features": int(n_features),
+            "ngram_range": list(params["ngram_range"].default)}
+
+
+def data_description(info, args):
+    """The public description of the training data, saved with the model.
+
+    ``classes`` are the original labels in class order (class index ``i`` is
+    ``classes[i]``): a LIBSVM file's ``--classes`` values (or ``[-1, 1]`` under
+    the binary convention, ``label_convention`` ``"binary"``), a corpus's class
+    names, the synthetic problem's ``[0, 1]``.  ``featurisation`` says how raw
+    data become the ``n_features`` columns; ``task`` holds a corpus's
+    ``--positive``/``--negative``.  Only public constants: the file is released
+    with the model.
+    """
+    source, d = info["source"], int(info["n_features"])
+    desc = {"source": source, "n_features": d}
+    if source == "libsvm":
+        classes = getattr(args, "classes", None)
+        desc["classes"] = BINARY_LABELS if classes is None else [float(c) for c in classes]
+        desc["label_convention"] = "binary" if classes is None else "declared"
+        desc["featurisation"] = {"kind": "LIBSVM feature indices 1 .. n_features",
+                                 "n_features": d}
+    elif source == "corpus":
+        desc["classes"] = [str(c) for c in info["classes"]]
+        desc["featurisation"] = corpus_featurisation(d)
+        desc["task"] = {"positive": args.positive, "negative": args.negative}
+    else:
+        desc["classes"] = [0, 1]
+        desc["featurisation"] = {"kind": "make_sparse_classification", "n_features": d}
+    return desc
 
 
 def class_counts(y, n_classes):

@@ -282,9 +282,8 @@ def build_parser():
                          "without privacy: training size, non-zeros, class counts, "
                          "training accuracy, timings; labelled as outside the guarantee "
                          "(always shown for a non-private fit)")
-    tr.add_argument("--verbose", type=int, default=None,
-                    help="progress bar (models that have one) when > 0 (default: 1 "
-                         "when stderr is a terminal, else 0)")
+    _add_verbose_option(tr, "the fit (Frank-Wolfe's iterations, else the elapsed "
+                            "time of the fit) and the reading of a corpus")
 
     pr = sub.add_parser("predict", formatter_class=fmt, help="predict with a saved model",
                         description="Write the predictions of a saved model as CSV "
@@ -294,6 +293,7 @@ def build_parser():
     _add_subset_options(pr)
     pr.add_argument("--output", metavar="PATH", default=None,
                     help="CSV file (default: standard output)")
+    _add_verbose_option(pr, "the reading of a corpus")
 
     ev = sub.add_parser("evaluate", formatter_class=fmt, help="score a saved model",
                         description="Print the accuracy and AUC of a saved model.")
@@ -301,6 +301,7 @@ def build_parser():
     _add_data_options(ev, train=False)
     _add_subset_options(ev)
     ev.add_argument("--report", metavar="PATH", help="write a JSON report")
+    _add_verbose_option(ev, "the reading of a corpus")
 
     ac = sub.add_parser("account", formatter_class=fmt,
                         help="the privacy guarantee of a configuration, without data",
@@ -327,6 +328,12 @@ def build_parser():
                     help="search: mean number of private runs")
     ac.set_defaults(verbose=None, seed=None)
     return parser
+
+
+def _add_verbose_option(p, what):
+    p.add_argument("--verbose", type=int, default=None,
+                   help=f"progress bars on stderr when > 0, of {what}; they never change "
+                        "the results (default: 1 when stderr is a terminal, else 0)")
 
 
 def _add_subset_options(p):
@@ -361,7 +368,11 @@ def _add_privacy_options(p):
                         "); required by select-then-fit and search")
     p.add_argument("--delta", type=_open_unit, default=None,
                    help="delta in (0, 1) of the guarantee; default: the model's (" +
-                        _model_defaults("delta", "none, i.e. pure DP") + ")")
+                        _model_defaults("delta", "none, i.e. pure DP") + "); --model "
+                        f"default keeps its delta {_models.default_delta()!r} when it "
+                        f"uses {_models.DEFAULT_MULTICLASS_MODEL} for more than two "
+                        "classes (without a delta, frank-wolfe is pure DP with basic "
+                        "composition of its steps: far less accurate)")
 
 
 def _model_defaults(param, none_text):

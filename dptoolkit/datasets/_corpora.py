@@ -469,7 +469,7 @@ def _load_reuters(layout, subset, positive, negative):
 
 def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2), *,
                      positive=None, negative=None, cache_dir=None, test_size=None,
-                     random_state=None):
+                     random_state=None, verbose=0):
     """Load a text corpus and hash it to binary sparse features.
 
     Documents are read as distributed (decoded as latin-1, so any byte
@@ -553,6 +553,11 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
         Corpora without their own split only: seed of the split.  Default
         ``DEFAULT_RANDOM_STATE`` (0).  Giving it for a corpus with its
         own split is an error.
+    verbose : int, default=0
+        If > 0, report progress on stderr: a line when the documents are read,
+        then a tqdm bar over the documents as they are hashed (in about 100
+        chunks; hashing is row by row, so the matrix is the same as without
+        progress).
 
     Returns
     -------
@@ -658,7 +663,14 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
     test_size = _check_test_size(test_size)
     random_state = _check_random_state(random_state)
 
+    if isinstance(verbose, (bool, np.bool_)) or not isinstance(verbose, numbers.Integral):
+        raise TypeError(f"verbose must be an int, got {type(verbose).__name__}")
     layout = _find_layout(_resolve(path, cache_dir))
+    if verbose > 0:
+        import sys
+
+        print(f"dptoolkit: reading the {layout.name} corpus ({subset}) from {layout.root}",
+              file=sys.stderr, flush=True)
     if layout.own_split:
         given = [n for n, v in (("test_size", test_size), ("random_state", random_state))
                  if v is not None]
@@ -676,6 +688,26 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
     vectorizer = HashingVectorizer(n_features=n_features, ngram_range=ngram_range,
                                    binary=True, norm=None, alternate_sign=False,
                                    dtype=np.float64)
-    X = sp.csr_array(vectorizer.transform(texts))
+    X = _hash(vectorizer, texts, verbose, f"hashing {layout.name} ({subset})")
     X.sum_duplicates()
     return X, y, target_names
+
+
+def _hash(vectorizer, texts, verbose, desc):
+    """``vectorizer.transform(texts)`` as a CSR array, with a progress bar if verbose.
+
+    The hashing vectoriser maps each document on its own, so transforming in chunks
+    and stacking them gives the same matrix (rows in the same order).
+    """
+    if verbose <= 0 or len(texts) == 0:
+        return sp.csr_array(vectorizer.transform(texts))
+    from tqdm.auto import tqdm
+
+    chunk = max(1, -(-len(texts) // 100))
+    blocks = []
+    with tqdm(total=len(texts), desc=desc, unit="doc") as bar:
+        for start in range(0, len(texts), chunk):
+            part = texts[start:start + chunk]
+            blocks.append(vectorizer.transform(part))
+            bar.update(len(part))
+    return sp.csr_array(sp.vstack(blocks, format="csr"))

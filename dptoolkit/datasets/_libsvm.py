@@ -29,6 +29,14 @@ def _open(path):
     return open(path, "rb")
 
 
+def _excerpt(text, limit=40):
+    """``repr`` of ``text``, cut to ``limit`` characters (a CSV header can be a whole
+    line of thousands of characters)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 def _line_problem(line, n_features):
     """What is wrong with one LIBSVM line (``None`` if nothing)."""
     content = line.split(b"#", 1)[0].strip()
@@ -38,7 +46,10 @@ def _line_problem(line, n_features):
     try:
         float(tokens[0])
     except ValueError:
-        return f"the label {tokens[0].decode('latin-1')!r} is not a number"
+        label = tokens[0].decode("latin-1")
+        hint = (" (comma-separated: a CSV file? LIBSVM lines are 'label index:value "
+                "...')" if label.count(",") >= 2 else "")
+        return f"the label {_excerpt(label)} is not a number{hint}"
     rest = tokens[1:]
     if rest and rest[0].startswith(b"qid:"):
         rest = rest[1:]
@@ -47,17 +58,17 @@ def _line_problem(line, n_features):
         text = tok.decode("latin-1")
         index, sep, value = tok.partition(b":")
         if not sep:
-            return f"expected index:value, got {text!r}"
+            return f"expected index:value, got {_excerpt(text)}"
         try:
             index = int(index)
         except ValueError:
-            return f"the feature index in {text!r} is not an integer"
+            return f"the feature index in {_excerpt(text)} is not an integer"
         try:
             float(value)
         except ValueError:
-            return f"the value in {text!r} is not a number"
+            return f"the value in {_excerpt(text)} is not a number"
         if index < 1:
-            return f"feature index {index} in {text!r} (indices start at 1)"
+            return f"feature index {index} in {_excerpt(text)} (indices start at 1)"
         if index > MAX_FEATURE_INDEX:
             return (f"feature index {index} is too large (at most {MAX_FEATURE_INDEX} = "
                     "2**31 - 1)")
@@ -107,8 +118,10 @@ def _read_error(path, exc, n_features):
                  "no complete line can be read")
         return ValueError(f"{path}: truncated or corrupt compressed file ({where}): {detail}")
     if problem is not None:
-        return ValueError(f"{path}, line {lineno}: not a LIBSVM/SVMlight line: {problem} "
-                          f"({detail})")
+        # the reader's own message, unless it repeats a long line
+        reader = f" ({detail})" if len(detail) <= 120 else ""
+        return ValueError(f"{path}, line {lineno}: not a LIBSVM/SVMlight line: "
+                          f"{problem}{reader}")
     return ValueError(f"{path}: not a readable LIBSVM/SVMlight file: {detail}")
 
 
