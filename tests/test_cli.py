@@ -374,6 +374,8 @@ BAD = [
     (["train", "--model", "dp-ight", "--k", "3"], "--k"),
     (["train", "--model", "frank-wolfe", "--grid", "l1_bound=1,2"], "--grid"),
     (["train", "--verbose", "x"], "--verbose"),
+    (["train", "--verbose", "-1"], "--verbose"),
+    (["evaluate", "--model-file", "m.skops", "--data", "d", "--verbose", "x"], "--verbose"),
     (["train", "--model", "search"], "--epsilon"),
     (["train", "--model", "select-then-fit"], "--epsilon"),
     (["train", "--model", "search", "--epsilon", "1", "--grid", "nope=1,2"], "--grid"),

@@ -330,8 +330,12 @@ def build_parser():
     return parser
 
 
+def _verbosity(text):
+    return _int_in(text, 0, 100, "100")
+
+
 def _add_verbose_option(p, what):
-    p.add_argument("--verbose", type=int, default=None,
+    p.add_argument("--verbose", type=_verbosity, default=None,
                    help=f"progress bars on stderr when > 0, of {what}; they never change "
                         "the results (default: 1 when stderr is a terminal, else 0)")
 
