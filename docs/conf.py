@@ -81,7 +81,15 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
     "remove_config_comments": True,
-    "abort_on_example_error": True,
+    # An example that fails makes the build fail at its end (all failures are
+    # listed, not only the first); one listed below must fail, and the build
+    # fails when it passes, so the list cannot go stale.
+    "abort_on_example_error": False,
+    # plot_budgets.py shows the intended behaviour of a BudgetAccountant shared
+    # under sklearn.clone (the folds of cross_val_score charged to one budget);
+    # it fails until clones share their accountant.  Remove it from this list
+    # when they do (the build says so).
+    "expected_failing_examples": ["examples/plot_budgets.py"],
     "plot_gallery": "True",
     # Back-references power the ``minigallery`` directive in the class template.
     "backreferences_dir": "gen_modules/backreferences",
