@@ -27,11 +27,23 @@ import numpy as np
 from dptoolkit.cli import main
 
 
+# The files of this tutorial live in a temporary folder, the working directory
+# of every command below.
+workdir = Path(tempfile.mkdtemp(prefix="dptoolkit-cli-"))
+
+
 def dptoolkit(*args):
-    """Run ``python -m dptoolkit ARGS`` in this process; its warnings go to stdout."""
+    """Run ``python -m dptoolkit ARGS`` in ``workdir``; its warnings go to stdout."""
     print("$ python -m dptoolkit", " ".join(args))
-    with contextlib.redirect_stderr(sys.stdout):
-        status = main(list(args))
+    cwd = os.getcwd()
+    os.chdir(workdir)
+    try:
+        with contextlib.redirect_stderr(sys.stdout):
+            status = main(list(args))
+    except SystemExit as exc:  # usage errors leave through argparse's exit
+        status = exc.code
+    finally:
+        os.chdir(cwd)
     print(f"(exit status {status})\n")
     return status
 
@@ -43,17 +55,13 @@ def dptoolkit(*args):
 # words, plus a few sentiment words that lean towards the label (a positive
 # review holds on average two positive and 0.7 negative cue words).  One example
 # a line, ``label<TAB>text``.
-workdir = Path(tempfile.mkdtemp(prefix="dptoolkit-cli-"))
-previous_cwd = os.getcwd()
-os.chdir(workdir)
-
 rng = np.random.default_rng(0)
 filler = np.array([f"w{i}" for i in range(3000)])
 freq = 1.0 / np.arange(1, filler.size + 1)
 freq /= freq.sum()
 cues = {"pos": ["great", "excellent", "loved", "wonderful", "best"],
         "neg": ["awful", "boring", "worst", "terrible", "waste"]}
-with open("reviews.tsv", "w") as f:
+with open(workdir / "reviews.tsv", "w") as f:
     for _ in range(6000):
         label, other = ("pos", "neg") if rng.random() < 0.5 else ("neg", "pos")
         words = list(rng.choice(filler, size=rng.integers(20, 60), p=freq))
@@ -61,7 +69,7 @@ with open("reviews.tsv", "w") as f:
         words += list(rng.choice(cues[other], size=rng.poisson(0.7)))
         rng.shuffle(words)
         f.write(f"{label}\t{' '.join(words)}\n")
-print(open("reviews.tsv").readline()[:120], "...")
+print((workdir / "reviews.tsv").read_text()[:120], "...")
 
 # %%
 # What would a configuration guarantee?
@@ -100,7 +108,7 @@ assert status == 0
 # (``dptoolkit/report_schema.json``): the data's public description, the model
 # and its hyperparameters, the held-out metrics and the guarantee, with the
 # privacy event as a tree.
-report = json.loads(Path("train.json").read_text())
+report = json.loads((workdir / "train.json").read_text())
 print("sections:", list(report))
 print("metrics:", report["metrics"])
 print("privacy_spent:", report["privacy"]["privacy_spent"])
@@ -118,7 +126,7 @@ status = dptoolkit("evaluate", "--model-file", "model.skops", "--data", "reviews
                    "--positive", "pos", "--negative", "neg",
                    "--report", "evaluate.json")
 assert status == 0
-evaluation = json.loads(Path("evaluate.json").read_text())
+evaluation = json.loads((workdir / "evaluate.json").read_text())
 assert evaluation["metrics"]["accuracy"] == report["metrics"]["accuracy"]
 print("accuracy at training time and from the saved model:",
       report["metrics"]["accuracy"], evaluation["metrics"]["accuracy"])
@@ -129,7 +137,7 @@ print("accuracy at training time and from the saved model:",
 # ``predict`` writes one line per example (index, prediction, score) as CSV.
 dptoolkit("predict", "--model-file", "model.skops", "--data", "reviews.tsv",
           "--positive", "pos", "--negative", "neg", "--output", "predictions.csv")
-print("".join(open("predictions.csv").readlines()[:4]))
+print("\n".join((workdir / "predictions.csv").read_text().splitlines()[:4]))
 
 # %%
 # The saved file is an ordinary fitted estimator, with its guarantee attached.
@@ -137,7 +145,7 @@ print("".join(open("predictions.csv").readlines()[:4]))
 # own types and those skops trusts by default.
 from dptoolkit._persistence import load_model  # noqa: E402
 
-model = load_model("model.skops")
+model = load_model(workdir / "model.skops")
 print(type(model).__name__, model.privacy_spent_, f"{np.count_nonzero(model.coef_)} non-zeros")
 
 # %%
@@ -149,10 +157,6 @@ print(type(model).__name__, model.privacy_spent_, f"{np.count_nonzero(model.coef
 # ``--epsilon -1``, is refused the same way).
 for bad in (["--data", "missing.tsv", "--epsilon", "1"],
             ["--data", "reviews.tsv", "--epsilon", "1", "--l1-bound", "5"]):
-    try:
-        dptoolkit("train", *bad)
-    except SystemExit as exc:  # usage errors leave through argparse's exit
-        print(f"(exit status {exc.code})\n")
+    assert dptoolkit("train", *bad) == 2
 
-os.chdir(previous_cwd)
 shutil.rmtree(workdir)
