@@ -13,6 +13,13 @@ selection
     SIS / DP-SIS and the canonical Lipschitz top-k mechanism.
 datasets
     LIBSVM and text-corpus loaders, public-bounds clipping, synthetic data.
+
+Functions
+---------
+save_model, load_model
+    Write a fitted estimator to a skops file and read it back, trusting only
+    dptoolkit's own types (and, for a file written by the command line, the
+    public description of the data the model takes).
 """
 
 
@@ -45,12 +52,15 @@ _check_build()
 del _check_build
 
 from .exceptions import BudgetExceededError, DataClippedWarning, PrivacyLeakWarning  # noqa: E402
+from ._persistence import load_model, save_model  # noqa: E402  (skops imported on use)
 
-__version__ = "0.1.0.dev0"
+from ._version import __version__  # noqa: E402
 
 __all__ = [
     "BudgetExceededError",
     "DataClippedWarning",
     "PrivacyLeakWarning",
     "__version__",
+    "load_model",
+    "save_model",
 ]

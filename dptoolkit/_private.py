@@ -229,11 +229,22 @@ class PrivateEstimatorMixin:
         ...                                             # the mechanism
         self._record_spend(event, spent)                # privacy_event_, privacy_spent_
 
-    Non-private fits call ``self._record_spend(None, None)``.
+    Non-private fits call ``self._record_spend(None, None)``; for an estimator
+    named ``DP...`` (see ``_warn_if_not_private``) this warns with a
+    :class:`~dptoolkit.exceptions.PrivacyLeakWarning` that the fit is not private.
     """
 
     #: Label of this estimator's entries in an accountant's ledger.
     _privacy_label = None
+    #: Whether a fit without ``epsilon`` warns that it is not private
+    #: (:class:`~dptoolkit.exceptions.PrivacyLeakWarning`, from :meth:`_record_spend`);
+    #: None: the estimators whose name says they are private (``DP...``), which a
+    #: user expects to be private whatever the defaults.
+    _warn_if_not_private = None
+
+    def _named_private(self):
+        flag = self._warn_if_not_private
+        return type(self).__name__.startswith("DP") if flag is None else bool(flag)
 
     # ------------------------------------------------------------- validation
     def _check_budget(self, *, optional=True, delta_required=False, delta_open=True):
@@ -470,6 +481,14 @@ class PrivateEstimatorMixin:
         """
         self.privacy_event_ = event
         self.privacy_spent_ = None if spent is None else (float(spent[0]), float(spent[1]))
+        if spent is None and self._named_private() and not _inside_private_fit(self):
+            warnings.warn(
+                f"{type(self).__name__} was fitted without epsilon, so the fit is not "
+                "private: its output (model or selected features) has no noise and "
+                "nothing protects the training data (privacy_spent_ is None).  Pass "
+                "epsilon (with the public n_samples_public and classes) for a "
+                "differentially private fit.", PrivacyLeakWarning,
+                stacklevel=_caller_stacklevel())
         accountant = getattr(self, "accountant", None)
         label = self._privacy_label or type(self).__name__
         if accountant is not None and spent is not None:
@@ -492,6 +511,15 @@ class PrivateEstimatorMixin:
                     "PrivateHyperparameterSearch, or pass accountant=.",
                     PrivacyLeakWarning, stacklevel=3)
         return self
+
+
+def _caller_stacklevel():
+    """``stacklevel`` of the first frame outside dptoolkit (the user's ``fit`` call)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(
+            "dptoolkit"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _fmt_spent(spent):

@@ -115,8 +115,9 @@ def test_train_save_predict_evaluate_report(model, tmp_path, capsys):
     lines = preds.read_text().splitlines()
     X_t, _ = datasets.load_libsvm(A1A_T, n_features=123)
     assert lines[0].startswith("index,prediction") and len(lines) == X_t.shape[0] + 1
+    # labels, not class indices: the binary convention's -1 and +1
     predicted = np.array([float(line.split(",")[1]) for line in lines[1:]])
-    np.testing.assert_array_equal(predicted, fitted.predict(X_t))
+    np.testing.assert_array_equal(predicted, np.where(fitted.predict(X_t) == 1, 1.0, -1.0))
 
     ev_report = tmp_path / "ev.json"
     status, out, err = _run(["evaluate", "--model-file", saved, "--data", A1A_T,
@@ -497,7 +498,7 @@ def test_saved_model_carries_the_version(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_model(path)._dptoolkit_version == dptoolkit.__version__
-    monkeypatch.setattr(dptoolkit, "__version__", "99.0")
+    monkeypatch.setattr(dptoolkit._version, "__version__", "99.0")
     with pytest.warns(UserWarning, match="saved by dptoolkit .* this is dptoolkit 99.0"):
         load_model(path)
 
@@ -639,8 +640,8 @@ def test_corpus_workflow(case, corpora, tmp_path, capsys):
                                             **({"positive": extra[1], "negative": extra[3]}
                                                if extra else {}))
     assert len(lines) == X_all.shape[0] + 1
-    predicted = np.array([float(line.split(",")[1]) for line in lines[1:]])
-    np.testing.assert_array_equal(predicted, fitted.predict(X_all))
+    predicted = [line.split(",")[1] for line in lines[1:]]     # the class names
+    assert predicted == [classes[int(c)] for c in fitted.predict(X_all)]
 
 
 def test_label_set_read_from_examples_is_documented(corpora, tmp_path, capsys):
@@ -894,9 +895,12 @@ def test_libsvm_labels_are_public(tmp_path, capsys):
     status, out, err = _run([*evaluate, "--classes", 1, 2], capsys)
     assert status == 0 and "accuracy" in out, err
     status, out, err = _run([*evaluate, "--classes", 1, 2, 3], capsys)
-    assert status == 2 and "--classes: the model" in err
-    status, out, err = _run(evaluate, capsys)            # the binary convention: -1/0, +1
-    assert status == 1 and "--classes" in err
+    assert status == 2 and "--classes 1 2 3" in err and "trained with --classes 1 2" in err
+    status, out, err = _run(evaluate, capsys)     # the model's own classes, saved with it
+    assert status == 0 and "accuracy" in out, err
+    status, out, err = _run(["predict", "--model-file", saved, "--data", path], capsys)
+    assert status == 0, err
+    assert {line.split(",")[1] for line in out.splitlines()[1:]} <= {"1", "2"}
 
 
 def test_feature_index_above_n_features_is_refused(tmp_path, capsys):
@@ -923,3 +927,217 @@ def test_delta_is_public_and_checked_against_n(capsys):
     assert status == 0, err
     assert "delta: --delta 0.01" in out
     assert "PrivacyLeakWarning): delta = 0.01 >= 1/N = 1/200" in err
+
+
+# ---------------------------------------------------------------------------
+# the saved data description: labels out, no label flags repeated, data checked
+# ---------------------------------------------------------------------------
+
+def _three_class_file(path, labels=(2, 4, 7), n=240):
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(n):
+        c = i % 3
+        feats = sorted(set(rng.choice(30, 5, replace=False).tolist()) | {c + 1})
+        rows.append(f"{labels[c]} " + " ".join(f"{j + 1}:1" for j in feats))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_saved_description_gives_labels_and_needs_no_label_flags(tmp_path, capsys):
+    path = _three_class_file(tmp_path / "three.libsvm")
+    saved = tmp_path / "m.skops"
+    status, out, err = _run(["train", "--model", "frank-wolfe", "--data", path,
+                             "--n-features", 30, "--classes", 2, 4, 7, "--epsilon", 2,
+                             "--delta", 1e-5, "--n-samples-public", 180, "--max-iter", 30,
+                             "--save", saved], capsys)
+    assert status == 0, err
+    desc = load_model(saved).data_description_
+    assert desc["source"] == "libsvm" and desc["n_features"] == 30
+    assert desc["classes"] == [2.0, 4.0, 7.0] and desc["label_convention"] == "declared"
+    # predict writes the labels of the file, not class indices
+    status, out, err = _run(["predict", "--model-file", saved, "--data", path], capsys)
+    assert status == 0, err
+    fitted = load_model(saved)
+    X, _ = datasets.load_libsvm(path, n_features=30)
+    written = [line.split(",")[1] for line in out.splitlines()[1:]]
+    assert written == [["2", "4", "7"][int(c)] for c in fitted.predict(X)]
+    # evaluate without --classes: the model's own
+    report = tmp_path / "e.json"
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data", path,
+                             "--report", report], capsys)
+    assert status == 0, err
+    assert _validate(report)["data"]["classes"] == [2.0, 4.0, 7.0]
+    # the same --classes are accepted, others refused before reading, naming the option
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data", path,
+                             "--classes", 2, 4, 7], capsys)
+    assert status == 0, err
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data", path,
+                             "--classes", 1, 2, 3], capsys)
+    assert status == 2 and "--classes 1 2 3" in err and "--classes 2 4 7" in err
+
+
+@need_a1a
+def test_evaluate_refuses_data_of_another_description(tmp_path, capsys, monkeypatch,
+                                                      corpora):
+    saved = tmp_path / "a1a.skops"
+    status, out, err = _run(["train", "--model", "dp-ight", "--data", A1A, "--n-features",
+                             123, "--epsilon", 1, "--n-samples-public", 1200, "--save",
+                             saved], capsys)
+    assert status == 0, err
+    # a LIBSVM model and a corpus: refused before any data is read, naming --data
+    corpus = next(iter(corpora.values()), NEWS20)
+    if not Path(corpus).exists():
+        pytest.skip("no corpus available")
+    with monkeypatch.context() as m:
+        _forbid_data(m)
+        for command in ("evaluate", "predict"):
+            status, out, err = _run([command, "--model-file", saved, "--data", corpus],
+                                    capsys)
+            assert status == 2 and "--data" in err and "LIBSVM file with 123" in err, err
+    # a corpus model and a corpus with other classes: refused after reading its classes
+    if not {"imdb", "sms"} <= set(corpora):
+        pytest.skip("imdb and sms subsamples needed")
+    saved = tmp_path / "imdb.skops"
+    status, out, err = _run(["train", "--data", corpora["imdb"], "--n-features", 1024,
+                             "--epsilon", 4, "--n-samples-public", 100, "--save", saved],
+                            capsys)
+    assert status == 0, err
+    for command in ("evaluate", "predict"):
+        status, out, err = _run([command, "--model-file", saved, "--data", corpora["sms"],
+                                 "--subset", "all"], capsys)
+        assert status == 2 and "--data" in err and "['ham', 'spam']" in err, err
+    # a LIBSVM file for a corpus model: refused before reading
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data", A1A], capsys)
+    assert status == 2 and "--data" in err and "text corpus" in err
+
+
+def test_corpus_task_is_taken_from_the_model(tmp_path, capsys, corpora):
+    if "20news" not in corpora:
+        pytest.skip("20news subsample not available")
+    saved = tmp_path / "m.skops"
+    task = ["--positive", "comp.", "--negative", "alt.atheism"]
+    status, out, err = _run(["train", "--data", corpora["20news"], *task, "--n-features",
+                             1024, "--epsilon", 4, "--n-samples-public", 100, "--save",
+                             saved], capsys)
+    assert status == 0, err
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data",
+                             corpora["20news"]], capsys)
+    assert status == 0 and "'alt.atheism', 'comp.*'" in out, err
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data",
+                             corpora["20news"], "--positive", "rec."], capsys)
+    assert status == 2 and "--positive rec." in err and "--positive comp." in err
+
+
+def test_old_model_file_without_description(tmp_path, capsys):
+    """A file saved without a description (older dptoolkit): loads, says what is
+    then needed, and uses the flags as before."""
+    path = _three_class_file(tmp_path / "three.libsvm", labels=(0, 1, 2))
+    est = _fitted("frank-wolfe")      # 200 features: refit on the 30-feature file
+    X, y = datasets.load_libsvm(path, n_features=30, binary_labels=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.set_params(n_samples_public=240).fit(X, y)
+    saved = save_model(est, tmp_path / "old.skops")
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data", path], capsys)
+    assert status == 2 and "no description" in err and "--classes" in err
+    status, out, err = _run(["evaluate", "--model-file", saved, "--data", path,
+                             "--classes", 0, 1, 2], capsys)
+    assert status == 0 and "accuracy" in out, err
+    status, out, err = _run(["predict", "--model-file", saved, "--data", path], capsys)
+    assert status == 0 and "class indices" in err
+    assert out.splitlines()[1].split(",")[1] in ("0.0", "1.0", "2.0")
+
+
+def test_a_plain_skops_file_is_not_a_dptoolkit_model(tmp_path, capsys):
+    import skops.io as sio
+    from sklearn.linear_model import LogisticRegression
+
+    path = _three_class_file(tmp_path / "three.libsvm", labels=(0, 1, 2))
+    X, y = datasets.load_libsvm(path, n_features=30, binary_labels=False)
+    sio.dump(LogisticRegression().fit(X, y), tmp_path / "sk.skops")
+    status, out, err = _run(["evaluate", "--model-file", tmp_path / "sk.skops", "--data",
+                             path, "--classes", 0, 1, 2], capsys)
+    assert status == 2 and "--model-file" in err and "not a dptoolkit model" in err
+    assert "unknown version" not in err
+
+
+def test_multiclass_default_keeps_the_default_delta(tmp_path, capsys):
+    """--model default on more than two classes without --delta: Frank-Wolfe with the
+    default model's delta (stated), not pure DP with basic composition."""
+    path = _three_class_file(tmp_path / "three.libsvm", labels=(0, 1, 2))
+    report = tmp_path / "r.json"
+    status, out, err = _run(["train", "--data", path, "--n-features", 30, "--classes", 0,
+                             1, 2, "--epsilon", 1, "--n-samples-public", 180, "--report",
+                             report], capsys)
+    assert status == 0, err
+    delta = _models.default_delta()
+    assert delta == _models.default_of(_models.MODELS[DEFAULT_MODEL].cls, "delta")
+    assert f"with delta {delta:g}" in err and "pure epsilon-DP" not in err
+    rep = _validate(report)
+    assert rep["privacy"]["privacy_spent"][1] == delta
+    assert "--model default's delta" in out
+    # an explicit --model frank-wolfe without --delta stays pure DP, with the hint
+    status, out, err = _run(["train", "--model", "frank-wolfe", "--data", path,
+                             "--n-features", 30, "--classes", 0, 1, 2, "--epsilon", 1,
+                             "--n-samples-public", 180, "--max-iter", 20], capsys)
+    assert status == 0, err
+    assert "pure epsilon-DP" in err and "--delta" in err
+
+
+# ---------------------------------------------------------------------------
+# a DP-named estimator fitted without epsilon says that it is not private
+# ---------------------------------------------------------------------------
+
+def _dp_named():
+    import inspect
+
+    from dptoolkit import linear_model, selection
+    from dptoolkit._private import PrivateEstimatorMixin
+
+    found = []
+    for module in (linear_model, selection):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if (inspect.isclass(obj) and issubclass(obj, PrivateEstimatorMixin)
+                    and name.startswith("DP")):
+                found.append(obj)
+    return found
+
+
+@pytest.mark.parametrize("cls", _dp_named(), ids=lambda c: c.__name__)
+def test_dp_named_estimator_without_epsilon_warns(cls):
+    from dptoolkit.exceptions import PrivacyLeakWarning
+
+    X, y, _ = datasets.make_sparse_classification(n_samples=200, n_features=40,
+                                                  random_state=0)
+    params = cls().get_params()
+    kw = {"k": 5} if "k" in params else {}
+    if "n_epochs" in params:
+        kw["n_epochs"] = 1
+    with pytest.warns(PrivacyLeakWarning, match=f"{cls.__name__} was fitted without "
+                                                "epsilon, so the fit is not private") as rec:
+        cls(**kw).fit(X, y)
+    # pointed at the caller's line, not inside dptoolkit
+    leak = [w for w in rec if "not private" in str(w.message)]
+    assert leak and all("dptoolkit" not in Path(w.filename).parts for w in leak)
+    # a private fit does not say so
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        if "n_samples_public" in params:
+            kw["n_samples_public"] = 200
+        cls(epsilon=1.0, **kw).fit(X, y)
+    assert not any("fitted without epsilon" in str(w.message) for w in rec)
+
+
+def test_non_private_by_name_estimators_do_not_warn():
+    """Frank-Wolfe LASSO and the Sparsifier are non-private algorithms with a private
+    option: a fit without epsilon is their documented non-private use."""
+    from dptoolkit.linear_model import FrankWolfeLassoClassifier
+
+    X, y, _ = datasets.make_sparse_classification(n_samples=200, n_features=40,
+                                                  random_state=0)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        FrankWolfeLassoClassifier(max_iter=10).fit(X, y)
+    assert not any("fitted without epsilon" in str(w.message) for w in rec)

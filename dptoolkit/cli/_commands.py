@@ -94,8 +94,10 @@ def _switch_to_multiclass(args, n_classes):
     """``--model default`` on a multiclass task: the multiclass default, said so."""
     if not _models.use_multiclass_default(args):
         return False
-    print(f"note: {n_classes} classes: --model default uses {args.model} (multiclass)",
-          file=sys.stderr)
+    delta = (f", with delta {args.delta:g} (--model default's, a public constant; give "
+             "--delta to change it)" if getattr(args, "delta_from_default", False) else "")
+    print(f"note: {n_classes} classes: --model default uses {args.model} (multiclass)"
+          f"{delta}", file=sys.stderr)
     return True
 
 
@@ -306,7 +308,7 @@ def _n_public_of(model):
 
 
 def _train(args):
-    from .._persistence import save_model
+    from .. import save_model
     from . import _data, _report
 
     _check_train_data_options(args)
@@ -388,7 +390,8 @@ def _train(args):
                                    "predict_seconds": predict_time})
         _print_stats(stats)
     if args.save is not None:
-        save_model(estimator, args.save)
+        save_model(estimator, args.save,
+                   data_description=_data.data_description(info, args))
         print(f"saved: {args.save}")
     if args.report is not None:
         data = {k: info[k] for k in ("source", "path", "description", "split",
@@ -440,34 +443,125 @@ def _print_stats(stats, file=None):
 
 
 def _load_saved(args):
-    from .._persistence import load_model
+    """The model of ``--model-file``, with ``args`` completed from its data description."""
+    from .. import load_model
+    from .._persistence import is_dptoolkit_model
 
     _check_path("--model-file", args.model_file)
     _check_corpus_or_libsvm(args, train=False)
     try:
-        return load_model(args.model_file)
+        with warnings.catch_warnings():     # refused below, with the option named
+            warnings.filterwarnings("ignore", message=".*is not a dptoolkit model")
+            model = load_model(args.model_file)
     except ValueError as exc:
         raise UsageError(f"--model-file: {exc}") from None
+    if not is_dptoolkit_model(model):
+        raise UsageError(f"--model-file: {args.model_file} is not a dptoolkit model (a "
+                         f"skops file holding {type(model).__module__}."
+                         f"{type(model).__name__}, not written by dptoolkit.save_model or "
+                         "train --save)")
+    _apply_description(args, model)
+    return model
+
+
+def _trained_on(desc):
+    """What a model's data description says it was trained on (for messages)."""
+    kind = {"libsvm": "a LIBSVM file", "corpus": "a text corpus",
+            "synthetic": "the synthetic problem"}.get(desc.get("source"), "unknown data")
+    return f"{kind} with {desc.get('n_features')} features, classes {desc.get('classes')}"
+
+
+def _apply_description(args, model):
+    """Check ``--data`` against the model's saved data description and take the label
+    options from it (refusing ones that contradict it), before any data is read."""
+    from . import _data
+
+    desc = getattr(model, "data_description_", None)
+    evaluate = hasattr(args, "classes")
+    if desc is None:
+        print(f"note: {args.model_file} holds no description of its training data "
+              "(saved without one, e.g. by an older dptoolkit): "
+              + ("give the labels train used: --classes for a LIBSVM file, --positive/"
+                 "--negative for a corpus" if evaluate else
+                 "predictions are class indices 0 .. K-1"), file=sys.stderr)
+        return
+    model_file = f"the model in {args.model_file}"
+    corpus = _data.is_corpus(args.data)
+    if corpus != (desc.get("source") == "corpus"):
+        raise UsageError(f"--data: {args.data} is "
+                         + ("a text corpus" if corpus else "read as a LIBSVM file")
+                         + f", but {model_file} was trained on {_trained_on(desc)}: give "
+                         "data described as the training data were")
+    if corpus:
+        if desc.get("featurisation") != _data.corpus_featurisation(desc["n_features"]):
+            raise UsageError(f"--model-file: {model_file} was trained on a corpus "
+                             f"featurised as {desc.get('featurisation')}, this dptoolkit "
+                             f"hashes as {_data.corpus_featurisation(desc['n_features'])}")
+        task = desc.get("task") or {}
+        for dest in ("positive", "negative"):
+            given, saved = getattr(args, dest), task.get(dest)
+            if given is None:
+                setattr(args, dest, saved)
+            elif given != saved:
+                raise UsageError(f"{_flag(dest)} {given}: {model_file} was trained with "
+                                 + (f"{_flag(dest)} {saved}" if saved is not None else
+                                    f"no {_flag(dest)}") + " (omit the option to use it)")
+        return
+    if not evaluate:
+        return
+    saved = (None if desc.get("label_convention") != "declared"
+             else [float(c) for c in desc["classes"]])
+    if args.classes is None:
+        args.classes = saved
+    elif saved is None or [float(c) for c in args.classes] != saved:
+        shown = ("the LIBSVM binary convention (-1 or 0 negative, +1 positive)"
+                 if saved is None else "--classes " + " ".join(f"{c:g}" for c in saved))
+        raise UsageError(f"--classes {' '.join(f'{c:g}' for c in args.classes)}: "
+                         f"{model_file} was trained with {shown} (omit --classes to use "
+                         "them)")
+
+
+def _check_read_classes(args, model, info):
+    """A corpus read for a saved model must have the model's classes."""
+    desc = getattr(model, "data_description_", None)
+    if desc is None or info["source"] != "corpus":
+        return
+    if [str(c) for c in info["classes"]] != desc["classes"]:
+        raise UsageError(f"--data: {args.data} has the classes {info['classes']}, but the "
+                         f"model in {args.model_file} was trained on {_trained_on(desc)}: "
+                         "its predictions would name other classes")
+
+
+def _label_text(value):
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _predict(args):
+    import csv
+
     from . import _data
 
     if args.output is not None:
         _check_out_path("--output", args.output)
     model = _load_saved(args)
-    X, _, _ = _reading(args, _data.load_for_model, args, int(model.n_features_in_),
-                       labels=False)
+    X, _, info = _reading(args, _data.load_for_model, args, int(model.n_features_in_),
+                          labels=False)
+    _check_read_classes(args, model, info)
     pred = model.predict(X)
+    desc = getattr(model, "data_description_", None)
+    if desc is not None:        # class indices -> the labels train read
+        names = [_label_text(c) for c in desc["classes"]]
+        pred = [names[int(p)] for p in pred]
     score = None
     if len(getattr(model, "classes_", ())) == 2 and hasattr(model, "decision_function"):
         score = np.asarray(model.decision_function(X)).ravel()
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
-        out.write("index,prediction" + (",score\n" if score is not None else "\n"))
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["index", "prediction"] + (["score"] if score is not None else []))
         for i, p in enumerate(pred):
             p = p.item() if hasattr(p, "item") else p
-            out.write(f"{i},{p}" + (f",{score[i]:.17g}\n" if score is not None else "\n"))
+            writer.writerow([i, p] + ([f"{score[i]:.17g}"] if score is not None else []))
         out.flush()
     except BrokenPipeError:  # e.g. piped into head: stop quietly
         import os
@@ -498,6 +592,7 @@ def _evaluate(args):
     t0 = time.perf_counter()
     X, y, info = _reading(args, _data.load_for_model, args, int(model.n_features_in_))
     load_time = time.perf_counter() - t0
+    _check_read_classes(args, model, info)
     if n_model and len(info["classes"]) != n_model:
         raise UsageError(f"the model in {args.model_file} has {n_model} classes and --data "
                          f"{args.data} is read with {len(info['classes'])} "
@@ -532,7 +627,7 @@ def _account(args):
     from .._private import plan_spend
 
     if (args.n_classes > 2 and not _models.supports_multiclass(args)
-            and not _models.use_multiclass_default(args)):
+            and not _switch_to_multiclass(args, args.n_classes)):
         raise UsageError(f"--model {args.model} is binary only; --n-classes "
                          f"{args.n_classes} needs frank-wolfe or sparsifier")
     model_name = _models.resolve_model(args.model)

@@ -39,7 +39,8 @@ import scipy.sparse as sp
 from .. import datasets
 
 __all__ = ["CORPUS_SUFFIXES", "is_corpus", "load_train_test", "load_for_model",
-           "CORPUS_N_FEATURES", "held_out", "BINARY_CONVENTION"]
+           "CORPUS_N_FEATURES", "held_out", "BINARY_CONVENTION", "data_description",
+           "corpus_featurisation", "BINARY_LABELS"]
 
 CORPUS_SUFFIXES = (".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar")
 #: Hashed features of a corpus when ``--n-features`` is not given (the loader's default).
@@ -47,6 +48,8 @@ CORPUS_N_FEATURES = inspect.signature(datasets.load_text_corpus).parameters[
     "n_features"].default
 #: Class names of a LIBSVM file read with the binary convention (no ``--classes``).
 BINARY_CONVENTION = ["-1 or 0", "+1"]
+#: Labels written by ``predict`` for the binary convention's classes 0 and 1.
+BINARY_LABELS = [-1.0, 1.0]
 #: Held-out fraction of the random split when ``--test-size`` is not given.
 DEFAULT_TEST_SIZE = 0.25
 #: ``--split-seed`` when not given (the split is public: it is not noise).
@@ -289,6 +292,44 @@ def load_for_model(args, n_features, *, labels=True):
     return X, y, {"source": "libsvm", "path": str(args.data), "n_features": n_features,
                   "classes": _libsvm_class_names(classes),
                   "description": _libsvm_description(args, n_features), "split": split}
+
+
+def corpus_featurisation(n_features):
+    """How a corpus becomes features: the loader's hashing settings (public constants)."""
+    params = inspect.signature(datasets.load_text_corpus).parameters
+    return {"kind": "hashed word n-grams (HashingVectorizer: lower-cased, binary, "
+                    "norm=None, alternate_sign=False)",
+            "n_features": int(n_features),
+            "ngram_range": list(params["ngram_range"].default)}
+
+
+def data_description(info, args):
+    """The public description of the training data, saved with the model.
+
+    ``classes`` are the original labels in class order (class index ``i`` is
+    ``classes[i]``): a LIBSVM file's ``--classes`` values (or ``[-1, 1]`` under
+    the binary convention, ``label_convention`` ``"binary"``), a corpus's class
+    names, the synthetic problem's ``[0, 1]``.  ``featurisation`` says how raw
+    data become the ``n_features`` columns; ``task`` holds a corpus's
+    ``--positive``/``--negative``.  Only public constants: the file is released
+    with the model.
+    """
+    source, d = info["source"], int(info["n_features"])
+    desc = {"source": source, "n_features": d}
+    if source == "libsvm":
+        classes = getattr(args, "classes", None)
+        desc["classes"] = BINARY_LABELS if classes is None else [float(c) for c in classes]
+        desc["label_convention"] = "binary" if classes is None else "declared"
+        desc["featurisation"] = {"kind": "LIBSVM feature indices 1 .. n_features",
+                                 "n_features": d}
+    elif source == "corpus":
+        desc["classes"] = [str(c) for c in info["classes"]]
+        desc["featurisation"] = corpus_featurisation(d)
+        desc["task"] = {"positive": args.positive, "negative": args.negative}
+    else:
+        desc["classes"] = [0, 1]
+        desc["featurisation"] = {"kind": "make_sparse_classification", "n_features": d}
+    return desc
 
 
 def class_counts(y, n_classes):

@@ -196,12 +196,25 @@ def supports_multiclass(args):
 def use_multiclass_default(args):
     """``--model default`` on multiclass data: switch to the multiclass default.
 
-    Returns True (and changes ``args.model``) when it applies.
+    Returns True (and changes ``args.model``) when it applies.  A private fit
+    without ``--delta`` keeps the delta of ``--model default``
+    (:data:`DEFAULT_MODEL`'s estimator default, a public constant):
+    :data:`DEFAULT_MULTICLASS_MODEL` without a delta would be pure epsilon-DP
+    with basic composition of its steps, far less accurate than what a user of
+    ``--model default`` asked for.  ``args.delta_from_default`` records it.
     """
     if args.model != "default":
         return False
     args.model = DEFAULT_MULTICLASS_MODEL
+    if args.delta is None and args.epsilon is not None:
+        args.delta = default_delta()
+        args.delta_from_default = True
     return True
+
+
+def default_delta():
+    """The delta of ``--model default`` without ``--delta``: its estimator's default."""
+    return default_of(MODELS[DEFAULT_MODEL].cls, "delta")
 
 
 def has_progress(args):
@@ -299,6 +312,10 @@ def is_private(args):
 
 def delta_source(args):
     """Where the fit's delta comes from (for the output): public constants only."""
+    if getattr(args, "delta_from_default", False):
+        return (f"no --delta: --model default's delta {args.delta:g} "
+                f"({MODELS[DEFAULT_MODEL].cls.__name__}'s default, a public constant), "
+                f"kept for {DEFAULT_MULTICLASS_MODEL} on more than two classes")
     if args.delta is not None:
         return f"--delta {args.delta:g}"
     model = resolve_model(args.model)

@@ -361,7 +361,11 @@ def _add_privacy_options(p):
                         "); required by select-then-fit and search")
     p.add_argument("--delta", type=_open_unit, default=None,
                    help="delta in (0, 1) of the guarantee; default: the model's (" +
-                        _model_defaults("delta", "none, i.e. pure DP") + ")")
+                        _model_defaults("delta", "none, i.e. pure DP") + "); --model "
+                        f"default keeps its delta {_models.default_delta()!r} when it "
+                        f"uses {_models.DEFAULT_MULTICLASS_MODEL} for more than two "
+                        "classes (without a delta, frank-wolfe is pure DP with basic "
+                        "composition of its steps: far less accurate)")
 
 
 def _model_defaults(param, none_text):
