@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dptoolkit import load_model
 from dptoolkit.cli import main
 
 
@@ -121,9 +122,11 @@ print("privacy event:", report["privacy"]["privacy_event"]["type"], "of",
 # ``evaluate`` loads the model (a `skops <https://skops.readthedocs.io>`_ file,
 # read without executing arbitrary code) and scores it on the same held-out
 # part: ``--test-size`` and ``--split-seed`` default to the values ``train``
-# used, so the split is the same.
+# used, so the split is the same.  The saved model carries the public
+# description of the data it takes (the hashing, the label set and the task),
+# so the label options need not be repeated, and data of another description
+# is refused.
 status = dptoolkit("evaluate", "--model-file", "model.skops", "--data", "reviews.tsv",
-                   "--positive", "pos", "--negative", "neg",
                    "--report", "evaluate.json")
 assert status == 0
 evaluation = json.loads((workdir / "evaluate.json").read_text())
@@ -134,19 +137,21 @@ print("accuracy at training time and from the saved model:",
 # %%
 # Predict, and the model in Python
 # --------------------------------
-# ``predict`` writes one line per example (index, prediction, score) as CSV.
+# ``predict`` writes one line per example (index, predicted label, score) as CSV.
 dptoolkit("predict", "--model-file", "model.skops", "--data", "reviews.tsv",
-          "--positive", "pos", "--negative", "neg", "--output", "predictions.csv")
+          "--output", "predictions.csv")
 print("\n".join((workdir / "predictions.csv").read_text().splitlines()[:4]))
 
 # %%
-# The saved file is an ordinary fitted estimator, with its guarantee attached.
-# It is read with the same trust rule as ``evaluate`` uses: only dptoolkit's
-# own types and those skops trusts by default.
-from dptoolkit._persistence import load_model  # noqa: E402
-
+# The saved file is an ordinary fitted estimator, with its guarantee attached:
+# :func:`dptoolkit.load_model` reads it with the same trust rule as
+# ``evaluate`` (only dptoolkit's own types and those skops trusts by default),
+# and :func:`dptoolkit.save_model` writes one from Python.
 model = load_model(workdir / "model.skops")
-print(type(model).__name__, model.privacy_spent_, f"{np.count_nonzero(model.coef_)} non-zeros")
+print(type(model).__name__, model.privacy_spent_,
+      f"{np.count_nonzero(model.coef_)} non-zeros")
+print("data it takes:", model.data_description_["featurisation"]["kind"],
+      "| classes", model.data_description_["classes"])
 
 # %%
 # Errors name the option
