@@ -69,6 +69,7 @@ auc = roc_auc_score(y_test, clf.predict_proba(X_test)[:, 1])
 print(f"private, epsilon = 1: test accuracy {clf.score(X_test, y_test):.3f}, "
       f"AUC {auc:.3f}, {np.count_nonzero(clf.coef_)} non-zero weights")
 
+# The same model without privacy, for reference (it warns that it is not private).
 nonprivate = DPNBLogisticClassifier(epsilon=None, classes=[0, 1], random_state=0)
 nonprivate.fit(X_train, y_train)
 print(f"non-private (epsilon=None): test accuracy {nonprivate.score(X_test, y_test):.3f}")
