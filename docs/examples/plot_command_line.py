@@ -106,7 +106,7 @@ assert status == 0
 
 # %%
 # The report follows the JSON schema shipped with the package
-# (``dptoolkit/report_schema.json``): the data's public description, the model
+# (``dptoolkit/cli/report_schema.json``): the data's public description, the model
 # and its hyperparameters, the held-out metrics and the guarantee, with the
 # privacy event as a tree.
 report = json.loads((workdir / "train.json").read_text())
