@@ -6,11 +6,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["is_tsv_corpus", "corpus_has_own_split", "corpus_labels_from_examples"]
-
-
 from . import _reuters
 from ._cache import _ARCHIVE_SUFFIXES, _extract_archive
+
+__all__ = ["is_tsv_corpus", "corpus_has_own_split", "corpus_labels_from_examples"]
 
 
 _TSV_NAMES = ("SMSSpamCollection",)
