@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dptoolkit import _sgd_fast
+from dptoolkit.linear_model._glm import _sgd_fast
 from dptoolkit.exceptions import PrivacyLeakWarning
 
 from test_scd import RefChunks, RefRNG
