@@ -171,7 +171,7 @@ def test_synthetic_default_model_non_private(tmp_path, capsys):
 
 
 def test_multiclass(tmp_path, capsys, monkeypatch):
-    """Three classes: Frank-Wolfe fits them; binary-only models refuse clearly."""
+    """Three classes: the default model fits them; binary-only models refuse clearly."""
     rng = np.random.default_rng(0)
     rows = []
     for i in range(300):
@@ -182,14 +182,14 @@ def test_multiclass(tmp_path, capsys, monkeypatch):
     path.write_text("\n".join(rows) + "\n")
     report = tmp_path / "r.json"
     common = ["--data", path, "--n-features", 30, "--classes", 0, 1, 2]
-    # --model default on three classes: the multiclass default (Frank-Wolfe), said so
+    # --model default on three classes: the same model, multiclass
     status, out, err = _run(["train", *common, "--epsilon", 2, "--delta", 1e-5,
                              "--n-samples-public", 225, "--report", report,
                              "--save", tmp_path / "m.skops"], capsys)
     assert status == 0, err
-    assert "--model default uses frank-wolfe" in err
     rep = _validate(report)
-    assert rep["data"]["classes"] == [0, 1, 2] and rep["model"]["name"] == "frank-wolfe"
+    assert rep["data"]["classes"] == [0, 1, 2]
+    assert rep["model"]["name"] == "dp-nb-logistic"
     assert load_model(tmp_path / "m.skops").coef_.shape == (3, 30)
     # binary-only models: refused from --classes, before any data is read
     monkeypatch.setattr(datasets, "load_libsvm", _forbidden)
@@ -601,7 +601,7 @@ CORPUS_CASES = {
     "20news-binary": ("20news", ["--positive", "comp.", "--negative", "alt.atheism"],
                       ["alt.atheism", "comp.*"], DEFAULT_MODEL),
     "20news-multiclass": ("20news", [], ["alt.atheism", "comp.graphics",
-                                         "comp.os.ms-windows.misc"], "frank-wolfe"),
+                                         "comp.os.ms-windows.misc"], DEFAULT_MODEL),
     "enron": ("enron", [], ["ham", "spam"], DEFAULT_MODEL),
     "sms": ("sms", [], ["ham", "spam"], DEFAULT_MODEL),
 }
@@ -1066,20 +1066,18 @@ def test_a_plain_skops_file_is_not_a_dptoolkit_model(tmp_path, capsys):
 
 
 def test_multiclass_default_keeps_the_default_delta(tmp_path, capsys):
-    """--model default on more than two classes without --delta: Frank-Wolfe with the
-    default model's delta (stated), not pure DP with basic composition."""
+    """--model default on more than two classes without --delta: the default model
+    with its own delta (a public constant, stated), not pure DP."""
     path = _three_class_file(tmp_path / "three.libsvm", labels=(0, 1, 2))
     report = tmp_path / "r.json"
     status, out, err = _run(["train", "--data", path, "--n-features", 30, "--classes", 0,
                              1, 2, "--epsilon", 1, "--n-samples-public", 180, "--report",
                              report], capsys)
     assert status == 0, err
-    delta = _models.default_delta()
-    assert delta == _models.default_of(_models.MODELS[DEFAULT_MODEL].cls, "delta")
-    assert f"with delta {delta:g}" in err and "pure epsilon-DP" not in err
+    delta = _models.default_of(_models.MODELS[DEFAULT_MODEL].cls, "delta")
+    assert "pure epsilon-DP" not in err
     rep = _validate(report)
     assert rep["privacy"]["privacy_spent"][1] == delta
-    assert "--model default's delta" in out
     # an explicit --model frank-wolfe without --delta stays pure DP, with the hint
     status, out, err = _run(["train", "--model", "frank-wolfe", "--data", path,
                              "--n-features", 30, "--classes", 0, 1, 2, "--epsilon", 1,

@@ -112,14 +112,57 @@ def test_bad_input(kw, exc, match):
         DPNBLogisticClassifier(**{**base, **kw}).fit(X, y)
 
 
-def test_three_classes_refused_and_nan_refused():
+def _multiclass_text_like(n=4000, d=400, n_classes=4, seed=0):
+    """Bag of words with K classes: features 10c .. 10c+9 favour class c."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    p = np.full((n, d), 0.02)
+    for c in range(n_classes):
+        p[y == c, 10 * c:10 * c + 10] += 0.15
+    return sp.csr_array((rng.random((n, d)) < p).astype(float)), y
+
+
+def test_one_class_refused_and_nan_refused():
     X, y = _text_like(n=100, d=30)
-    with pytest.raises(ValueError, match="two classes"):
-        DPNBLogisticClassifier(n_samples_public=100).fit(X, np.arange(100) % 3)
+    with pytest.raises(ValueError, match="at least two labels"):
+        DPNBLogisticClassifier(n_samples_public=100, classes=[1]).fit(X, np.ones(100))
     Xd = X.toarray()
     Xd[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         DPNBLogisticClassifier(n_samples_public=100).fit(Xd, y)
+
+
+def test_multiclass_learns_with_the_binary_event():
+    """K = 4 classes: one release of the K per-class sums (L2 sensitivity 1, as for
+    two classes) and softmax DP-SGD clipped to 1: the event and the noise multipliers
+    are the binary model's at the same budget, and the model learns."""
+    X, y = _multiclass_text_like()
+    Xt, yt = _multiclass_text_like(seed=1)
+    labels = np.array(["a", "b", "c", "d"])
+    kw = dict(epsilon=1.0, n_features_kept=60, n_samples_public=4000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)   # the fixed seed
+        clf = DPNBLogisticClassifier(classes=labels, random_state=0, **kw).fit(X, labels[y])
+        binary = DPNBLogisticClassifier(classes=[0, 1], random_state=0, **kw).fit(X, y % 2)
+    assert clf.privacy_event_ == binary.privacy_event_
+    assert clf.noise_multipliers_ == binary.noise_multipliers_
+    assert clf.coef_.shape == (4, X.shape[1]) and clf.intercept_.shape == (4,)
+    assert np.count_nonzero(clf.coef_.any(axis=0)) <= 60
+    proba = clf.predict_proba(Xt)
+    assert proba.shape == (Xt.shape[0], 4)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    pred = clf.predict(Xt)
+    assert set(pred) <= set(labels)
+    np.testing.assert_array_equal(pred, labels[np.argmax(proba, axis=1)])
+    # chance is 0.25; a fixed seed, the margin is wide (about 0.9 observed)
+    assert np.mean(pred == labels[yt]) > 0.6
+
+
+def test_multiclass_declared_class_may_be_absent():
+    X, y = _multiclass_text_like(n_classes=3)
+    clf = DPNBLogisticClassifier(epsilon=1.0, n_features_kept=40, n_samples_public=4000,
+                                 classes=[0, 1, 2, 3]).fit(X, y)
+    assert clf.classes_.tolist() == [0, 1, 2, 3] and clf.coef_.shape[0] == 4
 
 
 def test_sklearn_api():

@@ -75,29 +75,16 @@ def _check_train_data_options(args):
             raise UsageError(f"{_flag(dest)} applies only without --data")
     _check_corpus_or_libsvm(args, train=True)
     if (getattr(args, "classes", None) is not None and len(args.classes) > 2
-            and not _models.supports_multiclass(args)
-            and not _switch_to_multiclass(args, len(args.classes))):
+            and not _models.supports_multiclass(args)):
         raise UsageError(f"--model {args.model} is binary only and --classes gives "
                          f"{len(args.classes)} classes: choose a multiclass model "
                          "(frank-wolfe, sparsifier)")
     if (Path(args.data).name.startswith("20news") and args.positive is None
-            and args.negative is None and not _models.supports_multiclass(args)
-            and not _switch_to_multiclass(args, "20")):
+            and args.negative is None and not _models.supports_multiclass(args)):
         raise UsageError(f"--model {args.model} is binary only and {args.data} without "
                          "--positive/--negative is the 20-class task: choose two groups "
-                         "with --positive/--negative, or a multiclass model (frank-wolfe, "
-                         "sparsifier)")
-
-
-def _switch_to_multiclass(args, n_classes):
-    """``--model default`` on a multiclass task: the multiclass default, said so."""
-    if not _models.use_multiclass_default(args):
-        return False
-    delta = (f", with delta {args.delta:g} (--model default's, a public constant; give "
-             "--delta to change it)" if getattr(args, "delta_from_default", False) else "")
-    print(f"note: {n_classes} classes: --model default uses {args.model} (multiclass)"
-          f"{delta}", file=sys.stderr)
-    return True
+                         "with --positive/--negative, or a multiclass model (default, "
+                         "frank-wolfe, sparsifier)")
 
 
 def _check_classes(args):
@@ -351,13 +338,12 @@ def _train(args):
     classes = [float(c) for c in range(n_classes)]
     print(f"data: {info['description']}")
     print(f"  split: {info['split']}")
-    switched = (n_classes > 2 and not _models.supports_multiclass(args)
-                and _switch_to_multiclass(args, n_classes))
     model_name = _models.resolve_model(args.model)
     if n_classes > 2 and not _models.supports_multiclass(args):
         raise UsageError(f"--model {args.model} is binary only and the task has "
                          f"{n_classes} classes: choose two groups with --positive/"
-                         "--negative, or a multiclass model (frank-wolfe, sparsifier)")
+                         "--negative, or a multiclass model (default, frank-wolfe, "
+                         "sparsifier)")
     estimator = _models.build_model(args, classes)
     if args.data is None and private and args.n_samples_public is None and \
             _models.option_applies("n_samples_public", args):
@@ -366,8 +352,6 @@ def _train(args):
         estimator = _models.build_model(args, classes)
         print(f"  N = {args.n_samples_public}: the size of the synthetic training part "
               "(public: the data are synthetic)")
-    if switched:    # a new model: its own checks (the stand-in has the data's shape)
-        _preflight(estimator, args, Xtr.shape[0], Xtr.shape[1], n_classes)
     t0 = time.perf_counter()
     try:
         with _progress.fit_progress(estimator, args.verbose):
@@ -644,10 +628,9 @@ def _account(args):
 
     from .._private import plan_spend
 
-    if (args.n_classes > 2 and not _models.supports_multiclass(args)
-            and not _switch_to_multiclass(args, args.n_classes)):
+    if args.n_classes > 2 and not _models.supports_multiclass(args):
         raise UsageError(f"--model {args.model} is binary only; --n-classes "
-                         f"{args.n_classes} needs frank-wolfe or sparsifier")
+                         f"{args.n_classes} needs a multiclass model (default, frank-wolfe, sparsifier)")
     model_name = _models.resolve_model(args.model)
     if args.epsilon is None and _models.default_of(
             MODELS[_models.inner_model(args)].cls, "epsilon") is None:

@@ -17,15 +17,13 @@ from ..linear_model import (
 from ..model_selection import PrivateHyperparameterSearch
 from ..selection import DPSIS, PrivateSelectThenFit
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_MULTICLASS_MODEL", "MODELS", "SEARCH_GRIDS",
+__all__ = ["DEFAULT_MODEL", "MODELS", "SEARCH_GRIDS",
            "SELECT_FRACTION", "build_model",
            "resolve_model", "option_applies", "default_of"]
 
 #: The model ``--model default`` stands for: the toolkit's best private sparse model
-#: (private naive-Bayes-scaled logistic regression; binary tasks).
+#: (private naive-Bayes-scaled logistic regression, any number of classes).
 DEFAULT_MODEL = "dp-nb-logistic"
-#: What ``--model default`` uses when the data has more than two classes.
-DEFAULT_MULTICLASS_MODEL = "frank-wolfe"
 
 #: Share of ``--epsilon`` spent by DP-SIS in ``--model select-then-fit`` (the rest,
 #: and all of ``--delta``, goes to Frank-Wolfe); ``--select-fraction`` changes it.
@@ -121,7 +119,7 @@ MODELS = {
          "sampling_rate": "sampling_rate", "n_epochs": "n_epochs",
          "learning_rate": "learning_rate", "alpha": "alpha",
          "averaging_fraction": "averaging_fraction",
-         "n_samples_public": "n_samples_public"}, False,
+         "n_samples_public": "n_samples_public"}, True,
         "DPNBLogisticClassifier: private naive-Bayes-scaled logistic regression (a "
         "private release of the per-class sums picks the vocabulary and the scaling, "
         "then DP-SGD)", "rows normalised to ||x_i||_2 = 1 (a local operation)"),
@@ -191,30 +189,6 @@ def default_of(cls, param):
 def supports_multiclass(args):
     """Whether the chosen model fits more than two classes."""
     return MODELS[inner_model(args)].multiclass
-
-
-def use_multiclass_default(args):
-    """``--model default`` on multiclass data: switch to the multiclass default.
-
-    Returns True (and changes ``args.model``) when it applies.  A private fit
-    without ``--delta`` keeps the delta of ``--model default``
-    (:data:`DEFAULT_MODEL`'s estimator default, a public constant):
-    :data:`DEFAULT_MULTICLASS_MODEL` without a delta would be pure epsilon-DP
-    with basic composition of its steps, far less accurate than what a user of
-    ``--model default`` asked for.  ``args.delta_from_default`` records it.
-    """
-    if args.model != "default":
-        return False
-    args.model = DEFAULT_MULTICLASS_MODEL
-    if args.delta is None and args.epsilon is not None:
-        args.delta = default_delta()
-        args.delta_from_default = True
-    return True
-
-
-def default_delta():
-    """The delta of ``--model default`` without ``--delta``: its estimator's default."""
-    return default_of(MODELS[DEFAULT_MODEL].cls, "delta")
 
 
 def _given(args, spec):
@@ -302,10 +276,6 @@ def is_private(args):
 
 def delta_source(args):
     """Where the fit's delta comes from (for the output): public constants only."""
-    if getattr(args, "delta_from_default", False):
-        return (f"no --delta: --model default's delta {args.delta:g} "
-                f"({MODELS[DEFAULT_MODEL].cls.__name__}'s default, a public constant), "
-                f"kept for {DEFAULT_MULTICLASS_MODEL} on more than two classes")
     if args.delta is not None:
         return f"--delta {args.delta:g}"
     model = resolve_model(args.model)

@@ -360,8 +360,8 @@ def _search_cls():
 def _add_model_option(p):
     p.add_argument("--model", default="default", choices=MODEL_NAMES, metavar="NAME",
                    help="one of " + ", ".join(MODEL_NAMES) + f" ('default' is the best "
-                        f"private sparse model, now {DEFAULT_MODEL}; "
-                        f"{_models.DEFAULT_MULTICLASS_MODEL} for more than two classes): "
+                        f"private sparse model, now {DEFAULT_MODEL}, for any number of "
+                        "classes): "
                         + "; ".join(f"{n}: {s.description}" for n, s in MODELS.items()))
 
 
@@ -372,11 +372,9 @@ def _add_privacy_options(p):
                         "); required by select-then-fit and search")
     p.add_argument("--delta", type=_open_unit, default=None,
                    help="delta in (0, 1) of the guarantee; default: the model's (" +
-                        _model_defaults("delta", "none, i.e. pure DP") + "); --model "
-                        f"default keeps its delta {_models.default_delta()!r} when it "
-                        f"uses {_models.DEFAULT_MULTICLASS_MODEL} for more than two "
-                        "classes (without a delta, frank-wolfe is pure DP with basic "
-                        "composition of its steps: far less accurate)")
+                        _model_defaults("delta", "none, i.e. pure DP") + "); without "
+                        "a delta, frank-wolfe is pure DP with basic composition of its "
+                        "steps: far less accurate")
 
 
 def _model_defaults(param, none_text):

@@ -270,10 +270,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
-        classes = self._resolve_classes(y, private=p["epsilon"] is not None, n_classes=2)
-        if classes.size != 2:
-            raise ValueError("DPNBLogisticClassifier needs exactly two classes in y, got "
-                             f"{classes.size}")
+        classes = self._resolve_classes(y, private=p["epsilon"] is not None)
         n_rows, n_features = X.shape
         private = p["epsilon"] is not None
         N = self._n_samples(n_rows, private=private,
@@ -288,42 +285,64 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         self._check_spend(event, spent)
 
         rng = self._noise_rng()
-        y01 = (y == classes[1])
+        codes = np.searchsorted(classes, y)
         Xn = _unit_rows(X)
-        # (1) the release: per-class sums of unit rows + N(0, sigma1^2) each entry
-        sums = np.vstack([np.asarray(Xn[~y01].sum(axis=0)).ravel(),
-                          np.asarray(Xn[y01].sum(axis=0)).ravel()])
+        # (1) the release: per-class sums of unit rows + N(0, sigma1^2) each entry; a
+        # row adds to exactly one class's sum, so the L2 sensitivity is 1 for any K
+        sums = np.vstack([np.asarray(Xn[codes == c].sum(axis=0)).ravel()
+                          for c in range(classes.size)])
         noisy = sums + rng.normal(0.0, sigma1, sums.shape)
-        # (2) post-processing: vocabulary and log-count ratios
-        columns = np.sort(np.argpartition(-(noisy[0] + noisy[1]), k - 1)[:k])
+        # (2) post-processing: vocabulary (largest noisy totals) and naive Bayes
+        columns = np.sort(np.argpartition(-noisy.sum(axis=0), k - 1)[:k])
         smooth = sigma1 if private else 1.0  # the noise std; Laplace smoothing without
         pos = np.maximum(noisy[:, columns], 0.0) + smooth
-        ratios = np.log(pos[1]) - np.log(pos[0])
-        # (3) local transformation, (4) DP-SGD on the logistic loss
-        Z = _transform(X, columns, ratios)
-        t = np.where(y01, 1.0, -1.0)
-        theta = np.zeros(k + 1)
         start = int(math.floor((1.0 - p["avg"]) * n_steps))
         rec = np.arange(start, n_steps, dtype=np.int64)
-        trace = np.zeros((rec.size, k + 1))
-        status, _ = _sgd_fast.dpsgd(
-            Z.data, Z.indices, Z.indptr, t, np.ones(n_rows), theta,
-            loss=_sgd_fast.LOSS_CODES["logistic"], lam=p["alpha"], learning_rate=p["lr"],
-            clip=1.0, sampling_rate=p["q"], batch_size=max(1, int(round(p["q"] * N))),
-            denominator=p["q"] * N, n_steps=n_steps, noise_std=sigma2,
-            bit_generator=rng.bit_generator, record_steps=rec, trace=trace)
+        dpsgd_args = dict(
+            lam=p["alpha"], learning_rate=p["lr"], clip=1.0, sampling_rate=p["q"],
+            batch_size=max(1, int(round(p["q"] * N))), denominator=p["q"] * N,
+            n_steps=n_steps, noise_std=sigma2, bit_generator=rng.bit_generator,
+            record_steps=rec)
+        if classes.size == 2:
+            ratios = np.log(pos[1]) - np.log(pos[0])
+            # (3) local transformation, (4) DP-SGD on the logistic loss
+            Z = _transform(X, columns, ratios)
+            theta = np.zeros(k + 1)
+            trace = np.zeros((rec.size, k + 1))
+            status, _ = _sgd_fast.dpsgd(
+                Z.data, Z.indices, Z.indptr, np.where(codes == 1, 1.0, -1.0),
+                np.ones(n_rows), theta, loss=_sgd_fast.LOSS_CODES["logistic"],
+                trace=trace, **dpsgd_args)
+        else:
+            # (2') the multinomial naive-Bayes log-probabilities of the kept features,
+            # centred over the classes, start the softmax model: with the unit scaling
+            # of (3) its argmax is naive Bayes's (uniform prior) before any step
+            ratios = np.ones(k)
+            log_prob = np.log(pos) - np.log(pos.sum(axis=1, keepdims=True))
+            theta = np.zeros((k + 1, classes.size))
+            theta[:k] = (log_prob - log_prob.mean(axis=0)).T
+            # (3) local transformation, (4) DP-SGD on the softmax cross-entropy: the
+            # per-example gradient z (p - e_y)^T has Frobenius norm <= sqrt(2); it is
+            # clipped to 1, so a lot's summed gradient has L2 sensitivity 1, as in
+            # the binary case, and the event is the same
+            Z = _transform(X, columns, ratios)
+            trace = np.zeros((rec.size, (k + 1) * classes.size))
+            status, _ = _sgd_fast.dpsgd_softmax(
+                Z.data, Z.indices, Z.indptr, codes.astype(np.int64), np.ones(n_rows),
+                theta, trace=trace, **dpsgd_args)
         if status != _sgd_fast.STATUS_OK:
             raise data_dependent_error(  # not how many steps ran: that depends on the data
                 f"DP-SGD diverged: learning_rate={p['lr']} is too large; lower it")
-        theta_avg = trace.mean(axis=0)
+        theta_avg = trace.mean(axis=0).reshape(theta.shape)
         self.classes_ = classes
         self.feature_indices_ = columns
         self.log_count_ratios_ = ratios
         self.theta_ = theta_avg
-        coef = np.zeros((1, n_features))
-        coef[0, columns] = ratios * theta_avg[:k]
+        n_out = 1 if classes.size == 2 else classes.size
+        coef = np.zeros((n_out, n_features))
+        coef[:, columns] = (ratios[:, None] * theta_avg[:k].reshape(k, -1)).T
         self.coef_ = coef
-        self.intercept_ = np.array([theta_avg[k]])
+        self.intercept_ = np.atleast_1d(theta_avg[k]).astype(np.float64)
         self.noise_multipliers_ = (float(sigma1), float(sigma2)) if private else None
         self.n_steps_ = n_steps
         return self._record_spend(event, spent)
@@ -339,4 +358,5 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         Same sign as ``X @ coef_.T + intercept_`` (a positive per-row factor).
         """
         Z = _transform(X, self.feature_indices_, self.log_count_ratios_)
-        return np.asarray(Z @ self.theta_).ravel()
+        margins = np.asarray(Z @ self.theta_)
+        return margins.ravel() if margins.ndim == 1 else margins
