@@ -77,19 +77,12 @@ from ..._validation import (check_positive_int, check_scalar_range, check_X_y_na
 from ...accounting import calibrate_noise_multiplier, calibrate_parameter, RDPAccountant
 from ...accounting.events import (ComposedEvent, GaussianEvent, PoissonSampledEvent,
                                   SelfComposedEvent)
+from ...distributed import (class_feature_sums, is_dask_array, map_row_blocks,
+                            validate_dask_X_y)
+from ...distributed import unit_rows as _unit_rows  # noqa: F401 (the tests' reference)
 from ..._estimator import _ClassifierOutputs, _store_params
 
 __all__ = ["DPNBLogisticClassifier"]
-
-
-def _unit_rows(X):
-    """CSR copy of X with every non-zero row scaled to L2 norm 1."""
-    X = sp.csr_array(X, dtype=np.float64, copy=True)
-    X.sum_duplicates()
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
-    X.data *= np.repeat(scale, np.diff(X.indptr))
-    return X
 
 
 def _transform(X, columns, ratios):
@@ -266,9 +259,13 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         """
         validate_params(self)
         p = self._check_params()
-        check_X_y_named(X, y)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=False)
+        distributed = is_dask_array(X)
+        if distributed:  # X stays on the workers; only y comes to the client
+            X, y, y_blocks = validate_dask_X_y(self, X, y, private=p["epsilon"] is not None)
+        else:
+            check_X_y_named(X, y)
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
         classes = self._resolve_classes(y, private=p["epsilon"] is not None, n_classes=2)
         if classes.size != 2:
@@ -289,10 +286,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
         rng = self._noise_rng()
         y01 = (y == classes[1])
-        Xn = _unit_rows(X)
         # (1) the release: per-class sums of unit rows + N(0, sigma1^2) each entry
-        sums = np.vstack([np.asarray(Xn[~y01].sum(axis=0)).ravel(),
-                          np.asarray(Xn[y01].sum(axis=0)).ravel()])
+        # (exact sums from the workers when X is a Dask array; the noise is drawn here)
+        sums = class_feature_sums(X, y_blocks if distributed else y, classes,
+                                  normalize_rows=True)
         noisy = sums + rng.normal(0.0, sigma1, sums.shape)
         # (2) post-processing: vocabulary and log-count ratios
         columns = np.sort(np.argpartition(-(noisy[0] + noisy[1]), k - 1)[:k])
@@ -300,7 +297,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         pos = np.maximum(noisy[:, columns], 0.0) + smooth
         ratios = np.log(pos[1]) - np.log(pos[0])
         # (3) local transformation, (4) DP-SGD on the logistic loss
-        Z = _transform(X, columns, ratios)
+        Z = map_row_blocks(_transform, X, (columns, ratios))
         t = np.where(y01, 1.0, -1.0)
         theta = np.zeros(k + 1)
         start = int(math.floor((1.0 - p["avg"]) * n_steps))
