@@ -258,3 +258,36 @@ def test_workers_dying_repeatedly_stop_the_fit_before_any_noise(live):
             model.fit(Xd, yd)
     assert rng.bit_generator.state == state  # no noise drawn, none to redraw
     assert not hasattr(model, "coef_") and not hasattr(model, "privacy_spent_")
+
+
+# ------------------------------------------------------------------ DP-SIS
+@pytest.mark.parametrize("selector", ["canonical_lipschitz", "peeling"])
+def test_dpsis_selects_as_in_memory(live, selector):
+    from dptoolkit.exceptions import DataClippedWarning
+    from dptoolkit.selection import DPSIS
+
+    X, _ = _data()
+    y = np.random.default_rng(4).normal(size=N)
+    Xd, yd = _dask(X, y)
+    models = []
+    for XX, yy in [(X, y), (Xd, yd)]:
+        rng = np.random.default_rng(5)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            m = DPSIS(k=6, epsilon=1.0, bounds=(0.0, 2.0), y_bounds=(-2.0, 2.0),
+                      selector=selector, random_state=rng).fit(XX, yy)
+        # the values 3 above the bound are clipped on the workers too
+        assert any(issubclass(w.category, DataClippedWarning) for w in seen)
+        models.append((m, rng.bit_generator.state))
+    (mem, s_mem), (dist, s_dist) = models
+    np.testing.assert_array_equal(dist.selected_features_, mem.selected_features_)
+    assert dist.privacy_event_ == mem.privacy_event_ and s_dist == s_mem
+    assert dist.n_features_in_ == D
+
+
+def test_dpsis_refuses_data_bounds_on_dask(live):
+    from dptoolkit.selection import DPSIS
+
+    X, y = _data()
+    with pytest.raises(ValueError, match="bounds='data'"):
+        DPSIS(k=3, epsilon=1.0, bounds="data").fit(*_dask(X, y))

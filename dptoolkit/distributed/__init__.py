@@ -11,9 +11,10 @@ sizes) changes what is released.  See :mod:`dptoolkit.distributed._blocksum` and
 (``pip install dptoolkit[dask]``); it is imported only when a Dask array is given.
 """
 from ._blocksum import (block_sum, class_feature_sums, clipped_gradient_sum, column_counts,
-                        column_sums, is_dask_array, map_row_blocks, unit_rows)
+                        column_sums, is_dask_array, map_row_blocks, row_aligned,
+                        unit_rows)
 from ._validation import validate_dask_X_y
 
 __all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
-           "column_sums", "is_dask_array", "map_row_blocks", "unit_rows",
+           "column_sums", "is_dask_array", "map_row_blocks", "row_aligned", "unit_rows",
            "validate_dask_X_y"]

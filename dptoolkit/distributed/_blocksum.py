@@ -39,7 +39,8 @@ import scipy.sparse as sp
 from scipy.special import expit, softmax
 
 __all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
-           "column_sums", "is_dask_array", "map_row_blocks", "unit_rows"]
+           "column_sums", "is_dask_array", "map_row_blocks", "row_aligned",
+           "unit_rows"]
 
 
 # ---------------------------------------------------------------- backends
@@ -70,6 +71,15 @@ def _check_dask_X_y(X, y):
         raise ValueError("y must have the same row chunks as X: "
                          f"X.chunks[0]={X.chunks[0]}, y.chunks[0]={y.chunks[0]}; use "
                          "y.rechunk(X.chunks[0])")
+
+
+def row_aligned(v, X):
+    """``v`` (one value per row of X) as a Dask array of X's row chunks if X is one."""
+    if not is_dask_array(X):
+        return v
+    import dask.array as da
+
+    return da.from_array(np.asarray(v), chunks=(X.chunks[0],))
 
 
 def _blocks(X, y):
