@@ -7,24 +7,24 @@ between versions; benchmarks (``asv_benchmarks/``, ``scripts/``) and tests of
 the kernels import them from here rather than from the private modules.
 
 ``fw_fast``
-    Frank-Wolfe kernels (paper 000, Algorithms 1-2 with bounded staleness):
+    Frank-Wolfe kernels (Raff, Khanna and Lu (2023), Algorithms 1-2 with bounded staleness):
     ``StandardFW``, ``FastFW``, ``SELECTOR_CODES``.
 ``fw_multinomial_fast``
-    Multinomial Frank-Wolfe (paper 001, Algorithm 3): ``MultinomialFW``.
+    Multinomial Frank-Wolfe (Khanna, Lu and Raff (2023), Algorithm 3): ``MultinomialFW``.
 ``grouped_sampler``
-    The Big-Step Little-Step exponential-mechanism sampler (paper 000,
+    The Big-Step Little-Step exponential-mechanism sampler (Raff, Khanna and Lu (2023),
     Algorithm 4): ``GroupedExpSampler``.
 ``heap``
-    Pairing and Fibonacci heaps with decrease-key (paper 000, Algorithm 3).
+    Pairing and Fibonacci heaps with decrease-key (Raff, Khanna and Lu (2023), Algorithm 3).
 ``ight_fast``
     (DP-)IGHT, all iterations of iterative gradient hard thresholding (Wang and
     Gu 2019, Algorithm 1, full batch): ``ight``, ``hard_threshold``.
 ``scd_fast``
-    (DP-)SCD dual, sequential and primal loops (paper 003).
+    (DP-)SCD dual, sequential and primal loops (Damaskinos et al., 2021).
 ``sgd_fast``
     (DP-)SGD with per-example clipping and Poisson lots.
 ``prox_fast``
-    DSAL / ProxSVRG / ProxASAGA inner loops (paper 002).
+    DSAL / ProxSVRG / ProxASAGA inner loops (Bao et al., 2022).
 """
 from .linear_model._frank_wolfe import _fw_fast as fw_fast
 from .linear_model._frank_wolfe import _fw_multinomial_fast as fw_multinomial_fast

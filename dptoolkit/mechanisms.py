@@ -384,7 +384,7 @@ class DoubleGeometric(_Mechanism):
     sensitivity)``; this is how Z is sampled (numpy's
     ``Generator.geometric``, whose shift by one cancels in the difference),
     so outputs are exact integers.  The Sparsifier of Khanna et al. uses
-    this with ``sensitivity = beta - alpha`` (paper 001, Algorithm 2, step 2).
+    this with ``sensitivity = beta - alpha`` (Khanna, Lu and Raff (2023), Algorithm 2, step 2).
 
     %(params_pure_dp)s
         L1 sensitivity of the integer query, > 0 (normally an integer; a

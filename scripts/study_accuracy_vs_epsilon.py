@@ -142,7 +142,7 @@ def make_private(model, eps, seed, n, memory, n_features):
     if model == "DPIGHT":
         return DPIGHTClassifier(epsilon=eps, **common)
     if model == "SparsifiedLasso":
-        # epsilon is the total; 5% of it for the private count (paper 001,
+        # epsilon is the total; 5% of it for the private count (Khanna, Lu and Raff (2023),
         # Section 4.1: 0.05 of 1)
         return SparsifiedLassoClassifier(epsilon=eps, epsilon_count=0.05 * eps,
                                          memory=memory, **common)

@@ -1,6 +1,6 @@
-"""Study of paper 003 (DP-SCD): Figures 1-3 on data held here.
+"""Study of Damaskinos et al. (2021) (DP-SCD): Figures 1-3 on data held here.
 
-Protocol (paper 003, Section 5 and Appendix E), with the reductions listed in
+Protocol (Damaskinos et al. (2021), Section 5 and Appendix E), with the reductions listed in
 docs/studies/dpscd.rst:
 
 * logistic regression on ``phishing`` (75/25 train/test split), SVM (hinge) on

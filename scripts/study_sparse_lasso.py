@@ -96,7 +96,7 @@ def check_count_bounds(bounds, n_coef):
     return int(math.floor(root)), int(math.ceil(2.0 * root))
 
 
-#: Paper 001, Table 1 (NZ and ratios) and Table 2 (NZ, accuracy, AUC), for the docs.
+#: Khanna, Lu and Raff (2023), Table 1 (NZ and ratios) and Table 2 (NZ, accuracy, AUC), for the docs.
 PAPER_TABLE1 = {
     "KDDCUP'99": (4, 106.90, 26.75, 16.10, 4.29), "splice": (52, 60.00, 1.15, 12.70, 0.24),
     "phishing": (2, 68.00, 34.00, 12.02, 6.16), "synthetic": (7, 100.00, 14.29, 15.08, 2.29),
@@ -622,7 +622,7 @@ def multinomial(out, memory, n_features=2**14, l1_bound=20.0, T=500, nonprivate_
 
 # ------------------------------------------------------------- Appendix B code
 def _appendix_b_lasso(X, y, iterations, l1_bound, epsilon=None, delta=None, rng=None):
-    """Paper 001, Appendix B, nonprivate_lasso / private_lasso, transcribed (numpy,
+    """Khanna, Lu and Raff (2023), Appendix B, nonprivate_lasso / private_lasso, transcribed (numpy,
     Generator instead of the global RNG).  The private version keeps line 43's
     ``argmax`` (the ASCENT vertex) on purpose: this is the paper's code, for
     comparison only."""

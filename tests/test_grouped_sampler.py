@@ -32,7 +32,7 @@ def reference_draw(log_weights, size, rng):
 
 
 def paper_log_sum_update(c, v_old, v_new):
-    """Paper 000, Algorithm 4, lines 34-35: c + log(1 - e^(v_old - c) + e^(v_new - c))."""
+    """Raff, Khanna and Lu (2023), Algorithm 4, lines 34-35: c + log(1 - e^(v_old - c) + e^(v_new - c))."""
     arg = 1.0 - math.exp(v_old - c) + math.exp(v_new - c)
     return c + math.log(arg) if arg > 0 else (-math.inf if arg == 0 else math.nan)
 

@@ -97,7 +97,7 @@ CASES = [
     Case("FrankWolfe-advanced", functools.partial(_fw, accounting="advanced"), "binary",
          _FW_KERNELS, exact=False,
          why_looser="accounting='advanced' splits the budget by Dwork-Rothblum-Vadhan "
-                    "(reproduction of paper 000); the accountant composes the same "
+                    "(reproduction of Raff, Khanna and Lu (2023)); the accountant composes the same "
                     "exponential-mechanism steps in Renyi DP, which is tighter"),
     Case("FrankWolfe-laplace", functools.partial(_fw, selector="laplace"), "binary",
          _FW_KERNELS, exact=False,
@@ -125,7 +125,7 @@ CASES = [
                         "dptoolkit.linear_model._sparsifier:noisy_count"),
          exact=False,
          why_looser="privacy_spent_ is the basic composition of the count (epsilon_1, "
-                    "pure) and the private fit (epsilon_2, delta) (paper 001, Theorem 3); "
+                    "pure) and the private fit (epsilon_2, delta) (Khanna, Lu and Raff (2023), Theorem 3); "
                     "their composed event in Renyi DP is smaller (e.g. 0.81 instead of 1.0 "
                     "with the Laplace selector at T=200)"),
     Case("DPIGHT",

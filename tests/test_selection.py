@@ -146,7 +146,7 @@ def test_class_sizes_partition_all_subsets(d):
                 assert log_m[p - k] == pytest.approx(ref, abs=1e-10)
                 total += m
         assert total == math.comb(d, k)
-        # Paper 004 (A.4, Alg. 2 line 15) counts C(t-h-1, k-h-1) = C(p-h, k-h-1):
+        # Swope et al. (2024) (A.4, Alg. 2 line 15) counts C(t-h-1, k-h-1) = C(p-h, k-h-1):
         # with it the classes would hold more than C(d, k) subsets whenever a
         # class with h < k - 1 exists.
         paper_total = 1 + sum(math.comb(p - h, k - h - 1)
@@ -613,7 +613,7 @@ def test_dpsis_no_warning_when_inside_bounds():
 
 
 def test_dpsis_data_bounds_reproduce_paper_and_warn():
-    # Paper 004 Alg. 1 steps 1-2: centre columns and y, scale to max-abs 1.
+    # Swope et al. (2024) Alg. 1 steps 1-2: centre columns and y, scale to max-abs 1.
     X, y = _sparse_problem()
     Xc = X - X.mean(axis=0)
     Xc = Xc / np.abs(Xc).max(axis=0)

@@ -443,7 +443,7 @@ def test_l1_ball_logistic_solves_the_constrained_problem():
 
 
 def test_l1_ball_logistic_multinomial_kkt():
-    """Per-class L1 balls (paper 001, Appendix A): at the solution every class k has
+    """Per-class L1 balls (Khanna, Lu and Raff (2023), Appendix A): at the solution every class k has
     ||w_k||_1 = lambda, gradient -mu_k sign(w_kj) on its support and |grad| <= mu_k off
     it; the gap bounds the distance to the optimum of 20,000 Frank-Wolfe steps."""
     from scipy.special import softmax
@@ -496,7 +496,7 @@ def test_nonprivate_sparsifier():
 
 def test_sparsifier_frank_wolfe_count():
     """nonprivate_solver="frank_wolfe": the count of nonprivate_max_iter Frank-Wolfe
-    steps (paper 001's code), at most that many non-zeros."""
+    steps (Khanna, Lu and Raff's (2023) code), at most that many non-zeros."""
     X, y = _problem(n=300, d=60, seed=3)
     fw = FrankWolfeLassoClassifier(l1_bound=50.0, max_iter=7, refresh_tol=0.3).fit(X, y)
     est = SparsifiedLassoClassifier(l1_bound=50.0, nonprivate_solver="frank_wolfe",

@@ -201,7 +201,7 @@ class ExponentialMechanismEvent(PrivacyEvent):
 
     Weights :math:`\exp(\varepsilon u(r) / (2\Delta))` with :math:`\Delta` the
     sensitivity of the utility :math:`u`; also any sampler with that output law
-    (inverse-CDF, Gumbel report-noisy-max, the grouped sampler of paper 000,
+    (inverse-CDF, Gumbel report-noisy-max, the grouped sampler of Raff, Khanna and Lu (2023),
     Algorithm 4).  It is :math:`\varepsilon`-DP and
     :math:`\varepsilon`-bounded-range, hence :math:`\varepsilon^2/8`-zCDP
     (Cesar and Rogers 2021, Lemma 3.2; Durfee and Rogers 2019).  Converted to

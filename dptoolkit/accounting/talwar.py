@@ -1,7 +1,7 @@
 r"""Noise scales of Talwar et al.'s private LASSO (Laplace report-noisy-max Frank-Wolfe).
 
-Private LASSO (Talwar, Thakurta and Zhang 2015, Algorithm 2; paper 001, Algorithm 1;
-paper 000, Section 3.3) chooses at every Frank-Wolfe step the vertex
+Private LASSO (Talwar, Thakurta and Zhang 2015, Algorithm 2; Khanna, Lu and Raff (2023), Algorithm 1;
+Raff, Khanna and Lu (2023), Section 3.3) chooses at every Frank-Wolfe step the vertex
 :math:`s \in \{\pm\lambda e_j\}` of the L1 ball that minimises
 :math:`\langle s, \nabla L(w_t)\rangle + \mathrm{Lap}(b)` (report noisy max on the
 negated scores).  This module derives the Laplace scale ``b`` and the guarantee it
@@ -14,7 +14,7 @@ kernels).  A score in mean units is :math:`\lambda/n` times a kernel score, so a
 mean-unit scale :math:`b` is :math:`b\,n/\lambda` in kernel units.  With
 :math:`\|x_i\|_\infty \le 1` and the logistic loss
 (:math:`|q_i| = |\sigma(x_i^\top w) - y_i| < 1`, Lipschitz constant
-:math:`L = 1` with respect to the L1 norm, paper 001 Corollary 1), adding or removing
+:math:`L = 1` with respect to the L1 norm, Khanna, Lu and Raff (2023) Corollary 1), adding or removing
 one example changes every kernel score by at most :math:`\Delta = L` (``2 L`` for
 replace-one).
 
@@ -32,7 +32,7 @@ choosing the ascent vertex tends to :math:`e^{2\Delta/b}`.  The correct scale fo
 (:class:`dptoolkit.mechanisms.ReportNoisyMax` with ``noise="laplace"`` uses the same
 rule).
 
-**Talwar's scale as printed.**  Papers 000/001 print
+**Talwar's scale as printed.**  Raff, Khanna and Lu (2023) and Khanna, Lu and Raff (2023) print
 :math:`b = \lambda L\sqrt{8T\ln(1/\delta)}/(n\varepsilon)` (mean units), i.e.
 :math:`b = L\sqrt{8T\ln(1/\delta)}/\varepsilon` in kernel units.  That is the
 per-step budget :math:`\varepsilon'' = \varepsilon/\sqrt{8T\ln(1/\delta)}` of the
@@ -50,7 +50,7 @@ guarantee in ``privacy_spent_``; ``selector="laplace"`` calibrates
 full composition bound (:func:`~dptoolkit.accounting.per_step_epsilon`), so that it
 spends exactly the budget asked for.
 
-**Multinomial (paper 001, Appendix A, Algorithm 3).**  With ``K`` classes, every
+**Multinomial (Khanna, Lu and Raff (2023), Appendix A, Algorithm 3).**  With ``K`` classes, every
 step chooses one vertex per class.  One example changes class ``k``'s scores by at
 most :math:`r_k = |\hat y_{ik} - y_{ik}|` and :math:`\sum_k r_k \le 2` (Theorem 4's
 Lipschitz constant 2), so the ``K`` selections of one step *together* are
@@ -66,7 +66,7 @@ References
 ----------
 K. Talwar, A. Thakurta, L. Zhang. Nearly Optimal Private LASSO. NeurIPS 2015.
 
-A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression (paper 001),
+A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression (Khanna, Lu and Raff, 2023),
 Algorithm 1, Appendix A (Algorithm 3, Theorems 4-5).
 
 C. Dwork, A. Roth. The Algorithmic Foundations of Differential Privacy. 2014,
@@ -198,11 +198,11 @@ def laplace_report_noisy_max_epsilon(*, noise_scale, sensitivity, monotonic=Fals
 
 def talwar_noise_scale(*, epsilon, delta, max_iter, lipschitz=1.0, l1_bound=1.0,
                        n_samples=1, n_classes=1):
-    r"""Return Talwar's Laplace scale exactly as printed in papers 000/001.
+    r"""Return Talwar's Laplace scale exactly as printed in Raff, Khanna and Lu (2023) and Khanna, Lu and Raff (2023).
 
     .. math:: b = \frac{\lambda L \sqrt{8 T \ln(K/\delta)}}{n\,\varepsilon / K}
 
-    with :math:`K = 1` for binary logistic regression (paper 001, Algorithm 1) and the
+    with :math:`K = 1` for binary logistic regression (Khanna, Lu and Raff (2023), Algorithm 1) and the
     number of classes for Algorithm 3 (Appendix A).  With the defaults
     ``l1_bound=1, n_samples=1`` the result is in the kernels' sum-score units.
 
@@ -248,7 +248,7 @@ def talwar_noise_scale(*, epsilon, delta, max_iter, lipschitz=1.0, l1_bound=1.0,
     ----------
     K. Talwar, A. Thakurta, L. Zhang. "Nearly Optimal Private LASSO."
     NeurIPS 2015, Algorithm 2.  A. Khanna, F. Lu, E. Raff. "Sparse Private
-    LASSO Logistic Regression" (paper 001), Algorithm 1 and Appendix A,
+    LASSO Logistic Regression" (Khanna, Lu and Raff, 2023), Algorithm 1 and Appendix A,
     Algorithm 3.
 
     Examples

@@ -23,7 +23,7 @@ to contradict (a label outside ``--classes``, a feature index above
 ``--n-features``, a ``--positive`` group the corpus lacks, data unlike a saved
 model's); data that cannot be read exit with status 1.  Options an estimator takes are
 passed to it only when given, so the defaults are the estimators' own (shown
-by ``--help``).  The report follows ``dptoolkit/report_schema.json``.
+by ``--help``).  The report follows ``dptoolkit/cli/report_schema.json``.
 
 Privacy of the command line itself (``train``): the guarantee covers the
 released model, trained on the training examples, under the estimator's

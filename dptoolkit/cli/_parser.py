@@ -276,7 +276,7 @@ def build_parser():
                          f"{_models.default_of(_search_cls(), 'n_runs')})")
     tr.add_argument("--save", metavar="PATH", help="write the fitted model (skops format)")
     tr.add_argument("--report", metavar="PATH", help="write a JSON report "
-                                                     "(dptoolkit/report_schema.json)")
+                                                     "(dptoolkit/cli/report_schema.json)")
     tr.add_argument("--nonprivate-stats", action="store_true",
                     help="also print (and report) figures computed from the training data "
                          "without privacy: training size, non-zeros, class counts, "

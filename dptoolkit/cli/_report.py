@@ -1,6 +1,6 @@
 """Metrics and the JSON report of ``train`` / ``evaluate``.
 
-The report follows ``dptoolkit/report_schema.json`` (JSON Schema draft 2020-12),
+The report follows ``dptoolkit/cli/report_schema.json`` (JSON Schema draft 2020-12),
 :data:`SCHEMA_VERSION`.
 """
 import dataclasses
@@ -21,8 +21,8 @@ SCHEMA_VERSION = "2.0"
 
 
 def load_schema():
-    """The report's JSON schema (a dict), shipped as ``dptoolkit/report_schema.json``."""
-    text = resources.files("dptoolkit").joinpath("report_schema.json").read_text(
+    """The report's JSON schema (a dict), shipped as ``dptoolkit/cli/report_schema.json``."""
+    text = resources.files("dptoolkit.cli").joinpath("report_schema.json").read_text(
         encoding="utf-8")
     return json.loads(text)
 

@@ -1,4 +1,4 @@
-r"""The Sparsifier of Khanna, Lu and Raff (paper 001, Algorithm 2): sparse private LASSO."""
+r"""The Sparsifier of Khanna, Lu and Raff (Khanna, Lu and Raff (2023), Algorithm 2): sparse private LASSO."""
 import math
 import warnings
 
@@ -81,7 +81,7 @@ def check_count_bounds(count_bounds, n_coef):
 
 
 def noisy_count(count, *, count_bounds, epsilon, precision=1.0, n_coef, random_state=None):
-    r"""The Sparsifier's private count (paper 001, Algorithm 2, lines 2-6).
+    r"""The Sparsifier's private count (Khanna, Lu and Raff (2023), Algorithm 2, lines 2-6).
 
     ``clip(count, alpha, beta) + Z``, clipped to ``[alpha, beta]`` again, times
     ``precision``, clipped to ``[0, n_coef]`` and rounded half up.  ``Z`` is
@@ -93,7 +93,7 @@ def noisy_count(count, *, count_bounds, epsilon, precision=1.0, n_coef, random_s
     most ``beta - alpha`` (it lies in ``[alpha, beta]``), so ``clip(count) + Z`` is
     ``epsilon``-DP (Ghosh, Roughgarden, Sundararajan 2009); the rest is
     post-processing.  The *noisy* count is released, not the true one: Appendix B of
-    paper 001 (line 58) overwrites it with ``clip(count_nonzero(w_np))`` and so
+    Khanna, Lu and Raff (2023) (line 58) overwrites it with ``clip(count_nonzero(w_np))`` and so
     releases a function of the non-private solution without noise.
 
     Parameters
@@ -187,7 +187,7 @@ def _logistic_loss(M, Y):
     """Mean loss and its derivative in the margins ``M`` (shape (n, K')).
 
     ``K' = 1``: binary cross-entropy with ``Y`` in {0, 1} of shape (n, 1);
-    ``K' > 1``: multinomial cross-entropy with one-hot ``Y`` (paper 001, Appendix A).
+    ``K' > 1``: multinomial cross-entropy with one-hot ``Y`` (Khanna, Lu and Raff (2023), Appendix A).
     """
     n = M.shape[0]
     if M.shape[1] == 1:
@@ -204,8 +204,8 @@ def l1_ball_logistic(X, Y, l1_bound, *, tol=1e-4, max_iter=1000, working_set=102
     Minimises the mean cross-entropy :math:`F(W) = \frac1n \sum_i \ell(W x_i, y_i)`
     subject to :math:`\|w_k\|_1 \le \lambda` for every row ``k`` of ``W`` (binary:
     one row and the logistic loss; more classes: one row per class and the
-    multinomial loss, the constraint of paper 001, Appendix A).  This is the problem
-    Frank-Wolfe solves (paper 000, Algorithm 1; paper 001, "Nonprivate LASSO"), solved
+    multinomial loss, the constraint of Khanna, Lu and Raff (2023), Appendix A).  This is the problem
+    Frank-Wolfe solves (Raff, Khanna and Lu (2023), Algorithm 1; Khanna, Lu and Raff (2023), "Nonprivate LASSO"), solved
     here to a stated accuracy instead of for a fixed number of steps.
 
     **Method.**  Accelerated projected gradient (FISTA with backtracking, Beck and
@@ -342,7 +342,7 @@ def _nonprivate_coef(X, y, l1_bound, solver, max_iter, tol, refresh_tol, classes
 
     ``solver="projected_gradient"``: :func:`l1_ball_logistic` to duality gap ``tol``;
     ``"frank_wolfe"``: ``max_iter`` non-private Frank-Wolfe steps (the fast kernels,
-    paper 000 Algorithm 2 with bounded staleness), as in paper 001's experiments.
+    Raff, Khanna and Lu (2023) Algorithm 2 with bounded staleness), as in Khanna, Lu and Raff's (2023) experiments.
     ``classes``: the label set of the fit (sorted; the labels of ``y`` lie in it).
     Cached by ``memory`` (module level so joblib can hash it).  In a private fit the
     caller captures and drops its warnings (see ``fit``).
@@ -376,18 +376,18 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                 BaseEstimator):
     r"""Sparse private L1-constrained logistic regression: the Sparsifier.
 
-    Paper 001, Algorithm 2: (1) solve the non-private L1-constrained problem and
+    Khanna, Lu and Raff (2023), Algorithm 2: (1) solve the non-private L1-constrained problem and
     count the non-zero coefficients of its solution; (2) release that count
     privately (:func:`noisy_count`: clip to ``[alpha, beta]``, add double-geometric
     noise with :math:`p = 1 - e^{-\varepsilon_1/(\beta-\alpha)}`, clip, multiply by
     ``precision``, clip to ``[0, d]``, round); (3) fit private LASSO (Talwar et al.;
     :class:`FrankWolfeLassoClassifier` with :math:`\varepsilon_2` and the given
-    ``selector``, fast kernels: paper 000, Algorithm 2 with bounded staleness);
+    ``selector``, fast kernels: Raff, Khanna and Lu (2023), Algorithm 2 with bounded staleness);
     (4) keep the ``c`` largest :math:`|w_j|` of the private weights.  With more than
-    two classes both fits are multinomial (paper 001, Algorithm 3, one L1 ball per
+    two classes both fits are multinomial (Khanna, Lu and Raff (2023), Algorithm 3, one L1 ball per
     class) and ``c`` counts the entries of the ``K x p`` weight matrix.
 
-    **The non-private fit.**  Paper 001 counts the non-zeros of "the true nonprivate
+    **The non-private fit.**  Khanna, Lu and Raff (2023) counts the non-zeros of "the true nonprivate
     solution" and runs Frank-Wolfe for 50,000 steps to get near it (Section 4.1).
     Frank-Wolfe adds at most one coordinate per step and converges as
     :math:`O(1/T)`, so a fixed number of steps gives the count of an unfinished
@@ -421,10 +421,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     budget by the exact inverse of the full advanced-composition bound or basic
     composition, Laplace scale :math:`2\Delta/\varepsilon'`,
     :mod:`dptoolkit.accounting.talwar`).  Keeping the largest coefficients is
-    post-processing, so by basic composition (paper 001, Theorem 3) the output is
+    post-processing, so by basic composition (Khanna, Lu and Raff (2023), Theorem 3) the output is
     :math:`(\varepsilon_1+\varepsilon_2, \delta)`-DP.  ``epsilon`` is that total,
     as for every estimator: :math:`\varepsilon_1` = ``epsilon_count`` and
-    :math:`\varepsilon_2` = ``epsilon - epsilon_count`` (paper 001, Section 4:
+    :math:`\varepsilon_2` = ``epsilon - epsilon_count`` (Khanna, Lu and Raff (2023), Section 4:
     :math:`\varepsilon_1 = 0.05` and reported :math:`\varepsilon = \varepsilon_1 +
     \varepsilon_2`).  ``privacy_spent_`` reports the total (with
     ``selector="laplace_talwar"`` the private fit's true, slightly larger, epsilon
@@ -453,13 +453,13 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     Parameters
     ----------
     l1_bound : float, default=50.0
-        :math:`\lambda > 0` of both fits (paper 001 uses 10; 50 is the default of
-        :class:`FrankWolfeLassoClassifier`, from paper 000's experiments).
+        :math:`\lambda > 0` of both fits (Khanna, Lu and Raff (2023) uses 10; 50 is the default of
+        :class:`FrankWolfeLassoClassifier`, from Raff, Khanna and Lu's (2023) experiments).
     max_iter : int or "auto", default="auto"
         Iterations ``T`` of the private fit (``"auto"`` as for
         :class:`FrankWolfeLassoClassifier`).
     epsilon_count : float, default=0.05
-        :math:`\varepsilon_1 > 0` of the count, part of ``epsilon`` (paper 001,
+        :math:`\varepsilon_1 > 0` of the count, part of ``epsilon`` (Khanna, Lu and Raff (2023),
         Section 4: 0.05); must be smaller than ``epsilon``.  Unused when
         ``epsilon=None``.
     epsilon : float or None, default=None
@@ -480,7 +480,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Solver of the non-private fit (it only sets the count): accelerated
         projected gradient to duality gap ``nonprivate_tol``
         (:func:`l1_ball_logistic`), or ``nonprivate_max_iter`` Frank-Wolfe steps
-        (paper 001's code; at most that many non-zeros).
+        (Khanna, Lu and Raff's (2023) code; at most that many non-zeros).
     nonprivate_max_iter : int, default=2000
         Maximum gradient steps of the projected-gradient solver (a
         :class:`~sklearn.exceptions.ConvergenceWarning` if the gap is not reached),
@@ -492,7 +492,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Vertex selection of the private fit (see :class:`FrankWolfeLassoClassifier`);
         ``"auto"``: the exponential mechanism with zCDP accounting and candidate
         screening (the estimator's default); ``"laplace"`` is private LASSO as in
-        paper 001 with the correct scale.
+        Khanna, Lu and Raff (2023) with the correct scale.
     refresh_tol : float, default=0.3
         Staleness bound of the fast kernels (both fits).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
@@ -561,7 +561,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     References
     ----------
-    A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression (paper 001),
+    A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression (Khanna, Lu and Raff, 2023),
     Algorithms 1-3, Theorem 3.
 
     A. Beck, M. Teboulle. A fast iterative shrinkage-thresholding algorithm for

@@ -3,7 +3,7 @@ the two-stage (subsample-and-aggregate LASSO) baseline, selection metrics and a
 select-then-fit pipeline under one privacy budget.
 
 Paper: Swope, Khanna, Doldo, Roy, Raff. *Feature Selection from Differentially
-Private Correlations.* AISec 2024 (``papers/004``).
+Private Correlations.* AISec 2024.
 """
 from ._metrics import order_statistics_hit, top_great_good, top_k_accuracy
 from ._pipeline import PrivateSelectThenFit

@@ -379,7 +379,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             if self.bounds != "data":
                 raise ValueError(f"bounds must be a pair or 'data', got {self.bounds!r}")
             warnings.warn("bounds='data': features are centred and scaled with their own "
-                          "means and max-abs values (paper 004, Alg. 1 steps 1-2); the DP "
+                          "means and max-abs values (Swope et al. (2024), Alg. 1 steps 1-2); the DP "
                           "guarantee does not hold as stated", PrivacyLeakWarning, stacklevel=3)
             mean = np.asarray(X.mean(axis=0)).ravel()
             if sp.issparse(X):

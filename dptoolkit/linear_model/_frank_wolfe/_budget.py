@@ -1,7 +1,7 @@
 r"""The selector registry and the one budget split of private Frank-Wolfe.
 
 Used by :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` for two
-classes (paper 000, Algorithms 1-2) and for K > 2 classes (paper 001,
+classes (Raff, Khanna and Lu (2023), Algorithms 1-2) and for K > 2 classes (Khanna, Lu and Raff (2023),
 Appendix A, Algorithm 3), and by the Sparsifier's inner fit.
 
 **Selectors.**  :data:`SELECTORS` lists every vertex selector once: whether it
@@ -13,7 +13,7 @@ kernel it maps to, and the mechanism it implements.
 :math:`u(s) = -\langle s, \alpha_t\rangle` have sensitivity
 :math:`\Delta = f L` in kernel units (``l1_bound`` factored out; ``L = 1`` for
 the logistic loss with :math:`\|x_i\|_\infty \le 1`, ``L = 2`` summed over the
-classes of the multinomial loss, paper 001 Theorem 4; ``f = 2`` for
+classes of the multinomial loss, Khanna, Lu and Raff (2023) Theorem 4; ``f = 2`` for
 replace-one).
 
 * Exponential-mechanism selectors (``"grouped"``, ``"exponential"``,
@@ -25,7 +25,7 @@ replace-one).
   :math:`\sum_k r_k \le L`, so the step is
   :math:`(\sum_k 2cfr_k)^2/8 \le \varepsilon'^2/8`-zCDP.
 * Laplace report-noisy-max (``"laplace"``; Talwar, Thakurta and Zhang 2015 as in
-  paper 001, Algorithm 1): scale :math:`b = 2\Delta/\varepsilon'`, each step
+  Khanna, Lu and Raff (2023), Algorithm 1): scale :math:`b = 2\Delta/\varepsilon'`, each step
   :math:`\varepsilon'`-DP.  It is **not** a bounded-range mechanism, so the zCDP
   bound above does not apply; it is accounted as pure DP (basic or advanced
   composition).  ``"laplace_talwar"`` is the printed scale, kept for
@@ -42,7 +42,7 @@ replace-one).
     The larger of :math:`\varepsilon/T` (basic) and the exact inverse of the
     full Dwork-Rothblum-Vadhan bound
     :math:`\varepsilon'\sqrt{2T\ln(1/\delta)} + T\varepsilon'(e^{\varepsilon'}-1)`
-    (not the simplified form of paper 000, Appendix B.2).
+    (not the simplified form of Raff, Khanna and Lu (2023), Appendix B.2).
 ``"auto"`` (default)
     ``"zcdp"`` for exponential-mechanism selectors with delta > 0, else
     ``"advanced"``.  At T = 1000, (1, 1e-5): :math:`\varepsilon'` = 1.56e-2
@@ -53,7 +53,7 @@ per-step :math:`(\gamma, \delta_{fp})` (:func:`floating_point_bounds`); a step i
 then :math:`(\varepsilon' + 2\gamma)`-DP and :math:`(\varepsilon' +
 4\gamma)`-bounded-range up to :math:`\delta_{fp}`, and
 :math:`T(1 + e^{\varepsilon'+2\gamma})\delta_{fp}` is taken from delta (or
-reported as the delta of an otherwise pure-DP fit).  Paper 000, footnote 4:
+reported as the delta of an otherwise pure-DP fit).  Raff, Khanna and Lu (2023), footnote 4:
 weights that underflow get probability 0, an (epsilon, tiny-delta) effect
 included here.
 """
@@ -121,7 +121,7 @@ def nonprivate_fast_selector(n_features, nnz):
 
     A step changes the gradient of at most ``min(D, nnz(X))`` coordinates, and a
     heap pays :data:`HEAP_UPDATE_COST` scanned coordinates for each, against one
-    O(D) scan for ``"argmax"``.  So the pairing heap (Algorithm 3 of paper 000)
+    O(D) scan for ``"argmax"``.  So the pairing heap (Algorithm 3 of Raff, Khanna and Lu (2023))
     is chosen only when even a step that touched every non-zero would cost less
     than a scan, ``D >= HEAP_UPDATE_COST * nnz(X)`` (a few short documents
     hashed to many features); otherwise ``"argmax"``.  The rule reads only the

@@ -1,4 +1,4 @@
-"""Frank-Wolfe L1-constrained logistic regression, private and non-private (paper 000)."""
+"""Frank-Wolfe L1-constrained logistic regression, private and non-private (Raff, Khanna and Lu, 2023)."""
 import math
 import numbers
 
@@ -41,7 +41,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     with ``max_iter`` Frank-Wolfe steps of size :math:`\eta_t = 2/(t+2)`, each moving
     towards one vertex :math:`s = \pm\lambda e_j` of the L1 ball.  With ``epsilon``
     set, the vertex is chosen by the exponential mechanism (Talwar, Thakurta and
-    Zhang 2015, in the exponential-mechanism form of paper 000, Section 3.3).
+    Zhang 2015, in the exponential-mechanism form of Raff, Khanna and Lu (2023), Section 3.3).
 
     The ``"fast"`` solver is Algorithm 2 of Raff, Khanna and Lu (NeurIPS 2023):
     scaled weights, sparse updates of margins, row and column gradients and of the
@@ -60,7 +60,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     Parameters
     ----------
     l1_bound : float, default=50.0
-        Radius :math:`\lambda > 0` of the L1 ball (50: the setting of paper 000's
+        Radius :math:`\lambda > 0` of the L1 ball (50: the setting of Raff, Khanna and Lu's (2023)
         experiments, Table 3).
     max_iter : int or "auto", default="auto"
         Number of Frank-Wolfe iterations :math:`1 \le T \le 10^7` (with ``epsilon`` set, the
@@ -116,7 +116,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         bounded-range mechanism, Cesar and Rogers 2021), composed as Renyi DP and
         converted to (epsilon, delta): about 2.5x the per-step epsilon of
         ``"advanced"``, the full Dwork-Rothblum-Vadhan bound (or basic composition
-        when larger), kept for reproduction of paper 000.  ``"auto"``: ``"zcdp"``
+        when larger), kept for reproduction of Raff, Khanna and Lu (2023).  ``"auto"``: ``"zcdp"``
         for the exponential-mechanism selectors when ``delta`` is set, else
         ``"advanced"``.  The Laplace selectors are not bounded range:
         ``"zcdp"`` raises for them.
@@ -222,19 +222,19 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`\exp(\varepsilon' u(s) / (2\Delta))` over all :math:`2D` signed
     vertices; the sign is sampled too (weighting coordinate *j* by
     :math:`|\alpha_j|` and then taking the sign of the true gradient would release
-    information outside the mechanism; and paper 000's line 5 scale is inconsistent
+    information outside the mechanism; and Raff, Khanna and Lu's (2023) line 5 scale is inconsistent
     with its own sum-form :math:`\alpha`), which makes each step
     :math:`\varepsilon'`-DP and :math:`\varepsilon'`-bounded-range.  The :math:`T` steps compose adaptively:
     with ``delta`` set, :math:`\varepsilon'` is the exact inverse of the full
     Dwork-Rothblum-Vadhan bound
     :math:`\varepsilon = \varepsilon'\sqrt{2T\ln(1/\delta)} + T\varepsilon'(e^{\varepsilon'}-1)`
     (:func:`dptoolkit.accounting.per_step_epsilon`; not the simplified formula of
-    paper 000, Appendix B.2), or :math:`\varepsilon/T` by basic composition if that is
+    Raff, Khanna and Lu (2023), Appendix B.2), or :math:`\varepsilon/T` by basic composition if that is
     larger.  The released model is :math:`w_T`.  Floating-point effects: each
     selector's draw deviates from the exact law by a per-step
     :math:`(\gamma, \delta_{fp})` (quantisation to 2^-53, and in the grouped sampler
     the maintained sums and the underflow of weights a few hundred nats below the
-    largest, paper 000 footnote 4); the budget split includes them
+    largest, Raff, Khanna and Lu (2023) footnote 4); the budget split includes them
     (:func:`~dptoolkit.linear_model._frank_wolfe._budget.floating_point_bounds`): :math:`\varepsilon'` is reduced by
     :math:`2\gamma` and :math:`T(1+e^{\varepsilon'})\delta_{fp}` (about
     :math:`10^{-12}` per step at :math:`D = 2^{20}`) is taken from ``delta``, or
@@ -454,7 +454,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Two classes, any labels; ``classes_[1]`` is the positive class.  With
             ``classes`` declared, every label must be one of them (some may be
             absent) and the number of declared classes decides the model.
-            More than two classes: multinomial private LASSO (paper 001, Algorithm 3;
+            More than two classes: multinomial private LASSO (Khanna, Lu and Raff (2023), Algorithm 3;
             ``coef_`` of shape (n_classes, n_features), every row in the L1 ball,
             selectors "auto"/"argmax" or "exponential", "noisy_max", "laplace",
             "laplace_talwar"; privacy analysis in
@@ -492,7 +492,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         classes = self._resolve_classes(y, private=self.epsilon is not None)
         p = self._check_params(multinomial=classes.size > 2)
         self.classes_ = classes
-        if classes.size > 2:  # multinomial private LASSO (paper 001, Appendix A)
+        if classes.size > 2:  # multinomial private LASSO (Khanna, Lu and Raff (2023), Appendix A)
             return _fw_multinomial.fit_multinomial(self, X, y, self._resolve_auto(p, X.shape))
         if classes.size != 2:
             raise ValueError("FrankWolfeLassoClassifier needs at least two classes in "

@@ -1,4 +1,4 @@
-# Frank-Wolfe kernels for L1-constrained logistic regression (paper 000).
+# Frank-Wolfe kernels for L1-constrained logistic regression (Raff, Khanna and Lu, 2023).
 #
 #   minimise  F(w) = sum_i [log(1 + exp(x_i.w)) - y_i x_i.w]   s.t. ||w||_1 <= l1_bound,
 #
@@ -28,7 +28,7 @@
 #                11 noisy max = Gumbel-max over the 2D signed vertices (O(D)),
 #                12 grouped Big-Step Little-Step sampler (Alg. 4, fast solver),
 #                13 Laplace report-noisy-max over the 2D signed vertices
-#                   (Talwar et al., as printed in papers 000/001).
+#                   (Talwar et al., as printed in Raff, Khanna and Lu (2023) and Khanna, Lu and Raff (2023)).
 #   The private selectors 10-12 all implement the exponential mechanism over the
 #   2D vertices s = sigma * l1_bound * e_j, score u(s) = -<s, alpha>, with
 #   log-weight sigma * (-coef) * alpha_j where coef = eps_step / (2 * sensitivity
@@ -596,7 +596,7 @@ cdef class _FWBase:
 
 
 cdef class StandardFW(_FWBase):
-    """Algorithm 1 of paper 000: dense-work Frank-Wolfe with sparse mat-vecs.
+    """Algorithm 1 of Raff, Khanna and Lu (2023): dense-work Frank-Wolfe with sparse mat-vecs.
 
     Parameters (positional): CSR data/indices/indptr, CSC data/indices/indptr,
     y (float64, {0,1}), l1_bound, selector code, coef (see module comment),
@@ -668,7 +668,7 @@ cdef class StandardFW(_FWBase):
 
 
 cdef class FastFW(_FWBase):
-    """Algorithm 2 of paper 000 with bounded-staleness refresh.
+    """Algorithm 2 of Raff, Khanna and Lu (2023) with bounded-staleness refresh.
 
     Positional parameters as StandardFW, except that the CSR/CSC index arrays
     may be int32 (used without a copy) or int64 (copied to int32 once); indptr

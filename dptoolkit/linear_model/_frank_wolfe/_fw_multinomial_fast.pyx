@@ -1,5 +1,5 @@
 # Frank-Wolfe kernel for L1-constrained multinomial logistic regression
-# (paper 001, Appendix A, Algorithm 3).
+# (Khanna, Lu and Raff (2023), Appendix A, Algorithm 3).
 #
 #   minimise  F(W) = sum_i [logsumexp_k (W x_i)_k - (W x_i)_{y_i}]
 #   s.t.      ||w_k||_1 <= l1_bound for every class k   (W is K x D, w_k its rows)
@@ -16,7 +16,7 @@
 # margins cost O(sum_k nnz(X[:, j_k])) instead of O(nnz(X) K).  Q and G are
 # recomputed exactly every step (O(N K) exponentials, O(nnz(X) K) for X^T Q): a
 # step changes every row's softmax, so there is no sparse update to exploit (this
-# is the "standard" solver of paper 000 for K classes; no staleness).
+# is the "standard" solver of Raff, Khanna and Lu (2023) for K classes; no staleness).
 #
 # Layouts (row-major, C contiguous): Vt and Q are N x K, G and the exponential
 # buffer are D x K (contiguous K-vectors per feature), Wt is K x D.
@@ -56,7 +56,7 @@ SELECTOR_CODES = {
 
 @cython.final
 cdef class MultinomialFW:
-    """Algorithm 3 of paper 001 (see the module comment).
+    """Algorithm 3 of Khanna, Lu and Raff (2023) (see the module comment).
 
     Parameters (positional): CSC data (float64), indices (int64), indptr (int64),
     labels (int64 class indices in [0, n_classes)), n_classes, l1_bound, selector

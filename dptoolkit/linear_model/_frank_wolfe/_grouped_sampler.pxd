@@ -1,4 +1,4 @@
-# Big-Step Little-Step exponential-mechanism sampler (paper 000, Algorithm 4,
+# Big-Step Little-Step exponential-mechanism sampler (Raff, Khanna and Lu (2023), Algorithm 4,
 # corrected: groups are contiguous blocks, sums are re-computed exactly on
 # cancellation and at every refresh; underflowing weights are a tiny delta).  Items 0..n_items-1 carry
 # log-weights; draws are exact inverse-CDF draws from p_i ∝ exp(logw_i).

@@ -1,6 +1,6 @@
 # Indexed min-heaps with decrease-key over the fixed item set 0..n_items-1,
 # nodes preallocated in arrays (no Python objects, every method nogil), and
-# the lazy max-magnitude queue of paper 000, Algorithm 3, on top of them.
+# the lazy max-magnitude queue of Raff, Khanna and Lu (2023), Algorithm 3, on top of them.
 from dptoolkit._typedefs cimport intp_t
 
 
@@ -42,7 +42,7 @@ cdef class FibonacciHeap(IndexedMinHeap):
 
 
 cdef class LazyMaxQueue:
-    # Algorithm 3 (paper 000): the heap holds -|value| as key, an upper bound
+    # Algorithm 3 (Raff, Khanna and Lu, 2023): the heap holds -|value| as key, an upper bound
     # on the true magnitude, lowered only when a magnitude grows (decrease-key)
     # and corrected when an item is popped.  get_next returns an index of the
     # largest |values[i]| exactly (ties: any of them).

@@ -1,4 +1,4 @@
-r"""Multinomial private LASSO (paper 001, Appendix A, Algorithm 3).
+r"""Multinomial private LASSO (Khanna, Lu and Raff (2023), Appendix A, Algorithm 3).
 
 :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` dispatches here when ``y``
 has more than two classes; the functions take the estimator and set its fitted
@@ -35,7 +35,7 @@ step are bounded-range mechanisms with ranges :math:`2cf r_k`, so the step is
 :math:`(\sum_k 2cfr_k)^2/8 \le \varepsilon'^2/8`-zCDP (Cesar and Rogers 2021); the one
 budget split is :func:`dptoolkit.linear_model._frank_wolfe._budget.split_budget`.
 
-Paper 001 instead gives every class :math:`(\varepsilon/K, \delta/K)` (Theorem 5,
+Khanna, Lu and Raff (2023) instead gives every class :math:`(\varepsilon/K, \delta/K)` (Theorem 5,
 basic composition over the classes) *and* uses :math:`L = 2` in each class's Laplace
 scale, :math:`b = \lambda L\sqrt{8T\ln(K/\delta)}/(n\varepsilon/K)`.  That is valid
 (the per-class sensitivity is 1, so the second factor 2 pays for report noisy max
@@ -46,7 +46,7 @@ the requested epsilon for ``K > 2``).
 
 References
 ----------
-A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression (paper 001),
+A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression (Khanna, Lu and Raff, 2023),
 Appendix A (Algorithm 3, Theorems 4-5).
 
 K. Talwar, A. Thakurta, L. Zhang. Nearly Optimal Private LASSO. NeurIPS 2015.
@@ -58,7 +58,7 @@ from . import _fw_multinomial_fast
 __all__ = ["fit_multinomial", "log_softmax", "cross_entropy"]
 
 #: Lipschitz constant of the multinomial cross-entropy w.r.t. the per-step
-#: sensitivity of all classes' scores together (paper 001, Theorem 4).
+#: sensitivity of all classes' scores together (Khanna, Lu and Raff (2023), Theorem 4).
 LIPSCHITZ = 2.0
 
 def fit_multinomial(est, X, y, p):

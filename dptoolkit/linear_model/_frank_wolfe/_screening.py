@@ -5,7 +5,7 @@ probability :math:`\propto \exp(\varepsilon' u / (2\Delta))`.  On hashed text
 (:math:`D = 2^{20}`) almost every feature occurs in a handful of documents, so
 its score is near 0, and their :math:`2D` near-uniform weights outweigh the few
 informative features unless :math:`\varepsilon' N |\nabla_j| / 2 \gg \ln(2D)`
-(paper 000 reports chance accuracy at :math:`\varepsilon = 0.1` for exactly this
+(Raff, Khanna and Lu (2023) reports chance accuracy at :math:`\varepsilon = 0.1` for exactly this
 reason).  A feature that occurs in few documents cannot have a large score
 (:math:`|\alpha_j| \le \sum_i |x_{ij}|`), so restricting the vertices to the
 :math:`k` features of largest *private* mass loses little and removes the
@@ -22,7 +22,7 @@ Gaussian event with the steps' (adaptive composition: the steps may depend on
 the screened set).  The budget split gives the screening a fraction of the
 zCDP budget (:func:`dptoolkit.linear_model._frank_wolfe._budget.split_budget`).
 
-This is the "select, then fit" pattern of paper 004 with a frequency statistic
+This is the "select, then fit" pattern of Swope et al. (2024) with a frequency statistic
 instead of a correlation; the statistic needs no label and no centring, and its
 sensitivity holds for any data satisfying the public bound.
 """

@@ -1,6 +1,6 @@
 r"""What the linear models of this package share: the objective and data
 preparation of the L2-regularised models (eq. 1 of Damaskinos et al., AAAI 2021,
-paper 003), the DP-SCD / DP-SGD base with its validation and accounting, and the
+Damaskinos et al. (2021)), the DP-SCD / DP-SGD base with its validation and accounting, and the
 outputs of every linear classifier (``decision_function`` / ``predict`` /
 ``predict_proba``, the logistic function written once).
 
@@ -34,7 +34,7 @@ _NORMALIZE = ("l2", "clip", None)
 
 # --------------------------------------------------------------------------- helpers
 def primal_objective(X, y, coef, *, loss, alpha):
-    r"""Primal objective :math:`F(\theta)` of paper 003 eq. 1 (not private).
+    r"""Primal objective :math:`F(\theta)` of Damaskinos et al. (2021) eq. 1 (not private).
 
     Parameters
     ----------
@@ -89,7 +89,7 @@ def _canonical_csr(X):
 
 
 def transform_rows(X, normalize, fit_intercept, intercept_scaling):
-    """The per-example transformation of DP-SCD and DP-SGD (paper 003, eq. 1).
+    """The per-example transformation of DP-SCD and DP-SGD (Damaskinos et al. (2021), eq. 1).
 
     Appends the intercept column, then bounds every row's L2 norm by 1 (a local
     operation): ``normalize="l2"`` scales every non-zero row to norm 1, ``"clip"``

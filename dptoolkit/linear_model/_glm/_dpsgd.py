@@ -1,6 +1,6 @@
-r"""DP-SGD (Abadi et al. 2016) for the L2-regularised linear models of paper 003.
+r"""DP-SGD (Abadi et al. 2016) for the L2-regularised linear models of Damaskinos et al. (2021).
 
-The baseline of paper 003's experiments: mini-batch SGD on eq. 1 of
+The baseline of Damaskinos et al.'s (2021) experiments: mini-batch SGD on eq. 1 of
 :mod:`dptoolkit.linear_model._glm._scd` (same losses, same regularisation, same
 per-example normalisation), with per-example gradient clipping, Gaussian noise
 on the summed clipped gradients, Poisson-sampled lots and RDP accounting.
@@ -214,15 +214,15 @@ _SGD_DOC_NOTES = r"""
 @fill_doc
 class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     __doc__ = _class_doc(r"""Binary linear classifier (logistic regression or SVM) by
-    (differentially private) mini-batch SGD -- the DP-SGD baseline of paper 003.
+    (differentially private) mini-batch SGD -- the DP-SGD baseline of Damaskinos et al. (2021).
 
-    Minimises eq. 1 of paper 003 (mean loss plus :math:`\lambda/2\|\theta\|^2`) with
+    Minimises eq. 1 of Damaskinos et al. (2021) (mean loss plus :math:`\lambda/2\|\theta\|^2`) with
     the logistic or the hinge loss, labels mapped to :math:`\{-1, +1\}`.""", classifier=True,
         params=_SGD_DOC_PARAMS, attrs=_SGD_DOC_ATTRS, notes=_SGD_DOC_NOTES, references=r"""
     M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang.
     Deep Learning with Differential Privacy. CCS 2016.
     G. Damaskinos et al. Differentially Private Stochastic Coordinate Descent.
-    AAAI 2021 (paper 003), Section 5.
+    AAAI 2021 (Damaskinos et al., 2021), Section 5.
     I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled
     Gaussian Mechanism. 2019.""", examples=r"""
     >>> import numpy as np
@@ -250,13 +250,13 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
 @fill_doc
 class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
     __doc__ = _class_doc(r"""Ridge regression by (differentially private) mini-batch SGD -- the
-    DP-SGD baseline of paper 003.
+    DP-SGD baseline of Damaskinos et al. (2021).
 
-    Minimises eq. 1 of paper 003 with the squared loss :math:`(a - y_i)^2/2`.""", classifier=False,
+    Minimises eq. 1 of Damaskinos et al. (2021) with the squared loss :math:`(a - y_i)^2/2`.""", classifier=False,
         params=_SGD_DOC_PARAMS, attrs=_SGD_DOC_ATTRS, notes=_SGD_DOC_NOTES, references=r"""
     M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016.
     G. Damaskinos et al. Differentially Private Stochastic Coordinate Descent.
-    AAAI 2021 (paper 003), Section 5.""", examples=r"""
+    AAAI 2021 (Damaskinos et al., 2021), Section 5.""", examples=r"""
     >>> import numpy as np
     >>> from dptoolkit.linear_model import DPSGDRegressor
     >>> rng = np.random.default_rng(0)

@@ -1,5 +1,5 @@
 # nogil helpers shared by the generalised-linear-model kernels _scd_fast (DP-SCD,
-# paper 003) and _sgd_fast (DP-SGD, Abadi et al. 2016): loss codes and
+# Damaskinos et al. (2021)) and _sgd_fast (DP-SGD, Abadi et al. 2016): loss codes and
 # derivatives, the Gaussian sampler and the mini-batch samplers.  One definition
 # each; the order in which they consume uniforms is part of the contract with the
 # pure-Python references in tests/test_scd.py and tests/test_dpsgd.py.

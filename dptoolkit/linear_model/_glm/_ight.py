@@ -27,7 +27,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     r"""Sparse logistic regression by (DP) iterative gradient hard thresholding.
 
     The "private IGHT" of Wang and Gu (2019, Algorithm 1, full batch), the
-    baseline of paper 001 (Section 4.2): starting from :math:`\theta_0 = 0`, for
+    baseline of Khanna, Lu and Raff (2023) (Section 4.2): starting from :math:`\theta_0 = 0`, for
     :math:`t = 1, \dots, T`
 
     .. math:: \theta_t = H_s\Big(\theta_{t-1} - \frac{\eta}{N}\big(\textstyle\sum_i
@@ -80,7 +80,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         Number of non-zeros ``s`` kept at every step, ``1 <= s <= n_features``;
         "auto": ``min(1000, n_features)``.
     max_iter : int, default=100
-        Number of iterations ``T``, in [1, 10**7] (the paper 001 study uses 1000; every full-batch
+        Number of iterations ``T``, in [1, 10**7] (the Khanna, Lu and Raff (2023) study uses 1000; every full-batch
         step costs noise, and 100 steps of size :math:`1/\beta` suffice for the
         smooth loss).
     learning_rate : float or "auto", default="auto"
@@ -159,7 +159,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     L. Wang, Q. Gu. Differentially Private Iterative Gradient Hard Thresholding for
     Sparse Learning. IJCAI 2019, Algorithm 1.
 
-    A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression (paper 001),
+    A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression (Khanna, Lu and Raff, 2023),
     Section 4.2 (the baseline).
 
     I. Mironov. Renyi Differential Privacy. CSF 2017 (Gaussian mechanism RDP).

@@ -1,6 +1,6 @@
 # (DP-)IGHT kernel: iterative gradient hard thresholding for sparse logistic
 # regression (Wang & Gu, IJCAI 2019, Algorithm 1 with the full batch; the private
-# IGHT baseline of paper 001, Section 4.2).  All T iterations in one nogil block.
+# IGHT baseline of Khanna, Lu and Raff (2023), Section 4.2).  All T iterations in one nogil block.
 #
 # Problem: N examples x_i (the columns of X are given as CSC), labels y_i in {0, 1},
 # theta in R^D with at most s non-zeros.  One iteration:

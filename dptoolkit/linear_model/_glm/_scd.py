@@ -1,6 +1,6 @@
-r"""Differentially private stochastic coordinate descent (paper 003), SCD / SDCA.
+r"""Differentially private stochastic coordinate descent (Damaskinos et al., 2021), SCD / SDCA.
 
-The problem is L2-regularised empirical risk minimisation (paper 003, eq. 1)
+The problem is L2-regularised empirical risk minimisation (Damaskinos et al. (2021), eq. 1)
 
 .. math:: F(\theta) = \frac{1}{N}\sum_{i=1}^N \ell_i(x_i^\top\theta)
           + \frac{\lambda}{2}\|\theta\|^2 ,
@@ -72,7 +72,7 @@ def _auto_clip(p, *, loss, lam, N, sigma_p):
       N/\sigma'` (:math:`W` Lambert's function) for :math:`\sigma' \gg
       \lambda N`.
 
-    This is also the step the convergence analysis takes (paper 003, proof of
+    This is also the step the convergence analysis takes (Damaskinos et al. (2021), proof of
     Lemma 2, Appendix D.1): :math:`\zeta_j = s(u_j - \alpha_j)` with
     :math:`s = \mu\lambda N/(\mu\lambda N + L)` and :math:`|u_j - \alpha_j| \le 1`
     (:math:`1/\mu`-smooth losses: :math:`\mu = 1` squared, 4 logistic, for which
@@ -146,7 +146,7 @@ class _BaseSCD(_BaseLinearDP):
                              "stall away from the optimum; use variant='dual' (SDCA)")
         if (self.normalize is None and p["private"]
                 and self.variant in ("dual", "sequential")):
-            raise ValueError("a private dual fit needs ||x_i|| <= 1 (paper 003, Lemma 1): "
+            raise ValueError("a private dual fit needs ||x_i|| <= 1 (Damaskinos et al. (2021), Lemma 1): "
                              "use normalize='l2' or 'clip'")
         if not isinstance(self.perturb_dual, (bool, np.bool_)):
             raise TypeError("perturb_dual must be a bool, got "
@@ -386,7 +386,7 @@ _SCD_DOC_NOTES = r"""
     step's update, composed over :math:`T` steps by the RDP accountant
     (:func:`dptoolkit.accounting.calibrate_noise_multiplier` gives the smallest
     noise multiplier :math:`\sigma` meeting (epsilon, delta), by bisection to
-    relative tolerance 1e-6; paper 003, Algorithm 1 step 2, chooses sigma by a
+    relative tolerance 1e-6; Damaskinos et al. (2021), Algorithm 1 step 2, chooses sigma by a
     "variance of the moments-accountant output" criterion, which is not a
     definition; bisection on epsilon is).  Per-step budget and composition: each step is one (subsampled)
     Gaussian mechanism with noise multiplier :math:`\sigma` and sampling rate
@@ -451,7 +451,7 @@ _SCD_DOC_NOTES = r"""
     **Dense state.**  :math:`v \in \mathbb{R}^M` is dense, and the noise touches all
     of it every step: a step costs :math:`O(\mathrm{nnz}(X_{\mathcal B}) + M)`
     instead of :math:`O(\mathrm{nnz}(X_{\mathcal B}))`, i.e. an epoch
-    :math:`O(\mathrm{nnz}(X) + M N / L)` (paper 003, Appendix A.1).  For M = 10^6
+    :math:`O(\mathrm{nnz}(X) + M N / L)` (Damaskinos et al. (2021), Appendix A.1).  For M = 10^6
     features and N/L = 1000 steps per epoch that is 10^9 Gaussian draws per epoch.
     The primal variant adds noise to :math:`L` coordinates only but reads all
     examples every step.
@@ -491,7 +491,7 @@ _SCD_DOC_NOTES = r"""
 
 _SCD_DOC_REFS = r"""
     G. Damaskinos, C. Mendler-Duenner, R. Guerraoui, N. Papandreou, T. Parnell.
-    Differentially Private Stochastic Coordinate Descent. AAAI 2021 (paper 003).
+    Differentially Private Stochastic Coordinate Descent. AAAI 2021 (Damaskinos et al., 2021).
     S. Shalev-Shwartz, T. Zhang. Stochastic Dual Coordinate Ascent Methods for
     Regularized Loss Minimization. JMLR 14, 2013."""
 
@@ -502,7 +502,7 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     coordinate descent: DP-SCD, seqDP-SCD, primal DP-SCD and, without ``epsilon``,
     SDCA.
 
-    Minimises eq. 1 of paper 003 with the logistic or the hinge loss (L2-regularised
+    Minimises eq. 1 of Damaskinos et al. (2021) with the logistic or the hinge loss (L2-regularised
     logistic regression or SVM), labels mapped to :math:`\{-1, +1\}`
     (``classes_[1]`` is +1).  Dual coordinate updates are closed form for the hinge
     loss and an exact one-dimensional (safeguarded Newton) minimisation for
@@ -539,7 +539,7 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
     __doc__ = _class_doc(r"""Ridge regression by (differentially private) stochastic coordinate
     descent: DP-SCD, seqDP-SCD, primal DP-SCD and, without ``epsilon``, SDCA.
 
-    Minimises eq. 1 of paper 003 with the squared loss
+    Minimises eq. 1 of Damaskinos et al. (2021) with the squared loss
     :math:`\ell_i(a) = (a - y_i)^2/2`, i.e. scikit-learn's ``Ridge`` with
     ``alpha = lambda * N`` and no intercept on the transformed rows.  Dual coordinate
     updates are closed form.  See the module docstring for the objective and

@@ -1,4 +1,4 @@
-# Stochastic coordinate descent kernels (paper 003: Damaskinos, Mendler-Duenner,
+# Stochastic coordinate descent kernels (Damaskinos et al. (2021): Damaskinos, Mendler-Duenner,
 # Guerraoui, Papandreou, Parnell, "Differentially Private Stochastic Coordinate
 # Descent", AAAI 2021).  The DP-SGD baseline (Abadi et al. 2016) is in _sgd_fast;
 # the helpers both use (losses, Gaussian and batch samplers) in _glm_kernels.pxd.

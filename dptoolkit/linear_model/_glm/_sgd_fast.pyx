@@ -1,9 +1,9 @@
 # Mini-batch (DP-)SGD kernel for L2-regularised generalised linear models: the
-# DP-SGD baseline of paper 003 (Section 2.3, eq. 5; Abadi et al., "Deep Learning
+# DP-SGD baseline of Damaskinos et al. (2021) (Section 2.3, eq. 5; Abadi et al., "Deep Learning
 # with Differential Privacy", CCS 2016), split out of _scd_fast unchanged
 # (bit-identical results for the same bit generator state).
 #
-# Problem (paper 003, eq. 1), N examples x_i (rows of a CSR matrix), M features:
+# Problem (Damaskinos et al. (2021), eq. 1), N examples x_i (rows of a CSR matrix), M features:
 #
 #     F(theta) = 1/N sum_i l_i(x_i.theta) + lam/2 ||theta||^2 ,
 #
