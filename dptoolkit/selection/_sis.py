@@ -407,7 +407,10 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         """Select ``k`` features privately.
 
         %(params_fit_Xy)s
-            Numeric target.
+            Numeric target.  ``X`` may also be a :class:`dask.array.Array` of
+            row blocks (``y`` with the same row chunks): the correlations are
+            summed on the workers, the selection's noise drawn on the client
+            (:mod:`dptoolkit.distributed`).
 
         %(returns_self)s
 
@@ -415,7 +418,10 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         ------
         ValueError
             Bad ``k``, ``epsilon``, bounds, ``neighbouring``, ``selector`` or
-            ``gamma``; X and y of different lengths; non-finite values.
+            ``gamma``; X and y of different lengths; non-finite values;
+            ``bounds="data"`` or a layout other than row chunks for a Dask array.
+        RuntimeError
+            Dask workers died repeatedly; nothing selected or charged.
         TypeError
             ``accountant`` is not a BudgetAccountant (or None).
         BudgetExceededError

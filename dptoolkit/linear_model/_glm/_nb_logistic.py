@@ -133,7 +133,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         ``averaging_fraction`` of the steps, in (0, 1].
     n_samples_public : int or None, default=None
         Public N (sets ``qN``); ``None`` reads it from the data with a
-        :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (refused for a private
+        fit on a Dask array, whose block sizes are not public).
     classes : array-like of shape (2,) or None, default=None
         The public label set: exactly two distinct labels (``classes_[1]`` is the
         positive class).  When given, the fit never reads the label set from
@@ -241,7 +242,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         ----------
         %(X_fit)s
             Non-negative features (e.g. binary bag of words); any scale (rows are
-            normalised).
+            normalised).  Or a :class:`dask.array.Array` of CSR row blocks
+            (chunked along rows only, ``y`` with the same chunks): the release's
+            sums and the transformed rows are computed on the workers, the noise
+            on the client (:mod:`dptoolkit.distributed`).
         y : array-like of shape (n_samples,)
             Two classes; ``classes_[1]`` is the positive one.  With ``classes``
             declared, labels from it (one may be absent).
@@ -253,7 +257,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         ValueError
             Invalid parameters (named), not exactly two classes, labels of ``y``
             outside ``classes``, NaN/inf in X, DP-SGD diverged (a data-dependent
-            error: lower ``learning_rate``).
+            error: lower ``learning_rate``); a private fit on a Dask array without
+            ``n_samples_public``, or one not chunked along rows only.
+        RuntimeError
+            Dask workers died repeatedly; no noise was drawn, nothing released.
         BudgetExceededError
             The accountant cannot pay; nothing is computed.
         """
