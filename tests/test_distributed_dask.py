@@ -291,3 +291,18 @@ def test_dpsis_refuses_data_bounds_on_dask(live):
     X, y = _data()
     with pytest.raises(ValueError, match="bounds='data'"):
         DPSIS(k=3, epsilon=1.0, bounds="data").fit(*_dask(X, y))
+
+
+def test_budget_refusal_happens_before_any_block_is_read(live):
+    """An accountant that cannot pay stops the fit before the engine reads X: X's
+    blocks would kill every worker that loads them, so reaching them would end in
+    the RuntimeError, not in BudgetExceededError."""
+    from dptoolkit.accounting import BudgetAccountant
+    from dptoolkit.exceptions import BudgetExceededError
+
+    X, y = _data()
+    Xd, yd = _dask(X, y, kill="always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(BudgetExceededError):
+            _model(random_state=0, accountant=BudgetAccountant(epsilon=1.0)).fit(Xd, yd)
