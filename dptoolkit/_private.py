@@ -64,7 +64,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import (check_accountant, check_positive_int, check_random_state,
+from ._validation import (check_accountant, check_classes, check_positive_int, check_random_state,
                           check_scalar_range)
 from .exceptions import DataClippedWarning, PrivacyLeakWarning
 
@@ -139,61 +139,6 @@ def data_dependent_error(what, exc_type=ValueError):
     return exc_type(data_dependent_message(what))
 
 
-def check_classes(classes, name="classes"):
-    """Validate a declared label set: the sorted array of its labels.
-
-    Parameters
-    ----------
-    classes : array-like of shape (n_classes,)
-        Distinct, hashable, mutually sortable labels; at least two.
-    name : str
-        The argument's name in errors.
-
-    Returns
-    -------
-    ndarray of shape (n_classes,)
-        Sorted (as :func:`numpy.unique` sorts), so ``classes_[1]`` is the positive
-        class of a binary model, as when the labels are read from ``y``.
-
-    Raises
-    ------
-    TypeError
-        A string, unhashable or unsortable labels.
-    ValueError
-        Not 1-D, fewer than two labels, duplicates, NaN.
-    """
-    if isinstance(classes, (str, bytes)):
-        raise TypeError(f"{name} must be an array-like of labels, got a str")
-    try:
-        arr = np.asarray(classes)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a 1-D array-like of labels: {exc}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array-like of labels, got shape {arr.shape}")
-    if arr.dtype.kind in "US" and not all(isinstance(c, (str, bytes)) for c in classes):
-        # numpy turned numbers into strings: [0, "a"] is not a label set of y's type
-        raise TypeError(f"{name} must hold mutually sortable labels of one type (all "
-                        "numbers or all str), got a mix")
-    if arr.dtype.kind == "O":
-        for label in arr:
-            try:
-                hash(label)
-            except TypeError:
-                raise TypeError(f"{name} must hold hashable labels, got "
-                                f"{type(label).__name__}") from None
-    if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must hold finite labels, got NaN or infinity")
-    try:
-        uniq = np.unique(arr)
-    except TypeError:
-        raise TypeError(f"{name} must hold mutually sortable labels (e.g. all int or all "
-                        "str)") from None
-    if uniq.size != arr.size:
-        raise ValueError(f"{name} must hold distinct labels, got duplicates in "
-                         f"{arr.tolist()!r}")
-    if uniq.size < 2:
-        raise ValueError(f"{name} must hold at least two labels, got {uniq.size}")
-    return uniq
 
 # ------------------------------------------------------------------ noise handles
 #: ``(estimator, Generator)``: the child stream a parent hands to the nested fit it
@@ -603,7 +548,7 @@ class PrivateEstimatorMixin:
         process-wide ledger :func:`~dptoolkit.accounting.default_accountant`.
         A top-level private fit run by scikit-learn's model selection
         (``GridSearchCV``, ``cross_val_score``, ...) also warns, once per
-        model-selection call (:func:`_warn_model_selection`).
+        model-selection call (:func:`dptoolkit.accounting.budget.warn_model_selection`).
         """
         self.privacy_event_ = event
         self.privacy_spent_ = None if spent is None else (float(spent[0]), float(spent[1]))
@@ -628,66 +573,17 @@ class PrivateEstimatorMixin:
             accountant.spend(spent[0], spent[1], event=event, label=label)
         else:
             return self
-        _warn_model_selection(self, accountant, given=getattr(self, "accountant", None)
+        from .accounting.budget import warn_model_selection
+
+        warn_model_selection(self, accountant, given=getattr(self, "accountant", None)
                               is not None)
         return self
 
 
-#: The outermost ``sklearn.model_selection`` frame of the call that last warned
-#: (:func:`_warn_model_selection`).  Held while that call may still run; replaced
-#: or dropped at the next top-level private fit.
-_SELECTION_CALL = [None]
 
 
-def _model_selection_call():
-    """The outermost frame of ``sklearn.model_selection`` on the stack, or None."""
-    frame, outer = sys._getframe(2), None
-    while frame is not None:
-        if str(frame.f_globals.get("__name__", "")).startswith("sklearn.model_selection"):
-            outer = frame
-        frame = frame.f_back
-    return outer
 
 
-def _warn_model_selection(estimator, accountant, *, given):
-    """One PrivacyLeakWarning per scikit-learn model-selection call.
-
-    A call (``GridSearchCV.fit``, ``cross_val_score``, nested ones) is known by
-    its outermost frame in ``sklearn.model_selection``: the frame object stays
-    the same while the call runs (CPython keeps one frame object per running
-    frame once it has been looked at), and the reference held here keeps its
-    identity from being reused by a later call.  Every fit of the call after the
-    first sees the same frame and adds nothing; a new call has a new frame.
-    (Fits that joblib runs in other threads or processes, ``n_jobs > 1``, do not
-    see the caller's frame: there each fit may warn.)
-    """
-    outer = _model_selection_call()
-    if outer is None:
-        _SELECTION_CALL[0] = None       # outside model selection: drop the old frame
-        return
-    if _SELECTION_CALL[0] is outer:
-        return
-    _SELECTION_CALL[0] = outer
-    name = type(estimator).__name__
-    call = getattr(outer.f_code, "co_qualname", outer.f_code.co_name)
-    if given:
-        paid = ("Its fits are charged to the accountant passed as accountant=, which "
-                "every clone shares, so its budget bounds them all")
-    else:
-        paid = ("Its fits are recorded in the default ledger (dptoolkit.accounting."
-                f"default_accountant(): {len(accountant.spends)} fit(s) so far, "
-                f"(epsilon, delta) = {_fmt_spent(accountant.spent)} by basic "
-                "composition), whose budget is infinite unless set_default_accountant "
-                "replaced it: pass accountant=BudgetAccountant(epsilon=...) to bound "
-                "them before any work (every clone shares it)")
-    warnings.warn(
-        f"{name} is fitted privately by scikit-learn model selection "
-        f"({call}): every candidate and fold is a separate private release on the "
-        "same data, and the scores scikit-learn computes on the "
-        "held-out folds read the data without noise, so the choice (best_params_, "
-        f"the scores) is not covered by any guarantee.  {paid}.  For a private "
-        "choice use dptoolkit.model_selection.PrivateHyperparameterSearch.  [Shown "
-        "once per model-selection call.]", PrivacyLeakWarning, stacklevel=4)
 
 
 def _caller_stacklevel():
@@ -699,8 +595,6 @@ def _caller_stacklevel():
     return level
 
 
-def _fmt_spent(spent):
-    return f"({spent[0]:.4g}, {spent[1]:.3g})"
 
 
 def _inside_private_fit(estimator):

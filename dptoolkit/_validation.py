@@ -519,3 +519,60 @@ NEIGHBOURING = [Options("add_remove", "replace_one")]
 SCREENING = [None, Options("auto"), Interval("int", 1, None)]
 PRIVATE_COMMON = {"epsilon": EPSILON, "n_samples_public": N_SAMPLES_PUBLIC,
                   "accountant": ACCOUNTANT, "random_state": [RANDOM_STATE]}
+
+
+def check_classes(classes, name="classes"):
+    """Validate a declared label set: the sorted array of its labels.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,)
+        Distinct, hashable, mutually sortable labels; at least two.
+    name : str
+        The argument's name in errors.
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+        Sorted (as :func:`numpy.unique` sorts), so ``classes_[1]`` is the positive
+        class of a binary model, as when the labels are read from ``y``.
+
+    Raises
+    ------
+    TypeError
+        A string, unhashable or unsortable labels.
+    ValueError
+        Not 1-D, fewer than two labels, duplicates, NaN.
+    """
+    if isinstance(classes, (str, bytes)):
+        raise TypeError(f"{name} must be an array-like of labels, got a str")
+    try:
+        arr = np.asarray(classes)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a 1-D array-like of labels: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array-like of labels, got shape {arr.shape}")
+    if arr.dtype.kind in "US" and not all(isinstance(c, (str, bytes)) for c in classes):
+        # numpy turned numbers into strings: [0, "a"] is not a label set of y's type
+        raise TypeError(f"{name} must hold mutually sortable labels of one type (all "
+                        "numbers or all str), got a mix")
+    if arr.dtype.kind == "O":
+        for label in arr:
+            try:
+                hash(label)
+            except TypeError:
+                raise TypeError(f"{name} must hold hashable labels, got "
+                                f"{type(label).__name__}") from None
+    if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must hold finite labels, got NaN or infinity")
+    try:
+        uniq = np.unique(arr)
+    except TypeError:
+        raise TypeError(f"{name} must hold mutually sortable labels (e.g. all int or all "
+                        "str)") from None
+    if uniq.size != arr.size:
+        raise ValueError(f"{name} must hold distinct labels, got duplicates in "
+                         f"{arr.tolist()!r}")
+    if uniq.size < 2:
+        raise ValueError(f"{name} must hold at least two labels, got {uniq.size}")
+    return uniq

@@ -61,7 +61,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from ._docstrings import fill_doc
-from ._validation import check_random_state, check_scalar_range
+from ._validation import check_epsilon_delta, check_random_state, check_scalar_range
 
 __all__ = [
     "Laplace",
@@ -72,23 +72,6 @@ __all__ = [
     "ReportNoisyMax",
     "analytic_gaussian_sigma",
 ]
-
-
-def _check_epsilon(epsilon):
-    return check_scalar_range(epsilon, "epsilon", low=0.0, low_open=True)
-
-
-def _check_delta(delta, *, allow_zero):
-    return check_scalar_range(delta, "delta", low=0.0, high=1.0, low_open=not allow_zero,
-                              high_open=True)
-
-
-def _check_pure(delta, name):
-    delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, high_open=True)
-    if delta != 0.0:
-        raise ValueError(f"delta must be 0 for the {name} mechanism (it is pure "
-                         f"epsilon-DP), got {delta!r}")
-    return delta
 
 
 def _check_sensitivity(sensitivity):
@@ -139,8 +122,10 @@ class _Mechanism:
 
     def _set_pure(self, epsilon, delta, sensitivity, name):
         """Check and store the parameters of a pure (delta = 0) mechanism."""
-        self.epsilon = _check_epsilon(epsilon)
-        self.delta = _check_pure(delta, name)
+        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta)
+        if self.delta != 0.0:
+            raise ValueError(f"delta must be 0 for the {name} mechanism (it is pure "
+                             f"epsilon-DP), got {delta!r}")
         self.sensitivity = _check_sensitivity(sensitivity)
 
 
@@ -260,7 +245,7 @@ class Gaussian(_AdditiveMechanism):
     def __init__(self, *, epsilon, delta=0.0, sensitivity, random_state=None):
         self.epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, high=1.0, low_open=True,
                                           high_open=True)
-        self.delta = _check_delta(delta, allow_zero=False)
+        self.delta = check_epsilon_delta(1.0, delta, allow_zero_delta=False)[1]
         self.sensitivity = _check_sensitivity(sensitivity)
         self._set_rng(random_state)
 
@@ -311,8 +296,7 @@ def analytic_gaussian_sigma(*, epsilon, delta, sensitivity=1.0):
     -------
     sigma : float
     """
-    epsilon = _check_epsilon(epsilon)
-    delta = _check_delta(delta, allow_zero=False)
+    epsilon, delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     sensitivity = _check_sensitivity(sensitivity)
     target = math.log(delta)
 
@@ -358,8 +342,8 @@ class GaussianAnalytic(Gaussian):
     """
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, random_state=None):
-        self.epsilon = _check_epsilon(epsilon)
-        self.delta = _check_delta(delta, allow_zero=False)
+        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta,
+                                                       allow_zero_delta=False)
         self.sensitivity = _check_sensitivity(sensitivity)
         self._sigma = analytic_gaussian_sigma(epsilon=self.epsilon, delta=self.delta,
                                               sensitivity=self.sensitivity)

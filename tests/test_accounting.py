@@ -1020,3 +1020,24 @@ def test_budget_events_composition_beats_basic_sum_for_two_fw_fits():
     assert delta_events == 1e-4
     assert eps_events == pytest.approx(
         epsilon_of_event(ComposedEvent(tuple(events.events)), 1e-4), rel=1e-15)
+
+
+def test_event_traversal_functions():
+    """child_events / describe_event / count_steps / noise_multipliers on one tree."""
+    from dptoolkit.accounting.events import (ComposedEvent, GaussianEvent, LaplaceEvent,
+                                             PoissonSampledEvent, SelfComposedEvent,
+                                             child_events, count_steps, describe_event,
+                                             noise_multipliers)
+
+    step = PoissonSampledEvent(sampling_rate=0.01, event=GaussianEvent(noise_multiplier=1.5))
+    tree = ComposedEvent((SelfComposedEvent(step, 300), LaplaceEvent(noise_multiplier=10.0)))
+    assert child_events(tree) == [SelfComposedEvent(step, 300), LaplaceEvent(noise_multiplier=10.0)]
+    assert child_events(LaplaceEvent(noise_multiplier=10.0)) == []
+    assert count_steps(tree) == 300 and count_steps(LaplaceEvent(noise_multiplier=10.0)) == 1
+    assert noise_multipliers(tree) == [1.5, 10.0] and noise_multipliers(None) == []
+    lines = describe_event(tree, "")
+    assert lines[0] == "ComposedEvent()"
+    assert lines[1] == "  SelfComposedEvent(count=300)"
+    assert lines[2].startswith("    PoissonSampledEvent(sampling_rate=0.01")
+    assert lines[-1] == "  LaplaceEvent(noise_multiplier=10)"
+    assert describe_event(None) == []

@@ -19,6 +19,7 @@ from dptoolkit.accounting.talwar import (
 from dptoolkit.datasets import make_correlated_classification
 from dptoolkit.exceptions import BudgetExceededError, DataClippedWarning, PrivacyLeakWarning
 from dptoolkit.linear_model import FrankWolfeLassoClassifier, SparsifiedLassoClassifier
+from dptoolkit.linear_model import _l1_ball as l1_ball_module
 from dptoolkit.linear_model import _sparsifier as sparsifier_module
 from dptoolkit.linear_model._sparsifier import check_count_bounds, keep_largest, noisy_count
 from dptoolkit.mechanisms import DoubleGeometric, ReportNoisyMax
@@ -392,7 +393,7 @@ def test_sparsifier_formats_and_reproducible():
 def test_project_l1_rows_against_bisection():
     rng = np.random.default_rng(0)
     V = rng.normal(size=(4, 50)) * rng.uniform(0.1, 3.0, size=(4, 1))
-    P = sparsifier_module.project_l1_rows(V, 2.0)
+    P = l1_ball_module.project_l1_rows(V, 2.0)
     for v, w in zip(V, P):
         if np.abs(v).sum() <= 2.0:
             np.testing.assert_array_equal(w, v)
@@ -404,7 +405,7 @@ def test_project_l1_rows_against_bisection():
         np.testing.assert_allclose(w, np.sign(v) * np.maximum(np.abs(v) - hi, 0), atol=1e-12)
         assert np.abs(w).sum() == pytest.approx(2.0, rel=1e-12)
     inside = 0.01 * V
-    np.testing.assert_array_equal(sparsifier_module.project_l1_rows(inside, 2.0), inside)
+    np.testing.assert_array_equal(l1_ball_module.project_l1_rows(inside, 2.0), inside)
 
 
 def _sparse_binary(n=600, p=400, seed=0):
@@ -428,7 +429,7 @@ def test_l1_ball_logistic_solves_the_constrained_problem():
     n = X.shape[0]
     ref = None
     for working_set in (1, 16, 1024):
-        W, n_iter, gap = sparsifier_module.l1_ball_logistic(
+        W, n_iter, gap = l1_ball_module.l1_ball_logistic(
             X, y[:, None], 5.0, tol=1e-10, max_iter=5000, working_set=working_set)
         w = W.ravel()
         assert gap <= 1e-10 and n_iter < 5000
@@ -452,7 +453,7 @@ def test_l1_ball_logistic_multinomial_kkt():
     rng = np.random.default_rng(1)
     y = np.where(rng.random(y.size) < 0.3, 2, y).astype(int)
     Y = np.eye(3)[y]
-    W, _, gap = sparsifier_module.l1_ball_logistic(X, Y, 3.0, tol=1e-9, max_iter=20_000)
+    W, _, gap = l1_ball_module.l1_ball_logistic(X, Y, 3.0, tol=1e-9, max_iter=20_000)
     assert gap <= 1e-9
     G = np.asarray(X.T @ ((softmax(np.asarray(X @ W.T), axis=1) - Y) / X.shape[0])).T
     for w, g in zip(W, G):
@@ -460,7 +461,7 @@ def test_l1_ball_logistic_multinomial_kkt():
         assert np.abs(w).sum() == pytest.approx(3.0, rel=1e-9)
         np.testing.assert_allclose(g[w != 0], -mu * np.sign(w[w != 0]), atol=1e-6)
     fw = FrankWolfeLassoClassifier(l1_bound=3.0, max_iter=20_000).fit(X, y)
-    loss = sparsifier_module._logistic_loss
+    loss = l1_ball_module._logistic_loss
     f_pg = loss(np.asarray(X @ W.T), Y)[0]
     f_fw = loss(np.asarray(X @ fw.coef_.T), Y)[0]
     assert f_pg <= f_fw + 1e-12
@@ -469,7 +470,7 @@ def test_l1_ball_logistic_multinomial_kkt():
 def test_l1_ball_logistic_warns_when_capped():
     X, y = _sparse_binary()
     with pytest.warns(ConvergenceWarning, match="nonprivate_max_iter"):
-        _, n_iter, gap = sparsifier_module.l1_ball_logistic(X, y[:, None], 50.0, tol=1e-12,
+        _, n_iter, gap = l1_ball_module.l1_ball_logistic(X, y[:, None], 50.0, tol=1e-12,
                                                             max_iter=5)
     assert n_iter == 5 and gap > 1e-12
 

@@ -1,11 +1,13 @@
 """Tracking a privacy budget across a pipeline of DP computations."""
 import math
 import os
+import sys
+import warnings
 
 import numpy as np
 
 from .._validation import check_positive_int, check_scalar_range
-from ..exceptions import BudgetExceededError
+from ..exceptions import BudgetExceededError, PrivacyLeakWarning
 
 __all__ = ["BudgetAccountant", "default_accountant", "set_default_accountant"]
 
@@ -395,3 +397,72 @@ def set_default_accountant(accountant):
     previous = default_accountant()
     _DEFAULT = accountant if accountant is not None else BudgetAccountant()
     return previous
+
+
+# ---------------------------------------------------------------------------
+# the notice of a private fit run by scikit-learn's model selection: GridSearchCV,
+# cross_val_score and the like fit many clones on the same data and choose among
+# them with exact scores; each fit is charged (to the shared accountant or the
+# default ledger) and one PrivacyLeakWarning per call says the choice is outside
+# every guarantee
+# ---------------------------------------------------------------------------
+
+#: The outermost ``sklearn.model_selection`` frame of the call that last warned
+#: (:func:`warn_model_selection`).  Held while that call may still run; replaced
+#: or dropped at the next top-level private fit.
+_SELECTION_CALL = [None]
+
+
+def _model_selection_call():
+    """The outermost frame of ``sklearn.model_selection`` on the stack, or None."""
+    frame, outer = sys._getframe(2), None
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("sklearn.model_selection"):
+            outer = frame
+        frame = frame.f_back
+    return outer
+
+
+def warn_model_selection(estimator, accountant, *, given):
+    """One PrivacyLeakWarning per scikit-learn model-selection call.
+
+    A call (``GridSearchCV.fit``, ``cross_val_score``, nested ones) is known by
+    its outermost frame in ``sklearn.model_selection``: the frame object stays
+    the same while the call runs (CPython keeps one frame object per running
+    frame once it has been looked at), and the reference held here keeps its
+    identity from being reused by a later call.  Every fit of the call after the
+    first sees the same frame and adds nothing; a new call has a new frame.
+    (Fits that joblib runs in other threads or processes, ``n_jobs > 1``, do not
+    see the caller's frame: there each fit may warn.)
+    """
+    outer = _model_selection_call()
+    if outer is None:
+        _SELECTION_CALL[0] = None       # outside model selection: drop the old frame
+        return
+    if _SELECTION_CALL[0] is outer:
+        return
+    _SELECTION_CALL[0] = outer
+    name = type(estimator).__name__
+    call = getattr(outer.f_code, "co_qualname", outer.f_code.co_name)
+    if given:
+        paid = ("Its fits are charged to the accountant passed as accountant=, which "
+                "every clone shares, so its budget bounds them all")
+    else:
+        paid = ("Its fits are recorded in the default ledger (dptoolkit.accounting."
+                f"default_accountant(): {len(accountant.spends)} fit(s) so far, "
+                f"(epsilon, delta) = {_fmt_spent(accountant.spent)} by basic "
+                "composition), whose budget is infinite unless set_default_accountant "
+                "replaced it: pass accountant=BudgetAccountant(epsilon=...) to bound "
+                "them before any work (every clone shares it)")
+    warnings.warn(
+        f"{name} is fitted privately by scikit-learn model selection "
+        f"({call}): every candidate and fold is a separate private release on the "
+        "same data, and the scores scikit-learn computes on the "
+        "held-out folds read the data without noise, so the choice (best_params_, "
+        f"the scores) is not covered by any guarantee.  {paid}.  For a private "
+        "choice use dptoolkit.model_selection.PrivateHyperparameterSearch.  [Shown "
+        "once per model-selection call.]", PrivacyLeakWarning, stacklevel=4)
+
+
+def _fmt_spent(spent):
+    return f"({spent[0]:.4g}, {spent[1]:.3g})"

@@ -88,6 +88,10 @@ __all__ = [
     "ComposedEvent",
     "RepeatAndSelectEvent",
     "MaxOfEvents",
+    "child_events",
+    "describe_event",
+    "count_steps",
+    "noise_multipliers",
 ]
 
 
@@ -517,3 +521,97 @@ def _check_events(events, name="events"):
     for k, event in enumerate(events):
         _check_event(event, f"{name}[{k}]")
     return events
+
+
+# ---------------------------------------------------------------------------
+# traversal of an event tree (for reports and the command line)
+# ---------------------------------------------------------------------------
+
+def child_events(event):
+    """The events directly inside ``event`` (its fields that are events), in order.
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+
+    Returns
+    -------
+    list of PrivacyEvent
+        Empty for a leaf.
+    """
+    out = []
+    for field in dataclasses.fields(event):
+        value = getattr(event, field.name)
+        for item in (value if isinstance(value, tuple) else (value,)):
+            if isinstance(item, PrivacyEvent):
+                out.append(item)
+    return out
+
+
+def describe_event(event, indent="  "):
+    """Lines describing an event tree, one per event, children indented.
+
+    Parameters
+    ----------
+    event : PrivacyEvent or None
+    indent : str
+        Prefix of the root's line; each level adds two spaces.
+
+    Returns
+    -------
+    list of str
+        ``["  ClassName(field=value, ...)", ...]``; empty for None.
+    """
+    if event is None:
+        return []
+    scalars = []
+    for field in dataclasses.fields(event):
+        value = getattr(event, field.name)
+        if isinstance(value, PrivacyEvent) or (
+                isinstance(value, tuple) and value and isinstance(value[0], PrivacyEvent)):
+            continue
+        scalars.append(f"{field.name}={value:.6g}" if isinstance(value, float)
+                       else f"{field.name}={value}")
+    lines = [f"{indent}{type(event).__name__}({', '.join(scalars)})"]
+    for child in child_events(event):
+        lines.extend(describe_event(child, indent + "  "))
+    return lines
+
+
+def count_steps(event):
+    """The number of steps of an event: the count of its longest self-composition.
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+
+    Returns
+    -------
+    int
+        ``count`` of a :class:`SelfComposedEvent`, the largest over the parts of a
+        :class:`ComposedEvent`, else 1.
+    """
+    if isinstance(event, SelfComposedEvent):
+        return event.count
+    if isinstance(event, ComposedEvent):
+        return max((count_steps(e) for e in event.events), default=1)
+    return 1
+
+
+def noise_multipliers(event):
+    """The ``noise_multiplier`` of every event of the tree that has one, depth first.
+
+    Parameters
+    ----------
+    event : PrivacyEvent or None
+
+    Returns
+    -------
+    list of float
+    """
+    if event is None:
+        return []
+    out = [float(event.noise_multiplier)] if hasattr(event, "noise_multiplier") else []
+    for child in child_events(event):
+        out.extend(noise_multipliers(child))
+    return out

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..accounting.events import count_steps, describe_event, noise_multipliers
 from . import _models, _progress
 from ._models import MODELS
 from ._parser import _ESTIMATOR_OPTIONS, _flag
@@ -217,30 +218,6 @@ def _bound_of(name, model):
     return MODELS[name].bound if name in MODELS else None
 
 
-def _describe_event(event, indent="  "):
-    """Lines describing a privacy event tree."""
-    from ..accounting.events import PrivacyEvent
-
-    if event is None:
-        return []
-    import dataclasses
-
-    scalars = []
-    children = []
-    for f in dataclasses.fields(event):
-        v = getattr(event, f.name)
-        if isinstance(v, PrivacyEvent):
-            children.append(v)
-        elif isinstance(v, tuple) and v and isinstance(v[0], PrivacyEvent):
-            children.extend(v)
-        else:
-            scalars.append(f"{f.name}={v:.6g}" if isinstance(v, float) else f"{f.name}={v}")
-    lines = [f"{indent}{type(event).__name__}({', '.join(scalars)})"]
-    for child in children:
-        lines.extend(_describe_event(child, indent + "  "))
-    return lines
-
-
 def _print_guarantee(model, name, bound, file=None, *, delta=None, noise=None):
     file = sys.stdout if file is None else file
     spent = getattr(model, "privacy_spent_", None)
@@ -266,7 +243,7 @@ def _print_guarantee(model, name, bound, file=None, *, delta=None, noise=None):
         print(f"  {model.n_iter_} exponential-mechanism steps at epsilon'="
               f"{model.epsilon_step_:.4g} each, {model.composition_} composition", file=file)
     print("  privacy event:", file=file)
-    for line in _describe_event(getattr(model, "privacy_event_", None), "    "):
+    for line in describe_event(getattr(model, "privacy_event_", None), "    "):
         print(line, file=file)
 
 
@@ -695,44 +672,16 @@ def _account(args):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             b = estimator.budget(d, n_classes=args.n_classes, n_samples=n)
-        steps = _count_steps(b.event)
+        steps = count_steps(b.event)
         print(f"  Frank-Wolfe: T = {steps} exponential-mechanism steps, per-step "
               f"epsilon' = {b.epsilon_step:.6g}, {b.composition} composition")
         if getattr(b, "screening_noise_multiplier", None) is not None:
             print(f"  private candidate screening: Gaussian noise multiplier "
                   f"{b.screening_noise_multiplier:.6g}")
-    multipliers = _noise_multipliers(event)
+    multipliers = noise_multipliers(event)
     if multipliers:
         print("  noise multiplier(s): " + ", ".join(f"{m:.6g}" for m in multipliers))
     print("privacy event:")
-    for line in _describe_event(event, "  "):
+    for line in describe_event(event, "  "):
         print(line)
     return 0
-
-
-def _count_steps(event):
-    from ..accounting.events import ComposedEvent, SelfComposedEvent
-
-    if isinstance(event, SelfComposedEvent):
-        return event.count
-    if isinstance(event, ComposedEvent):
-        return max((_count_steps(e) for e in event.events), default=1)
-    return 1
-
-
-def _noise_multipliers(event):
-    import dataclasses
-
-    from ..accounting.events import PrivacyEvent
-
-    out = []
-    if event is None:
-        return out
-    if hasattr(event, "noise_multiplier"):
-        out.append(float(event.noise_multiplier))
-    for f in dataclasses.fields(event):
-        v = getattr(event, f.name)
-        for child in (v if isinstance(v, tuple) else (v,)):
-            if isinstance(child, PrivacyEvent):
-                out.extend(_noise_multipliers(child))
-    return out

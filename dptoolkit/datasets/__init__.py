@@ -35,8 +35,8 @@ Modules
   :func:`make_correlated_classification`.
 """
 from ._bounds import clip_rows, scale_by_max_abs
-from ._corpora import (corpus_has_own_split, corpus_labels_from_examples, is_tsv_corpus,
-                       load_text_corpus)
+from ._corpora import load_text_corpus
+from ._corpus_layout import corpus_has_own_split, corpus_labels_from_examples, is_tsv_corpus
 from ._libsvm import load_libsvm
 from ._paths import get_data_path
 from ._synthetic import make_correlated_classification, make_sparse_classification
