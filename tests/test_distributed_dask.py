@@ -306,3 +306,10 @@ def test_budget_refusal_happens_before_any_block_is_read(live):
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         with pytest.raises(BudgetExceededError):
             _model(random_state=0, accountant=BudgetAccountant(epsilon=1.0)).fit(Xd, yd)
+
+
+@pytest.mark.parametrize("labels", [np.full(N, 2), np.full(N, 0.5), np.full(N, -1)])
+def test_gradient_sum_refuses_labels_that_are_not_class_indices(labels):
+    X, _ = _data()
+    with pytest.raises(ValueError, match=r"y must hold class indices in \[0, 2\)"):
+        clipped_gradient_sum(X, labels, np.zeros((1, D)), [0.0], clip=1.0)

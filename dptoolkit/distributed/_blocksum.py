@@ -231,7 +231,12 @@ def _gradient_block(Xb, yb, coef, intercept, clip):
     """Sum over the block of the per-example log-loss gradients clipped to L2 norm
     ``clip``, as a (K, n_features + 1) array (last column: the intercept)."""
     Xb = _csr_block(Xb)
-    yb = np.asarray(yb).astype(np.int64)
+    labels = np.asarray(yb)
+    n_labels = max(2, coef.shape[0])
+    yb = labels.astype(np.int64) if labels.dtype.kind in "biuf" else None
+    if yb is None or np.any(yb != labels) or np.any((yb < 0) | (yb >= n_labels)):
+        raise ValueError(f"y must hold class indices in [0, {n_labels}) (integers), got "
+                         "other values")
     margins = np.asarray(Xb @ coef.T) + intercept[None, :]
     if coef.shape[0] == 1:          # binary logistic, y in {0, 1}
         resid = expit(margins) - yb[:, None]
