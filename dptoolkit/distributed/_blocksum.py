@@ -90,6 +90,13 @@ def _blocks(X, y):
     return xs, ys
 
 
+def _shared(args):
+    """Array arguments as one graph key each, sent once per worker, not once per task."""
+    from dask import delayed
+
+    return tuple(delayed(a, pure=True) if isinstance(a, np.ndarray) else a for a in args)
+
+
 def _compute(tasks, what):
     """Compute Dask tasks on the default scheduler; a lost worker is a clear error."""
     import dask
@@ -144,6 +151,7 @@ def block_sum(func, X, y=None, args=(), *, what="the per-block sums"):
 
     xs, ys = _blocks(X, y)
     fn = delayed(func, pure=True)
+    args = _shared(args)
     parts = _compute([fn(xb, yb, *args) for xb, yb in zip(xs, ys)], what)
     total = np.array(parts[0], dtype=np.float64)
     for part in parts[1:]:  # block order: reproducible rounding
@@ -176,6 +184,7 @@ def map_row_blocks(func, X, args=(), *, what="the transformed rows"):
 
     xs, _ = _blocks(X, None)
     fn = delayed(func, pure=True)
+    args = _shared(args)
     parts = _compute([fn(xb, *args) for xb in xs], what)
     if not any(sp.issparse(p) for p in parts):
         return np.vstack(parts)
