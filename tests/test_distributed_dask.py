@@ -313,3 +313,31 @@ def test_gradient_sum_refuses_labels_that_are_not_class_indices(labels):
     X, _ = _data()
     with pytest.raises(ValueError, match=r"y must hold class indices in \[0, 2\)"):
         clipped_gradient_sum(X, labels, np.zeros((1, D)), [0.0], clip=1.0)
+
+
+def test_x_never_comes_to_the_client(live, monkeypatch):
+    """Everything the fit brings back is a sum over rows or a row block of the
+    ``n_features_kept + 1`` transformed columns, never a block of X; X itself is
+    never computed or converted on the client."""
+    X, y = _data()
+    Xd, yd = _dask(X, y)
+    received, compute = [], _blocksum._compute
+
+    def spy(tasks, what):
+        out = compute(tasks, what)
+        received.extend(out)
+        return out
+
+    def refuse(self, *args, **kwargs):
+        if self.name == Xd.name:
+            raise AssertionError("X was gathered on the client")
+        return original(self, *args, **kwargs)
+
+    original = da.Array.compute
+    monkeypatch.setattr(_blocksum, "_compute", spy)
+    monkeypatch.setattr(da.Array, "compute", refuse)
+    monkeypatch.setattr(da.Array, "__array__", lambda self, *a, **k: refuse(self))
+    model = _fit(Xd, yd, 0)
+    assert len(received) == 2 * (N // CHUNK)          # the release, the transformation
+    for part in received:
+        assert part.shape in {(2, D), (CHUNK, model.theta_.size)}
