@@ -45,7 +45,7 @@ LAYERS = (
     ("foundation", ("dptoolkit.exceptions", "dptoolkit._validation",
                     "dptoolkit._docstrings")),
     ("privacy primitives and data", ("dptoolkit.accounting", "dptoolkit.mechanisms",
-                                     "dptoolkit.datasets")),
+                                     "dptoolkit.datasets", "dptoolkit.distributed")),
     ("contract", ("dptoolkit._private", "dptoolkit._estimator")),
     ("algorithms", ("dptoolkit.linear_model", "dptoolkit.dsal", "dptoolkit.selection")),
     ("model selection", ("dptoolkit.model_selection",)),

@@ -187,7 +187,7 @@ CASES.append(Case(
                                            "n_samples_public": N, "n_epochs": 2,
                                            "random_state": 0, **kw}),
     "binary", ("dptoolkit.linear_model._glm._sgd_fast:dpsgd",
-               "dptoolkit.linear_model._glm._nb_logistic:_unit_rows"), nonprivate=_NONPRIVATE))
+               "dptoolkit.linear_model._glm._nb_logistic:class_feature_sums"), nonprivate=_NONPRIVATE))
 IDS = [c.name for c in CASES]
 B_PARAMS = [pytest.param(c, id=c.name) for c in CASES]
 

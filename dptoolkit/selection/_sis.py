@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_X_y
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
 from .._private import (
@@ -19,6 +19,7 @@ from .._private import (
 )
 from .._validation import check_scalar_range, check_X_y_named
 from ..accounting.events import ExponentialMechanismEvent, PureDPEvent, SelfComposedEvent
+from ..distributed import block_sum, is_dask_array, row_aligned, validate_dask_X_y
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 
@@ -98,6 +99,36 @@ def _validate_X_y(estimator, X, y):
 def _column_sums(X, w):
     """X^T w for dense or sparse X."""
     return np.asarray(X.T @ w).ravel()
+
+
+def _bounded_sums_block(X, yt, lo, hi, c):
+    """``sum_n (clip(x_n, lo, hi) - c) yt_n`` over a row block, and (last entry) the
+    number of its values outside the bounds; a pure function of the block."""
+    n, d = X.shape
+    yt = np.asarray(yt, dtype=np.float64)
+    total = yt.sum()
+    if sp.issparse(X):
+        X = sp.csc_array(X, dtype=np.float64)
+        if not np.isfinite(X.data).all():
+            raise ValueError("Input X contains NaN or infinity.")
+        data = X.data
+        cols = np.repeat(np.arange(d), np.diff(X.indptr))
+        clipped = np.clip(data, lo[cols], hi[cols])
+        zero = np.clip(0.0, lo, hi)                 # value of implicit zeros
+        nnz_col = np.diff(X.indptr)
+        outside = np.sum(clipped != data) + np.sum((zero != 0.0) & (nnz_col < n))
+        Xc = sp.csc_array((clipped, X.indices, X.indptr), shape=X.shape)
+        pattern = sp.csc_array((np.ones_like(data), X.indices, X.indptr), shape=X.shape)
+        stored = _column_sums(Xc, yt)
+        raw = stored + zero * (total - _column_sums(pattern, yt)) - c * total
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        if not np.isfinite(X).all():
+            raise ValueError("Input X contains NaN or infinity.")
+        clipped = np.clip(X, lo, hi)
+        outside = np.sum(clipped != X)
+        raw = _column_sums(clipped, yt) - c * total
+    return np.append(raw, float(outside))
 
 
 class _SelectorTagsMixin:
@@ -343,8 +374,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         return (np.clip(y, lo, hi) - c) / max(hi - c, c - lo)
 
     def _scores(self, X, yt):
-        n, d = X.shape
-        total = yt.sum()
+        d = X.shape[1]
         if isinstance(self.bounds, str):
             if self.bounds != "data":
                 raise ValueError(f"bounds must be a pair or 'data', got {self.bounds!r}")
@@ -358,38 +388,29 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             else:
                 cmax, cmin = X.max(axis=0), X.min(axis=0)
             scale = np.maximum(cmax - mean, mean - cmin)
-            raw = _column_sums(X, yt) - mean * total
+            raw = _column_sums(X, yt) - mean * yt.sum()
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(scale > 0, np.abs(raw) / scale, 0.0)
         lo, hi = _broadcast_bounds(self.bounds, d, "bounds")
         c = _broadcast_center(self.center, lo, hi, "center")
         scale = np.maximum(hi - c, c - lo)
-        if sp.issparse(X):
-            data = X.data
-            cols = np.repeat(np.arange(d), np.diff(X.indptr))
-            clipped = np.clip(data, lo[cols], hi[cols])
-            zero = np.clip(0.0, lo, hi)                 # value of implicit zeros
-            nnz_col = np.diff(X.indptr)
-            outside = np.any(clipped != data) or np.any((zero != 0.0) & (nnz_col < n))
-            Xc = sp.csc_array((clipped, X.indices, X.indptr), shape=X.shape)
-            pattern = sp.csc_array((np.ones_like(data), X.indices, X.indptr), shape=X.shape)
-            stored = _column_sums(Xc, yt)
-            raw = stored + zero * (total - _column_sums(pattern, yt)) - c * total
-        else:
-            clipped = np.clip(X, lo, hi)
-            outside = np.any(clipped != X)
-            raw = _column_sums(clipped, yt) - c * total
-        if outside:
+        # exact per-block sums (the workers' when X is a Dask array); noise comes later
+        summed = block_sum(_bounded_sums_block, X, yt, (lo, hi, c),
+                           what="the DP-SIS correlations")
+        if summed[-1] > 0:
             data_dependent_warning("feature values outside bounds were clipped",
                                    DataClippedWarning, stacklevel=3)
-        return np.abs(raw) / scale
+        return np.abs(summed[:-1]) / scale
 
     @fill_doc
     def fit(self, X, y):
         """Select ``k`` features privately.
 
         %(params_fit_Xy)s
-            Numeric target.
+            Numeric target.  ``X`` may also be a :class:`dask.array.Array` of
+            row blocks (``y`` with the same row chunks): the correlations are
+            summed on the workers, the selection's noise drawn on the client
+            (:mod:`dptoolkit.distributed`).
 
         %(returns_self)s
 
@@ -397,13 +418,23 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         ------
         ValueError
             Bad ``k``, ``epsilon``, bounds, ``neighbouring``, ``selector`` or
-            ``gamma``; X and y of different lengths; non-finite values.
+            ``gamma``; X and y of different lengths; non-finite values;
+            ``bounds="data"`` or a layout other than row chunks for a Dask array.
+        RuntimeError
+            Dask workers died repeatedly; nothing selected or charged.
         TypeError
             ``accountant`` is not a BudgetAccountant (or None).
         BudgetExceededError
             The ``accountant`` cannot pay ``(epsilon, 0)``; nothing is computed.
         """
-        X, y = _validate_X_y(self, X, y)
+        if is_dask_array(X):  # X stays on the workers; only y comes to the client
+            X, y, _ = validate_dask_X_y(self, X, y, private=False)  # no N in DP-SIS
+            if isinstance(self.bounds, str):
+                raise ValueError("bounds='data' reads statistics of X (not private) and is "
+                                 "not available for a Dask array; pass public bounds")
+            y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
+        else:
+            X, y = _validate_X_y(self, X, y)
         d = X.shape[1]
         k = _check_k_features(self.k, d)
         # epsilon > 0 or None (non-private), neighbouring relation, accountant type
@@ -416,7 +447,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         event, spent = (_top_k_privacy(selector, epsilon, k) if epsilon is not None
                         else (None, None))
         self._check_spend(event, spent)     # before any work on the data
-        scores = self._scores(X, self._target(y))
+        scores = self._scores(X, row_aligned(self._target(y), X))
         if epsilon is None:
             sel = _select_top_k(scores, k)
         elif selector == "canonical_lipschitz":

@@ -77,19 +77,12 @@ from ..._validation import (check_positive_int, check_scalar_range, check_X_y_na
 from ...accounting import calibrate_noise_multiplier, calibrate_parameter, RDPAccountant
 from ...accounting.events import (ComposedEvent, GaussianEvent, PoissonSampledEvent,
                                   SelfComposedEvent)
+from ...distributed import (class_feature_sums, is_dask_array, map_row_blocks,
+                            validate_dask_X_y)
+from ...distributed import unit_rows as _unit_rows  # noqa: F401 (the tests' reference)
 from ..._estimator import _ClassifierOutputs, _store_params
 
 __all__ = ["DPNBLogisticClassifier"]
-
-
-def _unit_rows(X):
-    """CSR copy of X with every non-zero row scaled to L2 norm 1."""
-    X = sp.csr_array(X, dtype=np.float64, copy=True)
-    X.sum_duplicates()
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
-    X.data *= np.repeat(scale, np.diff(X.indptr))
-    return X
 
 
 def _transform(X, columns, ratios):
@@ -140,7 +133,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         ``averaging_fraction`` of the steps, in (0, 1].
     n_samples_public : int or None, default=None
         Public N (sets ``qN``); ``None`` reads it from the data with a
-        :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (refused for a private
+        fit on a Dask array, whose block sizes are not public).
     classes : array-like of shape (2,) or None, default=None
         The public label set: exactly two distinct labels (``classes_[1]`` is the
         positive class).  When given, the fit never reads the label set from
@@ -248,7 +242,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         ----------
         %(X_fit)s
             Non-negative features (e.g. binary bag of words); any scale (rows are
-            normalised).
+            normalised).  Or a :class:`dask.array.Array` of CSR row blocks
+            (chunked along rows only, ``y`` with the same chunks): the release's
+            sums and the transformed rows are computed on the workers, the noise
+            on the client (:mod:`dptoolkit.distributed`).
         y : array-like of shape (n_samples,)
             Two classes; ``classes_[1]`` is the positive one.  With ``classes``
             declared, labels from it (one may be absent).
@@ -260,15 +257,22 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         ValueError
             Invalid parameters (named), not exactly two classes, labels of ``y``
             outside ``classes``, NaN/inf in X, DP-SGD diverged (a data-dependent
-            error: lower ``learning_rate``).
+            error: lower ``learning_rate``); a private fit on a Dask array without
+            ``n_samples_public``, or one not chunked along rows only.
+        RuntimeError
+            Dask workers died repeatedly; no noise was drawn, nothing released.
         BudgetExceededError
             The accountant cannot pay; nothing is computed.
         """
         validate_params(self)
         p = self._check_params()
-        check_X_y_named(X, y)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=False)
+        distributed = is_dask_array(X)
+        if distributed:  # X stays on the workers; only y comes to the client
+            X, y, y_blocks = validate_dask_X_y(self, X, y, private=p["epsilon"] is not None)
+        else:
+            check_X_y_named(X, y)
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
         classes = self._resolve_classes(y, private=p["epsilon"] is not None)
         n_rows, n_features = X.shape
@@ -286,11 +290,11 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
         rng = self._noise_rng()
         codes = np.searchsorted(classes, y)
-        Xn = _unit_rows(X)
         # (1) the release: per-class sums of unit rows + N(0, sigma1^2) each entry; a
         # row adds to exactly one class's sum, so the L2 sensitivity is 1 for any K
-        sums = np.vstack([np.asarray(Xn[codes == c].sum(axis=0)).ravel()
-                          for c in range(classes.size)])
+        # (exact sums from the workers when X is a Dask array; the noise is drawn here)
+        sums = class_feature_sums(X, y_blocks if distributed else y, classes,
+                                  normalize_rows=True)
         noisy = sums + rng.normal(0.0, sigma1, sums.shape)
         # (2) post-processing: vocabulary (largest noisy totals) and naive Bayes
         columns = np.sort(np.argpartition(-noisy.sum(axis=0), k - 1)[:k])
@@ -306,7 +310,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         if classes.size == 2:
             ratios = np.log(pos[1]) - np.log(pos[0])
             # (3) local transformation, (4) DP-SGD on the logistic loss
-            Z = _transform(X, columns, ratios)
+            Z = map_row_blocks(_transform, X, (columns, ratios))
             theta = np.zeros(k + 1)
             trace = np.zeros((rec.size, k + 1))
             status, _ = _sgd_fast.dpsgd(
@@ -325,7 +329,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             # per-example gradient z (p - e_y)^T has Frobenius norm <= sqrt(2); it is
             # clipped to 1, so a lot's summed gradient has L2 sensitivity 1, as in
             # the binary case, and the event is the same
-            Z = _transform(X, columns, ratios)
+            Z = map_row_blocks(_transform, X, (columns, ratios))
             trace = np.zeros((rec.size, (k + 1) * classes.size))
             status, _ = _sgd_fast.dpsgd_softmax(
                 Z.data, Z.indices, Z.indptr, codes.astype(np.int64), np.ones(n_rows),

@@ -1,0 +1,20 @@
+"""Private learning on a distributed engine (Dask): exact per-block sums, noise once.
+
+Every function takes ``X`` either in memory (NumPy or SciPy sparse: one block,
+the toolkit's usual path) or as a :class:`dask.array.Array` of ``scipy.sparse``
+CSR row blocks (chunked along rows only, ``y`` with the same chunks).  The
+workers compute exact sums of clipped per-example terms; the client adds the
+blocks' sums in block order and the estimator adds the noise once, from its own
+generator, so nothing the engine does (retries, speculative copies, partition
+sizes) changes what is released.  See :mod:`dptoolkit.distributed._blocksum` and
+``docs/tutorials/distributed.rst``.  Dask is an optional dependency
+(``pip install dptoolkit[dask]``); it is imported only when a Dask array is given.
+"""
+from ._blocksum import (block_sum, class_feature_sums, clipped_gradient_sum, column_counts,
+                        column_sums, is_dask_array, map_row_blocks, row_aligned,
+                        unit_rows)
+from ._validation import validate_dask_X_y
+
+__all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
+           "column_sums", "is_dask_array", "map_row_blocks", "row_aligned", "unit_rows",
+           "validate_dask_X_y"]

@@ -1,0 +1,343 @@
+"""Private fits on a Dask cluster: exact per-block sums, noise once on the client.
+
+One ``LocalCluster`` of two single-threaded worker processes serves the module.
+Every check is exact or a comparison with the in-memory fit at the same seed
+(relative 1e-9: only the summation order differs); nothing here is statistical.
+"""
+import logging
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+distributed = pytest.importorskip(
+    "dask.distributed", reason="dask[distributed] is not installed (pip install "
+    "dptoolkit[dask]); the distributed backend is optional")
+import cloudpickle  # noqa: E402  (a dependency of distributed)
+import dask  # noqa: E402
+import dask.array as da  # noqa: E402
+
+from dptoolkit.distributed import (class_feature_sums, clipped_gradient_sum,  # noqa: E402
+                                   column_counts, column_sums, map_row_blocks)
+from dptoolkit.distributed import _blocksum  # noqa: E402
+from dptoolkit.exceptions import PrivacyLeakWarning  # noqa: E402
+from dptoolkit.linear_model import DPNBLogisticClassifier  # noqa: E402
+from dptoolkit.linear_model._glm._nb_logistic import _transform  # noqa: E402
+
+# the workers cannot import this file: ship its functions by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+N, D, CHUNK = 600, 300, 150  # four row blocks
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.csr_array((rng.random((N, D)) < 0.05) * rng.integers(1, 4, (N, D)),
+                     dtype=np.float64)
+    y = (X[:, :5].sum(axis=1) > X[:, 5:10].sum(axis=1)).astype(np.int64)
+    return X, y
+
+
+def _load_block(X, i, marker=None, kill="never"):
+    """Row block ``i`` of X; with ``kill``, the worker process dies while loading it:
+    ``"once"`` the first time (a marker file remembers), ``"always"`` every time."""
+    if kill == "always" or (kill == "once" and not os.path.exists(marker)):
+        if kill == "once":
+            open(marker, "w").close()
+        os._exit(1)
+    return sp.csr_matrix(X[i * CHUNK:(i + 1) * CHUNK])
+
+
+def _dask(X, y, **kill):
+    blocks = [da.from_delayed(dask.delayed(_load_block, pure=False)(X, i, **kill),
+                              shape=(CHUNK, X.shape[1]), dtype=np.float64,
+                              meta=sp.csr_matrix((0, 0)))
+              for i in range(X.shape[0] // CHUNK)]
+    return da.concatenate(blocks, axis=0), da.from_array(np.asarray(y), chunks=CHUNK)
+
+
+@pytest.fixture(scope="module")
+def client():
+    # one retry of a task whose worker died, then KilledWorker (the default is 3)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(n_workers=2, processes=True,
+                                           threads_per_worker=1, dashboard_address=None,
+                                           silence_logs=logging.CRITICAL)
+        with distributed.Client(cluster) as c:
+            yield c
+        cluster.close()
+
+
+@pytest.fixture
+def live(client):
+    client.wait_for_workers(2, timeout=60)  # a killing test may have just run
+    return client
+
+
+def _model(**kw):
+    return DPNBLogisticClassifier(**{"epsilon": 2.0, "n_features_kept": 40,
+                                     "n_samples_public": N, "classes": [0, 1],
+                                     "n_epochs": 2, "sampling_rate": 0.1, **kw})
+
+
+def _fit(X, y, rng):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the fixed seed
+        return _model(random_state=rng).fit(X, y)
+
+
+def _assert_same_release(a, b):
+    np.testing.assert_array_equal(a.feature_indices_, b.feature_indices_)
+    np.testing.assert_allclose(a.log_count_ratios_, b.log_count_ratios_, rtol=1e-9)
+    np.testing.assert_allclose(a.theta_, b.theta_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+    assert a.privacy_event_ == b.privacy_event_
+    assert a.privacy_spent_ == b.privacy_spent_
+    assert a.noise_multipliers_ == b.noise_multipliers_
+
+
+# ------------------------------------------------------------- primitive
+def test_primitives_match_in_memory(live):
+    X, y = _data()
+    Xd, yd = _dask(X, y)
+    coef = np.random.default_rng(1).normal(size=(1, D))
+    for local, dist in [
+        (class_feature_sums(X, y, [0, 1], normalize_rows=True),
+         class_feature_sums(Xd, yd, [0, 1], normalize_rows=True)),
+        (column_sums(X), column_sums(Xd)),
+        (column_counts(X), column_counts(Xd)),
+        (clipped_gradient_sum(X, y, coef, [0.5], clip=1.0),
+         clipped_gradient_sum(Xd, yd, coef, [0.5], clip=1.0)),
+    ]:
+        np.testing.assert_allclose(dist, local, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(column_counts(X), (X != 0).sum(axis=0))
+    Z = map_row_blocks(_transform, Xd, (np.arange(10), np.ones(10)))
+    assert Z.indices.dtype == np.int64 and Z.shape == (N, 11)
+    np.testing.assert_array_equal(Z.toarray(), _transform(X, np.arange(10),
+                                                          np.ones(10)).toarray())
+
+
+def test_clipped_gradient_sum_is_the_sum_of_clipped_terms():
+    X, y = _data()
+    X, y = X[:50], y[:50]
+    rng = np.random.default_rng(2)
+    for K, labels in [(1, y), (3, rng.integers(0, 3, 50))]:
+        coef, b = rng.normal(size=(K, D)), rng.normal(size=K)
+        want = np.zeros((K, D + 1))
+        for i in range(50):
+            x1 = np.append(X[[i]].toarray().ravel(), 1.0)
+            m = coef @ x1[:-1] + b
+            if K == 1:
+                r = 1.0 / (1.0 + np.exp(-m)) - labels[i]
+            else:
+                r = np.exp(m - m.max()) / np.exp(m - m.max()).sum()
+                r[labels[i]] -= 1.0
+            g = np.outer(r, x1)
+            want += g * min(1.0, 0.3 / np.linalg.norm(g))
+        got = clipped_gradient_sum(X, labels, coef, b, clip=0.3)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_block_sums_are_added_in_block_order(live):
+    X, y = _data()
+    Xd, yd = _dask(X, y)
+    want = np.zeros((2, D))
+    for i in range(N // CHUNK):
+        want += _blocksum._class_sums_block(X[i * CHUNK:(i + 1) * CHUNK],
+                                            y[i * CHUNK:(i + 1) * CHUNK],
+                                            np.array([0, 1]), True)
+    for _ in range(2):  # bit for bit, every time
+        np.testing.assert_array_equal(class_feature_sums(Xd, yd, [0, 1],
+                                                         normalize_rows=True), want)
+
+
+def test_block_functions_are_pure_and_draw_nothing(live):
+    """A retried or speculative task returns the same value: every function the
+    engine runs is a pure function of its block and draws no random numbers."""
+    X, y = _data()
+    Xb, yb = X[:CHUNK], y[:CHUNK]
+    coef = np.random.default_rng(3).normal(size=(1, D))
+    calls = [(_blocksum._class_sums_block, (Xb, yb, np.array([0, 1]), True)),
+             (_blocksum._column_sums_block, (Xb, None, False)),
+             (_blocksum._column_counts_block, (Xb, None)),
+             (_blocksum._gradient_block, (Xb, yb, coef, np.zeros(1), 1.0)),
+             (_transform, (Xb, np.arange(7), np.full(7, 2.0)))]
+
+    def run_twice():
+        np.random.seed(0)
+        before = np.random.get_state()[1].copy()
+        out = [[f(*a) for f, a in calls] for _ in range(2)]
+        assert np.array_equal(np.random.get_state()[1], before)  # legacy RNG untouched
+        return out
+
+    for first, second in live.run(run_twice).values():  # on every worker
+        for a, b in zip(first, second):
+            a, b = (v.toarray() if sp.issparse(v) else v for v in (a, b))
+            np.testing.assert_array_equal(a, b)
+
+
+# ----------------------------------------------------------- the estimator
+def test_same_model_event_and_noise_stream_as_in_memory(live):
+    X, y = _data()
+    Xd, yd = _dask(X, y)
+    rng_mem, rng_dask = np.random.default_rng(7), np.random.default_rng(7)
+    mem, dist = _fit(X, y, rng_mem), _fit(Xd, yd, rng_dask)
+    _assert_same_release(dist, mem)
+    # the client's generator drew exactly the in-memory noise, nothing more
+    assert rng_dask.bit_generator.state == rng_mem.bit_generator.state
+    assert dist.n_features_in_ == D
+    np.testing.assert_array_equal(dist.predict(X), mem.predict(X))
+
+
+def test_non_private_fit_matches_in_memory(live):
+    X, y = _data()
+    Xd, yd = _dask(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        mem = _model(epsilon=None, random_state=0).fit(X, y)
+        dist = _model(epsilon=None, random_state=0).fit(Xd, yd)
+    _assert_same_release(dist, mem)
+
+
+def test_private_fit_without_n_samples_public_is_refused(live):
+    X, y = _data()
+    Xd, yd = _dask(X, y)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="n_samples_public"):
+        _fit_without_n = _model(n_samples_public=None, random_state=rng)
+        _fit_without_n.fit(Xd, yd)
+    assert rng.bit_generator.state == state
+    assert not hasattr(_fit_without_n, "coef_")
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda X, y: (X.rechunk({1: 100}), y), "chunked along rows only"),
+    (lambda X, y: (X, y.rechunk(100)), "same row chunks"),
+    (lambda X, y: (X, np.asarray(y)), "y must be a Dask array"),
+])
+def test_bad_dask_input_is_named(live, bad, match):
+    X, y = _data()
+    Xd, yd = bad(*_dask(X, y))
+    with pytest.raises((ValueError, TypeError), match=match):
+        _model(random_state=0).fit(Xd, yd)
+
+
+def test_nan_in_a_block_raises_the_in_memory_error(live):
+    X, y = _data()
+    X = X.copy()
+    X.data[-1] = np.nan  # in the last block
+    Xd, yd = _dask(X, y)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        _fit(Xd, yd, 0)
+
+
+# --------------------------------------------------------- a worker dies
+def test_worker_killed_mid_fit_releases_the_same_model(live, tmp_path):
+    """The task retried after its worker died recomputes the same exact sum;
+    the noise (drawn on the client, once) is unchanged."""
+    X, y = _data()
+    Xd, yd = _dask(X, y, marker=str(tmp_path / "killed"), kill="once")
+    dist = _fit(Xd, yd, np.random.default_rng(11))
+    assert (tmp_path / "killed").exists()  # a worker did die mid-fit
+    _assert_same_release(dist, _fit(X, y, np.random.default_rng(11)))
+
+
+def test_workers_dying_repeatedly_stop_the_fit_before_any_noise(live):
+    X, y = _data()
+    Xd, yd = _dask(X, y, kill="always")
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    model = _model(random_state=rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(RuntimeError, match="died repeatedly.*No noise was drawn"):
+            model.fit(Xd, yd)
+    assert rng.bit_generator.state == state  # no noise drawn, none to redraw
+    assert not hasattr(model, "coef_") and not hasattr(model, "privacy_spent_")
+
+
+# ------------------------------------------------------------------ DP-SIS
+@pytest.mark.parametrize("selector", ["canonical_lipschitz", "peeling"])
+def test_dpsis_selects_as_in_memory(live, selector):
+    from dptoolkit.exceptions import DataClippedWarning
+    from dptoolkit.selection import DPSIS
+
+    X, _ = _data()
+    y = np.random.default_rng(4).normal(size=N)
+    Xd, yd = _dask(X, y)
+    models = []
+    for XX, yy in [(X, y), (Xd, yd)]:
+        rng = np.random.default_rng(5)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            m = DPSIS(k=6, epsilon=1.0, bounds=(0.0, 2.0), y_bounds=(-2.0, 2.0),
+                      selector=selector, random_state=rng).fit(XX, yy)
+        # the values 3 above the bound are clipped on the workers too
+        assert any(issubclass(w.category, DataClippedWarning) for w in seen)
+        models.append((m, rng.bit_generator.state))
+    (mem, s_mem), (dist, s_dist) = models
+    np.testing.assert_array_equal(dist.selected_features_, mem.selected_features_)
+    assert dist.privacy_event_ == mem.privacy_event_ and s_dist == s_mem
+    assert dist.n_features_in_ == D
+
+
+def test_dpsis_refuses_data_bounds_on_dask(live):
+    from dptoolkit.selection import DPSIS
+
+    X, y = _data()
+    with pytest.raises(ValueError, match="bounds='data'"):
+        DPSIS(k=3, epsilon=1.0, bounds="data").fit(*_dask(X, y))
+
+
+def test_budget_refusal_happens_before_any_block_is_read(live):
+    """An accountant that cannot pay stops the fit before the engine reads X: X's
+    blocks would kill every worker that loads them, so reaching them would end in
+    the RuntimeError, not in BudgetExceededError."""
+    from dptoolkit.accounting import BudgetAccountant
+    from dptoolkit.exceptions import BudgetExceededError
+
+    X, y = _data()
+    Xd, yd = _dask(X, y, kill="always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(BudgetExceededError):
+            _model(random_state=0, accountant=BudgetAccountant(epsilon=1.0)).fit(Xd, yd)
+
+
+@pytest.mark.parametrize("labels", [np.full(N, 2), np.full(N, 0.5), np.full(N, -1)])
+def test_gradient_sum_refuses_labels_that_are_not_class_indices(labels):
+    X, _ = _data()
+    with pytest.raises(ValueError, match=r"y must hold class indices in \[0, 2\)"):
+        clipped_gradient_sum(X, labels, np.zeros((1, D)), [0.0], clip=1.0)
+
+
+def test_x_never_comes_to_the_client(live, monkeypatch):
+    """Everything the fit brings back is a sum over rows or a row block of the
+    ``n_features_kept + 1`` transformed columns, never a block of X; X itself is
+    never computed or converted on the client."""
+    X, y = _data()
+    Xd, yd = _dask(X, y)
+    received, compute = [], _blocksum._compute
+
+    def spy(tasks, what):
+        out = compute(tasks, what)
+        received.extend(out)
+        return out
+
+    def refuse(self, *args, **kwargs):
+        if self.name == Xd.name:
+            raise AssertionError("X was gathered on the client")
+        return original(self, *args, **kwargs)
+
+    original = da.Array.compute
+    monkeypatch.setattr(_blocksum, "_compute", spy)
+    monkeypatch.setattr(da.Array, "compute", refuse)
+    monkeypatch.setattr(da.Array, "__array__", lambda self, *a, **k: refuse(self))
+    model = _fit(Xd, yd, 0)
+    assert len(received) == 2 * (N // CHUNK)          # the release, the transformation
+    for part in received:
+        assert part.shape in {(2, D), (CHUNK, model.theta_.size)}
