@@ -7,18 +7,22 @@ data with a public bound, and they share one release:
 
 1. **One Gaussian release of the per-class feature sums.**  Every row is scaled
    to L2 norm 1 (a local operation), and :math:`S_c = \sum_{i: y_i = c} \hat x_i`
-   for the two classes is released with Gaussian noise.  Adding or removing one
-   example changes :math:`(S_0, S_1)` by a vector of L2 norm at most 1, so the
+   for every class is released with Gaussian noise.  Adding or removing one
+   example changes one :math:`S_c` by a vector of L2 norm at most 1, so the
    release is the Gaussian mechanism with noise multiplier :math:`\sigma_1`
-   (Mironov 2017, Proposition 7).  These sums are the document frequencies (the
-   vocabulary) and the naive-Bayes statistics at once.
+   (Mironov 2017, Proposition 7), for any number of classes K.  These sums are
+   the document frequencies (the vocabulary) and the naive-Bayes statistics at once.
 2. **Post-processing.**  Keep the ``n_features_kept`` features of largest noisy
    total :math:`S_0 + S_1` and compute the log-count ratios
    :math:`r_j = \log(\max(S_{1j}, 0) + s) - \log(\max(S_{0j}, 0) + s)` with the
    smoothing ``s`` equal to the noise standard deviation.
 3. **Per-example transformation** (local): row :math:`x` becomes
    :math:`z = (x_S \odot r, 1) / \|(x_S \odot r, 1)\|_2`; the constant entry is
-   the intercept.
+   the intercept.  With K > 2 classes there is no single ratio: the rows are
+   :math:`z = (x_S, 1) / \|(x_S, 1)\|_2` and the model starts from the multinomial
+   naive-Bayes log-probabilities :math:`\log(\max(S_{cj}, 0) + s) - \log \sum_l
+   (\max(S_{cl}, 0) + s)` of the kept features, centred over the classes
+   (post-processing of the release).
 4. **DP-SGD** (Abadi et al. 2016) on the logistic loss over the :math:`z`:
    Poisson sampling with rate ``sampling_rate``, sum of the per-example
    gradients (norm at most 1 since :math:`\|z\| = 1` and :math:`|\ell'| < 1`, so the
@@ -27,7 +31,11 @@ data with a public bound, and they share one release:
    step ``learning_rate`` (default :math:`4 = 1/\beta` for the
    :math:`\tfrac14`-smooth logistic loss on unit rows) and L2 penalty ``alpha``.
    The released model is the average of the iterates of the last
-   ``averaging_fraction`` of the steps (post-processing).
+   ``averaging_fraction`` of the steps (post-processing).  With K > 2 classes the
+   loss is the softmax cross-entropy, whose per-example gradient
+   :math:`z (p - e_y)^\top` has Frobenius norm at most :math:`\sqrt 2`; it is
+   clipped to 1, so the lot's summed gradient has L2 sensitivity 1 and the
+   privacy event is the binary one.
 
 **Privacy.**  Neighbouring relation: add or remove one (document, label); the
 number of examples ``N`` (``n_samples_public``), the feature hashing and every
@@ -101,7 +109,7 @@ def _transform(X, columns, ratios):
 
 class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                              BaseEstimator):
-    r"""Private naive-Bayes-scaled logistic regression for sparse text (binary).
+    r"""Private naive-Bayes-scaled logistic regression for sparse text (any number of classes).
 
     A private release of the per-class feature sums picks the vocabulary and the
     naive-Bayes feature scaling; DP-SGD then fits a logistic regression on the
@@ -135,9 +143,9 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         Public N (sets ``qN``); ``None`` reads it from the data with a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (refused for a private
         fit on a Dask array, whose block sizes are not public).
-    classes : array-like of shape (2,) or None, default=None
-        The public label set: exactly two distinct labels (``classes_[1]`` is the
-        positive class).  When given, the fit never reads the label set from
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set: two or more distinct labels (with two,
+        ``classes_[1]`` is the positive class).  When given, the fit never reads the label set from
         ``y`` (a declared class absent from ``y`` is fine; a label of ``y``
         outside it raises ``ValueError``).  None: ``np.unique(y)``, with a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits.
@@ -151,17 +159,18 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features)
-        A linear model with the same predictions (``coef_[S] = r * theta``); the
-        probabilities use the row normalisation (:meth:`predict_proba`).
-    intercept_ : ndarray of shape (1,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        A linear model with the same predictions (``coef_[S] = r * theta``; one row
+        per class when there are more than two); the probabilities use the row
+        normalisation (:meth:`predict_proba`).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
     feature_indices_ : ndarray of shape (n_features_kept,)
         The kept features S.
     log_count_ratios_ : ndarray of shape (n_features_kept,)
-        The private naive-Bayes ratios r.
-    theta_ : ndarray of shape (n_features_kept + 1,)
-        Weights on the transformed rows (the last one multiplies the constant).
-    classes_ : ndarray of shape (2,)
+        The private naive-Bayes ratios r (ones for more than two classes).
+    theta_ : ndarray of shape (n_features_kept + 1,) or (n_features_kept + 1, n_classes)
+        Weights on the transformed rows (the last row multiplies the constant).
+    classes_ : ndarray of shape (n_classes,)
         The declared ``classes`` (sorted), else the labels of ``y``.
     noise_multipliers_ : tuple (sigma_1, sigma_2) or None
     n_steps_ : int
@@ -247,15 +256,15 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             sums and the transformed rows are computed on the workers, the noise
             on the client (:mod:`dptoolkit.distributed`).
         y : array-like of shape (n_samples,)
-            Two classes; ``classes_[1]`` is the positive one.  With ``classes``
-            declared, labels from it (one may be absent).
+            Class labels (two or more; with two, ``classes_[1]`` is the positive
+            one).  With ``classes`` declared, labels from it (some may be absent).
 
         %(returns_self)s
 
         Raises
         ------
         ValueError
-            Invalid parameters (named), not exactly two classes, labels of ``y``
+            Invalid parameters (named), fewer than two classes, labels of ``y``
             outside ``classes``, NaN/inf in X, DP-SGD diverged (a data-dependent
             error: lower ``learning_rate``); a private fit on a Dask array without
             ``n_samples_public``, or one not chunked along rows only.
@@ -357,9 +366,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     _poor_score = True
 
     def _margins(self, X):
-        """Margins of the trained model on the transformed rows, shape (n_samples,).
+        """Margins on the transformed rows, shape (n_samples,) or (n_samples, n_classes).
 
-        Same sign as ``X @ coef_.T + intercept_`` (a positive per-row factor).
+        ``X @ coef_.T + intercept_`` times a positive per-row factor (same sign, same
+        argmax).
         """
         Z = _transform(X, self.feature_indices_, self.log_count_ratios_)
         margins = np.asarray(Z @ self.theta_)
