@@ -135,7 +135,7 @@ def test_one_class_refused_and_nan_refused():
 def test_multiclass_learns_with_the_binary_event():
     """K = 4 classes: one release of the K per-class sums (L2 sensitivity 1, as for
     two classes) and softmax DP-SGD clipped to 1: the event and the noise multipliers
-    are the binary model's at the same budget, and the model learns."""
+    are the binary model's at the same budget and split, and the model learns."""
     X, y = _multiclass_text_like()
     Xt, yt = _multiclass_text_like(seed=1)
     labels = np.array(["a", "b", "c", "d"])
@@ -143,7 +143,8 @@ def test_multiclass_learns_with_the_binary_event():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)   # the fixed seed
         clf = DPNBLogisticClassifier(classes=labels, random_state=0, **kw).fit(X, labels[y])
-        binary = DPNBLogisticClassifier(classes=[0, 1], random_state=0, **kw).fit(X, y % 2)
+        binary = DPNBLogisticClassifier(classes=[0, 1], random_state=0,
+                                        release_fraction=0.5, **kw).fit(X, y % 2)
     assert clf.privacy_event_ == binary.privacy_event_
     assert clf.noise_multipliers_ == binary.noise_multipliers_
     assert clf.coef_.shape == (4, X.shape[1]) and clf.intercept_.shape == (4,)
@@ -156,6 +157,20 @@ def test_multiclass_learns_with_the_binary_event():
     np.testing.assert_array_equal(pred, labels[np.argmax(proba, axis=1)])
     # chance is 0.25; a fixed seed, the margin is wide (about 0.9 observed)
     assert np.mean(pred == labels[yt]) > 0.6
+
+
+def test_auto_defaults_depend_on_public_quantities_only():
+    from dptoolkit.linear_model._glm._nb_logistic import _auto_defaults
+
+    auto = {"k": "auto", "f": "auto"}
+    assert _auto_defaults(auto, 2) == {"k": 5000, "f": 0.75}
+    assert _auto_defaults(auto, 20) == {"k": 50_000, "f": 0.5}
+    assert _auto_defaults(auto, 100) == {"k": 2**20 // 100, "f": 0.5}
+    assert _auto_defaults({"k": 7, "f": 0.3}, 20) == {}
+    with pytest.raises(ValueError, match="n_features_kept"):
+        DPNBLogisticClassifier(n_features_kept="many").fit(*_text_like(n=50, d=10))
+    with pytest.raises(ValueError, match="release_fraction"):
+        DPNBLogisticClassifier(release_fraction="half").fit(*_text_like(n=50, d=10))
 
 
 def test_multiclass_declared_class_may_be_absent():
