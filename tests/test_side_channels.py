@@ -136,7 +136,7 @@ _PRIVATE_CLASSIFIERS = {
     "ight": lambda **kw: DPIGHTClassifier(sparsity=3, max_iter=10, epsilon=1.0, delta=1e-5,
                                           n_samples_public=100, random_state=0, **kw),
 }
-_BINARY_ONLY = ("scd", "sgd", "nb", "ight")
+_BINARY_ONLY = ("scd", "sgd", "ight")   # DPNB fits any number of classes
 
 
 @pytest.mark.parametrize("name", sorted(_PRIVATE_CLASSIFIERS))
