@@ -192,6 +192,22 @@ def test_same_model_event_and_noise_stream_as_in_memory(live):
     np.testing.assert_array_equal(dist.predict(X), mem.predict(X))
 
 
+def test_multiclass_fit_matches_in_memory(live):
+    """Three classes: the K per-class sums come from the workers, softmax DP-SGD runs
+    on the client; the same release and event as in memory."""
+    X, _ = _data()
+    y = (X[:, :3].sum(axis=1) + X[:, 3:6].sum(axis=1) * 2).astype(np.int64) % 3
+    Xd, yd = _dask(X, y)
+    rng_mem, rng_dask = np.random.default_rng(3), np.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the fixed seed
+        mem = _model(classes=[0, 1, 2], random_state=rng_mem).fit(X, y)
+        dist = _model(classes=[0, 1, 2], random_state=rng_dask).fit(Xd, yd)
+    _assert_same_release(dist, mem)
+    assert mem.coef_.shape == (3, D)
+    assert rng_dask.bit_generator.state == rng_mem.bit_generator.state
+
+
 def test_non_private_fit_matches_in_memory(live):
     X, y = _data()
     Xd, yd = _dask(X, y)
