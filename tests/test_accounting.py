@@ -398,7 +398,7 @@ def test_without_replacement_requires_replace_one():
     with pytest.raises(ValueError, match="replace_one"):
         RDPAccountant().compose_subsampled_gaussian(noise_multiplier=1.0, sampling_rate=0.01,
                                                     sampling="without_replacement")
-    with pytest.raises(ValueError, match="add_or_remove_one"):
+    with pytest.raises(ValueError, match="add_remove"):
         RDPAccountant(neighboring_relation="replace_one").compose_subsampled_gaussian(
             noise_multiplier=1.0, sampling_rate=0.01, sampling="poisson")
     with pytest.raises(ValueError, match="sampling"):
@@ -1041,3 +1041,10 @@ def test_event_traversal_functions():
     assert lines[2].startswith("    PoissonSampledEvent(sampling_rate=0.01")
     assert lines[-1] == "  LaplaceEvent(noise_multiplier=10)"
     assert describe_event(None) == []
+
+
+def test_old_spelling_of_add_remove_is_deprecated():
+    with pytest.warns(DeprecationWarning, match="add_remove"):
+        acc = RDPAccountant(neighboring_relation="add_or_remove_one")
+    assert acc.neighboring_relation == "add_remove"
+    assert RDPAccountant().neighboring_relation == "add_remove"

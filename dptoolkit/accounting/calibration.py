@@ -25,7 +25,7 @@ MIN_NOISE_MULTIPLIER = 1e-4
 
 
 def _make_accountant(accountant, sampling, orders, conversion, series):
-    relation = "add_or_remove_one" if sampling == "poisson" else "replace_one"
+    relation = "add_remove" if sampling == "poisson" else "replace_one"
     if isinstance(accountant, RDPAccountant):
         if orders is not None or conversion is not None or series is not None:
             raise ValueError("orders, conversion and series are taken from the accountant "

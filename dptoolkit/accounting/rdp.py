@@ -8,7 +8,7 @@ D_alpha(M(D) || M(D')) <= rho.  RDP composes additively order by order: the
 accountant keeps one value per order and adds the values of each step.
 
 **Neighbouring relations.**
-``"add_or_remove_one"`` (default): D' is D with one example added or
+``"add_remove"`` (default): D' is D with one example added or
 removed.  The Poisson-subsampled Gaussian bound (Mironov, Talwar, Zhang 2019)
 holds for this relation.  ``"replace_one"``: D' is D with one example
 replaced (n is public).  The sampling-without-replacement bound (Wang, Balle,
@@ -72,7 +72,7 @@ DEFAULT_RDP_ORDERS = tuple([1 + x / 10.0 for x in range(1, 100)]
                            + [128.0, 256.0, 512.0, 1024.0])
 
 _CONVERSIONS = ("improved", "classic")
-_RELATIONS = ("add_or_remove_one", "replace_one")
+_RELATIONS = ("add_remove", "replace_one")
 _SAMPLINGS = ("poisson", "without_replacement")
 _SERIES = ("exact", "absolute")
 

@@ -11,6 +11,8 @@ References
 - [ACGMMTZ16] M. Abadi et al. "Deep Learning with Differential Privacy."
   CCS 2016 (moments accountant, Theorem 1).
 """
+import warnings
+
 import numpy as np
 
 from .._validation import check_positive_int
@@ -36,10 +38,12 @@ class RDPAccountant:
     orders : array-like of float, default=None
         RDP orders (finite, > 1).  ``None`` means :data:`~dptoolkit.accounting.DEFAULT_RDP_ORDERS`,
         the same orders as dp-accounting's ``RdpAccountant``.
-    neighboring_relation : {"add_or_remove_one", "replace_one"}, default="add_or_remove_one"
+    neighboring_relation : {"add_remove", "replace_one"}, default="add_remove"
         The relation all composed guarantees refer to.  Poisson subsampling
-        requires ``"add_or_remove_one"``, sampling without replacement
-        requires ``"replace_one"`` (see the module docstring).
+        requires ``"add_remove"`` (dp-accounting's ``ADD_OR_REMOVE_ONE``; the
+        spelling ``"add_or_remove_one"`` is accepted with a DeprecationWarning),
+        sampling without replacement requires ``"replace_one"`` (see the module
+        docstring).
     conversion : {"improved", "classic"}, default="improved"
         Default RDP -> (epsilon, delta) conversion (see :func:`rdp_to_epsilon`).
     series : {"exact", "absolute"}, default="exact"
@@ -62,9 +66,14 @@ class RDPAccountant:
     - [WBK19] Y.-X. Wang, B. Balle, S. Kasiviswanathan. AISTATS 2019.
     """
 
-    def __init__(self, orders=None, *, neighboring_relation="add_or_remove_one",
+    def __init__(self, orders=None, *, neighboring_relation="add_remove",
                  conversion="improved", series="exact"):
         self._orders = _curves._check_orders(orders)
+        if neighboring_relation == "add_or_remove_one":   # the toolkit's one spelling
+            warnings.warn("neighboring_relation='add_or_remove_one' is deprecated: the "
+                          "toolkit spells it 'add_remove' (as neighbouring= of every "
+                          "estimator)", DeprecationWarning, stacklevel=2)
+            neighboring_relation = "add_remove"
         self.neighboring_relation = _curves._check_choice(
             neighboring_relation, "neighboring_relation", _curves._RELATIONS)
         self.conversion = _curves._check_choice(conversion, "conversion", _curves._CONVERSIONS)
@@ -163,8 +172,8 @@ class RDPAccountant:
         """
         _curves._check_choice(sampling, "sampling", _curves._SAMPLINGS)
         if sampling == "poisson":
-            if self.neighboring_relation != "add_or_remove_one":
-                raise ValueError("sampling='poisson' is accounted under add_or_remove_one; "
+            if self.neighboring_relation != "add_remove":
+                raise ValueError("sampling='poisson' is accounted under add_remove; "
                                  "this accountant uses neighboring_relation="
                                  f"{self.neighboring_relation!r}")
             rdp = _curves.rdp_poisson_subsampled_gaussian(
