@@ -725,7 +725,8 @@ def test_text_cache_announced_once(tmp_path, imdb_archive, capsys, monkeypatch):
     load_text_corpus(archive, "train", n_features=64)
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
-    assert len(lines) == 1
+    assert len(lines) == 2    # the extraction, then the hashed-features cache
+    assert f"hashed features are cached in {tmp_path / 'envcache' / 'features'}" in lines[1]
     folder = next((tmp_path / "envcache" / "corpora").iterdir())
     n_bytes = sum(len(v.encode("latin-1")) for v in {**IMDB_DOCS, **IMDB_EXTRA}.values())
     assert f"extracted {archive.name} ({n_bytes} bytes of files, " in lines[0]
@@ -734,9 +735,47 @@ def test_text_cache_announced_once(tmp_path, imdb_archive, capsys, monkeypatch):
     # reused: silent
     load_text_corpus(archive, "test", n_features=64)
     assert capsys.readouterr().err == ""
+    # the same load again reads the cached features: silent too
+    load_text_corpus(archive, "test", n_features=64)
+    assert capsys.readouterr().err == ""
     # cache_dir wins over the environment variable
     load_text_corpus(archive, "test", n_features=64, cache_dir=tmp_path / "other")
     assert str(tmp_path / "other" / "corpora") in capsys.readouterr().err
+
+
+def test_hashed_features_of_an_archive_are_cached(tmp_path, imdb_archive, monkeypatch):
+    """The second load of an archive with the same options reads the stored matrix (no
+    extraction, no hashing); other options, or a changed archive, hash again."""
+    from dptoolkit.datasets import _corpora
+
+    archive, _ = imdb_archive
+    cache = tmp_path / "cache"
+    X1, y1, n1 = load_text_corpus(archive, "train", n_features=2**10, cache_dir=cache)
+    stored = list((cache / "features").iterdir())
+    assert len(stored) == 1 and stored[0].suffix == ".npz"
+
+    def no_hash(*args, **kwargs):
+        raise AssertionError("hashed again although the features are cached")
+
+    monkeypatch.setattr(_corpora, "_hash", no_hash)
+    monkeypatch.setattr(tarfile, "open", no_hash)
+    X2, y2, n2 = load_text_corpus(archive, "train", n_features=2**10, cache_dir=cache)
+    assert isinstance(X2, sp.csr_array) and X2.dtype == np.float64
+    np.testing.assert_array_equal(X2.toarray(), X1.toarray())
+    np.testing.assert_array_equal(y2, y1)
+    assert n2 == n1
+    # another option is another entry: it hashes (and fails here, by design)
+    with pytest.raises(AssertionError, match="hashed again"):
+        load_text_corpus(archive, "train", n_features=2**11, cache_dir=cache)
+    monkeypatch.undo()
+    # a changed archive (same name) is another entry
+    changed, _ = _make_archive(tmp_path / "changed", "imdb", {
+        **IMDB_DOCS, **IMDB_EXTRA, "train/neg/99_1.txt": "a different review"},
+        prefix="aclImdb")
+    archive.write_bytes(changed.read_bytes())
+    X3, _, _ = load_text_corpus(archive, "train", n_features=2**10, cache_dir=cache)
+    assert X3.shape[0] == X1.shape[0] + 1
+    assert len(list((cache / "features").iterdir())) == 2
 
 
 # ---------------------------------------------------------------------------

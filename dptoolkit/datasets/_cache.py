@@ -145,3 +145,68 @@ def _extract_archive(path, cache_dir):
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+# ---------------------------------------------------------------------------
+# hashed features of an archive: one .npz per (archive content, loading options)
+# ---------------------------------------------------------------------------
+
+#: Bump when the stored layout or the featurisation changes.
+_FEATURES_FORMAT = 1
+
+
+def features_cache_path(archive, cache_dir, options):
+    """Where the hashed features of ``archive`` loaded with ``options`` are cached.
+
+    The name is a hash of the archive's content (SHA-256), the loading options, the
+    scikit-learn version (its hashing vectoriser) and :data:`_FEATURES_FORMAT`, so a
+    changed archive, option or featurisation never reads a stale matrix.
+    """
+    import json
+
+    import sklearn
+
+    cache_dir = Path(_default_cache_dir() if cache_dir is None else cache_dir).expanduser()
+    key = json.dumps({"archive": _file_sha256(archive), "options": options,
+                      "sklearn": sklearn.__version__, "format": _FEATURES_FORMAT},
+                     sort_keys=True, default=repr)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return cache_dir / "features" / f"{archive.name}-{digest}.npz"
+
+
+def read_features(path):
+    """``(X, y, target_names)`` from a file written by :func:`write_features`."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    with np.load(path, allow_pickle=False) as f:
+        X = sp.csr_array((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
+        return X, f["y"], [str(n) for n in f["target_names"]]
+
+
+def write_features(path, X, y, target_names):
+    """Store the hashed features atomically (a temporary file, then a rename).
+
+    The first file written in a cache folder is announced on stderr (one line with
+    the folder); later ones are silent.
+    """
+    import numpy as np
+
+    first = not path.parent.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
+    os.close(fd)
+    try:
+        np.savez(tmp, data=X.data, indices=X.indices, indptr=X.indptr,
+                 shape=np.asarray(X.shape), y=np.asarray(y),
+                 target_names=np.asarray(target_names, dtype=str))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    if first:
+        print(f"dptoolkit: hashed features are cached in {path.parent} "
+              f"({_format_size(path.stat().st_size)} for this corpus part); later loads with "
+              "the same options reuse them (delete the folder to free the space)",
+              file=sys.stderr, flush=True)

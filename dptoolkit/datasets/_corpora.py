@@ -21,6 +21,7 @@ layout             files                                                  split
 """
 import numbers
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,6 +31,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from .._validation import check_positive_int
 from . import _reuters
 
+from ._cache import _ARCHIVE_SUFFIXES, features_cache_path, read_features, write_features
 from ._corpus_layout import _find_layout, _resolve
 
 __all__ = ["load_text_corpus"]
@@ -533,6 +535,17 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
 
     if isinstance(verbose, (bool, np.bool_)) or not isinstance(verbose, numbers.Integral):
         raise TypeError(f"verbose must be an int, got {type(verbose).__name__}")
+    archive = Path(path).expanduser()
+    cached = None
+    if archive.is_file() and archive.name.endswith(_ARCHIVE_SUFFIXES):
+        # an archive's content is fixed: its hashed features are cached (a folder or a
+        # label<TAB>text file may change, so it is hashed again every time)
+        cached = features_cache_path(archive, cache_dir, dict(
+            subset=subset, n_features=n_features, ngram_range=list(ngram_range),
+            positive=positive, negative=negative, test_size=test_size,
+            random_state=random_state))
+        if cached.exists():
+            return read_features(cached)
     layout = _find_layout(_resolve(path, cache_dir))
     if verbose > 0:
         import sys
@@ -558,6 +571,8 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
                                    dtype=np.float64)
     X = _hash(vectorizer, texts, verbose, f"hashing {layout.name} ({subset})")
     X.sum_duplicates()
+    if cached is not None:
+        write_features(cached, X, y, target_names)
     return X, y, target_names
 
 
