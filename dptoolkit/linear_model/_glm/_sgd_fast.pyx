@@ -73,6 +73,21 @@ cdef inline void _catch_up(double* theta, index_t* clock, index_t m, index_t t,
         st[1] = t
 
 
+cdef inline void _decay_tables(double* dpow, double* sqrt_s, index_t n_steps,
+                               double decay) noexcept nogil:
+    """dpow[k] = decay^k and sqrt_s[k] = sqrt(sum_{i<k} decay^(2i)), k = 0 .. n_steps:
+    the shrink of a weight and the standard deviation (in units of the step's noise)
+    of its pending noise after k steps without a read."""
+    cdef index_t k
+    cdef double s = 0.0
+    dpow[0] = 1.0
+    sqrt_s[0] = 0.0
+    for k in range(1, n_steps + 1):
+        dpow[k] = dpow[k - 1] * decay
+        s = s * decay * decay + 1.0
+        sqrt_s[k] = sqrt(s)
+
+
 def dpsgd(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
           const double[::1] y, const double[::1] rownorm, double[::1] theta, *,
           int loss, double lam, double learning_rate, double clip, double sampling_rate,
@@ -122,13 +137,7 @@ def dpsgd(const double[::1] data, const index_t[::1] indices, const index_t[::1]
     cdef double[::1] dpow = dpow_np
     cdef double[::1] sqrt_s = sqrt_s_np
     with bit_generator.lock, nogil:
-        dpow[0] = 1.0
-        s = 0.0
-        sqrt_s[0] = 0.0
-        for k in range(1, n_steps + 1):
-            dpow[k] = dpow[k - 1] * decay
-            s = s * decay * decay + 1.0
-            sqrt_s[k] = sqrt(s)
+        _decay_tables(&dpow[0], &sqrt_s[0], n_steps, decay)
         for t in range(n_steps):
             if sampling_rate > 0.0:
                 cnt = _poisson_batch(rng, N, sampling_rate, &batch[0])
@@ -289,13 +298,7 @@ def dpsgd_softmax(const double[::1] data, const index_t[::1] indices,
     cdef double[::1] sqrt_s = sqrt_s_np
     th = &theta[0, 0] if M > 0 else NULL
     with bit_generator.lock, nogil:
-        dpow[0] = 1.0
-        s = 0.0
-        sqrt_s[0] = 0.0
-        for k in range(1, n_steps + 1):
-            dpow[k] = dpow[k - 1] * decay
-            s = s * decay * decay + 1.0
-            sqrt_s[k] = sqrt(s)
+        _decay_tables(&dpow[0], &sqrt_s[0], n_steps, decay)
         for t in range(n_steps):
             if sampling_rate > 0.0:
                 cnt = _poisson_batch(rng, N, sampling_rate, &batch[0])
