@@ -1013,7 +1013,7 @@ def test_budget_events_composition_beats_basic_sum_for_two_fw_fits():
         for acc in (events, basic):
             FrankWolfeLassoClassifier(max_iter=200, epsilon=1.0, delta=1e-5,
                                       accountant=acc, random_state=seed).fit(X, y)
-    assert basic.spent[0] == pytest.approx(2.0, rel=1e-12)
+    assert basic.spent[0] == pytest.approx(2.0, rel=1e-9) and basic.spent[0] <= 2.0
     assert len(events.events) == 2
     eps_events, delta_events = events.spent
     assert eps_events < 0.9 * basic.spent[0]

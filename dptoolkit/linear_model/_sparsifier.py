@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_memory, validate_data
 
 from .._docstrings import fill_doc
-from .._private import fit_with_stream, PrivateEstimatorMixin
+from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
 from .._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                            Checked, CLASSES, DELTA_OPTIONAL, Interval, NEIGHBOURING, Options,
                            POSITIVE, PRIVATE_COMMON, validate_params)
@@ -522,8 +522,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self._check_spend(event, spent)
         fit_with_stream(private, fit_stream, X, y)
         # (1)-(2)
-        with warnings.catch_warnings(record=True):    # data-dependent: dropped
-            warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True), nested_fits(self):
+            warnings.simplefilter("always")           # data-dependent: dropped
             coef_np, _ = memory.cache(_nonprivate_coef)(X, y, *nonprivate_args)
         c = noisy_count(int(np.count_nonzero(coef_np)), count_bounds=bounds,
                         epsilon=epsilon_count, precision=precision, n_coef=n_coef,

@@ -11,6 +11,7 @@ from .._docstrings import fill_doc
 from .._private import (
     PrivateEstimatorMixin,
     _stream_for,
+    nested_fits,
     check_accountant,
     data_dependent_error,
     fit_with_stream,
@@ -216,7 +217,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
         def fit_step(step, stream, X_step):
             if stream is None or not isinstance(step, PrivateEstimatorMixin):
-                return step.fit(X_step, y)
+                with nested_fits(self):     # this pipeline charges the composed event
+                    return step.fit(X_step, y)
             return fit_with_stream(step, stream, X_step, y)
 
         fit_step(selector, streams[0], X)

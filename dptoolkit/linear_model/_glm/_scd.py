@@ -358,7 +358,7 @@ _SCD_DOC_ATTRS = r"""
     sampling_rate_ : float or None
         :math:`q` given to the accountant (Poisson sampling); 1 for the primal.
     noise_multiplier_ : float or None
-        :math:`\sigma` from :func:`dptoolkit.accounting.calibrate_noise_multiplier`.
+        :math:`\sigma` from :func:`dptoolkit.accounting.calibrate_parameter`.
     noise_std_ : float or None
         Standard deviation :math:`\sigma \cdot` ``sensitivity_`` of the Gaussian noise.
     privacy_event_ : SelfComposedEvent or None
@@ -384,7 +384,7 @@ _SCD_DOC_NOTES = r"""
     scaled to :math:`\|x_i\| \le 1` locally (``normalize``) and every coordinate
     update to :math:`|\zeta_j| \le C`.  Mechanism: the Gaussian mechanism on each
     step's update, composed over :math:`T` steps by the RDP accountant
-    (:func:`dptoolkit.accounting.calibrate_noise_multiplier` gives the smallest
+    (:func:`dptoolkit.accounting.calibrate_parameter` gives the smallest
     noise multiplier :math:`\sigma` meeting (epsilon, delta), by bisection to
     relative tolerance 1e-6; Damaskinos et al. (2021), Algorithm 1 step 2, chooses sigma by a
     "variance of the moments-accountant output" criterion, which is not a
