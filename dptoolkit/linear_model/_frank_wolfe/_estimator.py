@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _fw_fast, _multinomial as _fw_multinomial
-from ..._private import PrivateEstimatorMixin
+from ..._private import PrivateEstimatorMixin, sensitivity_factor
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
                             NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON, SCREENING,
@@ -593,7 +593,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         if budget is not None and budget.screening_noise_multiplier is not None:
             columns = private_top_columns(
                 Xr, p["screening"], budget.screening_noise_multiplier, rng,
-                sensitivity=2.0 if self.neighbouring == "replace_one" else 1.0)
+                sensitivity=sensitivity_factor(self.neighbouring))
             Xr = Xr[:, columns]
         n_rows, n_cols = Xr.shape
         data = np.ascontiguousarray(Xr.data, dtype=np.float64)

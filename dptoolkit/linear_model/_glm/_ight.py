@@ -9,7 +9,8 @@ from sklearn.utils.validation import validate_data
 
 from . import _ight_fast
 from ..._docstrings import fill_doc
-from ..._private import check_neighbouring, data_dependent_error, PrivateEstimatorMixin
+from ..._private import (check_neighbouring, data_dependent_error, PrivateEstimatorMixin,
+                         sensitivity_factor)
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, Interval, NEIGHBOURING,
                             Options, POSITIVE, PRIVATE_COMMON, SCREENING, validate_params)
@@ -322,7 +323,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         self._check_spend(event, spent)
         rng = self._noise_rng()
         columns = None
-        factor = 2.0 if self.neighbouring == "replace_one" else 1.0
+        factor = sensitivity_factor(self.neighbouring)
         if screening is not None:
             columns = private_top_columns(Xr, screening, sigma_screen, rng,
                                           sensitivity=factor)
