@@ -61,7 +61,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from ._docstrings import fill_doc
-from ._validation import check_epsilon_delta, check_random_state, check_scalar_range
+from ._validation import check_bool, check_epsilon_delta, check_random_state, check_scalar_range
 
 __all__ = [
     "Laplace",
@@ -122,10 +122,7 @@ class _Mechanism:
 
     def _set_pure(self, epsilon, delta, sensitivity, name):
         """Check and store the parameters of a pure (delta = 0) mechanism."""
-        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta)
-        if self.delta != 0.0:
-            raise ValueError(f"delta must be 0 for the {name} mechanism (it is pure "
-                             f"epsilon-DP), got {delta!r}")
+        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta, pure=name)
         self.sensitivity = _check_sensitivity(sensitivity)
 
 
@@ -243,9 +240,8 @@ class Gaussian(_AdditiveMechanism):
     """
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, random_state=None):
-        self.epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, high=1.0, low_open=True,
-                                          high_open=True)
-        self.delta = check_epsilon_delta(1.0, delta, allow_zero_delta=False)[1]
+        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False,
+                                                       epsilon_max=1.0)
         self.sensitivity = _check_sensitivity(sensitivity)
         self._set_rng(random_state)
 
@@ -455,12 +451,6 @@ class DoubleGeometric(_Mechanism):
         return int(out) if scalar else out
 
 
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
-
-
 def _check_utilities(utilities):
     if isinstance(utilities, (bool, np.bool_)) or isinstance(utilities, numbers.Number):
         utilities = [utilities]
@@ -558,7 +548,7 @@ class Exponential(_Selection):
     def __init__(self, *, epsilon, delta=0.0, sensitivity, monotonic=False, method="gumbel",
                  random_state=None):
         self._set_pure(epsilon, delta, sensitivity, "exponential")
-        self.monotonic = _check_bool(monotonic, "monotonic")
+        self.monotonic = check_bool(monotonic, "monotonic")
         if method not in ("gumbel", "inverse_cdf"):
             raise ValueError(f"method must be 'gumbel' or 'inverse_cdf', got {method!r}")
         self.method = method
@@ -660,7 +650,7 @@ class ReportNoisyMax(_Selection):
         if noise not in self._NOISES:
             raise ValueError(f"noise must be one of {self._NOISES}, got {noise!r}")
         self.noise = noise
-        self.monotonic = _check_bool(monotonic, "monotonic")
+        self.monotonic = check_bool(monotonic, "monotonic")
         self._set_rng(random_state)
 
     @property
