@@ -325,16 +325,13 @@ class GaussianAnalytic(Gaussian):
     ----------
     epsilon : float
         > 0 and finite.
-    delta : float, default=0.0
-        Must be in (0, 1) (the default 0 is refused).
-    sensitivity : float
-        L2 sensitivity, > 0.
-    random_state : None, int or numpy.random.Generator, default=None
+    delta, sensitivity, random_state
+        As in :class:`Gaussian`.
 
     Attributes
     ----------
-    sigma : float
-    variance : float
+    sigma, variance : float
+        As in :class:`Gaussian`.
     """
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, random_state=None):
@@ -399,24 +396,11 @@ class DoubleGeometric(_Mechanism):
         return 2.0 * a / (self.p * self.p)
 
     def pmf(self, k):
-        """Exact noise probabilities ``P(Z = k)``.
+        """Exact noise probabilities ``P(Z = k)``, of the shape of ``k``.
 
-        Parameters
-        ----------
-        k : int or array-like of int
-            Integer-valued (integral floats are accepted).
-
-        Returns
-        -------
-        float or ndarray of float64
-            Same shape as ``k``.
-
-        Raises
-        ------
-        TypeError
-            Non-numeric ``k``.
-        ValueError
-            Non-integer, NaN or infinite ``k``; ``|k| > 2**62``.
+        ``k`` (int or array-like of int) is checked as ``value`` in
+        :meth:`randomise` (the same TypeError and ValueError); the result is a
+        float or an ndarray of float64.
         """
         arr, _ = _check_values(k, integer=True, name="k")
         k = np.abs(arr.astype(np.float64))

@@ -145,15 +145,9 @@ def solve_working_set(Xc, y, alpha, *, loss, penalty, blocks, screening, n_jobs,
     Parameters
     ----------
     Xc : scipy.sparse.csc_array of shape (n_samples, n_features)
-        Canonical matrix with columns in block order (:func:`prepare_problem`,
-        which can skip the CSR matrix: ``csr=False``).
-    y : ndarray of shape (n_samples,)
-        Solver targets (:func:`prepare_targets`).
-    alpha : float
-    loss : {"squared", "logistic"}
-    penalty : {"l1", "group_l1"}
-    blocks : Blocks
-    screening : bool
+        As in :func:`solve` (:func:`prepare_problem` can skip the CSR matrix:
+        ``csr=False``); so are ``y``, ``alpha``, ``loss``, ``penalty``,
+        ``blocks`` and ``screening``.
     n_jobs : int
         Threads of the full-problem passes (one column a thread: the result
         does not depend on ``n_jobs``) and of the SVRG sub-problems.
