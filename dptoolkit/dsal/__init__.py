@@ -1,6 +1,7 @@
 r"""DSAL: screened, variance-reduced, asynchronous sparse Lasso solvers (not private).
 
-The estimators (:class:`DSALLasso`, :class:`ProxSVRGLasso`, :class:`ProxASAGALasso`,
+The estimators (:class:`~dptoolkit.linear_model.DSALLasso`,
+:class:`~dptoolkit.linear_model.ProxSVRGLasso`, :class:`~dptoolkit.linear_model.ProxASAGALasso`,
 also in :mod:`dptoolkit.linear_model`), the MPI solver (:mod:`dptoolkit.dsal.mpi`)
 and the engine they share, in four modules: problem set-up (``_problem``),
 evaluation and screening (``_screening``), the outer loop (``_outer``) and working
@@ -75,7 +76,8 @@ Working sets with dual extrapolation
     :class:`~dptoolkit.linear_model.DSALLasso`; one compiled kernel),
     :func:`working_set_columns`; the gap it reports is that of the full problem.
 Public helpers
-    :func:`lasso_alpha_max`, :func:`lasso_duality_gap`.
+    :func:`~dptoolkit.linear_model.lasso_alpha_max`,
+    :func:`~dptoolkit.linear_model.lasso_duality_gap`.
 Constants
     :data:`LOSSES`, :data:`PENALTIES`, :data:`SAMPLINGS`, :data:`METHODS`,
     :data:`GAMMA`, :data:`STEP_FACTOR`, :data:`WS_P0`, :data:`WS_K`,

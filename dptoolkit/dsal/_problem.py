@@ -207,7 +207,7 @@ def block_opnorms(Xc, ptr, penalty):
     Xc : scipy.sparse.csc_array of shape (n_samples, n_features)
         Canonical CSC matrix, columns in block order.
     ptr : ndarray of int64 of shape (n_blocks + 1,)
-        :attr:`Blocks.ptr`.
+        ``Blocks.ptr``.
     penalty : {"l1", "group_l1"}
 
     Returns
