@@ -789,7 +789,8 @@ cdef inline double _xlogx(double s) noexcept nogil:
 
 cdef double _dual_value(const float64_t* v, const float64_t* y, index_t n, double dual_norm,
                         double alpha, int loss, double* c_out) noexcept nogil:
-    """Dual objective of the rescaled point -c v / (n alpha) (dual_objective)."""
+    """Dual objective of the rescaled point -c v / (n alpha) (tests/_dsal_reference.py:
+    dual_objective)."""
     cdef double c, s, u, acc = 0.0, dual
     cdef index_t i
     c = alpha / (dual_norm if dual_norm > alpha else alpha)
@@ -885,7 +886,8 @@ cdef inline bint _block_nonzero(const float64_t* w, index_t s, index_t e) noexce
 
 cdef bint _anderson(float64_t** rows, index_t K, index_t length, float64_t* gram,
                     float64_t* coef, float64_t* out) noexcept nogil:
-    """Anderson extrapolation of the K + 1 vectors rows[0..K] (extrapolate_residuals).
+    """Anderson extrapolation of the K + 1 vectors rows[0..K] (the reference's
+    extrapolate_residuals).
 
     coef[k] (k < K) is the weight of rows[k + 1]; out their combination.  False
     when the K x K system U U^T c = 1 (U the successive differences) is singular
@@ -1056,7 +1058,7 @@ cdef index_t _subproblem(_Problem* P, const index_t* feats, index_t m, const ind
                          index_t max_epochs, bint accelerate, bint cycle, index_t K,
                          index_t check, float64_t* work, index_t* order, float64_t* v_out,
                          bint* has_v) noexcept nogil:
-    """solve_subproblem on the columns feats[:m] (blocks bptr[:mq + 1] of them):
+    """The reference's solve_subproblem on the columns feats[:m] (blocks bptr[:mq + 1]):
     coordinate descent with active set cycling and Anderson extrapolation, to a
     sub-problem gap <= tol.  Returns the epochs run; v_out receives the best
     residual (plain or extrapolated)."""
