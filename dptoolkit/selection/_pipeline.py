@@ -103,7 +103,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     **Check -> work -> spend.**  Before any work, both steps' events and
     spends are computed from public quantities (hyper-parameters, the number
     of samples and features, ``selector.k``, the label set, ``n_samples_public``:
-    :func:`dptoolkit._private.plan_spend` runs each step's ``fit`` on an
+    ``dptoolkit._private.plan_spend()`` runs each step's ``fit`` on an
     all-zero stand-in up to its privacy check), and the ``accountant`` is
     asked once for the composed event and the summed spend; a
     :class:`~dptoolkit.exceptions.BudgetExceededError` leaves it untouched

@@ -65,11 +65,11 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     calibrate the same Gaussian noise through the loss's L2-Lipschitz constant and a
     composition theorem; the RDP calibration is never looser.  With ``screening``,
     a first Gaussian mechanism on the column masses (sensitivity 1, 2 for
-    replace-one; :mod:`dptoolkit.linear_model._frank_wolfe._screening`) spends
+    replace-one; ``dptoolkit.linear_model._frank_wolfe._screening``) spends
     ``screening_fraction`` of the zCDP budget and restricts the steps to its
     ``screening`` columns; the event is the composition of both.
 
-    **Computation** (:mod:`dptoolkit.linear_model._glm._ight_fast`, all ``T`` steps in one typed
+    **Computation** (``dptoolkit.linear_model._glm._ight_fast``, all ``T`` steps in one typed
     loop without the GIL): the data is converted once to CSC (dense input too, so
     it costs what its non-zeros cost); the margins :math:`X\theta_{t-1}` read only
     the ``s`` columns of the support, the gradient is one pass over the non-zeros,
@@ -103,7 +103,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     screening : int, "auto" or None, default="auto"
         Private candidate screening before the iterations (as for
         :class:`FrankWolfeLassoClassifier`: the Gaussian mechanism on the column
-        masses of the row-normalised data, :mod:`dptoolkit.linear_model._frank_wolfe._screening`),
+        masses of the row-normalised data, ``dptoolkit.linear_model._frank_wolfe._screening``),
         keeping this many features, at least ``sparsity``; "auto": 4096 for a private
         fit with more features, else off; None: off.  On hashed text the noisy
         gradient's top ``s`` coordinates are otherwise mostly noise.  An int needs a
@@ -114,7 +114,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         Private fits: rows with :math:`\|x_i\|_2 > C` are scaled to norm :math:`C`
         with a :class:`~dptoolkit.exceptions.DataClippedWarning` if True; an error
         if False.  Both messages say *that* rows were above the bound, never how
-        many (:func:`dptoolkit._private.data_dependent_warning`).
+        many (``dptoolkit._private.data_dependent_warning()``).
     classes : array-like of shape (2,) or None, default=None
         The public label set: exactly two distinct labels (``classes_[1]``, the
         larger, is the positive class).  When given, the fit never reads the label

@@ -54,7 +54,7 @@ The defaults (for two classes ``n_features_kept=5000``, ``release_fraction=0.75`
 smoothness of the loss, the large-batch DP-SGD practice of De et al. (2022) and
 Ponomareva et al. (2023), and small a-priori grids on 20 Newsgroups and a9a
 (``docs/studies/private_utility.rst``); for more classes the vocabulary and the
-split are functions of K (:func:`_auto_defaults`), developed on 20 Newsgroups
+split are functions of K (``_auto_defaults()``), developed on 20 Newsgroups
 comp.* + rec.* (9 classes) and Reuters R8.  None was chosen on the data the
 toolkit reports (IMDB, 20 Newsgroups with 20 classes).
 
@@ -150,7 +150,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     A private release of the per-class feature sums picks the vocabulary and the
     naive-Bayes feature scaling; DP-SGD then fits a logistic regression on the
     scaled, row-normalised features.  The model has at most ``n_features_kept``
-    non-zero weights.  See :mod:`dptoolkit.linear_model._glm._nb_logistic` for the
+    non-zero weights.  See ``dptoolkit.linear_model._glm._nb_logistic`` for the
     mechanism and the privacy analysis.
 
     Parameters
@@ -163,7 +163,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     n_features_kept : int or "auto", default="auto"
         Features kept after the release (>= 1); the model's non-zeros.  ``"auto"``:
         5000 for two classes, ``min(50000, 2**20 // K)`` for K > 2 (see
-        :func:`_auto_defaults`; public quantities only).
+        ``_auto_defaults()``; public quantities only).
     release_fraction : float or "auto", default="auto"
         Share ``f`` of the zCDP budget given to the release, in (0, 1).  ``"auto"``:
         0.75 for two classes, 0.5 for more.

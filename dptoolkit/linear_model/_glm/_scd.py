@@ -13,7 +13,7 @@ dual (eq. 3) is solved by coordinate descent on the dual variables
 \in \mathbb{R}^M`; the model is :math:`\theta = v / (\lambda N)`.
 
 Privacy model shared by every estimator of this module and of
-:mod:`dptoolkit.linear_model._glm._dpsgd`: neighbouring datasets differ by adding or
+``dptoolkit.linear_model._glm._dpsgd``: neighbouring datasets differ by adding or
 removing one example (add/remove-one).  The dataset size :math:`N` enters every
 step (the sampling rate :math:`q = L/N`, the number of steps, :math:`\lambda N` in
 every coordinate update and :math:`\theta = v/(\lambda N)`), so under add/remove it
@@ -482,7 +482,7 @@ _SCD_DOC_NOTES = r"""
     interval [0, 1] of :math:`y_j\alpha_j`; the projection then pins the update at
     the boundary (:math:`y_j\alpha_j` at 0 can only increase, at 1 only
     decrease), whatever the margin of example :math:`j`, and the model drifts to
-    chance or below.  Hence ``clip="auto"`` (:func:`_auto_clip`: the first update
+    chance or below.  Hence ``clip="auto"`` (``_auto_clip()``: the first update
     of an example, the step of the paper's Lemma 2 analysis) and
     ``perturb_dual=False``.  :math:`\lambda`, :math:`L` and ``n_epochs`` are the
     paper's (Appendix E: :math:`\lambda = 10^{-4}`, 10 epochs; :math:`L = 100`
