@@ -159,6 +159,42 @@ def test_multiclass_learns_with_the_binary_event():
     assert np.mean(pred == labels[yt]) > 0.6
 
 
+def test_multiclass_rows_scaled_by_the_spread_of_the_release():
+    """K = 4: feature j of the rows is scaled by the standard deviation over the
+    classes of the centred noisy naive-Bayes log-probabilities (mean 1), computed
+    here from the same noise draws; the informative features get the larger scales,
+    and the fit starts from naive Bayes (theta = centred log-probabilities / scale)."""
+    X, y = _multiclass_text_like(n=1500)
+    clf = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=80, n_samples_public=1500,
+                                 classes=[0, 1, 2, 3], n_epochs=1, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)   # the fixed seed
+        clf.fit(X, y)
+    rng = np.random.default_rng(3)
+    U = _unit_rows(X).toarray()
+    sums = np.vstack([U[y == c].sum(0) for c in range(4)])
+    s = clf.noise_multipliers_[0]
+    noisy = sums + rng.normal(0.0, s, sums.shape)
+    top = np.sort(np.argsort(-noisy.sum(0))[:80])
+    np.testing.assert_array_equal(clf.feature_indices_, top)
+    pos = np.maximum(noisy[:, top], 0) + s
+    log_prob = np.log(pos) - np.log(pos.sum(axis=1, keepdims=True))
+    spread = (log_prob - log_prob.mean(axis=0)).std(axis=0)
+    np.testing.assert_allclose(clf.log_count_ratios_, spread / spread.mean(), rtol=1e-12)
+    informative = np.isin(top, np.arange(40))
+    assert clf.log_count_ratios_[informative].mean() > \
+        2 * clf.log_count_ratios_[~informative].mean()
+    # before any step the model is naive Bayes: theta * scale = centred log-probs
+    zero = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=80, n_samples_public=1500,
+                                  classes=[0, 1, 2, 3], n_epochs=1e-6, learning_rate=1e-12,
+                                  random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        zero.fit(X, y)
+    np.testing.assert_allclose(zero.coef_[:, top], (log_prob - log_prob.mean(axis=0)),
+                               rtol=1e-6, atol=1e-9)
+
+
 def test_auto_defaults_depend_on_public_quantities_only():
     from dptoolkit.linear_model._glm._nb_logistic import _auto_defaults
 

@@ -11,6 +11,7 @@ from ..accounting.events import count_steps, describe_event, noise_multipliers
 from . import _models, _progress
 from ._models import MODELS
 from ._parser import _ESTIMATOR_OPTIONS, _flag
+from ._rule_of_thumb import data_budget_note
 
 
 class UsageError(Exception):
@@ -352,6 +353,9 @@ def _train(args):
         estimator = _models.build_model(args, classes)
         print(f"  N = {args.n_samples_public}: the size of the synthetic training part "
               "(public: the data are synthetic)")
+    note = data_budget_note(estimator, n_classes) if private else None
+    if note is not None:
+        print(note, file=sys.stderr)
     t0 = time.perf_counter()
     try:
         with _progress.fit_progress(estimator, args.verbose):
