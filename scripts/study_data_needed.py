@@ -64,7 +64,11 @@ def main():
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--out", type=Path, help="folder for <corpus>.csv and .png")
+    parser.add_argument("--from-csv", action="store_true",
+                        help="redraw <out>/<corpus>.png from <out>/<corpus>.csv (no fit)")
     args = parser.parse_args()
+    if args.from_csv:
+        return redraw(args)
     path, kw = CORPORA[args.corpus]
     path = get_data_path(path)
     X, y, names = load_text_corpus(path, "train", **kw)
@@ -74,8 +78,7 @@ def main():
     sizes = [min(n, X.shape[0]) for n in (args.sizes or DEFAULT_SIZES[args.corpus])]
     print(f"{args.corpus}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}, "
           f"{classes.size} classes, majority {majority:.3f}, {args.seeds} seeds")
-    needed = {eps: DPNBLogisticClassifier(epsilon=eps, delta=args.delta)
-              .n_samples_needed(classes.size) for eps in args.epsilons}
+    needed = rule_of_thumb(args.epsilons, args.delta, classes.size)
     print("rule of thumb (N needed): " + ", ".join(
         f"epsilon {eps:g}: {n:,.0f}" for eps, n in needed.items()))
     header = ["N"] + [f"eps={eps:g}" for eps in args.epsilons] + ["non-private"]
@@ -95,20 +98,39 @@ def main():
               flush=True)
     print(f"majority {majority:.3f}; {time.perf_counter() - t0:.0f} s wall")
     if args.out is not None:
-        write_outputs(args, rows, header, majority, needed)
+        for row in rows:
+            row["majority"] = majority
+        args.out.mkdir(parents=True, exist_ok=True)
+        with open(args.out / f"{args.corpus}.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        draw(args, rows, header, majority, needed)
 
 
-def write_outputs(args, rows, header, majority, needed):
+def rule_of_thumb(epsilons, delta, n_classes):
+    """epsilon -> the N the command line's rule of thumb asks for (public quantities)."""
+    return {eps: DPNBLogisticClassifier(epsilon=eps, delta=delta)
+            .n_samples_needed(n_classes) for eps in epsilons}
+
+
+def redraw(args):
+    """The figure again from the CSV (e.g. after a change of the rule of thumb)."""
+    with open(args.out / f"{args.corpus}.csv", newline="") as f:
+        rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    header = ["N"] + [f"eps={eps:g}" for eps in args.epsilons] + ["non-private"]
+    n_classes = {"imdb": 2, "comprec": 2, "20news": 20, "r8": 8}[args.corpus]
+    needed = rule_of_thumb(args.epsilons, args.delta, n_classes)
+    print("rule of thumb (N needed): " + ", ".join(
+        f"epsilon {eps:g}: {n:,.0f}" for eps, n in needed.items()))
+    draw(args, rows, header, rows[0]["majority"], needed)
+
+
+def draw(args, rows, header, majority, needed):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / f"{args.corpus}.csv", "w", newline="") as f:
-        fields = list(rows[0])
-        writer = csv.DictWriter(f, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
     fig, ax = plt.subplots(figsize=(6, 4))
     sizes = [r["N"] for r in rows]
     for i, h in enumerate(header[1:]):
@@ -128,6 +150,7 @@ def write_outputs(args, rows, header, majority, needed):
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(args.out / f"{args.corpus}.png", dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -41,8 +41,8 @@ def data_budget_note(estimator, n_classes):
     return (f"note: N x epsilon = {n} x {epsilon:g} = {n * epsilon:,.0f} is below the "
             f"{needed * epsilon:,.0f} (N = {needed:,.0f} at epsilon {epsilon:g}) that the "
             f"default model needs to beat the majority class with {n_classes} classes at "
-            f"delta {params['delta']:g}: expect about the majority class's accuracy; "
+            f"delta {params['delta']:g}: expect little better than the majority class; "
             "give more training data or a larger --epsilon (a rule of thumb from public "
             "quantities only: N >= sqrt(2) K sigma_1 / gamma, sigma_1 the noise of the "
-            "model's release of the per-class sums, gamma a typical margin of text; see "
-            "docs/studies/data_needed.rst)")
+            "model's release of the per-class sums, gamma a typical margin of text; "
+            "conservative for more than two classes; see docs/studies/data_needed.rst)")
