@@ -335,7 +335,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         \sigma_1 / N`, whatever the number of kept features (the rows have unit
         norm, so the dimension ``n_features`` does not enter).  The release
         separates the classes when that noise is below the typical margin
-        :math:`\gamma` (:data:`TYPICAL_TEXT_MARGIN`):
+        :math:`\gamma` (``TYPICAL_TEXT_MARGIN``, 0.01):
 
         .. math:: N \ge N_{\min} = \sqrt 2 \, K \, \sigma_1(\varepsilon, \delta, f)
                   / \gamma .
