@@ -445,7 +445,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
     initial : float, default=None
         ``None``: geometric bisection of ``[low, high]``.  A value (only with
         ``increasing=False``): the search starts there and doubles or halves
-        to bracket the answer (:func:`bracket_search`), which costs fewer
+        to bracket the answer (``bracket_search``), which costs fewer
         evaluations when the answer is near ``initial``; an answer at
         ``low`` (the target is met at the smallest value searched) is
         returned with a ``UserWarning`` that less than the target is spent.
