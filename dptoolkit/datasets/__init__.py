@@ -32,14 +32,17 @@ Modules
   read by ``_reuters``).
 - ``_bounds``: :func:`clip_rows`, :func:`scale_by_max_abs`.
 - ``_synthetic``: :func:`make_sparse_classification`,
-  :func:`make_correlated_classification`.
+  :func:`make_correlated_classification`,
+  :func:`make_sparse_classification_blocked` (large problems, block by block;
+  :data:`KDDA_SHAPE`).
 """
 from ._bounds import clip_rows, scale_by_max_abs
 from ._corpora import load_text_corpus
 from ._corpus_layout import corpus_has_own_split, corpus_labels_from_examples, is_tsv_corpus
 from ._libsvm import load_libsvm
 from ._paths import get_data_path
-from ._synthetic import make_correlated_classification, make_sparse_classification
+from ._synthetic import (KDDA_SHAPE, make_correlated_classification,
+                         make_sparse_classification, make_sparse_classification_blocked)
 
 __all__ = [
     "corpus_has_own_split",
@@ -52,4 +55,6 @@ __all__ = [
     "scale_by_max_abs",
     "make_sparse_classification",
     "make_correlated_classification",
+    "make_sparse_classification_blocked",
+    "KDDA_SHAPE",
 ]
