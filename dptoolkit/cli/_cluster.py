@@ -14,9 +14,7 @@ Only estimators whose ``fit`` accepts Dask arrays can use a cluster (``dask=True
 in :data:`dptoolkit.cli._models.MODELS`); the others are refused with a message
 naming the option.
 """
-import os
 import re
-import sys
 from contextlib import contextmanager
 
 from ._models import MODELS, resolve_model
@@ -129,8 +127,8 @@ def cluster_client(args, usage_error):
         return
     import logging
 
-    # worker processes of this machine: they import the dptoolkit this process runs
-    os.environ.setdefault("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
+    # worker processes of this machine, started by multiprocessing's "spawn", which
+    # passes them this process's sys.path: they import the same dptoolkit
     with distributed.LocalCluster(n_workers=args.n_workers, threads_per_worker=1,
                                   processes=True, dashboard_address=None,
                                   silence_logs=logging.ERROR) as cluster, \
