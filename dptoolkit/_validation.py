@@ -102,26 +102,6 @@ def check_positive_int(value, name, *, minimum=1, maximum=None):
     return int(value)
 
 
-def check_n_jobs(n_jobs, name="n_jobs"):
-    """``n_jobs`` as joblib takes it: None, or a non-zero int (-1: all cores).
-
-    Raises
-    ------
-    TypeError
-        Not None or an int (bool included).
-    ValueError
-        0.
-    """
-    if n_jobs is None:
-        return None
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(f"{name} must be None or a non-zero int (-1: all cores), got "
-                        f"{type(n_jobs).__name__}")
-    if n_jobs == 0:
-        raise ValueError(f"{name} must be None or a non-zero int (-1: all cores), got 0")
-    return int(n_jobs)
-
-
 def check_epsilon_delta(epsilon, delta=0.0, *, allow_zero_delta=True):
     """Validate a privacy budget.
 
@@ -194,6 +174,26 @@ def check_random_state(random_state):
         "random_state must be None, an int, a numpy.random.SeedSequence or a "
         f"numpy.random.Generator, got {type(random_state).__name__}"
     )
+
+
+def check_n_jobs(n_jobs, name="n_jobs"):
+    """``n_jobs`` as joblib takes it: None, or a non-zero int (-1: all cores).
+
+    Raises
+    ------
+    TypeError
+        Not None or an int (bool included).
+    ValueError
+        0.
+    """
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"{name} must be None or a non-zero int (-1: all cores), got "
+                        f"{type(n_jobs).__name__}")
+    if n_jobs == 0:
+        raise ValueError(f"{name} must be None or a non-zero int (-1: all cores), got 0")
+    return int(n_jobs)
 
 
 def _sparse_arrays(X):
