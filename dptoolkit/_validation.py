@@ -203,6 +203,26 @@ def check_random_state(random_state):
     )
 
 
+def check_n_jobs(n_jobs, name="n_jobs"):
+    """``n_jobs`` as joblib takes it: None, or a non-zero int (-1: all cores).
+
+    Raises
+    ------
+    TypeError
+        Not None or an int (bool included).
+    ValueError
+        0.
+    """
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"{name} must be None or a non-zero int (-1: all cores), got "
+                        f"{type(n_jobs).__name__}")
+    if n_jobs == 0:
+        raise ValueError(f"{name} must be None or a non-zero int (-1: all cores), got 0")
+    return int(n_jobs)
+
+
 def _sparse_arrays(X):
     """The ndarrays a scipy sparse matrix/array stores its entries in."""
     arrays = []

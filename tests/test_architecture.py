@@ -305,3 +305,41 @@ def test_imports_never_go_up_a_layer():
               for a, deps in GRAPH.items() for b, lines in deps.items()
               if _layer(b) > _layer(a)]
     assert not upward, "\n".join(upward)
+
+
+# ---------------------------------------------------------------------------
+# rule 5: optional dependencies are imported where they are used
+# ---------------------------------------------------------------------------
+
+#: Packages of the optional extras (``dptoolkit[dask]``): a module imports them inside
+#: the functions that need them, so ``import dptoolkit`` (and every in-memory fit)
+#: works without them.
+OPTIONAL = ("dask", "distributed")
+
+
+def _top_level_imports(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in tree.body:       # module level only (not function bodies)
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                 [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                 else [])
+        for name in names:
+            yield node.lineno, name
+
+
+def test_optional_dependencies_are_imported_lazily():
+    eager = [f"{m} line {line} imports {name}" for m, path in MODULES.items()
+             for line, name in _top_level_imports(path)
+             if name.split(".")[0] in OPTIONAL]
+    assert not eager, "\n".join(eager)
+
+
+def test_the_scale_out_modules_are_layered():
+    """The Dask loaders are data (they use the in-memory loaders, nothing above), the
+    cluster options an application of the estimators."""
+    assert LAYERS[_layer("dptoolkit.datasets._dask")][0] == "privacy primitives and data"
+    assert set(GRAPH["dptoolkit.datasets._dask"]) <= {
+        m for m in MODULES if _layer(m) <= _layer("dptoolkit.datasets")}
+    assert "dptoolkit.datasets._corpora" in GRAPH["dptoolkit.datasets._dask"]
+    assert "dptoolkit.cli._cluster" in GRAPH["dptoolkit.cli._commands"]
+    assert "dptoolkit.cli._cluster" in GRAPH["dptoolkit.cli._parser"]

@@ -163,3 +163,39 @@ def test_results_table_rows(tmp_path):
     assert rows[1]["parameters"] == "n=1, solver=fast"
     assert rows[2]["result"] == "2 ms" and rows[2]["interquartile"] == "1.8 ms - 2.2 ms"
     assert rows[2]["samples"] == 8
+
+
+# ------------------------------------------------------------- bench_kdda_shaped.py
+@pytest.fixture(scope="module")
+def kdda():
+    return _load("bench_kdda_shaped")
+
+
+def test_kdda_parses_time_v(kdda):
+    text = ("\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02:03.5\n"
+            "\tMaximum resident set size (kbytes): 2097152\n")
+    assert kdda.parse_time_v(text) == {"time_v_max_rss_gb": 2.0, "time_v_wall_s": 3723.5}
+    assert kdda.parse_time_v("") == {"time_v_max_rss_gb": None, "time_v_wall_s": 0}
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["fw", "--fraction", "0"], "--fraction must be in (0, 1]"),
+    (["fw", "--fraction", "1.5"], "--fraction must be in (0, 1]"),
+    (["standard", "--standard-steps", "0"], "--standard-steps must be >= 1"),
+])
+def test_kdda_bad_arguments_name_the_option(kdda, capsys, argv, message):
+    with pytest.raises(SystemExit):
+        kdda.main(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_kdda_jobs_run_on_a_sliver(kdda, capsys):
+    """Every job on 2e-5 of the rows (168 rows, the full D): the JSON line of each."""
+    import json
+
+    for job in ("fw", "dpnb", "standard"):
+        kdda.main([job, "--fraction", "2e-5", "--standard-steps", "1"])
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert out["job"] == job and out["n_samples"] == 168
+        assert out["n_features"] == 20_216_830 and out["peak_rss_gb"] > 0
+        assert ("standard_step_s" in out) == (job == "standard")

@@ -757,7 +757,7 @@ def test_hashed_features_of_an_archive_are_cached(tmp_path, imdb_archive, monkey
     def no_hash(*args, **kwargs):
         raise AssertionError("hashed again although the features are cached")
 
-    monkeypatch.setattr(_corpora, "_hash", no_hash)
+    monkeypatch.setattr(_corpora, "hash_documents", no_hash)
     monkeypatch.setattr(tarfile, "open", no_hash)
     X2, y2, n2 = load_text_corpus(archive, "train", n_features=2**10, cache_dir=cache)
     assert isinstance(X2, sp.csr_array) and X2.dtype == np.float64

@@ -307,9 +307,10 @@ def _n_public_of(model):
 
 def _train(args):
     from .. import save_model
-    from . import _data, _report
+    from . import _cluster, _data, _report
 
     _check_train_data_options(args)
+    _cluster.check_cluster_options(args, UsageError)
     if args.save is not None:
         _check_out_path("--save", args.save)
     if args.report is not None:
@@ -358,8 +359,15 @@ def _train(args):
         print(note, file=sys.stderr)
     t0 = time.perf_counter()
     try:
-        with _progress.fit_progress(estimator, args.verbose):
-            estimator.fit(Xtr, ytr)
+        with _cluster.cluster_client(args, UsageError) as client:
+            Xfit, yfit = Xtr, ytr
+            if client is not None:
+                Xfit, yfit, n_blocks = _cluster.to_dask(Xtr, ytr, client)
+                print(f"  cluster: fit on {client.scheduler.address} "
+                      f"({len(client.scheduler_info()['workers'])} workers, "
+                      f"{n_blocks} row blocks)")
+            with _progress.fit_progress(estimator, args.verbose):
+                estimator.fit(Xfit, yfit)
     except (ValueError, TypeError) as exc:
         # options valid on the stand-in but not at the data's size (e.g. a batch
         # larger than the training part): an argument error when it names an option

@@ -56,9 +56,13 @@ class ModelSpec:
     description : str
     bound : str
         The public bound the data must satisfy (for the report).
+    dask : bool
+        Whether the estimator's fit takes Dask arrays of CSR row blocks (then
+        ``train --scheduler``/``--n-workers`` fit it on a cluster).
     """
 
-    def __init__(self, name, cls, params, multiclass, description, bound, extra=()):
+    def __init__(self, name, cls, params, multiclass, description, bound, extra=(),
+                 dask=False):
         self.name = name
         self.cls = cls
         # options the estimator takes (the generic ones whenever its signature has
@@ -69,6 +73,7 @@ class ModelSpec:
         self.multiclass = multiclass
         self.description = description
         self.bound = bound
+        self.dask = dask
 
 
 #: Options passed to every estimator whose ``__init__`` takes them.
@@ -122,7 +127,7 @@ MODELS = {
          "n_samples_public": "n_samples_public"}, True,
         "DPNBLogisticClassifier: private naive-Bayes-scaled logistic regression (a "
         "private release of the per-class sums picks the vocabulary and the scaling, "
-        "then DP-SGD)", "rows normalised to ||x_i||_2 = 1 (a local operation)"),
+        "then DP-SGD)", "rows normalised to ||x_i||_2 = 1 (a local operation)", dask=True),
     "select-then-fit": ModelSpec(
         "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
         "PrivateSelectThenFit: DP-SIS selects --k features with a share "

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from . import _models
 from ._models import DEFAULT_MODEL, MODEL_NAMES, MODELS, SEARCHABLE, SEARCH_GRIDS
+from ._cluster import add_cluster_options
 
 # argument types (argparse reports "argument --flag: <message>", exit status 2)
 # ---------------------------------------------------------------------------
@@ -284,6 +285,7 @@ def build_parser():
                          "(always shown for a non-private fit)")
     _add_verbose_option(tr, "the fit (Frank-Wolfe's iterations, else the elapsed "
                             "time of the fit) and the reading of a corpus")
+    add_cluster_options(tr)
 
     pr = sub.add_parser("predict", formatter_class=fmt, help="predict with a saved model",
                         description="Write the predictions of a saved model as CSV "

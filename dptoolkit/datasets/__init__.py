@@ -30,16 +30,22 @@ Modules
   :func:`corpus_labels_from_examples`,
   :func:`is_tsv_corpus` (archives extracted once by ``_cache``; Reuters-21578 SGML
   read by ``_reuters``).
+- ``_dask``: :func:`load_text_corpus_dask`, :func:`load_libsvm_dask` (Dask arrays
+  of CSR row blocks, built on the workers by the in-memory loaders' functions).
 - ``_bounds``: :func:`clip_rows`, :func:`scale_by_max_abs`.
 - ``_synthetic``: :func:`make_sparse_classification`,
-  :func:`make_correlated_classification`.
+  :func:`make_correlated_classification`,
+  :func:`make_sparse_classification_blocked` (large problems, block by block;
+  :data:`KDDA_SHAPE`).
 """
 from ._bounds import clip_rows, scale_by_max_abs
 from ._corpora import load_text_corpus
+from ._dask import load_libsvm_dask, load_text_corpus_dask
 from ._corpus_layout import corpus_has_own_split, corpus_labels_from_examples, is_tsv_corpus
 from ._libsvm import load_libsvm
 from ._paths import get_data_path
-from ._synthetic import make_correlated_classification, make_sparse_classification
+from ._synthetic import (KDDA_SHAPE, make_correlated_classification,
+                         make_sparse_classification, make_sparse_classification_blocked)
 
 __all__ = [
     "corpus_has_own_split",
@@ -48,8 +54,12 @@ __all__ = [
     "get_data_path",
     "load_libsvm",
     "load_text_corpus",
+    "load_text_corpus_dask",
+    "load_libsvm_dask",
     "clip_rows",
     "scale_by_max_abs",
     "make_sparse_classification",
     "make_correlated_classification",
+    "make_sparse_classification_blocked",
+    "KDDA_SHAPE",
 ]

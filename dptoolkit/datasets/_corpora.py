@@ -28,13 +28,13 @@ import scipy.sparse as sp
 from sklearn.datasets import load_files
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from .._validation import check_positive_int
+from .._validation import check_n_jobs, check_positive_int
 from . import _reuters
 
 from ._cache import _ARCHIVE_SUFFIXES, features_cache_path, read_features, write_features
 from ._corpus_layout import _find_layout, _resolve
 
-__all__ = ["load_text_corpus"]
+__all__ = ["load_text_corpus", "hash_block", "hash_documents", "hashing_vectorizer"]
 
 _SUBSETS = ("train", "test", "all")
 
@@ -216,20 +216,22 @@ def _load_own_split_folders(layout, subset, positive, negative):
         raise ValueError(f"no class folders in {splits[wanted[0]]}")
     categories, label_of, target_names = _labelling(groups, positive, negative)
 
-    texts, labels = [], []
+    docs, labels = [], []
     for s in wanted:
-        bunch = load_files(str(splits[s]), categories=categories, load_content=True,
-                           encoding="latin-1", decode_error="strict", shuffle=False)
+        # file names only: the documents are read where they are hashed (load_files'
+        # order, and its decoding: latin-1 accepts any byte)
+        bunch = load_files(str(splits[s]), categories=categories, load_content=False,
+                           shuffle=False)
         names = np.asarray(bunch.target_names)
         folder = names[bunch.target]
         if label_of is None:
             y_s = np.searchsorted(np.asarray(target_names), folder).astype(np.float64)
         else:
             y_s = np.array([label_of[f] for f in folder], dtype=np.float64)
-        texts.extend(bunch.data)
+        docs.extend(Path(f) for f in bunch.filenames)
         labels.append(y_s)
     y = np.concatenate(labels) if labels else np.empty(0)
-    return texts, y, target_names
+    return docs, y, target_names
 
 
 def _folder_documents(layout):
@@ -281,12 +283,10 @@ def _tsv_documents(path):
 def _load_seeded_split(layout, subset, positive, negative, test_size, random_state):
     """Single-label corpora without a split: the seeded stratified split."""
     if layout.file is not None:
-        texts, classes = _tsv_documents(layout.file)
-        read = texts.__getitem__
+        docs, classes = _tsv_documents(layout.file)
         where = f"{layout.name} corpus {layout.file}"
     else:
-        files, classes = _folder_documents(layout)
-        read = lambda i: _read_text(files[i])  # noqa: E731
+        docs, classes = _folder_documents(layout)
         where = f"{layout.name} corpus at {layout.root}"
     groups = sorted(set(classes.tolist()))
     categories, label_of, target_names = _labelling(groups, positive, negative)
@@ -301,7 +301,7 @@ def _load_seeded_split(layout, subset, positive, negative, test_size, random_sta
         y = np.searchsorted(np.asarray(target_names), classes[idx]).astype(np.float64)
     else:
         y = np.array([label_of[c] for c in classes[idx]], dtype=np.float64)
-    return [read(i) for i in idx], y, target_names
+    return [docs[i] for i in idx], y, target_names
 
 
 def _load_reuters(layout, subset, positive, negative):
@@ -339,7 +339,7 @@ def _load_reuters(layout, subset, positive, negative):
 
 def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2), *,
                      positive=None, negative=None, cache_dir=None, test_size=None,
-                     random_state=None, verbose=0):
+                     random_state=None, n_jobs=None, verbose=0):
     """Load a text corpus and hash it to binary sparse features.
 
     Documents are read as distributed (decoded as latin-1, so any byte
@@ -423,11 +423,17 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
         Corpora without their own split only: seed of the split.  Default
         ``DEFAULT_RANDOM_STATE`` (0).  Giving it for a corpus with its
         own split is an error.
+    n_jobs : int, optional
+        Processes that read and hash the documents, in chunks of
+        ``HASH_CHUNK`` (2,000) documents (:class:`joblib.Parallel`; files are read
+        by the process that hashes them): ``None`` means 1 unless in a
+        :func:`joblib.parallel_config` context, -1 all cores, ``-k`` all but
+        ``k - 1``.  Hashing is row by row and the chunks are stacked in order, so
+        ``X`` is the same for every ``n_jobs``.  Not 0.
     verbose : int, default=0
         If > 0, report progress on stderr: a line when the documents are read,
-        then a tqdm bar over the documents as they are hashed (in about 100
-        chunks; hashing is row by row, so the matrix is the same as without
-        progress).
+        then a tqdm bar over the chunks of documents as they are hashed (the
+        matrix is the same as without progress).
 
     Returns
     -------
@@ -454,7 +460,7 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
         (including a seeded split that cannot be made because a class has
         fewer than 2 documents); a group name that matches nothing, groups
         on both sides; bad ``n_features``/``ngram_range``/``test_size``/
-        ``random_state``, or ``test_size``/``random_state`` given for a
+        ``random_state``/``n_jobs``, or ``test_size``/``random_state`` given for a
         corpus with its own split.
     TypeError
         For arguments of the wrong type.
@@ -522,17 +528,9 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
     >>> X.shape, names                                       # doctest: +SKIP
     ((1394, 1048576), ['ham', 'spam'])
     """
-    if not isinstance(subset, str) or subset not in _SUBSETS:
-        raise ValueError(f"subset must be one of {_SUBSETS}, got {subset!r}")
-    n_features = check_positive_int(n_features, "n_features")
-    if n_features > np.iinfo(np.int32).max:
-        raise ValueError(f"n_features must be <= 2**31 - 1, got {n_features}")
-    ngram_range = _check_ngram_range(ngram_range)
-    positive = _as_spec(positive, "positive")
-    negative = _as_spec(negative, "negative")
-    test_size = _check_test_size(test_size)
-    random_state = _check_random_state(random_state)
-
+    opts = _check_corpus_args(subset, n_features, ngram_range, positive, negative,
+                              test_size, random_state)
+    n_jobs = check_n_jobs(n_jobs)
     if isinstance(verbose, (bool, np.bool_)) or not isinstance(verbose, numbers.Integral):
         raise TypeError(f"verbose must be an int, got {type(verbose).__name__}")
     archive = Path(path).expanduser()
@@ -541,11 +539,37 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
         # an archive's content is fixed: its hashed features are cached (a folder or a
         # label<TAB>text file may change, so it is hashed again every time)
         cached = features_cache_path(archive, cache_dir, dict(
-            subset=subset, n_features=n_features, ngram_range=list(ngram_range),
-            positive=positive, negative=negative, test_size=test_size,
-            random_state=random_state))
+            opts, ngram_range=list(opts["ngram_range"])))
         if cached.exists():
             return read_features(cached)
+    layout, docs, y, target_names = _corpus_documents(path, cache_dir, verbose, **opts)
+    X = hash_documents(docs, opts["n_features"], opts["ngram_range"], n_jobs=n_jobs,
+                       verbose=verbose, desc=f"hashing {layout.name} ({opts['subset']})")
+    if cached is not None:
+        write_features(cached, X, y, target_names)
+    return X, y, target_names
+
+
+def _check_corpus_args(subset, n_features, ngram_range, positive, negative, test_size,
+                       random_state):
+    """The validated options of a corpus load (the cache key of an archive's features)."""
+    if not isinstance(subset, str) or subset not in _SUBSETS:
+        raise ValueError(f"subset must be one of {_SUBSETS}, got {subset!r}")
+    n_features = check_positive_int(n_features, "n_features")
+    if n_features > np.iinfo(np.int32).max:
+        raise ValueError(f"n_features must be <= 2**31 - 1, got {n_features}")
+    return dict(subset=subset, n_features=n_features,
+                ngram_range=_check_ngram_range(ngram_range),
+                positive=_as_spec(positive, "positive"),
+                negative=_as_spec(negative, "negative"),
+                test_size=_check_test_size(test_size),
+                random_state=_check_random_state(random_state))
+
+
+def _corpus_documents(path, cache_dir, verbose, *, subset, n_features, ngram_range,
+                      positive, negative, test_size, random_state):
+    """``(layout, docs, y, target_names)``: each document as a file (a ``Path``, read
+    where it is hashed) or as its text (``label<TAB>text`` files, Reuters SGML)."""
     layout = _find_layout(_resolve(path, cache_dir))
     if verbose > 0:
         import sys
@@ -559,38 +583,68 @@ def load_text_corpus(path, subset="train", n_features=2**20, ngram_range=(1, 2),
             raise ValueError(f"{' and '.join(given)} do not apply: the {layout.name} corpus "
                              f"at {layout.root} has its own train/test split")
     if layout.name == "reuters21578":
-        texts, y, target_names = _load_reuters(layout, subset, positive, negative)
+        docs, y, target_names = _load_reuters(layout, subset, positive, negative)
     elif layout.own_split:
-        texts, y, target_names = _load_own_split_folders(layout, subset, positive, negative)
+        docs, y, target_names = _load_own_split_folders(layout, subset, positive, negative)
     else:
-        texts, y, target_names = _load_seeded_split(layout, subset, positive, negative,
-                                                    test_size, random_state)
+        docs, y, target_names = _load_seeded_split(layout, subset, positive, negative,
+                                                   test_size, random_state)
+    return layout, docs, y, target_names
 
-    vectorizer = HashingVectorizer(n_features=n_features, ngram_range=ngram_range,
-                                   binary=True, norm=None, alternate_sign=False,
-                                   dtype=np.float64)
-    X = _hash(vectorizer, texts, verbose, f"hashing {layout.name} ({subset})")
+
+# ----------------------------------------------------------------------------- hashing
+
+def hashing_vectorizer(n_features, ngram_range):
+    """The toolkit's feature map of text: a fixed hash of lower-cased word n-grams to
+    ``n_features`` binary columns (no vocabulary: nothing is fitted on the data)."""
+    return HashingVectorizer(n_features=n_features, ngram_range=ngram_range, binary=True,
+                             norm=None, alternate_sign=False, dtype=np.float64)
+
+
+def hash_block(docs, n_features, ngram_range):
+    """Hashed features of a list of documents (``Path``: the file's bytes as latin-1;
+    ``str``: the text), canonical CSR float64 of shape (len(docs), n_features).
+
+    A pure function of its arguments: the in-memory loader, its worker processes and a
+    Dask worker all call it, so every path gives the same rows."""
+    texts = [_read_text(d) if isinstance(d, Path) else d for d in docs]
+    X = sp.csr_array(hashing_vectorizer(n_features, ngram_range).transform(texts))
     X.sum_duplicates()
-    if cached is not None:
-        write_features(cached, X, y, target_names)
-    return X, y, target_names
+    return X
 
 
-def _hash(vectorizer, texts, verbose, desc):
-    """``vectorizer.transform(texts)`` as a CSR array, with a progress bar if verbose.
+#: Most documents in a chunk of the parallel hashing (a chunk is one task of a worker).
+HASH_CHUNK = 2000
 
-    The hashing vectoriser maps each document on its own, so transforming in chunks
-    and stacking them gives the same matrix (rows in the same order).
+
+def hash_documents(docs, n_features, ngram_range, *, n_jobs=None, verbose=0, desc="hashing"):
+    """:func:`hash_block` of every document, in chunks, on ``n_jobs`` processes.
+
+    The hashing vectoriser maps each document on its own, so hashing chunks and
+    stacking them in order gives the serial matrix exactly, whatever ``n_jobs``.
+    Files are read by the process that hashes them (only their names are sent).
     """
-    if verbose <= 0 or len(texts) == 0:
-        return sp.csr_array(vectorizer.transform(texts))
-    from tqdm.auto import tqdm
+    if len(docs) == 0:
+        return hash_block(docs, n_features, ngram_range)
+    # at most HASH_CHUNK documents per chunk, and about 100 chunks for the progress bar
+    size = min(HASH_CHUNK, -(-len(docs) // 100))
+    chunks = [docs[i:i + size] for i in range(0, len(docs), size)]
+    n_workers = 1 if n_jobs is None else n_jobs
+    if n_workers != 1 and len(chunks) > 1:
+        from joblib import Parallel, delayed
 
-    chunk = max(1, -(-len(texts) // 100))
-    blocks = []
-    with tqdm(total=len(texts), desc=desc, unit="doc") as bar:
-        for start in range(0, len(texts), chunk):
-            part = texts[start:start + chunk]
-            blocks.append(vectorizer.transform(part))
-            bar.update(len(part))
-    return sp.csr_array(sp.vstack(blocks, format="csr"))
+        parts = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(hash_block)(c, n_features, ngram_range) for c in chunks)
+    else:
+        parts = (hash_block(c, n_features, ngram_range) for c in chunks)
+    if verbose > 0:
+        from tqdm.auto import tqdm
+
+        blocks = []
+        with tqdm(total=len(docs), desc=desc, unit="doc") as bar:
+            for chunk, part in zip(chunks, parts):
+                blocks.append(part)
+                bar.update(len(chunk))
+    else:
+        blocks = list(parts)
+    return blocks[0] if len(blocks) == 1 else sp.csr_array(sp.vstack(blocks, format="csr"))

@@ -293,3 +293,180 @@ def make_correlated_classification(n_samples=10_000, n_features=100, *, correlat
     w_true[:coef.size] = coef
     y = (X @ w_true > 0).astype(np.float64)
     return X, y, w_true
+
+
+# ----------------------------------------------------------------------------
+# Large sparse problem generated block by block (KDDA-shaped and beyond)
+# ----------------------------------------------------------------------------
+
+#: Shape of KDD Cup 2010 (algebra), the LIBSVM "kdda" training file: rows,
+#: columns and stored non-zeros (Yu et al., KDD Cup 2010; LIBSVM data sets page).
+KDDA_SHAPE = (8_407_752, 20_216_830, 305_613_510)
+
+
+def make_sparse_classification_blocked(n_samples, n_features, *, avg_nnz=50.0,
+                                       n_informative=20, zipf_exponent=1.0, coef_scale=2.0,
+                                       block_size=262_144, random_state=None):
+    """Large sparse binary classification problem, generated block by block.
+
+    The same kind of problem as :func:`make_sparse_classification` (hashed-text
+    rows: Zipf column popularity with shuffled ranks, values 1, labels from a
+    planted sparse logistic model), built for sizes where that function's
+    whole-problem temporaries would not fit: the row lengths are drawn first, so
+    the number of non-zeros is known and the CSR arrays are allocated once, then
+    each block of ``block_size`` rows is drawn from its own child seed and
+    written in place.  Peak memory is the returned arrays (12 bytes per
+    non-zero with int32 indices) plus one block's temporaries (about 50 bytes per
+    non-zero of a block).  The KDDA shape (:data:`KDDA_SHAPE`: 8.4 million rows,
+    20.2 million columns, 305.6 million non-zeros, ``avg_nnz=36.35``) takes
+    about 3.7 GB.
+
+    Differences from :func:`make_sparse_classification`: every row holds exactly
+    its drawn number of *distinct* columns (repeated draws are redrawn, so the
+    number of non-zeros is ``sum(1 + Poisson(avg_nnz - 1))``), values are
+    binary only, and the negative planted weights are balanced against the
+    expected (not the sampled) column frequencies, so no pass over the data is
+    needed.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows, >= 1.
+    n_features : int
+        Number of columns, in [2, 2**31 - 2] and >= ``5 * n_informative``.
+    avg_nnz : float, default=50.0
+        Mean number of non-zeros per row, in [1, n_features / 2]: each row has
+        ``min(1 + Poisson(avg_nnz - 1), n_features // 2)`` distinct columns.
+    n_informative : int, default=20
+        Non-zeros of ``w_true``, >= 1, drawn among the columns of popularity
+        ranks ``n_informative + 1 .. 5 * n_informative`` (as
+        :func:`make_sparse_classification`).
+    zipf_exponent : float, default=1.0
+        Column of popularity rank ``r`` drawn with probability proportional to
+        ``r ** -zipf_exponent``, in [0, 10].
+    coef_scale : float, default=2.0
+        The planted weights are ``+-coef_scale * U[1, 2]`` (> 0).
+    block_size : int, default=262144
+        Rows per block, >= 1.  Each block has its own child seed, so the output
+        depends on ``(random_state, block_size)`` and not on anything else (not on
+        the machine or the number of threads).
+    random_state : None, int or SeedSequence
+        Seed.  A ``Generator`` is accepted too (its state advances).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_array of shape (n_samples, n_features), float64
+        Canonical CSR (sorted indices, no duplicates), values 1; int32 indices
+        when they fit, else int64; int64 ``indptr``.
+    y : ndarray of shape (n_samples,), float64
+        Labels in {0, 1}: ``y_i ~ Bernoulli(sigmoid(x_i . w_true))``.
+    w_true : ndarray of shape (n_features,), float64
+
+    Raises
+    ------
+    ValueError
+        Arguments out of range.
+    TypeError
+        Arguments of the wrong type.
+
+    See Also
+    --------
+    make_sparse_classification : the in-one-go generator for smaller problems.
+
+    Examples
+    --------
+    >>> from dptoolkit.datasets import make_sparse_classification_blocked
+    >>> X, y, w = make_sparse_classification_blocked(5000, 100_000, avg_nnz=20,
+    ...                                              block_size=1000, random_state=0)
+    >>> X.shape, X.has_canonical_format, bool((X.data == 1).all())
+    ((5000, 100000), True, True)
+    """
+    n_samples = check_positive_int(n_samples, "n_samples")
+    n_features = check_positive_int(n_features, "n_features", minimum=2, maximum=_MAX_SIZE - 1)
+    n_informative = check_positive_int(n_informative, "n_informative")
+    if 5 * n_informative > n_features:
+        raise ValueError(f"n_features must be >= 5 * n_informative={5 * n_informative}, "
+                         f"got {n_features}")
+    avg_nnz = check_scalar_range(avg_nnz, "avg_nnz", low=1.0, high=n_features / 2)
+    zipf_exponent = check_scalar_range(zipf_exponent, "zipf_exponent", low=0.0, high=10.0)
+    coef_scale = check_scalar_range(coef_scale, "coef_scale", low=0.0, low_open=True)
+    block_size = check_positive_int(block_size, "block_size")
+    rng = check_random_state(random_state)
+
+    col_of_rank = rng.permutation(n_features).astype(
+        np.int32 if n_features < 2**31 - 1 else np.int64)
+    p_rank = np.arange(1, n_features + 1, dtype=np.float64) ** -zipf_exponent
+    p_rank /= p_rank.sum()
+    cdf = np.cumsum(p_rank)
+    cdf /= cdf[-1]
+
+    counts = np.minimum(1 + rng.poisson(avg_nnz - 1.0, size=n_samples), n_features // 2)
+    indptr = np.zeros(n_samples + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    del counts
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=_index_dtype(nnz, n_features))
+    data = np.ones(nnz)
+
+    w_true = _planted_weights(rng, col_of_rank, p_rank, avg_nnz, n_informative, coef_scale)
+    del p_rank
+    y = np.empty(n_samples)
+    n_blocks = -(-n_samples // block_size)
+    for b, child in enumerate(rng.spawn(n_blocks)):
+        lo, hi = b * block_size, min(n_samples, (b + 1) * block_size)
+        a, z = int(indptr[lo]), int(indptr[hi])
+        indices[a:z] = _distinct_zipf_block(indptr[lo:hi + 1] - a, cdf, col_of_rank, child)
+        # margin_i = sum of w_true over the row's columns (values are 1)
+        margin = np.bincount(np.repeat(np.arange(hi - lo), np.diff(indptr[lo:hi + 1])),
+                             weights=w_true[indices[a:z]], minlength=hi - lo)
+        y[lo:hi] = child.random(hi - lo) < 0.5 * (1.0 + np.tanh(0.5 * margin))
+    if indices.dtype == np.int32:
+        indptr = indptr.astype(np.int32) if nnz < 2**31 - 1 else indptr
+    X = sp.csr_array((data, indices, indptr), shape=(n_samples, n_features), copy=False)
+    X.has_sorted_indices = True
+    X.has_canonical_format = True
+    return X, y, w_true
+
+
+def _planted_weights(rng, col_of_rank, p_rank, avg_nnz, n_informative, coef_scale):
+    """``w_true`` on popularity ranks [n_informative, 5 n_informative), the
+    negative weights rescaled so that the expected margin is zero (a column of
+    rank r is in a row with probability about ``avg_nnz * p_r``)."""
+    n_features = col_of_rank.size
+    lo, hi = n_informative, min(n_features, 5 * n_informative)
+    ranks = lo + rng.choice(hi - lo, size=n_informative, replace=False)
+    magnitude = coef_scale * rng.uniform(1.0, 2.0, size=n_informative)
+    sign = np.where(np.arange(n_informative) % 2 == 0, 1.0, -1.0)
+    rng.shuffle(sign)
+    w = sign * magnitude
+    freq = np.minimum(1.0, avg_nnz * p_rank[ranks])
+    pos, neg = (w * freq)[sign > 0].sum(), -(w * freq)[sign < 0].sum()
+    if pos > 0 and neg > 0:
+        w[sign < 0] *= pos / neg
+    w_true = np.zeros(n_features)
+    w_true[col_of_rank[ranks]] = w
+    return w_true
+
+
+def _distinct_zipf_block(local_indptr, cdf, col_of_rank, rng):
+    """Sorted distinct columns of a block's rows (row lengths ``diff(local_indptr)``),
+    drawn from the popularity ``cdf``; repeats within a row are redrawn."""
+    n_rows = local_indptr.size - 1
+    n_features = cdf.size
+    row = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(local_indptr))
+
+    def draw(size):
+        rank = np.searchsorted(cdf, rng.random(size), side="right")
+        np.minimum(rank, n_features - 1, out=rank)  # guards rounding of cdf[-1]
+        return col_of_rank[rank]
+
+    keys = row * n_features + draw(row.size)
+    while True:
+        keys.sort()
+        dup = np.flatnonzero(keys[1:] == keys[:-1]) + 1
+        if dup.size == 0:
+            break
+        # same row, a fresh column (rows hold at most n_features // 2 columns,
+        # so each redraw succeeds with probability >= 1/2 on average)
+        keys[dup] = keys[dup] - keys[dup] % n_features + draw(dup.size)
+    return keys - row * n_features
