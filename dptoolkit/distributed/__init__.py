@@ -13,8 +13,11 @@ sizes) changes what is released.  See :mod:`dptoolkit.distributed._blocksum` and
 from ._blocksum import (block_sum, class_feature_sums, clipped_gradient_sum, column_counts,
                         column_sums, is_dask_array, map_row_blocks, row_aligned,
                         unit_rows)
+from ._fw import frank_wolfe_over_blocks
+from ._sgd import block_seeds, sgd_over_blocks
 from ._validation import validate_dask_X_y
 
 __all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
            "column_sums", "is_dask_array", "map_row_blocks", "row_aligned", "unit_rows",
-           "validate_dask_X_y"]
+           "validate_dask_X_y", "block_seeds", "sgd_over_blocks",
+           "frank_wolfe_over_blocks"]

@@ -8,7 +8,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _fw_fast, _multinomial as _fw_multinomial
+from . import _distributed as _fw_distributed, _fw_fast, _multinomial as _fw_multinomial
+from ...distributed import is_dask_array
 from ..._private import PrivateEstimatorMixin
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
@@ -485,6 +486,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Non-numeric hyper-parameters or data.
         """
         validate_params(self)
+        if is_dask_array(X):  # X stays on the workers: binary, fast solver
+            return _fw_distributed.fit_dask(self, X, y)
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
