@@ -450,7 +450,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data, any scipy.sparse format or dense.  Private fits need
-            entries in [-1, 1] (see ``clip_data``).
+            entries in [-1, 1] (see ``clip_data``).  Or (two classes, the fast
+            solver, selector "grouped" or "argmax") a :class:`dask.array.Array`
+            of CSR row blocks with ``y`` of the same row chunks: the rows stay
+            on the workers and the fit releases the in-memory model up to the
+            rounding of the summation order
+            (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`).
         y : array-like of shape (n_samples,)
             Two classes, any labels; ``classes_[1]`` is the positive class.  With
             ``classes`` declared, every label must be one of them (some may be

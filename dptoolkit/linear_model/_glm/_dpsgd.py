@@ -230,6 +230,19 @@ _SGD_DOC_NOTES = r"""
     :math:`O(\mathrm{nnz}(X_{\mathcal B}))` and the run :math:`O(M)` once more.
     On IMDB (lots of 1,000 reviews touch about 130,000 of the :math:`2^{20}`
     coordinates) this saves about a fifth of the time of dense noise.
+
+    **On a Dask array.**  ``X`` may be a :class:`dask.array.Array` of CSR row
+    blocks (``y`` a Dask array of the same row chunks): the rows stay on the
+    workers (:func:`dptoolkit.distributed.sgd_over_blocks`).  One round per
+    step: every block draws its Poisson lot from its own stream (spawned from
+    ``random_state`` on the client) and returns the sum of its lot's clipped
+    gradients; the client adds them in block order and draws the dense noise
+    once.  Per-block Poisson sampling is global Poisson sampling, so the
+    privacy event is the in-memory one; the draws are not the in-memory
+    kernel's (it draws lots and lazy noise from one stream), so the model
+    differs from the in-memory model draw for draw, not in law.  A private fit
+    needs ``n_samples_public`` (block sizes are never used as :math:`N`).
+    See ``docs/tutorials/distributed.rst``.
 """
 
 
