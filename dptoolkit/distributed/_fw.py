@@ -23,8 +23,7 @@ scaled margins :math:`\tilde v = X\tilde w`, the row gradients
 :math:`(j, \delta, w_m)` to every block, which updates the margins and gradients
 of its rows containing :math:`j` (those rows only: Algorithm 2) and returns
 its part of the change of :math:`\alpha`, :math:`X_b^\top(q^{new} - q^{old})`
-over those rows (a ``k``-vector), with the columns it wrote and its part of the
-change of :math:`h`.  Whether the next step starts with a refresh depends only
+over those rows (a ``k``-vector), and its part of the change of :math:`h`.  Whether the next step starts with a refresh depends only
 on the step sizes (public), so when it does, the same round also runs the
 **exact refresh as a map-reduce**: every block folds :math:`w_m` into its
 margins, recomputes :math:`q` for all its rows and returns
@@ -83,17 +82,19 @@ def _prepare_block(Xb, yb, columns, bound):
     Xb.sort_indices()
     y = np.asarray(yb, dtype=np.float64)
     zeros = np.zeros(Xb.shape[0])
-    return (Xb, sp.csc_array(Xb), y), (zeros, zeros)
+    return (Xb, sp.csc_array(Xb), y), ((zeros, zeros), None)
 
 
-def _block_round(prep, state, step, fold):
+def _block_round(prep, previous, step, fold):
     """One round on one block: the step ``(j, delta, w_m, rescale)`` on its rows
     containing ``j``, then (``fold`` not None) the exact refresh.
 
+    ``previous`` is the previous round's result (its first item is the state).
     Returns ``(new_state, out)``: ``out`` is ``("full", X_b^T q_b)`` after a
-    refresh, else ``("delta", X_b^T gamma, columns written, dh)``.  Pure: the
-    input state is not modified."""
+    refresh, else ``("delta", X_b^T gamma, dh)``.  Pure: the input state is not
+    modified."""
     Xr, Xc, y = prep
+    state = previous[0]
     vt, q = state[0].copy(), state[1].copy()
     if step is not None:
         j, delta, w_m, rescale = step
@@ -113,10 +114,23 @@ def _block_round(prep, state, step, fold):
         if fold != 1.0:
             vt *= fold
         q = _sigmoid(vt) - y
-        return (vt, q), ("full", np.asarray(Xr.T @ q, dtype=np.float64))
-    sub = Xr[rows]
-    return (vt, q), ("delta", np.asarray(sub.T @ gamma, dtype=np.float64),
-                     np.unique(sub.indices), dh)
+        return (vt, q), ("full", _gather(Xc, q))
+    if rows.size > _FULL_PASS_FRACTION * vt.size:
+        # most rows changed: one gather over all columns beats copying the rows
+        g = np.zeros(vt.size)
+        g[rows] = gamma
+        return (vt, q), ("delta", _gather(Xc, g), dh)
+    return (vt, q), ("delta", np.asarray(Xr[rows].T @ gamma, dtype=np.float64), dh)
+
+
+#: Share of a block's rows above which a step's change of alpha is one pass
+#: over the block's columns rather than a scatter of the changed rows.
+_FULL_PASS_FRACTION = 0.125
+
+
+def _gather(Xc, v):
+    """X_b^T v by columns (CSC: one gather per column), float64."""
+    return np.asarray(Xc.T @ v, dtype=np.float64)
 
 
 class _Blocks:
@@ -136,22 +150,24 @@ class _Blocks:
         made = dask.persist(*[delayed(_prepare_block, pure=True, nout=2)(xb, yb, cols,
                                                                           bound)
                               for xb, yb in zip(xs, ys)])   # kept on the workers
-        self.prep = [m[0] for m in made]
-        self.state = [m[1] for m in made]
+        self.prep = list(dask.persist(*[m[0] for m in made]))
+        self.state = list(dask.persist(*[m[1] for m in made]))
 
     def round(self, step, fold):
         """Run one round on every block; the outputs in block order."""
         if not self.dask:
-            res = [_block_round(p, s, step, fold) for p, s in zip(self.prep, self.state)]
-            self.state = [r[0] for r in res]
-            return [r[1] for r in res]
+            self.state = [_block_round(p, s, step, fold)
+                          for p, s in zip(self.prep, self.state)]
+            return [r[1] for r in self.state]
         import dask
         from dask import delayed
 
+        # the round's results stay on the workers (the next round's inputs);
+        # only their small second items come to the client: 2 tasks per block
         fn = delayed(_block_round, pure=True, nout=2)
-        res = dask.persist(*[fn(p, s, step, fold) for p, s in zip(self.prep, self.state)])
-        self.state = [r[0] for r in res]
-        return _blocksum._compute([r[1] for r in res], "the Frank-Wolfe updates")
+        self.state = dask.persist(*[fn(p, s, step, fold)
+                                    for p, s in zip(self.prep, self.state)])
+        return _blocksum._compute([r[1] for r in self.state], "the Frank-Wolfe updates")
 
 
 def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refresh_tol,
@@ -247,11 +263,11 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
             prod = 1.0
             n_refresh += 1
         else:
-            written = []
-            for out in outs:
+            changed = np.zeros(k, dtype=bool)
+            for out in outs:                         # block order
                 alpha += out[1]
-                h += out[3]
-                written.append(out[2])
-            items = np.unique(np.concatenate(written)) if written else np.zeros(0, int)
+                h += out[2]
+                changed |= out[1] != 0.0
+            items = np.flatnonzero(changed)
         selector.update(alpha, items, False)
     return wt * w_m, gaps, t, n_refresh
