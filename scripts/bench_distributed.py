@@ -27,6 +27,9 @@ Run from the source tree with ``PYTHONPATH=.``::
 
     PYTHONPATH=. python scripts/bench_distributed.py --seeds 0 1 2
     PYTHONPATH=. python scripts/bench_distributed.py --memory --replicas 2
+
+(``--fw-max-iter`` shortens the memory run's Frank-Wolfe fit: ``tracemalloc``
+slows the client's task handling several times over.)
 """
 import os
 
@@ -94,12 +97,14 @@ def dask_X_y(shards, y):
     return X, da.from_array(y, chunks=(tuple(n for _, n in shards),))
 
 
-def make(model, seed, n):
+def make(model, seed, n, fw_max_iter="auto"):
     from dptoolkit.linear_model import DPNBLogisticClassifier, FrankWolfeLassoClassifier
 
-    cls = {"DPNB": DPNBLogisticClassifier, "FW": FrankWolfeLassoClassifier}[model]
-    return cls(epsilon=EPSILON, delta=DELTA, n_samples_public=n, classes=[0, 1],
-               random_state=seed)
+    kw = dict(epsilon=EPSILON, delta=DELTA, n_samples_public=n, classes=[0, 1],
+              random_state=seed)
+    if model == "FW":
+        return FrankWolfeLassoClassifier(max_iter=fw_max_iter, **kw)
+    return DPNBLogisticClassifier(**kw)
 
 
 def fit(est, X, y):
@@ -180,7 +185,7 @@ def client_memory(args):
         print(f"# client memory: X {n} x {N_FEATURES}, {x_bytes / 2**20:.0f} MiB in "
               f"{len(shards)} shards on {args.workers} workers", flush=True)
         for model in args.models:
-            est = make(model, 0, n)
+            est = make(model, 0, n, args.fw_max_iter)
             peak = [proc.memory_info().rss]
             base = peak[0]
             done = threading.Event()
@@ -224,6 +229,8 @@ def main(argv=None):
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--memory", action="store_true", help="the client-memory run")
     parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--fw-max-iter", type=lambda v: v if v == "auto" else int(v),
+                        default="auto", help="Frank-Wolfe steps of the memory run")
     parser.add_argument("--shards", default=None, help="folder for the shard files")
     parser.add_argument("--write-large", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

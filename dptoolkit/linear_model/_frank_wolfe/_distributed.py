@@ -152,12 +152,14 @@ def fit_dask(est, X, y):
 
             est._enforce_public_bound(sp.csr_array(np.array([[2.0 * bound]])), "linf",
                                       bound)
-        if screened:  # the draws of private_top_columns
+        if screened:  # the draws of private_top_columns, in place (no X to dwarf them)
             sens = 2.0 if est.neighbouring == "replace_one" else 1.0
-            noisy = masses + rng.normal(0.0, budget.screening_noise_multiplier * sens,
-                                        masses.shape)
+            masses += rng.normal(0.0, budget.screening_noise_multiplier * sens,
+                                 masses.shape)
+            np.negative(masses, out=masses)
             k = p["screening"]
-            columns = np.sort(np.argpartition(-noisy, k - 1)[:k]).astype(np.int64)
+            columns = np.sort(np.argpartition(masses, k - 1)[:k]).astype(np.int64)
+            del masses
     n_kept = D if columns is None else columns.size
     if p["private"]:
         selector = _GroupedSelector(n_kept, p["group_size"], budget.kernel_parameter, rng)
