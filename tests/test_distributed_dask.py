@@ -331,12 +331,8 @@ def test_gradient_sum_refuses_labels_that_are_not_class_indices(labels):
         clipped_gradient_sum(X, labels, np.zeros((1, D)), [0.0], clip=1.0)
 
 
-def test_x_never_comes_to_the_client(live, monkeypatch):
-    """Everything the fit brings back is a sum over rows or a row block of the
-    ``n_features_kept + 1`` transformed columns, never a block of X; X itself is
-    never computed or converted on the client."""
-    X, y = _data()
-    Xd, yd = _dask(X, y)
+def _spy_on_results(monkeypatch):
+    """The list of everything the workers send back to the client from now on."""
     received, compute = [], _blocksum._compute
 
     def spy(tasks, what):
@@ -344,16 +340,265 @@ def test_x_never_comes_to_the_client(live, monkeypatch):
         received.extend(out)
         return out
 
+    monkeypatch.setattr(_blocksum, "_compute", spy)
+    return received
+
+
+def test_x_never_comes_to_the_client(live, monkeypatch):
+    """Everything the fit brings back is a sum over rows or a row block of the
+    ``n_features_kept + 1`` transformed columns, never a block of X; X itself is
+    never computed or converted on the client."""
+    X, y = _data()
+    Xd, yd = _dask(X, y)
     def refuse(self, *args, **kwargs):
         if self.name == Xd.name:
             raise AssertionError("X was gathered on the client")
         return original(self, *args, **kwargs)
 
     original = da.Array.compute
-    monkeypatch.setattr(_blocksum, "_compute", spy)
+    received = _spy_on_results(monkeypatch)
     monkeypatch.setattr(da.Array, "compute", refuse)
     monkeypatch.setattr(da.Array, "__array__", lambda self, *a, **k: refuse(self))
     model = _fit(Xd, yd, 0)
-    assert len(received) == 2 * (N // CHUNK)          # the release, the transformation
+    assert len(received) == 1 + N // CHUNK     # the release, the transformed blocks
     for part in received:
         assert part.shape in {(2, D), (CHUNK, model.theta_.size)}
+
+
+# ------------------------------------------------------------------ DP-SGD
+def _sgd(**kw):
+    from dptoolkit.linear_model import DPSGDClassifier, DPSGDRegressor
+
+    cls = DPSGDRegressor if kw.pop("regressor", False) else DPSGDClassifier
+    if cls is DPSGDClassifier:
+        kw.setdefault("classes", [0, 1])
+    return cls(**{"epsilon": 1.0, "n_samples_public": N, "batch_size": 60,
+                  "n_epochs": 1.5, "learning_rate": 0.5, "clip": 0.5, **kw})
+
+
+def _dpsgd_reference(X, t, words_rng, noise_rng, *, q, T, lr, lam, clip, L, noise_std,
+                     loss="logistic"):
+    """Algorithm 1 of Abadi et al. written out example by example: the lot of step
+    s in block b from PCG64(SeedSequence(words_b, spawn_key=(s,))), words_b =
+    generate_state(8) of the b-th child spawned from the estimator's generator;
+    dense noise N(0, I) * lr * noise_std / L from that generator after the lots."""
+    from scipy.special import expit
+
+    from dptoolkit.linear_model._glm._base import transform_rows
+
+    Xt, _ = transform_rows(X, "l2", False, 1.0)
+    Xt = Xt.toarray()
+    seqs = words_rng.bit_generator.seed_seq.spawn(N // CHUNK)
+    words = [c.generate_state(8) for c in seqs]
+    theta = np.zeros(D)
+    for s in range(T):
+        g = np.zeros(D)
+        for b in range(N // CHUNK):
+            gen = np.random.Generator(np.random.PCG64(
+                np.random.SeedSequence([int(w) for w in words[b]], spawn_key=(s,))))
+            u = gen.random(CHUNK)
+            for i in range(CHUNK):
+                if u[i] < q:
+                    x, ti = Xt[b * CHUNK + i], t[b * CHUNK + i]
+                    a = x @ theta
+                    d = -ti * expit(-ti * a) if loss == "logistic" else a - ti
+                    gi = d * x
+                    norm = np.linalg.norm(gi)
+                    g += gi * (min(1.0, clip / norm) if norm > 0 else 1.0)
+        theta = (1 - lr * lam) * theta - lr * g / L
+        theta += lr * noise_std / L * noise_rng.standard_normal(D)
+    return theta
+
+
+@pytest.mark.parametrize("regressor", [False, True])
+def test_dpsgd_on_dask_is_the_per_block_poisson_algorithm(live, regressor):
+    """The distributed fit is Algorithm 1 with per-block Poisson lots (the
+    reference above, relative 1e-9) and has the in-memory fit's privacy event."""
+    X, y = _data()
+    if regressor:
+        y = np.random.default_rng(3).normal(size=N)
+    Xd, yd = _dask(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        dist = _sgd(regressor=regressor, random_state=np.random.default_rng(5)).fit(Xd, yd)
+        mem = _sgd(regressor=regressor, random_state=5).fit(X, y)
+    assert dist.privacy_event_ == mem.privacy_event_
+    assert dist.privacy_spent_ == mem.privacy_spent_
+    assert dist.noise_multiplier_ == mem.noise_multiplier_ and dist.n_steps_ == 15
+    t = y if regressor else np.where(y == 1, 1.0, -1.0)
+    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+    want = _dpsgd_reference(X, t, r1, r2, q=60 / N, T=dist.n_steps_, lr=0.5, lam=1e-4,
+                            clip=0.5, L=60, noise_std=dist.noise_std_,
+                            loss="squared" if regressor else "logistic")
+    np.testing.assert_allclose(np.ravel(dist.coef_), want, rtol=1e-9, atol=1e-12)
+
+
+def test_dpsgd_single_dask_block_is_the_local_backend(live):
+    """One Dask block and the in-memory local backend run the same algorithm: the
+    same model bit for bit, and the same draws from the generator."""
+    from dptoolkit.distributed import sgd_over_blocks
+    from dptoolkit.linear_model._glm._base import transform_rows
+
+    X, y = _data()
+    t = np.where(y == 1, 1.0, -1.0)
+    out = []
+    for XX, tt in [(X, t), (da.from_array(sp.csr_matrix(X), chunks=(N, D), asarray=False),
+                            da.from_array(t, chunks=N))]:
+        rng = np.random.default_rng(9)
+        theta = sgd_over_blocks(XX, tt, transform=transform_rows,
+                                transform_args=("l2", False, 1.0), n_features=D,
+                                loss="logistic", alpha=1e-4, learning_rate=0.5, clip=1.0,
+                                sampling_rate=0.1, denominator=60.0, n_steps=10,
+                                noise_std=0.3, rng=rng)[0]
+        out.append((theta, rng.bit_generator.state))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    assert out[0][1] == out[1][1]
+
+
+def test_dpsgd_on_dask_needs_n_samples_public(live):
+    X, y = _data()
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    model = _sgd(n_samples_public=None, random_state=rng)
+    with pytest.raises(ValueError, match="n_samples_public"):
+        model.fit(*_dask(X, y))
+    assert rng.bit_generator.state == state and not hasattr(model, "coef_")
+
+
+def _kill_one_worker_at(client, monkeypatch, call):
+    """Kill one worker process just before the ``call``-th computation of the fit
+    (its persisted blocks and states are lost: Dask recomputes them from their
+    pure tasks)."""
+    compute, calls, killed = _blocksum._compute, [], []
+
+    def killing(tasks, what):
+        calls.append(what)
+        if len(calls) == call:
+            killed.append(sorted(client.scheduler_info()["workers"])[0])
+            client.run(_exit_soon, workers=killed)
+        return compute(tasks, what)
+
+    monkeypatch.setattr(_blocksum, "_compute", killing)
+    return calls, killed
+
+
+def _exit_soon():
+    import threading
+
+    threading.Timer(0.05, os._exit, (1,)).start()
+
+
+def test_dpsgd_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        rng_a, rng_b = np.random.default_rng(2), np.random.default_rng(2)
+        want = _sgd(random_state=rng_a).fit(*_dask(X, y))
+        calls, killed = _kill_one_worker_at(live, monkeypatch, 6)
+        got = _sgd(random_state=rng_b).fit(*_dask(X, y))
+    assert len(calls) > 6     # the kill happened mid-fit
+    assert killed[0] not in live.scheduler_info()["workers"]
+    np.testing.assert_array_equal(got.coef_, want.coef_)
+    assert rng_a.bit_generator.state == rng_b.bit_generator.state  # no redrawn noise
+    assert got.privacy_event_ == want.privacy_event_
+
+
+# ------------------------------------------------------------- Frank-Wolfe
+D_FW = 4200   # more than the 4096 candidates of screening="auto"
+
+
+def _fw_data(seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.csr_array((rng.random((N, D_FW)) < 0.01) * rng.uniform(0.2, 1.5, (N, D_FW)))
+    y = (X[:, :20].sum(axis=1) > X[:, 20:40].sum(axis=1)).astype(np.int64)
+    return sp.csr_array(X), y
+
+
+def _fw(**kw):
+    from dptoolkit.linear_model import FrankWolfeLassoClassifier
+
+    return FrankWolfeLassoClassifier(**{"epsilon": 2.0, "delta": 1e-5, "max_iter": 150,
+                                        "l1_bound": 10.0, "classes": [0, 1], **kw})
+
+
+def _fw_fit(X, y, rng, **kw):
+    from dptoolkit.exceptions import DataClippedWarning
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        model = _fw(random_state=rng, **kw).fit(X, y)
+    clipped = any(issubclass(w.category, DataClippedWarning) for w in seen)
+    return model, clipped
+
+
+def _assert_same_fw(a, b):
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(a.screened_features_, b.screened_features_)
+    assert a.privacy_event_ == b.privacy_event_ and a.privacy_spent_ == b.privacy_spent_
+    assert a.n_iter_ == b.n_iter_
+    assert a.solver_stats_["n_refresh"] == b.solver_stats_["n_refresh"]
+
+
+def test_frank_wolfe_on_dask_matches_in_memory(live):
+    """Default screening (4096 of 4200 candidates), grouped sampler: the same
+    candidates, model, event and generator state as in memory; entries above the
+    public bound 1 are clipped on the workers with the in-memory warning."""
+    X, y = _fw_data()
+    Xd, yd = _dask(X, y)
+    r_mem, r_dist = np.random.default_rng(4), np.random.default_rng(4)
+    mem, clip_mem = _fw_fit(X, y, r_mem)
+    dist, clip_dist = _fw_fit(Xd, yd, r_dist)
+    assert mem.screened_features_.size == 4096
+    assert clip_mem and clip_dist
+    _assert_same_fw(dist, mem)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+    assert np.count_nonzero(mem.coef_) > 5
+
+
+def test_frank_wolfe_on_dask_non_private_gaps(live):
+    X, y = _fw_data(1)
+    Xd, yd = _dask(X, y)
+    mem = _fw(epsilon=None, delta=None, selector="argmax").fit(X, y)
+    dist = _fw(epsilon=None, delta=None, selector="argmax").fit(Xd, yd)
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(dist.gap_history_, mem.gap_history_, rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
+    X, y = _fw_data()
+    want, _ = _fw_fit(X, y, np.random.default_rng(6))
+    calls, killed = _kill_one_worker_at(live, monkeypatch, 40)
+    got, _ = _fw_fit(*_dask(X, y), np.random.default_rng(6))
+    assert len(calls) > 40
+    assert killed[0] not in live.scheduler_info()["workers"]
+    _assert_same_fw(got, want)
+
+
+def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
+    """What comes back from the workers: sums over rows (column masses), k-vectors
+    of gradient changes and the columns they touch; never a row of X."""
+    X, y = _fw_data()
+    Xd, yd = _dask(X, y)
+    received = _spy_on_results(monkeypatch)
+    model, _ = _fw_fit(Xd, yd, 0)
+    k = model.screened_features_.size
+    # the summed column masses, then every block's k-vector in every round
+    assert len(received) == 1 + (N // CHUNK) * model.n_iter_
+    for part in received:
+        if isinstance(part, np.ndarray):
+            assert part.shape == (D_FW + 1,)
+        else:
+            assert part[0] in ("full", "delta") and part[1].shape == (k,)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(solver="standard", selector="exponential"), "solver='fast'"),
+    (dict(selector="exponential"), "selector='grouped'"),
+    (dict(classes=[0, 1, 2]), "binary only"),
+    (dict(max_iter="auto"), "n_samples_public"),
+])
+def test_frank_wolfe_on_dask_refusals(live, kw, match):
+    X, y = _fw_data()
+    with pytest.raises(ValueError, match=match):
+        _fw(**kw).fit(*_dask(X, y))

@@ -7,14 +7,20 @@ workers compute exact sums of clipped per-example terms; the client adds the
 blocks' sums in block order and the estimator adds the noise once, from its own
 generator, so nothing the engine does (retries, speculative copies, partition
 sizes) changes what is released.  See ``dptoolkit.distributed._blocksum`` and
-``docs/tutorials/distributed.rst``.  Dask is an optional dependency
+``docs/tutorials/distributed.rst``.  The iterative fits run one round of block
+tasks per step: :func:`sgd_over_blocks` (DP-SGD, per-block Poisson lots, the
+noise drawn once per step on the client) and :func:`frank_wolfe_over_blocks`
+(Frank-Wolfe with the rows' margins kept on their blocks).  Dask is an optional dependency
 (``pip install dptoolkit[dask]``); it is imported only when a Dask array is given.
 """
 from ._blocksum import (block_sum, class_feature_sums, clipped_gradient_sum, column_counts,
                         column_sums, is_dask_array, map_row_blocks, row_aligned,
                         unit_rows)
+from ._fw import frank_wolfe_over_blocks
+from ._sgd import block_seeds, sgd_over_blocks
 from ._validation import validate_dask_X_y
 
 __all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
            "column_sums", "is_dask_array", "map_row_blocks", "row_aligned", "unit_rows",
-           "validate_dask_X_y"]
+           "validate_dask_X_y", "block_seeds", "sgd_over_blocks",
+           "frank_wolfe_over_blocks"]

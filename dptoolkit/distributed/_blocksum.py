@@ -16,7 +16,10 @@ sums **in block order** and the caller then adds Gaussian (or Laplace) noise
   ``N`` (a private fit takes the public ``n_samples_public``).
 * Summing in a fixed order (block 0, 1, ...) makes a distributed fit
   reproducible: with the same seed it releases the in-memory model up to the
-  rounding of the summation order.
+  rounding of the summation order.  The fold
+  ``((s_0 + s_1) + s_2) + ...`` runs on the workers as a chain of tasks, so
+  the client receives one sum whatever the number of blocks (its memory does
+  not grow with them).
 
 Two backends, chosen by the type of ``X``:
 
@@ -151,10 +154,20 @@ def block_sum(func, X, y=None, args=(), *, what="the per-block sums"):
 
     xs, ys = _blocks(X, y)
     fn = delayed(func, pure=True)
+    add = delayed(_add, pure=True)
     args = _shared(args)
-    parts = _compute([fn(xb, yb, *args) for xb, yb in zip(xs, ys)], what)
-    total = np.array(parts[0], dtype=np.float64)
+    parts = [fn(xb, yb, *args) for xb, yb in zip(xs, ys)]
+    total = add(parts[0], None)
     for part in parts[1:]:  # block order: reproducible rounding
+        total = add(total, part)
+    # the fold runs on the workers: the client receives one sum, not one per block
+    return np.asarray(_compute([total], what)[0], dtype=np.float64)
+
+
+def _add(total, part):
+    """``total + part`` in float64 (a new array): one link of the block-order fold."""
+    total = np.array(total, dtype=np.float64)
+    if part is not None:
         total += part
     return total
 

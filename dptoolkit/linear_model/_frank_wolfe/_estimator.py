@@ -8,7 +8,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _fw_fast, _multinomial as _fw_multinomial
+from . import _distributed as _fw_distributed, _fw_fast, _multinomial as _fw_multinomial
+from ...distributed import is_dask_array
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
@@ -449,7 +450,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data, any scipy.sparse format or dense.  Private fits need
-            entries in [-1, 1] (see ``clip_data``).
+            entries in [-1, 1] (see ``clip_data``).  Or (two classes, the fast
+            solver, selector "grouped" or "argmax") a :class:`dask.array.Array`
+            of CSR row blocks with ``y`` of the same row chunks: the rows stay
+            on the workers and the fit releases the in-memory model up to the
+            rounding of the summation order
+            (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`).
         y : array-like of shape (n_samples,)
             Two classes, any labels; ``classes_[1]`` is the positive class.  With
             ``classes`` declared, every label must be one of them (some may be
@@ -485,6 +491,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Non-numeric hyper-parameters or data.
         """
         validate_params(self)
+        if is_dask_array(X):  # X stays on the workers: binary, fast solver
+            return _fw_distributed.fit_dask(self, X, y)
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)

@@ -422,6 +422,12 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         check_X_y_named(X, y, y_numeric=not is_clf)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=not is_clf)
+        return X, self._targets(y)
+
+    def _targets(self, y):
+        """The kernels' targets of validated labels: {-1, +1} (classifier, sets
+        ``classes_``) or the finite values of ``y`` (regressor)."""
+        is_clf = isinstance(self, ClassifierMixin)
         if is_clf:
             check_classification_targets(y)
             self.classes_ = self._resolve_classes(y, private=self.epsilon is not None,
@@ -436,7 +442,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
             t = np.asarray(y, dtype=np.float64)
             if not np.all(np.isfinite(t)):
                 raise ValueError("Input y contains NaN or infinity")
-        return X, t
+        return t
 
     def _prepare(self, X, p):
         return _transform_rows(X, self.normalize, self.fit_intercept, p["intercept_scaling"])

@@ -10,12 +10,15 @@ import math
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from sklearn.utils.multiclass import check_classification_targets
+
 from . import _sgd_fast
+from ...distributed import is_dask_array, row_aligned, sgd_over_blocks, validate_dask_X_y
 from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
 from ..._validation import check_scalar_range, Options, POSITIVE, validate_params
 from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_constraints,
-                    _record_steps)
+                    _record_steps, transform_rows)
 from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
@@ -32,18 +35,26 @@ class _BaseSGD(_BaseLinearDP):
     def fit(self, X, y):
         validate_params(self)
         p = self._check_common()
+        private = p["private"]
         if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
             lr = None  # 1 / beta of the loss, set below from alpha
         else:
             lr = check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
                                     low_open=True)
-        X, t = self._validate_xy(X, y)
-        Xt, sq = self._prepare(X, p)
-        n_rows, M = Xt.shape
+        distributed = is_dask_array(X)
+        if distributed:  # X stays on the workers (dptoolkit.distributed.sgd_over_blocks)
+            X, y_local, y = validate_dask_X_y(self, X, y, private=private)
+            if isinstance(self, ClassifierMixin):
+                check_classification_targets(y_local)
+            t = self._targets(y_local)
+            n_rows, M = X.shape[0], X.shape[1] + bool(self.fit_intercept)
+        else:
+            X, t = self._validate_xy(X, y)
+            Xt, sq = self._prepare(X, p)
+            n_rows, M = Xt.shape
         # N enters only q = L/N and the number of steps; public for a private fit
         N = self._n_constant(p, n_rows,
                              uses="the sampling rate q = L/N and the number of steps")
-        private = p["private"]
         if lr is None:
             lr = 1.0 / (_SMOOTHNESS[self.loss] + p["alpha"])
         if private and isinstance(self.batch_size, str):
@@ -74,12 +85,23 @@ class _BaseSGD(_BaseLinearDP):
         trace = np.zeros((rec_steps.shape[0], M))
         theta = np.zeros(M)
         rng = self._noise_rng()
-        status, done = _sgd_fast.dpsgd(
-            Xt.data, Xt.indices, Xt.indptr, t, np.sqrt(sq), theta,
-            loss=_sgd_fast.LOSS_CODES[self.loss], lam=p["alpha"], learning_rate=lr,
-            clip=clip, sampling_rate=q if private else 0.0, batch_size=L,
-            denominator=denominator, n_steps=n_steps, noise_std=noise_std,
-            bit_generator=rng.bit_generator, record_steps=rec_steps, trace=trace)
+        if distributed:
+            theta, trace, finite, done = sgd_over_blocks(
+                X, row_aligned(t, X), transform=transform_rows,
+                transform_args=(self.normalize, self.fit_intercept,
+                                p["intercept_scaling"]),
+                n_features=M, loss=self.loss, alpha=p["alpha"], learning_rate=lr,
+                clip=clip, sampling_rate=q if private else min(1.0, L / N),
+                denominator=denominator, n_steps=n_steps, noise_std=noise_std, rng=rng,
+                record_steps=rec_steps)
+            status = _sgd_fast.STATUS_OK if finite else _sgd_fast.STATUS_NONFINITE
+        else:
+            status, done = _sgd_fast.dpsgd(
+                Xt.data, Xt.indices, Xt.indptr, t, np.sqrt(sq), theta,
+                loss=_sgd_fast.LOSS_CODES[self.loss], lam=p["alpha"], learning_rate=lr,
+                clip=clip, sampling_rate=q if private else 0.0, batch_size=L,
+                denominator=denominator, n_steps=n_steps, noise_std=noise_std,
+                bit_generator=rng.bit_generator, record_steps=rec_steps, trace=trace)
         if status != _sgd_fast.STATUS_OK:
             if private:  # the step at which it diverged depends on the data: not shown
                 raise data_dependent_error(f"SGD diverged (non-finite weights): "
@@ -208,6 +230,19 @@ _SGD_DOC_NOTES = r"""
     :math:`O(\mathrm{nnz}(X_{\mathcal B}))` and the run :math:`O(M)` once more.
     On IMDB (lots of 1,000 reviews touch about 130,000 of the :math:`2^{20}`
     coordinates) this saves about a fifth of the time of dense noise.
+
+    **On a Dask array.**  ``X`` may be a :class:`dask.array.Array` of CSR row
+    blocks (``y`` a Dask array of the same row chunks): the rows stay on the
+    workers (:func:`dptoolkit.distributed.sgd_over_blocks`).  One round per
+    step: every block draws its Poisson lot from its own stream (spawned from
+    ``random_state`` on the client) and returns the sum of its lot's clipped
+    gradients; the client adds them in block order and draws the dense noise
+    once.  Per-block Poisson sampling is global Poisson sampling, so the
+    privacy event is the in-memory one; the draws are not the in-memory
+    kernel's (it draws lots and lazy noise from one stream), so the model
+    differs from the in-memory model draw for draw, not in law.  A private fit
+    needs ``n_samples_public`` (block sizes are never used as :math:`N`).
+    See ``docs/tutorials/distributed.rst``.
 """
 
 

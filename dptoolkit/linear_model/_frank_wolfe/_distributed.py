@@ -1,0 +1,179 @@
+r"""A binary :class:`FrankWolfeLassoClassifier` fit on a Dask array.
+
+The data-heavy work runs on the workers through
+:func:`dptoolkit.distributed.frank_wolfe_over_blocks` (its docstring gives the
+design: the rows' margins stay on their blocks, one round per step, the exact
+refresh as a map-reduce); this module is the estimator's side: validation,
+budget, screening, and the vertex selector, which lives on the client and
+draws from the estimator's generator exactly as the fast kernel does:
+
+* the screening's column masses are summed over the blocks (each block clips
+  its entries to the public bound first, as in memory) and the Gaussian noise
+  is added once on the client, with the draws of
+  :func:`~dptoolkit.linear_model._frank_wolfe._screening.private_top_columns`;
+* the grouped sampler (:class:`GroupedExpSampler`, Algorithm 4) holds the
+  kernel's log-weights (:func:`_fw_fast.log_weight_array`), is built at the
+  first refresh and updated for the coordinates whose :math:`\alpha` changed
+  (re-summed when more than an eighth changed, as the kernel), and each step
+  draws the coordinate and then the sign with one uniform, in the kernel's
+  order; the argmax (non-private) takes the first largest :math:`|\alpha_j|`.
+
+So with the same seed the distributed fit makes the in-memory fit's draws and
+releases its model up to the rounding of the summation order, with the same
+privacy event (:meth:`FrankWolfeLassoClassifier._budget`: nothing here
+depends on the partition).
+"""
+import numpy as np
+
+from . import _fw_fast
+from ._grouped_sampler import GroupedExpSampler
+from ._multinomial import _expand
+from ._screening import column_masses
+from ...distributed import block_sum, frank_wolfe_over_blocks, row_aligned, validate_dask_X_y
+
+__all__ = ["fit_dask"]
+
+#: Share of the coordinates above which the kernel re-sums the sampler
+#: (``REBUILD_FRACTION`` of ``_fw_fast``).
+_REBUILD_FRACTION = 0.125
+
+
+def _masses_block(Xb, yb, bound):
+    """Column masses of the row-normalised |X_b| after clipping to the public
+    bound, and (last entry) whether an entry was outside it."""
+    from scipy import sparse as sp
+
+    Xb = sp.csr_array(Xb, dtype=np.float64)
+    Xb.sum_duplicates()
+    if not np.isfinite(Xb.data).all():
+        raise ValueError("Input X contains NaN or infinity")
+    over = Xb.data.size > 0 and (Xb.data.max() > bound or -Xb.data.min() > bound)
+    Xb.data = np.clip(Xb.data, -bound, bound)
+    return np.append(column_masses(Xb), float(over))
+
+
+def _over_block(Xb, yb, bound):
+    """Whether the block has an entry outside [-bound, bound] (NaN refused)."""
+    from scipy import sparse as sp
+
+    Xb = sp.csr_array(Xb, dtype=np.float64)
+    if not np.isfinite(Xb.data).all():
+        raise ValueError("Input X contains NaN or infinity")
+    return np.array([float(Xb.data.size > 0 and np.abs(Xb.data).max() > bound)])
+
+
+class _GroupedSelector:
+    """The exponential mechanism by the grouped sampler, as the fast kernel runs it."""
+
+    def __init__(self, n_items, group_size, coef, rng):
+        self.sampler = GroupedExpSampler(n_items, group_size or None)
+        self.coef, self.rng = coef, rng
+
+    def update(self, alpha, items, first):
+        if items.size == 0:
+            return
+        logw = _fw_fast.log_weight_array(self.coef, np.ascontiguousarray(alpha[items]))
+        if first or items.size > _REBUILD_FRACTION * alpha.size:
+            self.sampler.update_items_resummed(items, logw)
+        else:
+            self.sampler.update_items_batched(items, logw)
+
+    def select(self, alpha):
+        j = int(self.sampler.draw(1, random_state=self.rng)[0])
+        a = alpha[j]
+        # the sign: P(descent) = sigmoid(2 coef |alpha_j|), one uniform (draw_sign)
+        x = 2.0 * self.coef * abs(a)
+        p = 1.0 / (1.0 + np.exp(-x))
+        descent = self.rng.random() < p
+        sign_a = 1.0 if a > 0 else -1.0
+        return j, (-sign_a if descent else sign_a)
+
+
+class _ArgmaxSelector:
+    """Non-private: the vertex of the largest |alpha_j| (the first one)."""
+
+    def update(self, alpha, items, first):
+        pass
+
+    def select(self, alpha):
+        j = int(np.argmax(np.abs(alpha)))
+        return j, -(1.0 if alpha[j] > 0 else -1.0)
+
+
+def fit_dask(est, X, y):
+    """Fit ``est`` (a binary FrankWolfeLassoClassifier) on Dask arrays X, y.
+
+    Raises
+    ------
+    ValueError
+        More than two classes, ``solver="standard"`` or a selector other than
+        the grouped sampler (private) or the argmax (non-private); a private fit
+        with ``max_iter="auto"`` without ``n_samples_public``; the errors of the
+        in-memory fit.
+    """
+    p0 = est._check_params()
+    X, y_local, _ = validate_dask_X_y(est, X, y, private=p0["private"]
+                                      and est.max_iter == "auto")
+    from sklearn.utils.multiclass import check_classification_targets
+
+    check_classification_targets(y_local)
+    classes = est._resolve_classes(y_local, private=p0["private"])
+    if classes.size != 2:
+        raise ValueError("FrankWolfeLassoClassifier on a Dask array is binary only: got "
+                         f"{classes.size} classes (fit the multinomial model in memory)")
+    if est.solver != "fast":
+        raise ValueError("FrankWolfeLassoClassifier on a Dask array needs solver='fast' "
+                         f"(Algorithm 2), got solver={est.solver!r}")
+    p = est._resolve_auto(p0, X.shape)
+    spec = p["spec"]
+    if p["private"] and spec.name != "grouped":
+        raise ValueError("a private FrankWolfeLassoClassifier on a Dask array uses "
+                         f"selector='grouped' (or 'auto'), got {est.selector!r}")
+    if not p["private"] and est.selector not in ("auto", "argmax"):
+        raise ValueError("a non-private FrankWolfeLassoClassifier on a Dask array uses "
+                         f"selector='argmax' (or 'auto'), got {est.selector!r}")
+    est.classes_ = classes
+    y01 = row_aligned((y_local == classes[1]).astype(np.float64), X)
+    D = X.shape[1]
+    budget = est._budget(p, D) if p["private"] else None
+    est._check_spend_budget(budget)
+    rng = est._noise_rng()
+    bound = 1.0 if p["private"] else None
+    columns = None
+    if bound is not None:
+        screened = budget.screening_noise_multiplier is not None
+        if screened:
+            out = block_sum(_masses_block, X, None, (bound,), what="the column masses")
+            masses, over = out[:-1], out[-1] > 0
+        else:
+            over = block_sum(_over_block, X, None, (bound,), what="the bound check")[0] > 0
+        if over:   # the in-memory check's error or warning, on a one-entry stand-in
+            from scipy import sparse as sp
+
+            est._enforce_public_bound(sp.csr_array(np.array([[2.0 * bound]])), "linf",
+                                      bound)
+        if screened:  # the draws of private_top_columns, in place (no X to dwarf them)
+            sens = 2.0 if est.neighbouring == "replace_one" else 1.0
+            masses += rng.normal(0.0, budget.screening_noise_multiplier * sens,
+                                 masses.shape)
+            np.negative(masses, out=masses)
+            k = p["screening"]
+            columns = np.sort(np.argpartition(masses, k - 1)[:k]).astype(np.int64)
+            del masses
+    n_kept = D if columns is None else columns.size
+    if p["private"]:
+        selector = _GroupedSelector(n_kept, p["group_size"], budget.kernel_parameter, rng)
+    else:
+        selector = _ArgmaxSelector()
+    stop = p["tol"] * X.shape[0] if p["tol"] > 0 else -np.inf
+    coef, gaps, n_done, n_refresh = frank_wolfe_over_blocks(
+        X, y01, columns=columns, bound=bound, l1_bound=p["l1_bound"],
+        max_iter=p["max_iter"], refresh_tol=p["refresh_tol"], selector=selector,
+        stop=stop)
+    est.selector_ = "grouped" if p["private"] else "argmax"
+    est.coef_ = _expand(coef.reshape(1, -1), columns, D)
+    est.screened_features_ = columns
+    est.intercept_ = np.zeros(1)
+    est.n_iter_ = int(n_done)
+    est.solver_stats_ = {"n_iter": int(n_done), "n_refresh": int(n_refresh)}
+    return est._record_guarantee(budget, gaps, n_done, X.shape[0])
