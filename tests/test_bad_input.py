@@ -713,6 +713,11 @@ case("DPSIS-epsilon-zero", lambda: sel.DPSIS(k=2, epsilon=0.0).fit(X, yreg),
      Raises(ValueError, r"epsilon"))
 case("DPSIS-k-huge", lambda: sel.DPSIS(k=2**64, epsilon=1.0).fit(X, yreg),
      Raises(ValueError, r"\bk\b"))
+case("DPSIS-k-unknown-string", lambda: sel.DPSIS(k="most", epsilon=1.0).fit(X, yreg),
+     Raises(ValueError, r"\bk\b"))
+case("DPSIS-n_samples_public-zero",
+     lambda: sel.DPSIS(epsilon=1.0, n_samples_public=0).fit(X, yreg),
+     Raises(ValueError, r"n_samples_public"))
 case("DPSIS-selector-unknown", lambda: sel.DPSIS(k=2, selector="magic").fit(X, yreg),
      Raises(ValueError, r"selector"))
 case("DPSIS-neighbouring-unknown",
