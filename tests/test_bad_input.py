@@ -887,6 +887,11 @@ for _name in ["DPSCDClassifier", "DPSCDRegressor", "DPSGDClassifier", "DPSGDRegr
          Raises(TypeError, r"n_epochs"))
     case(f"{_name}-alpha-negative", lambda n=_name, t=_t: _fit(n, Xd, t, alpha=-1.0),
          Raises(ValueError, r"alpha"))
+for _name in ["DPSCDClassifier", "DPSCDRegressor"]:
+    _t = ESTIMATORS[_name][1]
+    case(f"{_name}-n-epochs-unknown-string",
+         lambda n=_name, t=_t: _fit(n, Xd, t, n_epochs="many"),
+         Raises(ValueError, r"n_epochs"))
 for _name in ["DPSCDClassifier", "DPSCDRegressor", "DPSGDClassifier", "DPSGDRegressor"]:
     _t = ESTIMATORS[_name][1]
     case(f"{_name}-batch-size-zero", lambda n=_name, t=_t: _fit(n, Xd, t, batch_size=0),
