@@ -535,7 +535,9 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         ValueError
             Bad ``k``, ``epsilon``, bounds, ``neighbouring``, ``selector`` or
             ``gamma``; X and y of different lengths; non-finite values;
-            ``bounds="data"`` or a layout other than row chunks for a Dask array.
+            ``bounds="data"`` or a layout other than row chunks for a Dask array;
+            ``n_samples_public < 1``; a private ``k="auto"`` on a Dask array
+            without ``n_samples_public``.
         RuntimeError
             Dask workers died repeatedly; nothing selected or charged.
         TypeError
