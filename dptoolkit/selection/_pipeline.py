@@ -106,7 +106,9 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
     **Check -> work -> spend.**  Before any work, both steps' events and
     spends are computed from public quantities (hyper-parameters, the number
-    of samples and features, ``selector.k``, the label set, ``n_samples_public``:
+    of samples and features, ``selector.k`` (for ``k="auto"``,
+    ``selector.n_selected(n_samples, n_features)``, from the selector's
+    ``n_samples_public``), the label set, ``n_samples_public``:
     :func:`dptoolkit._private.plan_spend` runs each step's ``fit`` on an
     all-zero stand-in up to its privacy check), and the ``accountant`` is
     asked once for the composed event and the summed spend; a
