@@ -106,9 +106,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
     **Check -> work -> spend.**  Before any work, both steps' events and
     spends are computed from public quantities (hyper-parameters, the number
-    of samples and features, ``selector.k`` (for ``k="auto"``,
-    ``selector.n_selected(n_samples, n_features)``, from the selector's
-    ``n_samples_public``), the label set, ``n_samples_public``:
+    of samples and features, ``selector.k``, the label set, ``n_samples_public``:
     :func:`dptoolkit._private.plan_spend` runs each step's ``fit`` on an
     all-zero stand-in up to its privacy check), and the ``accountant`` is
     asked once for the composed event and the summed spend; a
@@ -123,7 +121,9 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     selector : estimator
         A private selector with ``k``, ``epsilon``, ``fit``, ``transform``,
         ``get_support``, and ``privacy_spent_`` (and ``privacy_event_``) after
-        fitting.
+        fitting.  A selector with ``k="auto"`` (:class:`DPSIS`) declares its
+        count by ``n_selected(n_samples, n_features)``, from public quantities
+        (its ``n_samples_public``), which the check below uses for ``k``.
     estimator : estimator
         A private model with ``epsilon`` (and ``delta``) set, and
         ``privacy_spent_`` (and ``privacy_event_``) after fitting.
