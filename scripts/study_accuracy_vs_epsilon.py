@@ -148,8 +148,9 @@ def make_private(model, eps, seed, n, memory, n_features):
                                          memory=memory, **common)
     if model == "DPSIS+FrankWolfe":
         return PrivateSelectThenFit(
-            # k = 1000, or n_features - 1 when there are fewer features (a9a: 122)
-            DPSIS(k=min(1000, n_features - 1), epsilon=eps / 2, y_bounds=(0, 1), random_state=seed),
+            # k="auto" (the default): the k the selection can still find at eps / 2,
+            # from the public N, eps and n_features (dptoolkit.selection.auto_k)
+            DPSIS(epsilon=eps / 2, y_bounds=(0, 1), n_samples_public=n, random_state=seed),
             FrankWolfeLassoClassifier(epsilon=eps / 2, **common),
         )
     raise ValueError(model)

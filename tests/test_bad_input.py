@@ -713,6 +713,11 @@ case("DPSIS-epsilon-zero", lambda: sel.DPSIS(k=2, epsilon=0.0).fit(X, yreg),
      Raises(ValueError, r"epsilon"))
 case("DPSIS-k-huge", lambda: sel.DPSIS(k=2**64, epsilon=1.0).fit(X, yreg),
      Raises(ValueError, r"\bk\b"))
+case("DPSIS-k-unknown-string", lambda: sel.DPSIS(k="most", epsilon=1.0).fit(X, yreg),
+     Raises(ValueError, r"\bk\b"))
+case("DPSIS-n_samples_public-zero",
+     lambda: sel.DPSIS(epsilon=1.0, n_samples_public=0).fit(X, yreg),
+     Raises(ValueError, r"n_samples_public"))
 case("DPSIS-selector-unknown", lambda: sel.DPSIS(k=2, selector="magic").fit(X, yreg),
      Raises(ValueError, r"selector"))
 case("DPSIS-neighbouring-unknown",
@@ -882,6 +887,11 @@ for _name in ["DPSCDClassifier", "DPSCDRegressor", "DPSGDClassifier", "DPSGDRegr
          Raises(TypeError, r"n_epochs"))
     case(f"{_name}-alpha-negative", lambda n=_name, t=_t: _fit(n, Xd, t, alpha=-1.0),
          Raises(ValueError, r"alpha"))
+for _name in ["DPSCDClassifier", "DPSCDRegressor"]:
+    _t = ESTIMATORS[_name][1]
+    case(f"{_name}-n-epochs-unknown-string",
+         lambda n=_name, t=_t: _fit(n, Xd, t, n_epochs="many"),
+         Raises(ValueError, r"n_epochs"))
 for _name in ["DPSCDClassifier", "DPSCDRegressor", "DPSGDClassifier", "DPSGDRegressor"]:
     _t = ESTIMATORS[_name][1]
     case(f"{_name}-batch-size-zero", lambda n=_name, t=_t: _fit(n, Xd, t, batch_size=0),

@@ -309,6 +309,18 @@ def test_dpsis_refuses_data_bounds_on_dask(live):
         DPSIS(k=3, epsilon=1.0, bounds="data").fit(*_dask(X, y))
 
 
+def test_dpsis_auto_k_on_dask_needs_n_samples_public(live):
+    """k="auto" sets k from N: a distributed private fit never reads N from blocks."""
+    from dptoolkit.selection import DPSIS, auto_k
+
+    X, y = _data()
+    with pytest.raises(ValueError, match="n_samples_public"):
+        DPSIS(epsilon=1.0, y_bounds=(-2.0, 2.0), bounds=(0.0, 2.0)).fit(*_dask(X, y))
+    sel = DPSIS(epsilon=1.0, y_bounds=(-2.0, 2.0), bounds=(0.0, 2.0), n_samples_public=5000,
+                random_state=0).fit(*_dask(X, y))
+    assert sel.k_ == auto_k(X.shape[1], 5000, 1.0)
+
+
 def test_budget_refusal_happens_before_any_block_is_read(live):
     """An accountant that cannot pay stops the fit before the engine reads X: X's
     blocks would kill every worker that loads them, so reaching them would end in

@@ -1207,3 +1207,22 @@ def test_sklearn_estimator_checks():
             failed = [r["check_name"] for r in check_estimator(est, on_fail=None)
                       if r["status"] == "failed"]
             assert failed == [], (type(est).__name__, failed)
+
+
+def test_auto_epochs_from_public_n_and_epsilon_only():
+    """n_epochs="auto": sqrt(epsilon N) / 18 in [1, 10] with N = n_samples_public,
+    whatever the rows present; 10 without privacy."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for eps, n_public, expected in [(1.0, 5325, math.sqrt(5325) / 18), (0.1, 2000, 1.0),
+                                        (4.0, 10**5, 10.0)]:
+            fits = [DPSCDClassifier(epsilon=eps, n_samples_public=n_public, classes=[0, 1],
+                                    random_state=0).fit(X[:m], y[:m]) for m in (300, 400)]
+            assert fits[0].n_epochs_ == pytest.approx(expected, rel=1e-12)
+            assert fits[0].n_steps_ == fits[1].n_steps_
+            assert fits[0].privacy_spent_ == fits[1].privacy_spent_
+        assert DPSCDClassifier().fit(X, y).n_epochs_ == 10.0
+        assert DPSCDRegressor(n_epochs="auto").fit(X, X[:, 0]).n_epochs_ == 10.0

@@ -1050,3 +1050,100 @@ def test_metrics_refuse_indices_outside_the_scores():
         with pytest.raises(ValueError, match="outside"):
             order_statistics_hit(np.array(bad), scores, 1, 2)
     assert top_great_good(np.array([9, 8]), scores)["top"]
+
+
+# ---------------------------------------------------------------------------
+# k="auto": the number of features the private selection can still find
+# ---------------------------------------------------------------------------
+
+def test_auto_k_is_the_largest_k_passing_the_level_condition():
+    """Closed form: log C(D, k) <= gamma eps rho N / (2 Delta) holds at k, fails at k + 1."""
+    from dptoolkit.selection import auto_k
+    from dptoolkit.selection._sis import INFORMATIVE_SCORE
+    for d, n, eps, sens, gamma in [(2**20, 5325, 0.5, 1.0, 0.5), (2**20, 25000, 1.0, 2.0, 0.5),
+                                   (5000, 3000, 2.0, 1.0, 0.8), (2**16, 8000, 0.25, 1.0, 0.3)]:
+        k = auto_k(d, n, eps, sensitivity=sens, gamma=gamma)
+        level = gamma * eps * INFORMATIVE_SCORE * n / (2.0 * sens)
+
+        def log_c(j):
+            return special.gammaln(d + 1) - special.gammaln(j + 1) - special.gammaln(d - j + 1)
+        assert 1 <= k < d
+        assert log_c(k) <= level or k == 1
+        assert log_c(k + 1) > level
+    # peeling: eps rho N / (2 k Delta) >= log D
+    k = auto_k(2**20, 25000, 1.0, selector="peeling")
+    assert k == math.floor(1.0 * INFORMATIVE_SCORE * 25000 / 2.0 / math.log(2**20))
+
+
+def test_auto_k_grows_with_n_and_epsilon_and_saturates_at_d_minus_one():
+    from dptoolkit.selection import auto_k
+    ks_n = [auto_k(2**20, n, 1.0) for n in (500, 2000, 8000, 32000, 128000)]
+    ks_e = [auto_k(2**20, 8000, e) for e in (0.1, 0.5, 1.0, 4.0, 16.0)]
+    assert ks_n == sorted(ks_n) and ks_n[0] == 1 and ks_n[-1] > 100
+    assert ks_e == sorted(ks_e) and ks_e[0] == 1
+    # few features, many rows: every k passes, all but one feature are kept
+    assert auto_k(123, 32561, 0.5) == 122
+    # never beyond D / 2 by the symmetry of C(D, k) when the condition fails there
+    assert auto_k(1000, 2000, 1.0) < 500
+
+
+def _planted(n, d, n_signal, rho, seed):
+    """Binary features; the first n_signal score about rho * n, the rest about 0."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n).astype(float)
+    X = (rng.random((n, d)) < 0.05).astype(float)
+    for j in range(n_signal):   # present in 2 rho more of the positives
+        X[:, j] = np.where(y == 1, rng.random(n) < 0.05 + 2 * rho, rng.random(n) < 0.05)
+    return X, y
+
+
+def test_dpsis_auto_k_finds_planted_features():
+    """Planted: k_auto features scoring about 0.3 N (above the 0.1 N the auto k
+    assumes), N = 4000, D = 3000, eps = 1: the selection keeps mostly planted ones.
+
+    Seeds 0-4; false-failure rate below 1e-6: the top-k set's utility exceeds that
+    of the class keeping no planted feature by gamma eps (0.3 N) / 2 - log C(D, k)
+    > 300 - 110 (Swope et al. 2024, Theorem 4.1), and the classes keeping fewer than
+    80% of them are at least e^-100 less likely, by the same count.
+    """
+    from dptoolkit.selection import DPSIS, auto_k
+    n, d = 4000, 3000
+    k_auto = auto_k(d, n, 1.0)
+    assert 5 <= k_auto <= 40
+    for seed in range(5):
+        X, y = _planted(n, d, k_auto, 0.3, seed)
+        sel = DPSIS(epsilon=1.0, y_bounds=(0, 1), n_samples_public=n,
+                    random_state=seed).fit(X, y)
+        assert sel.k_ == k_auto
+        assert np.mean(sel.selected_features_ < k_auto) >= 0.8
+
+
+def test_dpsis_auto_k_reads_n_only_from_n_samples_public():
+    """The selected count is a function of public quantities: the same k for 300 or
+    3000 rows with the same n_samples_public; without it, a PrivacyLeakWarning."""
+    from dptoolkit.exceptions import PrivacyLeakWarning
+    from dptoolkit.selection import DPSIS, auto_k
+    X, y = _planted(3000, 500, 3, 0.3, 0)
+    ks = {DPSIS(epsilon=2.0, y_bounds=(0, 1), n_samples_public=2000,
+                random_state=0).fit(X[:m], y[:m]).k_ for m in (300, 3000)}
+    assert ks == {auto_k(500, 2000, 2.0)}
+    with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
+        DPSIS(epsilon=2.0, y_bounds=(0, 1), random_state=0).fit(X, y)
+    # non-private: Fan and Lv's n / log n, capped at D - 1
+    with pytest.warns(PrivacyLeakWarning, match="without epsilon"):
+        assert DPSIS().fit(X[:600], y[:600]).k_ == int(600 / math.log(600))
+    with pytest.warns(PrivacyLeakWarning, match="without epsilon"):
+        assert DPSIS().fit(X[:, :50], y).k_ == 49
+
+
+def test_select_then_fit_plans_the_auto_k():
+    """PrivateSelectThenFit plans the estimator on the selector's auto k columns."""
+    from dptoolkit.linear_model import FrankWolfeLassoClassifier
+    from dptoolkit.selection import DPSIS, PrivateSelectThenFit, auto_k
+    X, y = _planted(2000, 400, 4, 0.3, 1)
+    pipe = PrivateSelectThenFit(
+        DPSIS(epsilon=1.0, y_bounds=(0, 1), n_samples_public=2000, random_state=0),
+        FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=2000,
+                                  classes=[0, 1], random_state=0)).fit(X, y)
+    assert pipe.support_.sum() == auto_k(400, 2000, 1.0)
+    assert pipe.score(X, y) > 0.6

@@ -612,3 +612,25 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
                                                     random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_sparsifier_takes_n_from_n_samples_public_only():
+    """The private fit's step count and event come from n_samples_public, never
+    from the rows present: the same for 300 and 400 rows, no N warning; without
+    it, a PrivacyLeakWarning naming n_samples_public."""
+    import warnings
+
+    X, y = _problem(n=400)
+    fits = []
+    for m in (300, 400):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = SparsifiedLassoClassifier(epsilon=1.0, epsilon_count=0.05, delta=1e-5,
+                                            n_samples_public=1000, classes=[0, 1],
+                                            random_state=0).fit(X[:m], y[:m])
+        assert not [w for w in caught if "n_samples_public" in str(w.message)]
+        fits.append((est.n_iter_, est.privacy_event_, est.privacy_spent_))
+    assert fits[0] == fits[1]
+    with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
+        SparsifiedLassoClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1],
+                                  random_state=0).fit(X, y)

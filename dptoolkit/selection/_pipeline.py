@@ -33,9 +33,14 @@ def _budget_of(est, name):
     return check_epsilon_delta(eps, delta)
 
 
-def _n_selected(selector):
-    """The number of columns the selector keeps (its public ``k``)."""
+def _n_selected(selector, n_samples, n_features):
+    """The number of columns the selector keeps (its public ``k``, or the value of
+    its ``n_selected(n_samples, n_features)`` for ``k="auto"``)."""
     k = getattr(selector, "k", None)
+    if isinstance(k, str) and hasattr(selector, "n_selected"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the selector's fit emits its own
+            k = selector.n_selected(n_samples, n_features)
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
         raise TypeError(f"selector {type(selector).__name__} must declare the number of "
                         "features it selects as an int parameter k (the model's privacy "
@@ -117,7 +122,9 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     selector : estimator
         A private selector with ``k``, ``epsilon``, ``fit``, ``transform``,
         ``get_support``, and ``privacy_spent_`` (and ``privacy_event_``) after
-        fitting.
+        fitting.  A selector with ``k="auto"`` (:class:`DPSIS`) declares its
+        count by ``n_selected(n_samples, n_features)``, from public quantities
+        (its ``n_samples_public``), which the check below uses for ``k``.
     estimator : estimator
         A private model with ``epsilon`` (and ``delta``) set, and
         ``privacy_spent_`` (and ``privacy_event_``) after fitting.
@@ -205,7 +212,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
                              "stated")
         # check: both steps' events from public quantities, one accountant check
         n_samples, n_features = X.shape if hasattr(X, "shape") else np.shape(X)
-        k = _n_selected(selector) if isinstance(estimator, PrivateEstimatorMixin) else 0
+        k = _n_selected(selector, n_samples, n_features) if isinstance(estimator, PrivateEstimatorMixin) else 0
         planned1 = _plan(selector, n_samples, n_features, y, "selector")
         planned2 = _plan(estimator, n_samples, k, y, "estimator")
         planned = self._compose(planned1, planned2)

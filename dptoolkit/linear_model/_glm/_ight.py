@@ -80,10 +80,25 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     sparsity : int or "auto", default="auto"
         Number of non-zeros ``s`` kept at every step, ``1 <= s <= n_features``;
         "auto": ``min(1000, n_features)``.
-    max_iter : int, default=100
-        Number of iterations ``T``, in [1, 10**7] (the Khanna, Lu and Raff (2023) study uses 1000; every full-batch
-        step costs noise, and 100 steps of size :math:`1/\beta` suffice for the
-        smooth loss).
+    max_iter : int, default=300
+        Number of iterations ``T``, in [1, 10**7] (the Khanna, Lu and Raff (2023)
+        study uses 1000).  ``T`` does not change the noise the iterate
+        accumulates: ``T`` full-batch Gaussian steps of multiplier
+        :math:`\sigma` are exactly one Gaussian release of multiplier
+        :math:`\sigma/\sqrt T` in Renyi DP (Mironov 2017, Proposition 7), so the
+        calibrated :math:`\sigma` grows as :math:`\sqrt T` and the summed noise
+        :math:`\sigma\Delta\sqrt T` as :math:`T`, like the summed gradients.
+        ``T`` buys optimisation only: with rows scaled to norm :math:`C` a word's
+        weight grows by at most :math:`\eta\rho/C` per step (:math:`\rho` its
+        mean signed frequency), so weights of order 1 on rows of ~100 words take
+        hundreds of steps; past that the noisy hard thresholding churns.
+        Measured on 20 Newsgroups comp.* vs rec.* (N = 5,325, the development
+        set) at :math:`\varepsilon = 1`, seeds 0 and 1: T = 30, 100, 300, 1000,
+        3000 give 0.55, 0.63, 0.74, 0.71, 0.69 (majority class 0.55).  At the
+        defaults and :math:`\varepsilon = 1` it learns from about N = 5,000
+        hashed documents (IMDB, N = 25,000: 0.776; Reuters earn vs rest, N =
+        7,770: 0.95, majority 0.64) but not on SMS spam (N = 4,180: 0.867,
+        majority 0.866) or review polarity (N = 1,500: 0.51, majority 0.50).
     learning_rate : float or "auto", default="auto"
         Step size :math:`\eta > 0` on the mean gradient.  The mean logistic loss is
         :math:`R^2/4`-smooth when every :math:`\|x_i\|_2 \le R`, so
@@ -189,7 +204,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         "screening_fraction": FRACTION_OPEN, "clip_data": [Boolean()], "classes": CLASSES,
     }
 
-    def __init__(self, *, sparsity="auto", max_iter=100, learning_rate="auto",
+    def __init__(self, *, sparsity="auto", max_iter=300, learning_rate="auto",
                  epsilon=None, delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
                  neighbouring="add_remove", screening="auto", screening_fraction=0.1,
                  clip_data=True, classes=None, accountant=None, random_state=None):
