@@ -40,8 +40,12 @@ def _without_cluster_line(out):
     return [ln for ln in out.splitlines() if not ln.startswith("  cluster: ")]
 
 
-@pytest.mark.parametrize("model", [m for m in _models.MODELS if _models.MODELS[m].dask]
-                         + ["default"])
+#: Models whose cluster fit draws its noise as the in-memory one does (DP-SGD's lots
+#: are drawn per block on the workers: same event, other draws).
+SAME_DRAWS = [m for m in _models.MODELS if _models.MODELS[m].dask and m != "dp-sgd"]
+
+
+@pytest.mark.parametrize("model", SAME_DRAWS + ["default"])
 def test_cluster_fit_prints_the_in_memory_result(model, scheduler, capsys):
     status, local, err = _run(TINY + ["--model", model], capsys)
     assert status == 0, err
@@ -50,6 +54,19 @@ def test_cluster_fit_prints_the_in_memory_result(model, scheduler, capsys):
     assert status == 0, err
     assert f"  cluster: fit on {scheduler} (2 workers, 8 row blocks)" in remote
     assert _without_cluster_line(remote) == local.splitlines()
+
+
+def test_cluster_dp_sgd_has_the_in_memory_guarantee(scheduler, capsys):
+    status, local, err = _run(TINY + ["--model", "dp-sgd"], capsys)
+    assert status == 0, err
+    status, remote, err = _run(TINY + ["--model", "dp-sgd", "--scheduler", scheduler], capsys)
+    assert status == 0, err
+    assert f"  cluster: fit on {scheduler} (2 workers, 8 row blocks)" in remote
+    local_lines, remote_lines = local.splitlines(), _without_cluster_line(remote)
+    start = next(i for i, ln in enumerate(local_lines) if ln.startswith("privacy:"))
+    # the same guarantee, N, noise and event; the accuracy line differs (other draws)
+    assert remote_lines[start:] == local_lines[start:]
+    assert any("test accuracy" in ln for ln in remote_lines)
 
 
 def test_local_cluster_of_n_workers(capsys):

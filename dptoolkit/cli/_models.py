@@ -90,7 +90,7 @@ MODELS = {
     "frank-wolfe": ModelSpec(
         "frank-wolfe", FrankWolfeLassoClassifier, _FW_PARAMS, True,
         "FrankWolfeLassoClassifier: L1-constrained logistic regression by Frank-Wolfe, "
-        "private by the exponential mechanism", _LINF),
+        "private by the exponential mechanism", _LINF, dask=True),
     "sparsifier": ModelSpec(
         "sparsifier", SparsifiedLassoClassifier,
         {"l1_bound": "l1_bound", "max_iter": "max_iter", "selector": "selector",
@@ -104,7 +104,7 @@ MODELS = {
         {"loss": "loss", "alpha": "alpha", "learning_rate": "learning_rate",
          "batch_size": "batch_size", "clip": "clip", "n_epochs": "n_epochs",
          "n_samples_public": "n_samples_public"}, False,
-        "DPSGDClassifier: logistic regression or SVM by DP-SGD", _L2),
+        "DPSGDClassifier: logistic regression or SVM by DP-SGD", _L2, dask=True),
     "dp-scd": ModelSpec(
         "dp-scd", DPSCDClassifier,
         {"loss": "loss", "alpha": "alpha", "batch_size": "batch_size", "clip": "clip",
