@@ -250,7 +250,7 @@ def _step_event(mechanism, eps_pure, gamma):
 
 def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_classes=1,
                  neighbouring="add_remove", lipschitz=1.0, accounting="auto",
-                 screening_fraction=0.0):
+                 screening_fraction=0.0, n_candidates=None):
     r"""Split (epsilon, delta) over ``max_iter`` steps of selector ``spec``.
 
     Parameters
@@ -279,6 +279,12 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         multiplier is then :math:`1/\sqrt{2 f \rho}`; the steps get the rest,
         calibrated on the exact composition.  In [0, 1); only with zCDP
         accounting (ignored otherwise: the budget then has no screening).
+    n_candidates : int or None, default=None
+        Number of features the screening keeps (``None``: ``n_features``).  A
+        screened fit's selector draws over these candidates only, so its
+        floating-point delta is that of ``n_candidates`` features; an unscreened
+        fit's (the fallback when ``delta`` cannot pay even the screened
+        floating-point delta) is that of all ``n_features``.
 
     Returns
     -------
@@ -315,8 +321,6 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         event = SelfComposedEvent(PureDPEvent(eps_step), max_iter)
         return FWBudget(eps_total, delta_total, eps_step, comp, scale, event)
 
-    gamma1, delta_fp1 = floating_point_bounds(spec.name, n_features, group_size)
-    gamma, delta_fp = n_classes * gamma1, n_classes * delta_fp1
     # (1 + e^(eps0 + 2 gamma)) delta_fp per step; bound eps0 by its value without the
     # floating-point terms (the true eps0 can only be smaller)
     eps0_max = epsilon / max_iter
@@ -325,9 +329,26 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
                                                   k=max_iter))
         if use_zcdp:
             eps0_max = max(eps0_max, _zcdp_step(epsilon, delta, max_iter, 0.0, 0.0))
-    delta_steps = max_iter * (1.0 + math.exp(min(eps0_max + 2 * gamma, 700.0))) * delta_fp
+
+    def steps_fp(n_drawn):
+        """gamma and the floating-point delta of the T steps over n_drawn features."""
+        gamma1, delta_fp1 = floating_point_bounds(spec.name, n_drawn, group_size)
+        g = n_classes * gamma1
+        return g, max_iter * (1.0 + math.exp(min(eps0_max + 2 * g, 700.0))) * (
+            n_classes * delta_fp1)
+
+    screened = use_zcdp and screening_fraction > 0
+    n_drawn = min(n_candidates or n_features, n_features) if screened else n_features
+    gamma, delta_steps = steps_fp(n_drawn)
+    if delta > 0 and delta_steps >= delta:
+        raise ValueError(
+            f"delta={delta:g} is below the floating-point delta {delta_steps:.3g} of "
+            f"{max_iter} {spec.name!r} draws over {n_drawn} features"
+            + (f" for each of {n_classes} classes" if n_classes > 1 else "")
+            + ": raise delta, take fewer steps (max_iter) or screen to fewer candidate "
+            "features (screening)")
     screen_sigma = None
-    if use_zcdp and screening_fraction > 0 and delta_steps < delta:
+    if screened:
         rho = calibrate_parameter(
             lambda r: ComposedEvent((ZCDPEvent(r), ApproxDPEvent(0.0, delta_steps))),
             target_epsilon=epsilon, delta=delta, low=1e-12, high=1e6, method="rdp")
@@ -345,10 +366,6 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
                         event, screen_sigma)
     eps0, composition = epsilon / max_iter, "basic"
     if delta > 0:
-        if delta_steps >= delta:
-            raise ValueError(f"delta={delta:g} is below the floating-point delta "
-                             f"{delta_steps:.3g} of {max_iter} {spec.name!r} draws "
-                             "(the per-step epsilon is too large for this bound)")
         eps_adv = per_step_epsilon(epsilon_total=epsilon, delta_slack=delta - delta_steps,
                                    k=max_iter)
         if eps_adv > eps0:

@@ -402,7 +402,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
                             accounting=self.accounting,
                             screening_fraction=(float(self.screening_fraction)
-                                                if p["screening"] else 0.0))
+                                                if p["screening"] else 0.0),
+                            n_candidates=p["screening"] or None)
 
     def _resolve_auto(self, p, shape, warn=True):
         r"""Resolve ``max_iter="auto"`` and ``screening="auto"`` for data of ``shape``.
