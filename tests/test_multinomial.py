@@ -258,13 +258,14 @@ def test_sparsifier_on_multinomial():
 
 
 def test_screened_floating_point_delta_counts_the_candidates():
-    # 20 Newsgroups' shape: 20 classes, 2^20 hashed features, N = 11,314.  The
-    # screened fit draws over 4096 candidates per class, so its floating-point delta
-    # is that of 4096 features (fits at delta = 1e-5 for every epsilon in [0.1, 8]);
+    # 20 Newsgroups' shape: 20 classes, 2^20 hashed features, N = 11,314, and
+    # 801 steps (the former max_iter="auto" at epsilon = 2).  The screened fit
+    # draws over 4096 candidates per class, so its floating-point delta is that of
+    # 4096 features (fits at delta = 1e-5 for every epsilon in [0.1, 8]);
     # unscreened, 801 draws over 2^20 features per class exceed delta = 1e-5 and
     # the guard still refuses.
     for eps in (0.1, 2.0, 8.0):
-        budget = FrankWolfeLassoClassifier(epsilon=eps, delta=1e-5).budget(
+        budget = FrankWolfeLassoClassifier(epsilon=eps, delta=1e-5, max_iter=801).budget(
             2 ** 20, n_classes=20, n_samples=11314)
         assert budget.screening_noise_multiplier is not None
         assert budget.epsilon == eps and budget.delta == 1e-5
@@ -272,5 +273,6 @@ def test_screened_floating_point_delta_counts_the_candidates():
         assert 0 < fp_delta < 1e-6
     with pytest.raises(ValueError, match="floating-point delta .* over 1048576 features "
                                          "for each of 20 classes"):
-        FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5, screening=None).budget(
+        FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5, max_iter=801,
+                                  screening=None).budget(
             2 ** 20, n_classes=20, n_samples=11314)

@@ -16,7 +16,8 @@ from ..._validation import (Boolean, check_positive_int, check_scalar_range, che
                             validate_params)
 from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
-from ._budget import (ACCOUNTING_CHOICES, nonprivate_fast_selector, resolve_selector,
+from ._budget import (ACCOUNTING_CHOICES, NONPRIVATE_L1_BOUND, NONPRIVATE_MAX_ITER,
+                      nonprivate_fast_selector, private_defaults, resolve_selector,
                       SELECTORS, split_budget)
 from ._screening import DEFAULT_N_CANDIDATES, private_top_columns
 
@@ -59,16 +60,24 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     Parameters
     ----------
-    l1_bound : float, default=50.0
-        Radius :math:`\lambda > 0` of the L1 ball (50: the setting of Raff, Khanna and Lu's (2023)
-        experiments, Table 3).
+    l1_bound : float or "auto", default="auto"
+        Radius :math:`\lambda > 0` of the L1 ball.  ``"auto"``: non-private, 50 (the
+        setting of Raff, Khanna and Lu's (2023) experiments, Table 3); private, the
+        largest radius whose excess-risk bound (Frank-Wolfe rate plus the
+        exponential mechanism's error, Talwar, Thakurta and Zhang 2015, Theorem
+        3.1) stays below the loss of the zero model, from public N, epsilon,
+        delta, the candidate features and K:
+        :func:`~dptoolkit.linear_model._frank_wolfe._budget.private_defaults`
+        (e.g. 4.2 for N = 5,325, epsilon = 1, 4096 candidates; 13.8 for a9a).
     max_iter : int or "auto", default="auto"
         Number of Frank-Wolfe iterations :math:`1 \le T \le 10^7` (with ``epsilon`` set, the
         number of exponential-mechanism invocations the budget is split over).
-        ``"auto"``: private, :math:`T = \lceil (N\varepsilon)^{2/3}\rceil` clipped to
-        [10, 10^5] (the rate of Talwar, Thakurta and Zhang 2015, Theorem 3.1; N is
-        ``n_samples_public`` or the number of rows, with a PrivacyLeakWarning);
-        non-private, 1000.
+        ``"auto"``: private, a third of the minimiser
+        :math:`T^* = (2c\lambda M)^{2/3}` of the same bound (the
+        :math:`(N\varepsilon)^{2/3}` rate of Talwar, Thakurta and Zhang 2015,
+        with its constants; :func:`~dptoolkit.linear_model._frank_wolfe._budget.private_defaults`),
+        clipped to [10, 10^5]; N is ``n_samples_public`` or the number of rows,
+        with a PrivacyLeakWarning; non-private, 1000.
     epsilon : float or None, default=None
         Total privacy budget :math:`\varepsilon > 0`; ``None`` fits without privacy.
     delta : float or None, default=None
@@ -291,7 +300,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     """
 
     _parameter_constraints = {
-        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": POSITIVE,
+        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": [Options("auto"), *POSITIVE],
         "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
         "solver": [Options("fast", "standard")],
         "selector": [Options("auto", *SELECTORS)],
@@ -303,7 +312,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "verbose": [Boolean(), Interval("int", 0, None)],
     }
 
-    def __init__(self, *, l1_bound=50.0, max_iter="auto", epsilon=None, delta=None,
+    def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", accounting="auto", screening="auto",
                  screening_fraction=0.1, n_samples_public=None, group_size=None,
@@ -313,7 +322,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, multinomial=False):
-        l1_bound = check_scalar_range(self.l1_bound, "l1_bound", low=0.0, low_open=True)
+        if isinstance(self.l1_bound, str) and self.l1_bound == "auto":
+            l1_bound = None  # resolved from public quantities (_resolve_auto)
+        else:
+            l1_bound = check_scalar_range(self.l1_bound, "l1_bound", low=0.0, low_open=True)
         if isinstance(self.max_iter, str) and self.max_iter == "auto":
             max_iter = None  # resolved from the data's shape (_resolve_auto)
         else:
@@ -390,7 +402,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                  "n_samples_public")
             n_samples = self.n_samples_public or 1
         p = self._resolve_auto(p, (check_positive_int(n_samples, "n_samples"), n_features),
-                               warn=False)
+                               warn=False, n_classes=n_classes)
         return self._budget(p, n_features, n_classes if n_classes > 2 else 1)
 
     def _budget(self, p, n_features, n_classes=1):
@@ -405,28 +417,19 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                                 if p["screening"] else 0.0),
                             n_candidates=p["screening"] or None)
 
-    def _resolve_auto(self, p, shape, warn=True):
-        r"""Resolve ``max_iter="auto"`` and ``screening="auto"`` for data of ``shape``.
+    def _resolve_auto(self, p, shape, warn=True, n_classes=1):
+        r"""Resolve ``screening``, ``l1_bound`` and ``max_iter`` ``"auto"`` for data of ``shape``.
 
-        ``max_iter="auto"``: private, :math:`T = \lceil (N\varepsilon)^{2/3} \rceil`
-        clipped to [10, 10^5], the order of the number of steps that balances the
-        optimisation error :math:`O(1/T)` of Frank-Wolfe against the exponential
-        mechanism's :math:`O(\sqrt{T}\ln D / (N\varepsilon))` (Talwar, Thakurta and
-        Zhang 2015, Theorem 3.1 with the per-step budget of advanced/zCDP
-        composition); non-private, 1000.  ``screening="auto"``: private fits with
-        zCDP accounting and more than
+        ``screening="auto"``: private fits with zCDP accounting and more than
         :data:`~dptoolkit.linear_model._frank_wolfe._screening.DEFAULT_N_CANDIDATES`
-        features screen to that many candidates.
+        features screen to that many candidates.  Private ``l1_bound`` and
+        ``max_iter`` ``"auto"``: the minimisers of the excess-risk bound of
+        :func:`~dptoolkit.linear_model._frank_wolfe._budget.private_defaults`
+        (public N, epsilon, delta, the number of candidate features and K);
+        non-private: 50 and 1000.
         """
         p = dict(p)
         n_rows, n_features = shape
-        if self.max_iter == "auto":
-            if p["private"]:
-                N = self._n_samples(n_rows, private=warn,
-                                    uses="the number of steps max_iter='auto'")
-                p["max_iter"] = int(min(1e5, max(10, math.ceil((N * p["epsilon"]) ** (2 / 3)))))
-            else:
-                p["max_iter"] = 1000
         k = self.screening
         zcdp = (p["private"] and p["spec"].mechanism == "exponential" and p["delta"] > 0
                 and self.accounting != "advanced")
@@ -440,6 +443,22 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                  "(accounting='auto' or 'zcdp')")
             k = k if k < n_features else None
         p["screening"] = k
+        if not p["private"]:
+            p["l1_bound"] = p["l1_bound"] or NONPRIVATE_L1_BOUND
+            p["max_iter"] = p["max_iter"] or NONPRIVATE_MAX_ITER
+            return p
+        if p["l1_bound"] is None or p["max_iter"] is None:
+            N = self._n_samples(n_rows, private=warn,
+                                uses="l1_bound and max_iter 'auto'")
+            l1_bound, max_iter = private_defaults(
+                n_samples=N, epsilon=p["epsilon"], delta=p["delta"] or 0.0,
+                n_drawn=k or n_features, n_classes=n_classes if n_classes > 2 else 1,
+                lipschitz=1.0 if n_classes <= 2 else _fw_multinomial.LIPSCHITZ,
+                neighbouring=self.neighbouring, zcdp=zcdp,
+                screening_fraction=p["screening_fraction"] if k else 0.0,
+                l1_bound=p["l1_bound"])
+            p["l1_bound"] = l1_bound
+            p["max_iter"] = p["max_iter"] or max_iter
         return p
 
     # --------------------------------------------------------------------- fit
@@ -494,7 +513,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         p = self._check_params(multinomial=classes.size > 2)
         self.classes_ = classes
         if classes.size > 2:  # multinomial private LASSO (Khanna, Lu and Raff (2023), Appendix A)
-            return _fw_multinomial.fit_multinomial(self, X, y, self._resolve_auto(p, X.shape))
+            return _fw_multinomial.fit_multinomial(self, X, y, self._resolve_auto(p, X.shape,
+                                                                           n_classes=classes.size))
         if classes.size != 2:
             raise ValueError("FrankWolfeLassoClassifier needs at least two classes in "
                              f"y (or declared in classes), got {classes.size} class")
