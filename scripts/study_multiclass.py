@@ -83,22 +83,15 @@ def main():
             rng = np.random.default_rng(seed)
             base.append(np.mean(one_release_baseline(
                 X, y, Xt, classes, eps, args.delta, args.vocabulary, rng) == yt))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")    # the study's seeds are not a release
-                t0 = time.perf_counter()
-                clf = DPNBLogisticClassifier(
-                    epsilon=eps, delta=args.delta, n_samples_public=X.shape[0],
-                    classes=classes, random_state=seed).fit(X, y)
-                secs.append(time.perf_counter() - t0)
-            dpnb.append(clf.score(Xt, yt))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t0 = time.perf_counter()
-                clf = FrankWolfeLassoClassifier(
-                    epsilon=eps, delta=args.delta, n_samples_public=X.shape[0],
-                    classes=classes, random_state=seed).fit(X, y)
-                fw_secs.append(time.perf_counter() - t0)
-            fw.append(clf.score(Xt, yt))
+            for model, scores, times in ((DPNBLogisticClassifier, dpnb, secs),
+                                         (FrankWolfeLassoClassifier, fw, fw_secs)):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the study's seeds are not a release
+                    t0 = time.perf_counter()
+                    clf = model(epsilon=eps, delta=args.delta, n_samples_public=X.shape[0],
+                                classes=classes, random_state=seed).fit(X, y)
+                    times.append(time.perf_counter() - t0)
+                scores.append(clf.score(Xt, yt))
         print(f"{eps:>8g} {np.mean(base):>9.3f} {np.mean(dpnb):>7.3f} "
               f"{np.mean(secs):>11.1f} {np.mean(fw):>7.3f} {np.mean(fw_secs):>9.1f}",
               flush=True)

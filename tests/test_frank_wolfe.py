@@ -606,7 +606,7 @@ def test_auto_l1_bound_and_max_iter_are_resolved_from_public_quantities():
     est = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=n,
                                     random_state=0, classes=[0, 1]).fit(X, y)
     lam, T = private_defaults(n_samples=n, epsilon=1.0, delta=1e-5, n_drawn=d)
-    assert est.n_iter_ == T
+    assert est.n_iter_ == T and est.l1_bound_ == lam
     assert np.abs(est.coef_).sum() <= lam * (1 + 1e-9)
     # the same fit with the values given explicitly: the same model
     again = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=n,

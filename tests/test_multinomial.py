@@ -276,3 +276,16 @@ def test_screened_floating_point_delta_counts_the_candidates():
         FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5, max_iter=801,
                                   screening=None).budget(
             2 ** 20, n_classes=20, n_samples=11314)
+
+
+def test_auto_defaults_for_k_classes():
+    from dptoolkit.linear_model._frank_wolfe._budget import private_defaults
+
+    X, y = _problem(n=400, d=30, K=4)
+    est = FrankWolfeLassoClassifier(epsilon=4.0, delta=1e-5, n_samples_public=400,
+                                    classes=[0, 1, 2, 3], random_state=0).fit(X, y)
+    lam, T = private_defaults(n_samples=400, epsilon=4.0, delta=1e-5, n_drawn=30,
+                              n_classes=4, lipschitz=2.0)
+    assert est.l1_bound_ == lam and est.n_iter_ == T
+    assert np.all(np.abs(est.coef_).sum(axis=1) <= lam * (1 + 1e-9))
+    assert FrankWolfeLassoClassifier().fit(X, y).l1_bound_ == 50.0

@@ -180,6 +180,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         feature (entries 1, within the public bound) to fit one inside the L1 ball.
     classes_ : ndarray of shape (n_classes,)
         The declared ``classes`` (sorted), else the labels of ``y``.
+    l1_bound_ : float
+        The radius used (``l1_bound="auto"`` resolved from public quantities).
     n_iter_ : int
         Iterations run.
     gap_history_ : ndarray of shape (``n_iter_``,) or None
@@ -253,6 +255,18 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     label set must be public (``classes``); the data-dependent warnings (entries
     clipped to the public bound) and :meth:`objective` are computed from the data
     and are outside the guarantee (:mod:`dptoolkit._private`, "Side channels").
+
+    **Where it learns (measured at the defaults, delta = 1e-5, n_samples_public
+    and classes given; docs/studies/frank_wolfe_defaults.rst).**  Two classes,
+    20 Newsgroups comp.* vs rec.* (N = 5,325, 2^20 hashed 1-2-grams, majority
+    0.551): 0.615 at epsilon 0.25, 0.655 at 0.5, 0.742 at 1, 0.807 at 2, 0.873 at 8;
+    below epsilon 0.25 at this N it stays near the majority class.  IMDB (N =
+    25,000): 0.751 at epsilon 1.  a9a (N = 32,561, 123 features): 0.820 at 0.25,
+    0.839 at 1 (majority 0.764).  More than two classes: Reuters R8 (N = 5,485,
+    K = 8, majority 0.495) 0.754 at epsilon 0.5, 0.844 at 8; 20 Newsgroups (N =
+    11,314, K = 20, majority 0.053) learns from epsilon 1 (0.16) and reaches 0.50 at
+    8, but at epsilon 0.1 it is at chance (0.04): with K = 20 selections per step
+    the per-class budget is too small for any vertex to stand out of the 8192.
 
     **Timing.**  The running time of a fit is not covered by the guarantee.  The
     ``"fast"`` solver's cost per step is about the non-zeros of the chosen
@@ -546,6 +560,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         n_done = self._run(kernel, max_iter, gaps, stop)
 
         self.selector_ = spec.name
+        self.l1_bound_ = float(p["l1_bound"])
         self.coef_ = _fw_multinomial._expand(kernel.coef().reshape(1, -1), columns, X.shape[1])
         self.screened_features_ = columns
         self.intercept_ = np.zeros(1)

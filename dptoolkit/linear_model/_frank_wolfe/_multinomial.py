@@ -78,7 +78,7 @@ LIPSCHITZ = 2.0
 
 def fit_multinomial(est, X, y, p):
     """Fit ``est`` (a FrankWolfeLassoClassifier with ``classes_`` set, K > 2) by
-    Algorithm 3; sets ``coef_`` (K, p), ``intercept_`` (K,) zeros, ``n_iter_``,
+    Algorithm 3; sets ``coef_`` (K, p), ``intercept_`` (K,) zeros, ``n_iter_``, ``l1_bound_``,
     ``gap_history_``, ``privacy_spent_``, ``epsilon_step_``, ``composition_``,
     ``solver_stats_``.  ``X`` and ``y`` are validated arrays, ``p`` the estimator's
     checked parameters (``_check_params(multinomial=True)``).  Returns ``est``.
@@ -108,6 +108,7 @@ def fit_multinomial(est, X, y, p):
     est.screened_features_ = columns
     est.intercept_ = np.zeros(n_classes)
     est.n_iter_ = int(n_done)
+    est.l1_bound_ = float(p["l1_bound"])
     est.solver_stats_ = dict(n_iter=int(kernel.t), solver="multinomial")
     if budget is None:  # the work counter depends on the data (e.g. reveals nnz(X))
         est.solver_stats_["touched_nnz"] = int(kernel.n_touched)
