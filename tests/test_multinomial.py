@@ -289,3 +289,37 @@ def test_auto_defaults_for_k_classes():
     assert est.l1_bound_ == lam and est.n_iter_ == T
     assert np.all(np.abs(est.coef_).sum(axis=1) <= lam * (1 + 1e-9))
     assert FrankWolfeLassoClassifier().fit(X, y).l1_bound_ == 50.0
+
+
+def test_one_fit_skeleton_kernel_factory():
+    from dptoolkit.linear_model._frank_wolfe import _fw_fast, _kernels
+
+    X, y = _problem(n=120, d=12, K=3)
+    est = FrankWolfeLassoClassifier(max_iter=20).fit(X, y)
+    assert est.selector_ == "argmax" and est.coef_.shape == (3, 12)
+    assert est.solver_stats_["solver"] == "multinomial" and "touched_nnz" in est.solver_stats_
+    priv = FrankWolfeLassoClassifier(max_iter=20, epsilon=1.0, delta=1e-5,
+                                     classes=[0, 1, 2], n_samples_public=120,
+                                     random_state=0).fit(X, y)
+    assert priv.selector_ == "exponential"
+    assert priv.solver_stats_ == {"n_iter": 20, "solver": "multinomial"}
+    # the factory's choice for two classes and for K > 2
+    csr = sp.csr_array(X)
+    csc = sp.csc_array(X)
+
+    def views(dtype):
+        return ((csr.data, csr.indices.astype(dtype), csr.indptr.astype(np.int64)),
+                (csc.data, csc.indices.astype(dtype), csc.indptr.astype(np.int64)))
+
+    p = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=5)._check_params(multinomial=True)
+    rng = np.random.default_rng(0)
+    for classes, solver, kind in ((np.arange(3), "fast", _fw_multinomial_fast.MultinomialFW),
+                                  (np.arange(2), "fast", _fw_fast.FastFW),
+                                  (np.arange(2), "standard", _fw_fast.StandardFW)):
+        p2 = dict(p, spec=p["spec"], l1_bound=1.0)
+        yy = np.minimum(y, classes.size - 1)
+        csr_v, csc_v = views(_kernels.index_dtype(classes.size, solver))
+        kernel, spec = _kernels.make_kernel(
+            y=yy, classes=classes, csr=csr_v, csc=csc_v, p=p2, solver=solver,
+            selector="argmax", kernel_parameter=0.0, bit_generator=rng.bit_generator)
+        assert isinstance(kernel, kind) and spec.name == "argmax"

@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _fw_fast, _multinomial as _fw_multinomial
+from . import _fw_fast, _kernels, _multinomial as _fw_multinomial
 from ..._private import PrivateEstimatorMixin
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
@@ -17,8 +17,7 @@ from ..._validation import (Boolean, check_positive_int, check_scalar_range, che
 from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (ACCOUNTING_CHOICES, NONPRIVATE_L1_BOUND, NONPRIVATE_MAX_ITER,
-                      nonprivate_fast_selector, private_defaults, resolve_selector,
-                      SELECTORS, split_budget)
+                      private_defaults, resolve_selector, SELECTORS, split_budget)
 from ._screening import DEFAULT_N_CANDIDATES, private_top_columns
 
 __all__ = ["FrankWolfeLassoClassifier"]
@@ -526,32 +525,22 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         classes = self._resolve_classes(y, private=self.epsilon is not None)
         p = self._check_params(multinomial=classes.size > 2)
         self.classes_ = classes
-        if classes.size > 2:  # multinomial private LASSO (Khanna, Lu and Raff (2023), Appendix A)
-            return _fw_multinomial.fit_multinomial(self, X, y, self._resolve_auto(p, X.shape,
-                                                                           n_classes=classes.size))
-        if classes.size != 2:
+        if classes.size < 2:
             raise ValueError("FrankWolfeLassoClassifier needs at least two classes in "
                              f"y (or declared in classes), got {classes.size} class")
-        y01 = (y == classes[1]).astype(np.float64)
-        p = self._resolve_auto(p, X.shape)
-        budget = self._budget(p, X.shape[1]) if p["private"] else None
+        # K > 2: multinomial private LASSO (Khanna, Lu and Raff (2023), Appendix A)
+        n_rows = classes.size if classes.size > 2 else 1  # rows of coef_
+        p = self._resolve_auto(p, X.shape, n_classes=classes.size)
+        budget = self._budget(p, X.shape[1], n_rows) if p["private"] else None
         self._check_spend_budget(budget)
         rng = self._noise_rng()
-        # the fast solver reads int32 indices (no int64 copies); the standard one int64
         csr, csc, (n_samples, _), columns = self._kernel_views(
             X, p["private"], budget, p, rng,
-            index_dtype=np.int32 if self.solver == "fast" else np.int64)
-        spec = p["spec"]
-        if not p["private"] and self.selector == "auto" and self.solver == "fast":
-            spec = nonprivate_fast_selector(csc[2].shape[0] - 1, csr[0].shape[0])
-        kernel_parameter = budget.kernel_parameter if budget else 0.0
-        args = (*csr, *csc, y01, p["l1_bound"], _fw_fast.SELECTOR_CODES[spec.kernel],
-                kernel_parameter, rng.bit_generator)
-        if self.solver == "fast":
-            kernel = _fw_fast.FastFW(*args, refresh_tol=p["refresh_tol"],
-                                     group_size=p["group_size"])
-        else:
-            kernel = _fw_fast.StandardFW(*args)
+            index_dtype=_kernels.index_dtype(classes.size, self.solver))
+        kernel, spec = _kernels.make_kernel(
+            y=y, classes=classes, csr=csr, csc=csc, p=p, solver=self.solver,
+            selector=self.selector, kernel_parameter=budget.kernel_parameter if budget else 0.0,
+            bit_generator=rng.bit_generator)
 
         max_iter = p["max_iter"]
         gaps = np.full(max_iter, np.nan)
@@ -561,14 +550,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
         self.selector_ = spec.name
         self.l1_bound_ = float(p["l1_bound"])
-        self.coef_ = _fw_multinomial._expand(kernel.coef().reshape(1, -1), columns, X.shape[1])
+        self.coef_ = _fw_multinomial.expand_columns(kernel.coef().reshape(n_rows, -1),
+                                                    columns, X.shape[1])
         self.screened_features_ = columns
-        self.intercept_ = np.zeros(1)
+        self.intercept_ = np.zeros(n_rows)
         self.n_iter_ = int(n_done)
-        stats = kernel.stats.as_dict()
-        if p["private"]:  # the work counters depend on the data: release only T and refreshes
-            stats = {k: stats[k] for k in ("n_iter", "n_refresh")}
-        self.solver_stats_ = stats
+        self.solver_stats_ = _kernels.released_stats(kernel, p["private"])
         return self._record_guarantee(budget, gaps, n_done, n_samples)
 
     def _check_spend_budget(self, budget):

@@ -1,8 +1,10 @@
 r"""Multinomial private LASSO (Khanna, Lu and Raff (2023), Appendix A, Algorithm 3).
 
-:class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` dispatches here when ``y``
-has more than two classes; the functions take the estimator and set its fitted
-attributes.
+:class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` fits K > 2 classes with
+the same skeleton as two classes; the kernel factory
+(:mod:`~dptoolkit.linear_model._frank_wolfe._kernels`) picks the multinomial kernel.
+This module states the model and its privacy analysis, and holds the softmax
+helpers.
 
 **Model and constraint.**  ``coef_`` is a ``K x p`` matrix ``W`` (one row per class,
 ``K`` = number of classes) minimising the multinomial cross-entropy
@@ -68,54 +70,14 @@ K. Talwar, A. Thakurta, L. Zhang. Nearly Optimal Private LASSO. NeurIPS 2015.
 """
 import numpy as np
 
-from . import _fw_multinomial_fast
-
-__all__ = ["fit_multinomial", "log_softmax", "cross_entropy"]
+__all__ = ["LIPSCHITZ", "expand_columns", "log_softmax", "cross_entropy"]
 
 #: Lipschitz constant of the multinomial cross-entropy w.r.t. the per-step
 #: sensitivity of all classes' scores together (Khanna, Lu and Raff (2023), Theorem 4).
 LIPSCHITZ = 2.0
 
-def fit_multinomial(est, X, y, p):
-    """Fit ``est`` (a FrankWolfeLassoClassifier with ``classes_`` set, K > 2) by
-    Algorithm 3; sets ``coef_`` (K, p), ``intercept_`` (K,) zeros, ``n_iter_``, ``l1_bound_``,
-    ``gap_history_``, ``privacy_spent_``, ``epsilon_step_``, ``composition_``,
-    ``solver_stats_``.  ``X`` and ``y`` are validated arrays, ``p`` the estimator's
-    checked parameters (``_check_params(multinomial=True)``).  Returns ``est``.
 
-    Raises
-    ------
-    ValueError
-        Invalid hyper-parameters (as for two classes), or a selector that exists only
-        for two classes (``"grouped"``, the heaps).
-    """
-    max_iter, tol = p["max_iter"], p["tol"]
-    n_classes = est.classes_.size
-    labels = np.searchsorted(est.classes_, y).astype(np.int64)
-    budget = est._budget(p, X.shape[1], n_classes) if p["private"] else None
-    est._check_spend_budget(budget)
-    rng = est._noise_rng()
-    _, csc, (n_samples, _), columns = est._kernel_views(X, p["private"], budget, p, rng)
-    code = _fw_multinomial_fast.SELECTOR_CODES[p["spec"].kernel]
-    kernel = _fw_multinomial_fast.MultinomialFW(
-        *csc, labels, n_classes, p["l1_bound"], code,
-        budget.kernel_parameter if budget else 0.0, rng.bit_generator)
-    gaps = np.full(max_iter, np.nan)
-    stop = tol * n_samples if tol > 0 else -np.inf
-    n_done = est._run(kernel, max_iter, gaps, stop)
-
-    est.coef_ = _expand(kernel.coef(), columns, X.shape[1])
-    est.screened_features_ = columns
-    est.intercept_ = np.zeros(n_classes)
-    est.n_iter_ = int(n_done)
-    est.l1_bound_ = float(p["l1_bound"])
-    est.solver_stats_ = dict(n_iter=int(kernel.t), solver="multinomial")
-    if budget is None:  # the work counter depends on the data (e.g. reveals nnz(X))
-        est.solver_stats_["touched_nnz"] = int(kernel.n_touched)
-    return est._record_guarantee(budget, gaps, n_done, n_samples)
-
-
-def _expand(coef, columns, n_features):
+def expand_columns(coef, columns, n_features):
     """Coefficients on the screened columns -> shape (n_rows, n_features)."""
     if columns is None:
         return coef
