@@ -555,7 +555,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.screened_features_ = columns
         self.intercept_ = np.zeros(n_rows)
         self.n_iter_ = int(n_done)
-        self.solver_stats_ = _kernels.released_stats(kernel, p["private"])
+        self.solver_stats_ = _kernels.released_stats(kernel, p["private"],
+                                                      classes.size)
         return self._record_guarantee(budget, gaps, n_done, n_samples)
 
     def _check_spend_budget(self, budget):
