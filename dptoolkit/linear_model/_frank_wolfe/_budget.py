@@ -60,6 +60,7 @@ included here.
 import dataclasses
 import math
 
+from ..._private import sensitivity_factor
 from ...accounting import calibrate_parameter, per_step_epsilon
 from ...accounting.events import (ApproxDPEvent, ComposedEvent, ExponentialMechanismEvent,
                                   GaussianEvent, PureDPEvent, SelfComposedEvent, ZCDPEvent)
@@ -78,7 +79,7 @@ NONPRIVATE_MAX_ITER = 1000
 #: Range of the private ``max_iter="auto"``.
 MIN_AUTO_ITER, MAX_AUTO_ITER = 10, 100_000
 #: The private ``max_iter="auto"`` is this fraction of the bound's minimiser T*
-#: (:func:`private_defaults`): the bound's curvature :math:`C_f \le c\lambda^2` is the
+#: (``private_defaults()``): the bound's curvature :math:`C_f \le c\lambda^2` is the
 #: worst case (every :math:`|(s - w)^\top x_i| = 2\lambda`); on sparse data the
 #: optimisation error falls faster, and T*/3 was at least as accurate as T* on the
 #: development sets (20 Newsgroups comp.* vs rec.*, epsilon 1 and 4; a9a, epsilon 1;
@@ -326,7 +327,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         raise ValueError("accounting='zcdp' needs delta > 0 (zCDP converts to "
                          "(epsilon, delta)-DP with delta > 0)")
     use_zcdp = spec.mechanism == "exponential" and delta > 0 and accounting != "advanced"
-    factor = 2.0 if neighbouring == "replace_one" else 1.0
+    factor = sensitivity_factor(neighbouring)
     sensitivity = factor * lipschitz
     if spec.name == "laplace_talwar":
         eps_total, delta_total, eps_step, comp, scale = laplace_selector_parameters(
@@ -490,10 +491,10 @@ def private_defaults(*, n_samples, epsilon, delta, n_drawn, n_classes=1, lipschi
     Returns
     -------
     (l1_bound, max_iter) : (float, int)
-        ``max_iter`` is :data:`STEP_FRACTION` times :math:`T^*`, clipped to
+        ``max_iter`` is ``STEP_FRACTION`` times :math:`T^*`, clipped to
         [10, 10^5].
     """
-    factor = 2.0 if neighbouring == "replace_one" else 1.0
+    factor = sensitivity_factor(neighbouring)
     K = max(1, int(n_classes))
     c = 1.0 if K == 1 else 4.0
     h0 = math.log(max(2, K))

@@ -4,13 +4,13 @@
 (budget, accountant check, noise stream, kernel views with the screening, the
 steps, the release) for two classes and for K > 2; the kernels differ:
 
-* two classes: :class:`~dptoolkit.linear_model._frank_wolfe._fw_fast.FastFW`
+* two classes: ``_fw_fast.FastFW``
   (Raff, Khanna and Lu (2023), Algorithm 2 with bounded staleness) or
-  :class:`~dptoolkit.linear_model._frank_wolfe._fw_fast.StandardFW` (Algorithm 1);
+  ``_fw_fast.StandardFW`` (Algorithm 1);
 * K > 2 classes:
-  :class:`~dptoolkit.linear_model._frank_wolfe._fw_multinomial_fast.MultinomialFW`
+  ``_fw_multinomial_fast.MultinomialFW``
   (Khanna, Lu and Raff (2023), Appendix A, Algorithm 3; privacy analysis in
-  :mod:`~dptoolkit.linear_model._frank_wolfe._multinomial`).
+  ``_multinomial``).
 
 Every kernel takes the same CSC views, ``l1_bound``, selector code, mechanism
 parameter and bit generator, and offers ``run(n_steps, gaps, tol)`` and ``coef()``.

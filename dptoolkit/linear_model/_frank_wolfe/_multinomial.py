@@ -2,7 +2,7 @@ r"""Multinomial private LASSO (Khanna, Lu and Raff (2023), Appendix A, Algorithm
 
 :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` fits K > 2 classes with
 the same skeleton as two classes; the kernel factory
-(:mod:`~dptoolkit.linear_model._frank_wolfe._kernels`) picks the multinomial kernel.
+(``_kernels``) picks the multinomial kernel.
 This module states the model and its privacy analysis, and holds the softmax
 helpers.
 
@@ -40,13 +40,13 @@ budget split is :func:`dptoolkit.linear_model._frank_wolfe._budget.split_budget`
 **Screening and the floating-point delta.**  With ``screening`` (the default
 above 4096 features at zCDP accounting), one Gaussian release of the column
 masses of the row-normalised data (sensitivity 1 under add/remove, no label
-used; :mod:`~dptoolkit.linear_model._frank_wolfe._screening`) picks the candidate
+used; ``_screening``) picks the candidate
 features first, and every class's exponential mechanism then ranges over the
 :math:`2k` signed candidate vertices only.  The per-step floating-point delta of
 the ``K`` inverse-CDF draws is :math:`K(3k + 2)2^{-53}`
-(:func:`~dptoolkit.linear_model._frank_wolfe._budget.floating_point_bounds`), and
+(``floating_point_bounds()``), and
 :math:`T(1 + e^{\varepsilon' + 2\gamma})` times it is taken from ``delta``
-(:func:`~dptoolkit.linear_model._frank_wolfe._budget.split_budget`); counted over
+(``split_budget()``); counted over
 the ``k`` candidates, not the ``D`` features the draws never see.  20 Newsgroups
 (K = 20, :math:`D = 2^{20}`, N = 11,314, ``max_iter="auto"``): 4.4e-8 at
 epsilon = 2 against 1.1e-5 unscreened, which exceeds ``delta = 1e-5`` and is
