@@ -177,7 +177,9 @@ def test_plain_fit_recorded_without_warning(ledger):
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
+        # the private l1_bound="auto" reads N: public here, so no warning
         FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-6, max_iter=20,
+                                  n_samples_public=X.shape[0],
                                   classes=[0, 1]).fit(X, y)
     assert len(ledger.spends) == 1 and ledger.events[0] is not None
     FrankWolfeLassoClassifier(max_iter=20).fit(X, y)  # non-private: not recorded

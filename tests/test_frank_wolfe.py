@@ -1,4 +1,6 @@
 """Frank-Wolfe kernels and FrankWolfeLassoClassifier (Raff, Khanna and Lu, NeurIPS 2023)."""
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -523,6 +525,9 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
     (dict(n_samples_public=0), ValueError, "n_samples_public"),
     (dict(n_samples_public=2.5), TypeError, "n_samples_public"),
     (dict(max_iter="many"), TypeError, "max_iter"),
+    (dict(l1_bound="large"), ValueError, "l1_bound"),
+    (dict(l1_bound=0.0), ValueError, "l1_bound"),
+    (dict(l1_bound=-1.0), ValueError, "l1_bound"),
 ])
 def test_bad_new_parameters(params, exc, match):
     X, y = _problem(n=50, d=10)
@@ -540,3 +545,81 @@ def test_budget_method_bad_input():
         FrankWolfeLassoClassifier().budget(10, n_samples=100)
     b = clf.budget(2 ** 20, n_samples=25_000)
     assert b.composition == "zcdp" and b.screening_noise_multiplier is not None
+
+
+def _excess_bound(T, lam, M, c):
+    """B(T, lambda) of private_defaults, in units where eps'(T) = a / sqrt(T)."""
+    return 2 * c * lam ** 2 / T + 2 * lam * np.sqrt(T) / M
+
+
+@pytest.mark.parametrize("n_classes", [1, 20])
+def test_private_defaults_minimise_the_excess_risk_bound(n_classes):
+    from dptoolkit.linear_model._frank_wolfe._budget import STEP_FRACTION, private_defaults
+
+    N, eps, delta, k = 5325, 1.0, 1e-5, 4096
+    L = 1.0 if n_classes == 1 else 2.0
+    c = 1.0 if n_classes == 1 else 4.0
+    lam, T = private_defaults(n_samples=N, epsilon=eps, delta=delta, n_drawn=k,
+                              n_classes=n_classes, lipschitz=L)
+    lg = math.log(1 / delta)
+    a = math.sqrt(8 * (math.sqrt(lg + eps) - math.sqrt(lg)) ** 2)
+    M = N * a / (n_classes * L * math.log(2 * k))
+    from scipy.optimize import minimize_scalar
+
+    t_star = minimize_scalar(lambda t: _excess_bound(t, lam, M, c), bounds=(1, 1e6),
+                             method="bounded", options=dict(xatol=1e-6)).x
+    assert T == max(10, math.ceil(STEP_FRACTION * t_star))
+    # the radius is the largest whose bound at its T* is the zero model's loss
+    h0 = math.log(max(2, n_classes))
+    assert _excess_bound(t_star, lam, M, c) == pytest.approx(h0, rel=1e-4)
+    assert _excess_bound(t_star, 1.01 * lam, M, c) > h0
+    # a given radius keeps its value and gets its own T*
+    lam50, T50 = private_defaults(n_samples=N, epsilon=eps, delta=delta, n_drawn=k,
+                                  n_classes=n_classes, lipschitz=L, l1_bound=50.0)
+    assert lam50 == 50.0 and T50 > T
+
+
+def test_private_defaults_pure_and_monotone():
+    from dptoolkit.linear_model._frank_wolfe._budget import STEP_FRACTION, private_defaults
+
+    lam, T = private_defaults(n_samples=20000, epsilon=1.0, delta=0.0, n_drawn=1000)
+    m = 20000 / math.log(2000)
+    assert T == math.ceil(STEP_FRACTION * math.sqrt(lam * m))
+    assert 4 * lam ** 1.5 / math.sqrt(m) == pytest.approx(math.log(2))
+    # more data, budget or fewer candidates: a larger radius and more steps
+    base = private_defaults(n_samples=5000, epsilon=1.0, delta=1e-5, n_drawn=4096)
+    for kw in (dict(n_samples=20000), dict(epsilon=4.0), dict(n_drawn=256)):
+        lam2, T2 = private_defaults(**{**dict(n_samples=5000, epsilon=1.0, delta=1e-5,
+                                              n_drawn=4096), **kw})
+        assert lam2 > base[0] and T2 > base[1]
+    # replace-one doubles the sensitivity: a smaller radius, fewer steps
+    lam2, T2 = private_defaults(n_samples=5000, epsilon=1.0, delta=1e-5, n_drawn=4096,
+                                neighbouring="replace_one")
+    assert lam2 < base[0] and T2 < base[1]
+    # huge budgets stay finite and clipped
+    lam2, T2 = private_defaults(n_samples=5000, epsilon=1e300, delta=1e-5, n_drawn=4096)
+    assert T2 == 100_000 and math.isfinite(lam2)
+
+
+def test_auto_l1_bound_and_max_iter_are_resolved_from_public_quantities():
+    from dptoolkit.linear_model._frank_wolfe._budget import private_defaults
+
+    X, y = _problem()
+    n, d = X.shape
+    est = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=n,
+                                    random_state=0, classes=[0, 1]).fit(X, y)
+    lam, T = private_defaults(n_samples=n, epsilon=1.0, delta=1e-5, n_drawn=d)
+    assert est.n_iter_ == T and est.l1_bound_ == lam
+    assert np.abs(est.coef_).sum() <= lam * (1 + 1e-9)
+    # the same fit with the values given explicitly: the same model
+    again = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=n,
+                                      l1_bound=lam, max_iter=T, random_state=0,
+                                      classes=[0, 1]).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, again.coef_)
+    # the private defaults depend on N, not on the rows given
+    other = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=10 * n,
+                                      random_state=0, classes=[0, 1]).fit(X, y)
+    assert other.n_iter_ > est.n_iter_
+    # non-private: the paper's setting
+    nonpriv = FrankWolfeLassoClassifier().fit(X, y)
+    assert nonpriv.n_iter_ == 1000 and np.abs(nonpriv.coef_).sum() <= 50.0 + 1e-9

@@ -258,3 +258,71 @@ def test_sparsifier_on_multinomial():
     proba = est.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert set(np.unique(est.predict(X))) <= set(range(4))
+
+
+def test_screened_floating_point_delta_counts_the_candidates():
+    # 20 Newsgroups' shape: 20 classes, 2^20 hashed features, N = 11,314, and
+    # 801 steps (the former max_iter="auto" at epsilon = 2).  The screened fit
+    # draws over 4096 candidates per class, so its floating-point delta is that of
+    # 4096 features (fits at delta = 1e-5 for every epsilon in [0.1, 8]);
+    # unscreened, 801 draws over 2^20 features per class exceed delta = 1e-5 and
+    # the guard still refuses.
+    for eps in (0.1, 2.0, 8.0):
+        budget = FrankWolfeLassoClassifier(epsilon=eps, delta=1e-5, max_iter=801).budget(
+            2 ** 20, n_classes=20, n_samples=11314)
+        assert budget.screening_noise_multiplier is not None
+        assert budget.epsilon == eps and budget.delta == 1e-5
+        fp_delta = budget.event.events[-1].delta
+        assert 0 < fp_delta < 1e-6
+    with pytest.raises(ValueError, match="floating-point delta .* over 1048576 features "
+                                         "for each of 20 classes"):
+        FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5, max_iter=801,
+                                  screening=None).budget(
+            2 ** 20, n_classes=20, n_samples=11314)
+
+
+def test_auto_defaults_for_k_classes():
+    from dptoolkit.linear_model._frank_wolfe._budget import private_defaults
+
+    X, y = _problem(n=400, d=30, K=4)
+    est = FrankWolfeLassoClassifier(epsilon=4.0, delta=1e-5, n_samples_public=400,
+                                    classes=[0, 1, 2, 3], random_state=0).fit(X, y)
+    lam, T = private_defaults(n_samples=400, epsilon=4.0, delta=1e-5, n_drawn=30,
+                              n_classes=4, lipschitz=2.0)
+    assert est.l1_bound_ == lam and est.n_iter_ == T
+    assert np.all(np.abs(est.coef_).sum(axis=1) <= lam * (1 + 1e-9))
+    assert FrankWolfeLassoClassifier().fit(X, y).l1_bound_ == 50.0
+
+
+def test_one_fit_skeleton_kernel_factory():
+    from dptoolkit.linear_model._frank_wolfe import _fw_fast, _kernels
+
+    X, y = _problem(n=120, d=12, K=3)
+    est = FrankWolfeLassoClassifier(max_iter=20).fit(X, y)
+    assert est.selector_ == "argmax" and est.coef_.shape == (3, 12)
+    assert est.solver_stats_["solver"] == "multinomial" and "touched_nnz" in est.solver_stats_
+    priv = FrankWolfeLassoClassifier(max_iter=20, epsilon=1.0, delta=1e-5,
+                                     classes=[0, 1, 2], n_samples_public=120,
+                                     random_state=0).fit(X, y)
+    assert priv.selector_ == "exponential"
+    assert priv.solver_stats_ == {"n_iter": 20, "solver": "multinomial"}
+    # the factory's choice for two classes and for K > 2
+    csr = sp.csr_array(X)
+    csc = sp.csc_array(X)
+
+    def views(dtype):
+        return ((csr.data, csr.indices.astype(dtype), csr.indptr.astype(np.int64)),
+                (csc.data, csc.indices.astype(dtype), csc.indptr.astype(np.int64)))
+
+    p = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=5)._check_params(multinomial=True)
+    rng = np.random.default_rng(0)
+    for classes, solver, kind in ((np.arange(3), "fast", _fw_multinomial_fast.MultinomialFW),
+                                  (np.arange(2), "fast", _fw_fast.FastFW),
+                                  (np.arange(2), "standard", _fw_fast.StandardFW)):
+        p2 = dict(p, spec=p["spec"], l1_bound=1.0)
+        yy = np.minimum(y, classes.size - 1)
+        csr_v, csc_v = views(_kernels.index_dtype(classes.size, solver))
+        kernel, spec = _kernels.make_kernel(
+            y=yy, classes=classes, csr=csr_v, csc=csc_v, p=p2, solver=solver,
+            selector="argmax", kernel_parameter=0.0, bit_generator=rng.bit_generator)
+        assert isinstance(kernel, kind) and spec.name == "argmax"

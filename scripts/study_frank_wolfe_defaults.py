@@ -1,0 +1,76 @@
+"""Private Frank-Wolfe at its defaults against the former defaults (two classes).
+
+For each epsilon (delta = 1e-5, ``n_samples_public`` = the training size, the label
+set given), the test accuracy of :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`
+at its defaults (``l1_bound`` and ``max_iter`` "auto") and at the former defaults
+(``l1_bound=50``, ``max_iter`` = ceil((N epsilon)^(2/3))), mean of ``--seeds`` seeds.
+
+Usage::
+
+    python scripts/study_frank_wolfe_defaults.py --corpus comp-vs-rec --epsilons 0.25 1 4
+    python scripts/study_frank_wolfe_defaults.py --corpus a9a --epsilons 0.25 1 4 --seeds 3
+
+Develop on ``comp-vs-rec`` (20 Newsgroups comp.* vs rec.*) and ``a9a``; ``imdb`` is
+a report set.  Page: docs/studies/frank_wolfe_defaults.rst.
+"""
+import argparse
+import math
+import warnings
+
+import numpy as np
+
+from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
+from dptoolkit.linear_model import FrankWolfeLassoClassifier
+
+
+def load(corpus):
+    if corpus == "a9a":
+        X, y = load_libsvm(get_data_path("a9a.bz2"), n_features=123)
+        Xt, yt = load_libsvm(get_data_path("a9a.t.bz2"), n_features=123)
+        return X, y, Xt, yt
+    if corpus == "imdb":
+        path, kw = get_data_path("text/aclImdb-train-test.tar.xz"), {}
+    else:
+        path = get_data_path("text/20news-bydate.tar.xz")
+        kw = dict(positive="rec.", negative="comp.")
+    X, y, _ = load_text_corpus(path, "train", **kw)
+    Xt, yt, _ = load_text_corpus(path, "test", **kw)
+    return X, y, Xt, yt
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", choices=["comp-vs-rec", "a9a", "imdb"],
+                        default="comp-vs-rec")
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.25, 1, 4])
+    parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--seeds", type=int, default=6)
+    args = parser.parse_args()
+    X, y, Xt, yt = load(args.corpus)
+    classes = np.unique(np.concatenate([y, yt]))
+    N = X.shape[0]
+    majority = max(np.mean(yt == c) for c in classes)
+    print(f"{args.corpus}: train {N} x {X.shape[1]}, test {Xt.shape[0]}, "
+          f"majority {majority:.3f}")
+    print(f"{'epsilon':>8} {'new':>7} {'T':>6} {'l1_bound':>9} {'old':>7} {'T old':>6}")
+    for eps in args.epsilons:
+        old_T = int(min(1e5, max(10, math.ceil((N * eps) ** (2 / 3)))))
+        settings = {"new": {}, "old": dict(l1_bound=50.0, max_iter=old_T)}
+        acc, fitted = {}, {}
+        for name, kw in settings.items():
+            scores = []
+            for seed in range(args.seeds):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the study's seeds are not a release
+                    clf = FrankWolfeLassoClassifier(
+                        epsilon=eps, delta=args.delta, n_samples_public=N,
+                        classes=classes, random_state=seed, **kw).fit(X, y)
+                scores.append(clf.score(Xt, yt))
+            acc[name], fitted[name] = np.mean(scores), clf
+        lam = fitted["new"].l1_bound_
+        print(f"{eps:>8g} {acc['new']:>7.3f} {fitted['new'].n_iter_:>6} {lam:>9.2f} "
+              f"{acc['old']:>7.3f} {old_T:>6}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
