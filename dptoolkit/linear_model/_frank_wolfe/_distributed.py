@@ -27,9 +27,10 @@ import numpy as np
 
 from . import _fw_fast
 from ._grouped_sampler import GroupedExpSampler
-from ._multinomial import _expand
+from ._multinomial import expand_columns
 from ._screening import column_masses
 from ...distributed import block_sum, frank_wolfe_over_blocks, row_aligned, validate_dask_X_y
+from ..._private import sensitivity_factor
 
 __all__ = ["fit_dask"]
 
@@ -153,7 +154,7 @@ def fit_dask(est, X, y):
             est._enforce_public_bound(sp.csr_array(np.array([[2.0 * bound]])), "linf",
                                       bound)
         if screened:  # the draws of private_top_columns, in place (no X to dwarf them)
-            sens = 2.0 if est.neighbouring == "replace_one" else 1.0
+            sens = sensitivity_factor(est.neighbouring)
             masses += rng.normal(0.0, budget.screening_noise_multiplier * sens,
                                  masses.shape)
             np.negative(masses, out=masses)
@@ -171,7 +172,7 @@ def fit_dask(est, X, y):
         max_iter=p["max_iter"], refresh_tol=p["refresh_tol"], selector=selector,
         stop=stop)
     est.selector_ = "grouped" if p["private"] else "argmax"
-    est.coef_ = _expand(coef.reshape(1, -1), columns, D)
+    est.coef_ = expand_columns(coef.reshape(1, -1), columns, D)
     est.screened_features_ = columns
     est.intercept_ = np.zeros(1)
     est.n_iter_ = int(n_done)
