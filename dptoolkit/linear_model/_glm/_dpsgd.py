@@ -134,7 +134,8 @@ _SGD_DOC_PARAMS = r"""
         :math:`\beta` the smoothness of the regularised loss on rows of norm at most
         1: :math:`1/(1/4 + \lambda)` for the logistic loss, :math:`1/(1 + \lambda)`
         for the squared loss, :math:`1/(1 + \lambda)` for the hinge loss (not
-        smooth; its subgradients are bounded by 1).
+        smooth; its subgradients are bounded by 1), :math:`1/(1/2 + \lambda)` for
+        the softmax cross-entropy of more than two classes.
     batch_size : int or "auto", default="auto"
         Lot size :math:`L` in [1, N] (:math:`N` = ``n_samples_public`` for a private
         fit, ``n_samples`` otherwise): the expected number of examples per step;
@@ -289,7 +290,12 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     >>> clf = DPSGDClassifier(epsilon=1.0, n_samples_public=2000, learning_rate=1.0,
     ...                       batch_size=100, n_epochs=5, random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.9
-    True""")
+    True
+    >>> y3 = np.digitize(X[:, 0], [-0.5, 0.5])          # three classes: softmax
+    >>> clf3 = DPSGDClassifier(epsilon=1.0, n_samples_public=2000, classes=[0, 1, 2],
+    ...                        n_epochs=5, random_state=0).fit(X, y3)
+    >>> clf3.coef_.shape, clf3.predict_proba(X[:2]).shape
+    ((3, 5), (2, 3))""")
 
     _losses = ("logistic", "hinge")
     _parameter_constraints = _linear_dp_constraints(
