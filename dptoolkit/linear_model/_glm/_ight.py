@@ -16,16 +16,21 @@ from ..._validation import (Boolean, check_positive_int, check_scalar_range, che
 from ...accounting import calibrate_noise_multiplier, calibrate_parameter, RDPAccountant
 from ...accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
 from ._base import MAX_ITER
-from ..._estimator import _ClassifierOutputs, _store_params, ovr_proba
+from ..._estimator import _ClassifierOutputs, _store_params
 from .._frank_wolfe._screening import DEFAULT_N_CANDIDATES, private_top_columns
 
 __all__ = ["DPIGHTClassifier"]
+
+#: learning_rate="auto" is this over R^2 (R the row-norm bound): the mean logistic
+#: loss is R^2/4-smooth, the softmax cross-entropy R^2/2-smooth (its Hessian in the
+#: margins, diag(p) - p p^T, has largest eigenvalue <= 1/2; Boehning 1992).
+_SMOOTH_STEP = {False: 4.0, True: 2.0}
 
 
 class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                        BaseEstimator):
     r"""Sparse logistic regression by (DP) iterative gradient hard thresholding
-    (one-vs-rest for more than two classes, one privacy event).
+    (multinomial, with group sparsity, for more than two classes).
 
     The "private IGHT" of Wang and Gu (2019, Algorithm 1, full batch), the
     baseline of Khanna, Lu and Raff (2023) (Section 4.2): starting from :math:`\theta_0 = 0`, for
@@ -69,25 +74,30 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     ``screening_fraction`` of the zCDP budget and restricts the steps to its
     ``screening`` columns; the event is the composition of both.
 
-    **More than two classes** (:math:`K > 2` labels): one-vs-rest.  Row
-    :math:`c` of ``coef_`` is the IGHT model of class :math:`c` (label 1) against
-    the rest (label 0), each with at most ``sparsity`` non-zeros, fitted one after
-    the other on the same (screened) columns; ``decision_function`` has one
-    column a class, ``predict`` takes the largest, ``predict_proba`` normalises the
-    :math:`K` sigmoids.  Privacy: the same neighbouring relation; every step of
-    every model is the Gaussian mechanism above (sensitivity :math:`\Delta`), so
-    the model is :math:`KT` Gaussian steps composed in RDP
-    (:math:`KT\alpha/(2\sigma^2)`), ONE ``privacy_event_`` with :math:`\sigma`
-    calibrated once for :math:`KT` steps (after the screening, which runs once).
-    Since Gaussian RDP adds exactly, this is the same guarantee as releasing the
-    :math:`K` summed gradients of a step together with joint L2 sensitivity
-    :math:`\sqrt K\,\Delta` (:math:`\sum_c (\sigma(x^\top\theta_c) - 1[y=c])^2
-    \le K`, tight when every wrong class's sigmoid nears 1): the noise standard
-    deviation on each gradient is :math:`\sqrt K` times a binary fit's at the same
-    budget.  Why one-vs-rest: it keeps the binary kernel, the per-class sparsity
-    and the binary analysis unchanged.  (A multinomial IGHT with group hard
-    thresholding would have joint sensitivity :math:`\sqrt 2\,\Delta`, see
-    :class:`DPSGDClassifier`; it needs a kernel this package does not have yet.)
+    **More than two classes** (:math:`K > 2` labels): one multinomial model
+    :math:`W \in \mathbb{R}^{p\times K}` (``coef_`` is :math:`W^\top`, shape (K,
+    n_features)) on the softmax cross-entropy :math:`\ell(W; x, y) = -\log
+    \mathrm{softmax}(W^\top x)_y`, with the same step and *group* hard
+    thresholding: :math:`H_s` keeps the ``sparsity`` features (rows of :math:`W`)
+    of largest :math:`\|W_j\|_2`, so the model reads at most ``sparsity``
+    features for all classes together.  One example's gradient is
+    :math:`x_i (p_i - e_{y_i})^\top` with Frobenius norm
+    :math:`\|x_i\|_2\|p_i - e_{y_i}\|_2 \le \sqrt 2\, C`
+    (:math:`\|p - e_y\|_2^2 = (1-p_y)^2 + \sum_{c\ne y}p_c^2 \le 2(1-p_y)^2`;
+    tight when :math:`p` puts its mass on one wrong class), so the summed gradient
+    has L2 (Frobenius) sensitivity :math:`\Delta = \sqrt 2\, C` (:math:`2\sqrt 2\,
+    C` for replace-one) whatever :math:`K`, and the noise
+    :math:`N(0, \sigma^2\Delta^2)` goes on each of the :math:`pK` entries.  The
+    steps, the mechanism, the composition and therefore ``privacy_event_`` are those
+    of a binary fit at the same budget (one event; :math:`\sigma` calibrated by the
+    same call); only :math:`\Delta` is :math:`\sqrt 2` times larger.  Why
+    multinomial rather than one-vs-rest: :math:`K` binary models would have joint
+    sensitivity :math:`\sqrt K\, C` (the :math:`K` residuals
+    :math:`\sigma(x^\top\theta_c) - 1[y = c]` can all be near 1), i.e.
+    :math:`\sqrt{K/2}` times the noise (3.2 times for 20 classes).
+    ``learning_rate="auto"`` is :math:`2/R^2`: the cross-entropy's Hessian in the
+    margins, :math:`\mathrm{diag}(p) - pp^\top`, has largest eigenvalue at most
+    1/2 (Boehning 1992), so the mean loss is :math:`R^2/2`-smooth.
 
     **Computation** (:mod:`dptoolkit.linear_model._glm._ight_fast`, all ``T`` steps in one typed
     loop without the GIL): the data is converted once to CSC (dense input too, so
@@ -109,7 +119,8 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         :math:`R^2/4`-smooth when every :math:`\|x_i\|_2 \le R`, so
         :math:`\eta \le 4/R^2` is a descent step without noise.  "auto":
         :math:`4/R^2` with :math:`R` = ``row_norm_bound`` for a private fit (4.0 at
-        the default bound 1) and :math:`R = \max_i \|x_i\|_2` for a non-private one.
+        the default bound 1) and :math:`R = \max_i \|x_i\|_2` for a non-private one;
+        :math:`2/R^2` for more than two classes (see below).
     epsilon : float or None, default=None
         Total :math:`\varepsilon > 0`; None: non-private IGHT.
     delta : float, default=1e-5
@@ -138,7 +149,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set: two or more distinct labels (with two,
         ``classes_[1]``, the larger, is the positive class; with more, one
-        one-vs-rest model per class).  When given, the fit never reads the label
+        multinomial model, see above).  When given, the fit never reads the label
         set from ``y``: a declared class absent from ``y`` is fine, a label of ``y``
         outside it raises ``ValueError``.  None: ``np.unique(y)``, with a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits (a
@@ -156,8 +167,8 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        :math:`\theta_T`, at most ``sparsity`` non-zeros (per row: one
-        one-vs-rest model a class for more than two classes).
+        :math:`\theta_T`, at most ``sparsity`` non-zeros (more than two classes:
+        :math:`W_T^\top`, at most ``sparsity`` non-zero columns).
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Zero (no intercept).
     classes_ : ndarray of shape (n_classes,)
@@ -173,9 +184,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         The RDP accountant's epsilon at the calibrated :math:`\sigma` (at most the
         requested one) and ``delta``.
     privacy_event_ : PrivacyEvent or None
-        ``max_iter`` (``n_classes * max_iter`` for more than two classes) Gaussian
-        mechanisms of noise multiplier ``noise_multiplier_`` (after the screening's
-        Gaussian mechanism, if any).
+        ``max_iter`` Gaussian mechanisms of noise multiplier ``noise_multiplier_``
+        (after the screening's Gaussian mechanism, if any), for any number of
+        classes.
     n_features_in_ : int
 
     References
@@ -187,6 +198,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     Section 4.2 (the baseline).
 
     I. Mironov. Renyi Differential Privacy. CSF 2017 (Gaussian mechanism RDP).
+
+    D. Boehning. Multinomial Logistic Regression Algorithm. Annals of the Institute
+    of Statistical Mathematics 44, 1992 (the bound 1/2 on the softmax Hessian).
 
     Examples
     --------
@@ -263,10 +277,8 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             raise ValueError(f"screening={k} must be >= sparsity={sparsity}")
         return k if k < n_features else None
 
-    def _privacy(self, epsilon, delta, max_iter, screening, n_models=1):
-        """(event, (epsilon, delta), sigma, sigma_screen) from public quantities only;
-        ``n_models`` one-vs-rest fits of ``max_iter`` steps each (one event)."""
-        max_iter = n_models * max_iter
+    def _privacy(self, epsilon, delta, max_iter, screening):
+        """(event, (epsilon, delta), sigma, sigma_screen) from public quantities only."""
         template, sigma_screen = RDPAccountant(), None
         if screening is not None:
             # the candidate screening gets a share of the zCDP budget (as for
@@ -320,8 +332,8 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             raise ValueError(f"DPIGHTClassifier needs at least two classes in y, got "
                              f"{classes.size} class; declare the public label set as "
                              "classes=")
-        # K > 2 classes: K one-vs-rest models, one event (see Notes)
-        n_models = classes.size if classes.size > 2 else 1
+        # K > 2 classes: one multinomial model, same event (see Notes)
+        multinomial = classes.size > 2
         # one conversion: the kernel reads CSC arrays, dense input included
         Xr = sp.csr_array(X)
         if private:
@@ -329,15 +341,15 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         n_rows, n_features = Xr.shape
         if private:
             event, spent, sigma, sigma_screen = self._privacy(epsilon, delta, max_iter,
-                                                              screening, n_models)
+                                                              screening)
             if eta is None:
-                eta = 4.0 / bound ** 2
+                eta = _SMOOTH_STEP[multinomial] / bound ** 2
         else:
             event = spent = sigma = None
             if eta is None:
                 with np.errstate(over="ignore"):
                     sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
-                eta = 4.0 / max(float(sq.max(initial=0.0)), 1e-300)
+                eta = _SMOOTH_STEP[multinomial] / max(float(sq.max(initial=0.0)), 1e-300)
         n_public = self._n_samples(n_rows, private=private, uses="the step eta / N")
         if not private and self.learning_rate == "auto" and not eta / n_public > 0.0:
             # 4 / max ||x_i||^2 underflows (or the squares overflow): no step exists
@@ -355,29 +367,34 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         else:
             Xc = sp.csc_array(Xr)
         Xc.sum_duplicates()
-        indices = Xc.indices.astype(np.int64, copy=False)
-        indptr = Xc.indptr.astype(np.int64, copy=False)
-        # binary: classes_[1] against classes_[0]; K > 2: class c against the rest
-        positives = [classes[1]] if n_models == 1 else classes
-        coef = np.zeros((n_models, n_features))
-        for row, positive in enumerate(positives):
+        # L2 sensitivity of the summed gradient: the residual has norm < 1 (binary)
+        # or <= sqrt(2) (softmax), times the row bound, twice for replace-one
+        sensitivity = factor * bound * (math.sqrt(2.0) if multinomial else 1.0)
+        args = (Xc.data, Xc.indices.astype(np.int64, copy=False),
+                Xc.indptr.astype(np.int64, copy=False))
+        kw = dict(step=eta / n_public, noise_std=sigma * sensitivity if private else 0.0,
+                  sparsity=sparsity, max_iter=max_iter,
+                  bit_generator=rng.bit_generator if private else None)
+        if multinomial:
+            theta = np.zeros((Xc.shape[1], classes.size))
+            status, n_iter = _ight_fast.ight_softmax(
+                *args, np.searchsorted(classes, y).astype(np.int64), theta, **kw)
+        else:
             theta = np.zeros(Xc.shape[1])
-            status, n_iter = _ight_fast.ight(
-                Xc.data, indices, indptr, (y == positive).astype(np.float64), theta,
-                step=eta / n_public, noise_std=sigma * factor * bound if private else 0.0,
-                sparsity=sparsity, max_iter=max_iter,
-                bit_generator=rng.bit_generator if private else None)
-            if status != _ight_fast.STATUS_OK:
-                if private:  # the step at which it diverged depends on the data
-                    raise data_dependent_error(f"IGHT diverged (a non-finite iterate): "
-                                               f"learning_rate={eta:g} is too large")
-                raise ValueError(f"IGHT diverged (a non-finite iterate after {n_iter} of "
-                                 f"{max_iter} iterations): learning_rate={eta:g} is too "
-                                 "large")
-            coef[row, columns if columns is not None else slice(None)] = theta
+            status, n_iter = _ight_fast.ight(*args, (y == classes[1]).astype(np.float64),
+                                             theta, **kw)
+        if status != _ight_fast.STATUS_OK:
+            if private:  # the step at which it diverged depends on the data: not shown
+                raise data_dependent_error(f"IGHT diverged (a non-finite iterate): "
+                                           f"learning_rate={eta:g} is too large")
+            raise ValueError(f"IGHT diverged (a non-finite iterate after {n_iter} of "
+                             f"{max_iter} iterations): learning_rate={eta:g} is too large")
+        coef = np.zeros((classes.size if multinomial else 1, n_features))
+        coef[:, columns if columns is not None else slice(None)] = theta.T if multinomial \
+            else theta
         self.coef_ = coef
         self.screened_features_ = columns
-        self.intercept_ = np.zeros(n_models)
+        self.intercept_ = np.zeros(coef.shape[0])
         self.classes_ = classes
         self.n_iter_ = max_iter
         self.learning_rate_ = float(eta)
@@ -386,7 +403,6 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
 
     _poor_score = True  # private: noisy by design
     _multi_class = True
-    _multiclass_proba = staticmethod(ovr_proba)
 
     def _margins(self, X):
         """Margins :math:`x_i^\\top\\theta`: shape (n_samples,), or (n_samples,
