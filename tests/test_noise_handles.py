@@ -122,7 +122,7 @@ FACTORIES_NESTED = {
     "DPSCD-one-vs-rest": (lambda: DPSCDClassifier(
         epsilon=1.0, n_samples_public=N, batch_size=10, n_epochs=2, classes=[0, 1, 2]),
         "multinomial"),
-    "DPIGHT-one-vs-rest": (lambda: DPIGHTClassifier(
+    "DPIGHT-multinomial": (lambda: DPIGHTClassifier(
         sparsity=3, max_iter=10, epsilon=1.0, delta=1e-5, n_samples_public=N,
         classes=[0, 1, 2]), "multinomial"),
     "FrankWolfe-screening": (lambda: _fw(screening=4), "binary"),

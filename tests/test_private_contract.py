@@ -139,11 +139,11 @@ CASES = [
              "random_state": 0, **kw}),
          "binary", ("dptoolkit.linear_model._glm._scd_fast:dual_scd", "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
          nonprivate=_NONPRIVATE),
-    Case("DPIGHT-one-vs-rest",
+    Case("DPIGHT-multinomial",
          lambda **kw: DPIGHTClassifier(**{
              "sparsity": 3, "max_iter": 20, "epsilon": 1.0, "delta": 1e-5,
              "n_samples_public": N, "random_state": 0, **kw}),
-         "multinomial", ("dptoolkit.linear_model._glm._ight_fast:ight",),
+         "multinomial", ("dptoolkit.linear_model._glm._ight_fast:ight_softmax",),
          nonprivate=_NONPRIVATE),
     Case("DPSCDClassifier-one-vs-rest",
          lambda **kw: DPSCDClassifier(**{
