@@ -57,6 +57,7 @@ privacy notes of the architecture page): it is not covered either.
 """
 import contextlib
 import contextvars
+import functools
 import math
 import sys
 import warnings
@@ -144,6 +145,33 @@ def data_dependent_error(what, exc_type=ValueError):
 #: ``(estimator, Generator)``: the child stream a parent hands to the nested fit it
 #: is running (see :func:`fit_with_stream`); never stored on either object.
 _PARENT_STREAM = contextvars.ContextVar("dptoolkit_parent_stream", default=(None, None))
+#: The private estimator whose running ``fit`` charges for the fits nested in it
+#: (see :func:`nested_fits`); None at the top level.
+_CHARGING_PARENT = contextvars.ContextVar("dptoolkit_charging_parent", default=None)
+
+
+@contextlib.contextmanager
+def nested_fits(parent):
+    """Fits run in this block are parts of ``parent``'s fit, which charges for them.
+
+    A private estimator that fits other private estimators inside its own
+    ``fit`` (a search, a pipeline, the Sparsifier) runs them in this block (or
+    through :func:`fit_with_stream`, which opens one): their spends are then
+    recorded on them but not charged to the process-wide default ledger, and a
+    nested non-private fit does not warn; ``parent`` charges the composed event
+    once.  An explicit context (a context variable), not an inspection of the
+    call stack.
+
+    Parameters
+    ----------
+    parent : PrivateEstimatorMixin
+        The estimator whose ``fit`` is running.
+    """
+    token = _CHARGING_PARENT.set(parent)
+    try:
+        yield
+    finally:
+        _CHARGING_PARENT.reset(token)
 
 #: Whether :func:`warn_fixed_noise` has warned in this process (it warns once).
 _FIXED_NOISE_WARNED = [False]
@@ -173,7 +201,8 @@ def fit_with_stream(estimator, stream, *args, **kwargs):
                         f"{type(stream).__name__}")
     token = _PARENT_STREAM.set((estimator, stream))
     try:
-        return estimator.fit(*args, **kwargs)
+        with nested_fits(_CHARGING_PARENT.get() or _NESTED):
+            return estimator.fit(*args, **kwargs)
     finally:
         _PARENT_STREAM.reset(token)
 
@@ -259,6 +288,35 @@ def check_neighbouring(value, name="neighbouring"):
 def sensitivity_factor(neighbouring):
     """2 for replace-one (a sum changes by two examples' terms), else 1."""
     return 2.0 if check_neighbouring(neighbouring) == "replace_one" else 1.0
+
+
+@functools.lru_cache(maxsize=256)
+def _epsilon_of_event(event, delta):
+    """Memoised: events are frozen, and a fit asks twice (check, then record)."""
+    from .accounting import epsilon_of_event
+
+    return epsilon_of_event(event, delta)
+
+
+def _spent_of(event, claimed):
+    """``(epsilon, delta)`` that the accountant gives the event at the claimed delta.
+
+    Every estimator reports and charges what
+    :func:`~dptoolkit.accounting.epsilon_of_event` says of its released event,
+    never the target it calibrated for; a claim below the accountant's figure
+    is a privacy bug and raises."""
+    if claimed is None:
+        return None
+    epsilon, delta = float(claimed[0]), float(claimed[1])
+    if event is None or delta >= 1.0 or not math.isfinite(epsilon):
+        return epsilon, delta           # no finite guarantee to refine
+    accounted = _epsilon_of_event(event, delta)
+    if not accounted <= epsilon * (1.0 + 1e-9):
+        raise RuntimeError(
+            f"internal error: the fit claims epsilon={epsilon!r} at delta={delta!r} but "
+            f"the accountant gives {accounted!r} for its event {event!r}; nothing was "
+            "released (please report this)")
+    return accounted, delta
 
 
 class PrivateEstimatorMixin:
@@ -532,6 +590,7 @@ class PrivateEstimatorMixin:
             The accountant cannot pay; nothing is recorded.
         """
         accountant = check_accountant(getattr(self, "accountant", None))
+        spent = _spent_of(event, spent)
         if getattr(self, "_plan_only", False):      # plan_spend: stop before any work
             raise _PlannedSpend(event, spent)
         if accountant is not None and spent is not None:
@@ -550,8 +609,9 @@ class PrivateEstimatorMixin:
         (``GridSearchCV``, ``cross_val_score``, ...) also warns, once per
         model-selection call (:func:`dptoolkit.accounting.budget.warn_model_selection`).
         """
+        spent = _spent_of(event, spent)
         self.privacy_event_ = event
-        self.privacy_spent_ = None if spent is None else (float(spent[0]), float(spent[1]))
+        self.privacy_spent_ = spent
         if spent is None and self._named_private() and not _inside_private_fit(self):
             warnings.warn(
                 f"{type(self).__name__} was fitted without epsilon, so the fit is not "
@@ -597,17 +657,16 @@ def _caller_stacklevel():
 
 
 
+#: The charging parent of a fit run through :func:`fit_with_stream` outside any
+#: :func:`nested_fits` block (a stream given by a parent always means nesting).
+_NESTED = object()
+
+
 def _inside_private_fit(estimator):
-    """True when ``estimator.fit`` runs inside another private estimator's ``fit``."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        owner = frame.f_locals.get("self")
-        if (owner is not None and owner is not estimator
-                and isinstance(owner, PrivateEstimatorMixin)
-                and frame.f_code.co_name in ("fit", "fit_transform")):
-            return True
-        frame = frame.f_back
-    return False
+    """True when ``estimator.fit`` runs nested in another private estimator's fit
+    (inside :func:`nested_fits` or :func:`fit_with_stream`)."""
+    parent = _CHARGING_PARENT.get()
+    return parent is not None and parent is not estimator
 
 
 class _PlannedSpend(Exception):

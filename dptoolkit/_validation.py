@@ -17,6 +17,7 @@ __all__ = [
     "check_X_y_named",
     "check_accountant",
     "check_epsilon_delta",
+    "check_bool",
     "check_random_state",
     "check_scalar_range",
     "check_sparse_X",
@@ -102,15 +103,22 @@ def check_positive_int(value, name, *, minimum=1, maximum=None):
     return int(value)
 
 
-def check_epsilon_delta(epsilon, delta=0.0, *, allow_zero_delta=True):
+def check_epsilon_delta(epsilon, delta=0.0, *, allow_zero_delta=True, pure=None,
+                        epsilon_max=None):
     """Validate a privacy budget.
 
     Parameters
     ----------
     epsilon : float
-        Must be finite and > 0.
+        Must be finite and > 0 (and < ``epsilon_max`` when given).
     delta : float, default=0.0
         Must be in [0, 1) (or (0, 1) when ``allow_zero_delta`` is False).
+    allow_zero_delta : bool, default=True
+    pure : str or None, default=None
+        The name of a pure epsilon-DP mechanism: ``delta`` must then be 0.
+    epsilon_max : float or None, default=None
+        Open upper end of ``epsilon`` (the classical Gaussian mechanism's
+        analysis needs epsilon < 1).
 
     Returns
     -------
@@ -121,12 +129,31 @@ def check_epsilon_delta(epsilon, delta=0.0, *, allow_zero_delta=True):
     TypeError
         Non-numeric input.
     ValueError
-        ``epsilon`` <= 0, NaN or infinite; ``delta`` outside its range.
+        ``epsilon`` <= 0, NaN, infinite or >= ``epsilon_max``; ``delta`` outside
+        its range, or not 0 for a pure mechanism.
     """
-    epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, low_open=True)
-    delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, high_open=True,
-                               low_open=not allow_zero_delta)
-    return epsilon, delta
+    epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, low_open=True,
+                                 high=epsilon_max, high_open=True)
+    checked = check_scalar_range(delta, "delta", low=0.0, high=1.0, high_open=True,
+                                 low_open=not allow_zero_delta)
+    if pure is not None and checked != 0.0:
+        raise ValueError(f"delta must be 0 for the {pure} mechanism (it is pure "
+                         f"epsilon-DP), got {delta!r}")
+    return epsilon, checked
+
+
+def check_bool(value, name):
+    """Validate a bool (``numpy.bool_`` too) and return it as bool.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a bool (integers are refused: ``0``/``1`` are
+        usually a mistaken positional argument).
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
 
 
 def check_accountant(accountant, name="accountant"):

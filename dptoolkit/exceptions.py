@@ -34,7 +34,8 @@ class EmptySupportWarning(UserWarning):
 
 
 class BudgetExceededError(ValueError):
-    """A privacy spend would exceed the budget of a :class:`BudgetAccountant`.
+    """A privacy spend would exceed the budget of a
+    :class:`~dptoolkit.accounting.BudgetAccountant`.
 
     Raised before any work is done (check -> work -> spend).
     """

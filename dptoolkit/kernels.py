@@ -1,8 +1,11 @@
 """The compiled kernels, under documented names, for benchmarks and experts.
 
 The estimators are the supported interface; these modules are what they call:
-typed Cython loops without the GIL over raw CSR/CSC arrays (int64 indices,
-float64 data).  Their signatures follow the estimators' needs and may change
+typed Cython loops without the GIL over raw CSR/CSC arrays (float64 data; int64
+indices and pointers, except ``fw_fast.FastFW``, which reads int32 row and
+column indices with int64 pointers, and ``fw_fast.csr_to_csc``, which makes
+them).  Each lives beside the Python that drives it (docs/architecture.rst,
+"Kernels").  Their signatures follow the estimators' needs and may change
 between versions; benchmarks (``asv_benchmarks/``, ``scripts/``) and tests of
 the kernels import them from here rather than from the private modules.
 
@@ -22,9 +25,13 @@ the kernels import them from here rather than from the private modules.
 ``scd_fast``
     (DP-)SCD dual, sequential and primal loops (Damaskinos et al., 2021).
 ``sgd_fast``
-    (DP-)SGD with per-example clipping and Poisson lots.
+    (DP-)SGD with per-example clipping and Poisson lots (Abadi et al. (2016),
+    Algorithm 1).
 ``prox_fast``
-    DSAL / ProxSVRG / ProxASAGA inner loops (Bao et al., 2022).
+    DSAL / ProxSVRG / ProxASAGA inner loops (Bao, Wu, Xian and Huang (2022),
+    eq. 4-6) and the whole working-set solver of
+    :func:`dptoolkit.dsal.solve_working_set` (``working_set``; Massias, Gramfort
+    and Salmon (2018), Algorithm 4).
 """
 from .linear_model._frank_wolfe import _fw_fast as fw_fast
 from .linear_model._frank_wolfe import _fw_multinomial_fast as fw_multinomial_fast

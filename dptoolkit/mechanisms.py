@@ -61,7 +61,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from ._docstrings import fill_doc
-from ._validation import check_epsilon_delta, check_random_state, check_scalar_range
+from ._validation import check_bool, check_epsilon_delta, check_random_state, check_scalar_range
 
 __all__ = [
     "Laplace",
@@ -122,10 +122,7 @@ class _Mechanism:
 
     def _set_pure(self, epsilon, delta, sensitivity, name):
         """Check and store the parameters of a pure (delta = 0) mechanism."""
-        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta)
-        if self.delta != 0.0:
-            raise ValueError(f"delta must be 0 for the {name} mechanism (it is pure "
-                             f"epsilon-DP), got {delta!r}")
+        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta, pure=name)
         self.sensitivity = _check_sensitivity(sensitivity)
 
 
@@ -243,9 +240,8 @@ class Gaussian(_AdditiveMechanism):
     """
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, random_state=None):
-        self.epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, high=1.0, low_open=True,
-                                          high_open=True)
-        self.delta = check_epsilon_delta(1.0, delta, allow_zero_delta=False)[1]
+        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta, allow_zero_delta=False,
+                                                       epsilon_max=1.0)
         self.sensitivity = _check_sensitivity(sensitivity)
         self._set_rng(random_state)
 
@@ -329,16 +325,13 @@ class GaussianAnalytic(Gaussian):
     ----------
     epsilon : float
         > 0 and finite.
-    delta : float, default=0.0
-        Must be in (0, 1) (the default 0 is refused).
-    sensitivity : float
-        L2 sensitivity, > 0.
-    random_state : None, int or numpy.random.Generator, default=None
+    delta, sensitivity, random_state
+        As in :class:`Gaussian`.
 
     Attributes
     ----------
-    sigma : float
-    variance : float
+    sigma, variance : float
+        As in :class:`Gaussian`.
     """
 
     def __init__(self, *, epsilon, delta=0.0, sensitivity, random_state=None):
@@ -403,24 +396,11 @@ class DoubleGeometric(_Mechanism):
         return 2.0 * a / (self.p * self.p)
 
     def pmf(self, k):
-        """Exact noise probabilities ``P(Z = k)``.
+        """Exact noise probabilities ``P(Z = k)``, of the shape of ``k``.
 
-        Parameters
-        ----------
-        k : int or array-like of int
-            Integer-valued (integral floats are accepted).
-
-        Returns
-        -------
-        float or ndarray of float64
-            Same shape as ``k``.
-
-        Raises
-        ------
-        TypeError
-            Non-numeric ``k``.
-        ValueError
-            Non-integer, NaN or infinite ``k``; ``|k| > 2**62``.
+        ``k`` (int or array-like of int) is checked as ``value`` in
+        :meth:`randomise` (the same TypeError and ValueError); the result is a
+        float or an ndarray of float64.
         """
         arr, _ = _check_values(k, integer=True, name="k")
         k = np.abs(arr.astype(np.float64))
@@ -453,12 +433,6 @@ class DoubleGeometric(_Mechanism):
                                                                               size=arr.shape)
         out = arr + z.astype(np.int64)
         return int(out) if scalar else out
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
 
 
 def _check_utilities(utilities):
@@ -558,7 +532,7 @@ class Exponential(_Selection):
     def __init__(self, *, epsilon, delta=0.0, sensitivity, monotonic=False, method="gumbel",
                  random_state=None):
         self._set_pure(epsilon, delta, sensitivity, "exponential")
-        self.monotonic = _check_bool(monotonic, "monotonic")
+        self.monotonic = check_bool(monotonic, "monotonic")
         if method not in ("gumbel", "inverse_cdf"):
             raise ValueError(f"method must be 'gumbel' or 'inverse_cdf', got {method!r}")
         self.method = method
@@ -660,7 +634,7 @@ class ReportNoisyMax(_Selection):
         if noise not in self._NOISES:
             raise ValueError(f"noise must be one of {self._NOISES}, got {noise!r}")
         self.noise = noise
-        self.monotonic = _check_bool(monotonic, "monotonic")
+        self.monotonic = check_bool(monotonic, "monotonic")
         self._set_rng(random_state)
 
     @property

@@ -1013,7 +1013,7 @@ def test_budget_events_composition_beats_basic_sum_for_two_fw_fits():
         for acc in (events, basic):
             FrankWolfeLassoClassifier(max_iter=200, epsilon=1.0, delta=1e-5,
                                       accountant=acc, random_state=seed).fit(X, y)
-    assert basic.spent[0] == pytest.approx(2.0, rel=1e-12)
+    assert basic.spent[0] == pytest.approx(2.0, rel=1e-9) and basic.spent[0] <= 2.0
     assert len(events.events) == 2
     eps_events, delta_events = events.spent
     assert eps_events < 0.9 * basic.spent[0]
@@ -1048,3 +1048,20 @@ def test_old_spelling_of_add_remove_is_deprecated():
         acc = RDPAccountant(neighboring_relation="add_or_remove_one")
     assert acc.neighboring_relation == "add_remove"
     assert RDPAccountant().neighboring_relation == "add_remove"
+
+
+def test_event_to_dict_is_json_ready_and_nested():
+    import json
+
+    from dptoolkit.accounting.events import (ComposedEvent, GaussianEvent, PureDPEvent,
+                                             SelfComposedEvent, event_to_dict)
+
+    event = ComposedEvent((GaussianEvent(float("inf")), SelfComposedEvent(PureDPEvent(0.5), 3)))
+    out = json.loads(json.dumps(event_to_dict(event), allow_nan=False))
+    assert out == {"type": "ComposedEvent", "events": [
+        {"type": "GaussianEvent", "noise_multiplier": "inf"},
+        {"type": "SelfComposedEvent", "event": {"type": "PureDPEvent", "epsilon": 0.5},
+         "count": 3}]}
+    assert event_to_dict(None) is None
+    with pytest.raises(TypeError, match="event"):
+        event_to_dict({"type": "PureDPEvent"})

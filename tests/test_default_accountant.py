@@ -206,3 +206,31 @@ def test_inner_fits_of_a_composite_are_charged_once(ledger):
 def test_set_default_accountant_checks_type(ledger):
     with pytest.raises(TypeError, match="accountant"):
         set_default_accountant("acc")
+
+
+def test_nesting_is_an_explicit_context_not_the_call_stack(ledger):
+    # A fit called from inside another private estimator's fit method is charged
+    # like any top-level fit unless the parent declares the nesting (nested_fits):
+    # the ledger no longer guesses from the call stack.
+    from dptoolkit._private import PrivateEstimatorMixin, nested_fits
+
+    X, y = _data()
+
+    class Parent(PrivateEstimatorMixin):
+        def __init__(self, declare):
+            self.declare = declare
+
+        def fit(self, X, y):
+            child = FrankWolfeLassoClassifier(epsilon=0.5, delta=1e-6, max_iter=5,
+                                              classes=[0, 1], n_samples_public=300)
+            if self.declare:
+                with nested_fits(self):
+                    child.fit(X, y)
+            else:
+                child.fit(X, y)
+            return self
+
+    Parent(declare=True).fit(X, y)
+    assert ledger.spends == []
+    Parent(declare=False).fit(X, y)
+    assert len(ledger.spends) == 1

@@ -20,6 +20,7 @@ from dptoolkit.exceptions import PrivacyLeakWarning
 from dptoolkit.linear_model import DPSGDClassifier, DPSGDRegressor
 from dptoolkit.linear_model._glm import _scd
 from dptoolkit.linear_model._glm._base import _transform_rows, primal_objective
+from dptoolkit.accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 
 from test_scd import RefChunks, RefRNG, _dloss, _dense_unit_rows, _problem
 
@@ -237,9 +238,11 @@ def test_sigma_equals_calibration(monkeypatch):
     import dptoolkit.accounting as acc
 
     calls = []
-    real = acc.calibrate_noise_multiplier
-    monkeypatch.setattr(acc, "calibrate_noise_multiplier",
-                        lambda **kw: calls.append(kw) or real(**kw))
+    real, search = acc.calibrate_noise_multiplier, acc.calibrate_parameter
+    # the one calibration routine, on the event of the steps
+    monkeypatch.setattr(acc, "calibrate_parameter",
+                        lambda make_event, **kw: calls.append(make_event(1.0))
+                        or search(make_event, **kw))
     _scd._calibrate.cache_clear()
     X = _dense_unit_rows(250, 5, 23)
     y = (X[:, 0] > 0).astype(int)
@@ -249,9 +252,8 @@ def test_sigma_equals_calibration(monkeypatch):
                           batch_size=L, clip=C, n_epochs=epochs, learning_rate=0.5,
                           random_state=1).fit(X, y)
     q, T = L / n_pub, math.ceil(epochs * n_pub / L)
-    assert len(calls) == 1
-    assert calls[0]["sampling_rate"] == q and calls[0]["steps"] == T
-    assert calls[0].get("sampling", "poisson") == "poisson"
+    assert calls == [SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(1.0)), T)]
+    # the same noise as the RDP accountant's own calibration
     sigma = real(target_epsilon=eps, delta=delta, sampling_rate=q, steps=T)
     assert clf.noise_multiplier_ == sigma and clf.n_steps_ == T and clf.sampling_rate_ == q
     assert clf.n_samples_used_ == n_pub

@@ -982,7 +982,8 @@ def test_extrapolation_is_anderson_and_accelerates_a_linear_iteration():
     solved another way), and on r_{k+1} = r* + T (r_k - r*) whose T has 4 tight
     clusters of eigenvalues (a vector autoregressive sequence, Massias et al. 2020,
     Section 3) the extrapolation is 100 times closer to r* than the last iterate."""
-    from dptoolkit.dsal import extrapolate_residuals, WS_K
+    from _dsal_reference import extrapolate_residuals
+    from dptoolkit.dsal import WS_K
     rng = np.random.default_rng(0)
     d = 20
     Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
@@ -1008,8 +1009,8 @@ def test_extrapolated_dual_point_is_feasible_after_rescaling(data_file, loss):
     """Residuals of coordinate descent on a9a, extrapolated and rescaled over all
     features: the dual point satisfies ||X^T theta||_inf <= 1 and its objective is
     below every primal value (weak duality), and better than the plain residual's."""
-    from dptoolkit.dsal import (Compressed, dual_objective, extrapolate_residuals,
-                                loss_derivative, prepare_problem, WS_K)
+    from _dsal_reference import dual_objective, extrapolate_residuals
+    from dptoolkit.dsal import Compressed, loss_derivative, prepare_problem, WS_K
     X, y = _libsvm_pm1(data_file, "a9a.bz2", 123, n_rows=3000)
     alpha = 0.01 * lasso_alpha_max(X, y, loss=loss)
     Xr, Xc, yv, _, _ = prepare_problem(X, y, loss, "l1", None)
@@ -1043,7 +1044,7 @@ def test_extrapolated_dual_point_is_feasible_after_rescaling(data_file, loss):
 
 
 def test_dual_objective_refuses_points_outside_the_logistic_domain():
-    from dptoolkit.dsal import dual_objective
+    from _dsal_reference import dual_objective
     y = np.array([1.0, -1.0, 1.0])
     v = np.array([-0.5, 0.5, 0.7])   # -v_3 y_3 < 0: f* is infinite there
     assert dual_objective(v, np.array([0.01]), y, 0.1, "logistic")[0] == -np.inf
@@ -1171,30 +1172,55 @@ def test_working_set_parameters():
 
 
 # --------------------------------------------------------------------------
-# the compiled working-set loop (small problems) against the NumPy loop
+# the working-set kernel against the pure-Python reference (tests/_dsal_reference.py)
 # --------------------------------------------------------------------------
 
-def _both_loops(X, y, alpha, loss, **kw):
+def _both_loops(X, y, alpha, loss, penalty="l1", groups=None, **kw):
+    """(targets, [reference result, kernel result]) of the same problem."""
+    import _dsal_reference
     from dptoolkit.dsal import prepare_problem, solve_working_set
-    _, Xc, yv, _, blocks = prepare_problem(X, y, loss, "l1", None, csr=False)
-    return yv, [solve_working_set(Xc, yv, alpha, loss=loss, penalty="l1", blocks=blocks,
-                                  n_jobs=1, compiled_loop=c, **kw) for c in (False, True)]
+    _, Xc, yv, _, blocks = prepare_problem(X, y, loss, penalty, groups, csr=False)
+    common = dict(loss=loss, penalty=penalty, blocks=blocks, **kw)
+    return yv, [_dsal_reference.solve_working_set(Xc, yv, alpha, **common),
+                solve_working_set(Xc, yv, alpha, n_jobs=1, **common)]
+
+
+def _check_certificate(X, target, yv, alpha, loss, res, tol, penalty="l1", groups=None):
+    """The certificate, recomputed from the returned point and dual point: the
+    dual point is feasible over every feature and the gap is P(w) - D(theta)."""
+    from dptoolkit.dsal import block_norms, conjugate_values, prepare_problem
+    n = yv.size
+    theta = res["dual_point"]
+    if penalty == "l1":
+        w = res["w"]
+        assert np.abs(X.T @ theta).max() <= 1.0 + 1e-12
+    else:
+        blocks = prepare_problem(X, target, loss, penalty, groups, csr=False)[4]
+        w = np.zeros(X.shape[1])
+        w[blocks.perm] = res["w"]
+        corr = np.asarray(X.T @ theta)[blocks.perm]
+        assert block_norms(corr, blocks.ptr, penalty).max() <= 1.0 + 1e-12
+    primal = lasso_duality_gap(X, target, w, alpha, loss=loss, penalty=penalty,
+                               groups=groups)[0]
+    dual = -conjugate_values(-n * alpha * theta, yv, loss, 1.0).sum() / n
+    np.testing.assert_allclose(res["primal"], primal, rtol=1e-13)
+    np.testing.assert_allclose(res["gap"], primal - dual, rtol=1e-8, atol=1e-15)
+    assert res["gap"] <= tol * primal
 
 
 @pytest.mark.parametrize("loss", ["squared", "logistic"])
 @pytest.mark.parametrize("screening", [True, False])
 @pytest.mark.parametrize("ratio", [0.1, 0.01])
-def test_compiled_working_set_loop_matches_numpy_loop(loss, screening, ratio):
-    """The whole loop in one kernel runs the same steps as the NumPy loop.  Squared
-    loss: the same working sets, sub-problem epochs and screened features, the
-    same objectives and gap to rounding.  Logistic loss: the small linear systems
-    of the Anderson extrapolation are ill-conditioned near convergence, so their
+def test_working_set_kernel_matches_reference(loss, screening, ratio):
+    """The kernel runs the steps of the pure-Python reference.  Squared loss: the
+    same working sets, sub-problem epochs and screened features, the same
+    objectives and gap to rounding.  Logistic loss: the small linear systems of
+    the Anderson extrapolation are ill-conditioned near convergence, so their
     solutions (LAPACK there, elimination in the kernel) differ by more than the
     rounding of the sums and an extrapolation can be taken in one loop and not in
     the other; both certify the gap and agree on the objective within it.  In
     both cases the certificate holds for the dual point returned (feasible over
     every feature)."""
-    from dptoolkit.dsal import conjugate_values
     X, y = _synthetic(11, n=300, p=120)
     target = y if loss == "squared" else np.where(y > 0, 1.0, -1.0)
     alpha = ratio * lasso_alpha_max(X, target, loss=loss)
@@ -1212,28 +1238,45 @@ def test_compiled_working_set_loop_matches_numpy_loop(loss, screening, ratio):
         np.testing.assert_allclose(fast["primals"][0], ref["primals"][0], rtol=1e-13)
         np.testing.assert_allclose(fast["gaps"][0], ref["gaps"][0], rtol=1e-12)
     assert abs(fast["primal"] - ref["primal"]) <= 1e-8 * ref["primal"]
-    assert fast["gap"] <= 1e-8 * fast["primal"]
     assert fast["times"].shape == fast["gaps"].shape == (fast["n_iter"] + 1,)
     assert np.all(np.diff(fast["times"]) >= 0.0)
-    # the certificate, recomputed from the returned point and dual point
-    n = yv.size
-    theta = fast["dual_point"]
-    assert np.abs(X.T @ theta).max() <= 1.0 + 1e-12
-    primal = lasso_duality_gap(X, target, fast["w"], alpha, loss=loss)[0]
-    dual = -conjugate_values(-n * alpha * theta, yv, loss, 1.0).sum() / n
-    np.testing.assert_allclose(fast["primal"], primal, rtol=1e-13)
-    np.testing.assert_allclose(fast["gap"], primal - dual, rtol=1e-8, atol=1e-15)
-    assert fast["gap"] <= 1e-8 * primal
+    _check_certificate(X, target, yv, alpha, loss, fast, 1e-8)
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("ratio", [0.3, 0.05])
+def test_working_set_kernel_matches_reference_group_l1(loss, ratio):
+    """Group l1 (blocks of 1 to 7 columns, in a shuffled order): the kernel's
+    block steps, block dual norms and block priorities are those of the reference;
+    the same working sets and objectives to rounding (squared loss), the same
+    certified optimum within the gap (both losses)."""
+    X, y = _synthetic(17, n=250, p=90)
+    target = y if loss == "squared" else np.where(y > 0, 1.0, -1.0)
+    rng = np.random.default_rng(17)
+    perm = rng.permutation(90)
+    cuts = np.sort(rng.choice(np.arange(1, 90), size=20, replace=False))
+    groups = [g.tolist() for g in np.split(perm, cuts)]
+    alpha = ratio * lasso_alpha_max(X, target, loss=loss, penalty="group_l1", groups=groups)
+    yv, (ref, fast) = _both_loops(X, target, alpha, loss, "group_l1", groups,
+                                  screening=True, tol=1e-9, max_outer=100)
+    assert ref["converged"] and fast["converged"]
+    assert np.array_equal(ref["ws_sizes"][:3], fast["ws_sizes"][:3])
+    if loss == "squared":
+        for key in ("n_iter", "ws_sizes", "active_sizes", "active"):
+            assert np.array_equal(ref[key], fast[key]), key
+        np.testing.assert_allclose(fast["primals"], ref["primals"], rtol=1e-11)
+    assert abs(fast["primal"] - ref["primal"]) <= 1e-9 * ref["primal"]
+    assert fast["ws_sizes"][0] < X.shape[1]
+    _check_certificate(X, target, yv, alpha, loss, fast, 1e-9, "group_l1", groups)
 
 
 @pytest.mark.parametrize("name,n_features", [("australian.bz2", 14), ("housing.bz2", 13),
                                              ("a1a.bz2", 123)])
 @pytest.mark.parametrize("ratio", [0.1, 0.01, 0.001])
-def test_compiled_working_set_loop_on_small_libsvm_sets(data_file, name, n_features, ratio):
-    """On the small LIBSVM sets (explicit zeros, collinear one-hot columns), both
-    loops certify the relative gap and agree on the objective within it; the
-    estimator runs the compiled loop there (its result is that of
-    ``compiled_loop=True`` exactly)."""
+def test_working_set_kernel_on_small_libsvm_sets(data_file, name, n_features, ratio):
+    """On the small LIBSVM sets (explicit zeros, collinear one-hot columns), the
+    kernel and the reference certify the relative gap and agree on the objective
+    within it; the estimator's result is the kernel's exactly."""
     X, y = load_libsvm(data_file(name), n_features=n_features)
     X = sp.csr_array(X)
     if set(np.unique(y)) <= {0.0, 1.0}:
@@ -1250,35 +1293,23 @@ def test_compiled_working_set_loop_on_small_libsvm_sets(data_file, name, n_featu
     assert model.dual_gap_ == fast["gap"]
 
 
-def test_compiled_working_set_loop_warm_start_cap_and_rule():
-    from dptoolkit.dsal import COMPILED_LOOP_MAX_NNZ, prepare_problem, solve_working_set
+def test_working_set_kernel_warm_start_and_cap():
     X, y = _synthetic(12, n=200, p=60)
     alpha = 0.01 * lasso_alpha_max(X, y)
-    _, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None, csr=False)
-    kw = dict(loss="squared", penalty="l1", blocks=blocks, screening=True, n_jobs=1)
-    cold = solve_working_set(Xc, yv, alpha, tol=1e-9, max_outer=100, **kw)
-    # the rule: below COMPILED_LOOP_MAX_NNZ non-zeros the compiled loop runs
-    assert Xc.nnz < COMPILED_LOOP_MAX_NNZ
-    same = solve_working_set(Xc, yv, alpha, tol=1e-9, max_outer=100, compiled_loop=True, **kw)
-    np.testing.assert_array_equal(cold["w"], same["w"])
-    # a warm start at the solution certifies at once, in both loops
-    for c in (False, True):
-        warm = solve_working_set(Xc, yv, alpha, tol=1e-9, max_outer=100, w_init=cold["w"],
-                                 compiled_loop=c, **kw)
+    _, (cold_ref, cold) = _both_loops(X, y, alpha, "squared", screening=True, tol=1e-9,
+                                      max_outer=100)
+    # a warm start at the solution certifies at once, in both
+    for warm in _both_loops(X, y, alpha, "squared", screening=True, tol=1e-9,
+                            max_outer=100, w_init=cold["w"])[1]:
         assert warm["converged"] and warm["n_iter"] == 0
     # the cap on the outer iterations binds the same way
-    capped = [solve_working_set(Xc, yv, alpha, tol=1e-14, max_outer=2, compiled_loop=c, **kw)
-              for c in (False, True)]
-    for r in capped:
+    for r in _both_loops(X, y, alpha, "squared", screening=True, tol=1e-14, max_outer=2)[1]:
         assert not r["converged"] and r["n_iter"] == 2 and r["gaps"].size == 3
-    with pytest.raises(ValueError, match="compiled_loop"):
-        solve_working_set(Xc, yv, alpha, tol=1e-6, max_outer=5, compiled_loop=True,
-                          subsolver="svrg", **kw)
 
 
-def test_compiled_working_set_loop_rule_above_the_threading_threshold():
-    """Above COMPILED_LOOP_MAX_NNZ the compiled loop runs with n_jobs=1 only; with
-    two threads the NumPy loop (threaded passes) runs."""
+def test_working_set_kernel_threads_do_not_change_the_result():
+    """Above 100,000 non-zeros the full-problem passes run on n_jobs threads, one
+    column each: the result is the same bit for bit for any n_jobs."""
     from dptoolkit.dsal import COMPILED_LOOP_MAX_NNZ, prepare_problem, solve_working_set
     X, y = _synthetic(16, n=1500, p=500)
     _, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None, csr=False)
@@ -1286,11 +1317,29 @@ def test_compiled_working_set_loop_rule_above_the_threading_threshold():
     alpha = 0.05 * lasso_alpha_max(X, y)
     kw = dict(loss="squared", penalty="l1", blocks=blocks, screening=True, tol=1e-8,
               max_outer=100)
-    for n_jobs, compiled in ((1, True), (2, False)):
-        auto = solve_working_set(Xc, yv, alpha, n_jobs=n_jobs, **kw)
-        forced = solve_working_set(Xc, yv, alpha, n_jobs=n_jobs, compiled_loop=compiled, **kw)
-        np.testing.assert_array_equal(auto["w"], forced["w"])
-        assert auto["n_epochs"] == forced["n_epochs"] and auto["converged"]
+    one, two = (solve_working_set(Xc, yv, alpha, n_jobs=n_jobs, **kw) for n_jobs in (1, 2))
+    np.testing.assert_array_equal(one["w"], two["w"])
+    assert one["n_epochs"] == two["n_epochs"] and one["gap"] == two["gap"]
+    assert one["converged"]
+
+
+def test_working_set_kernel_bad_input():
+    from dptoolkit.dsal import block_opnorms, prepare_problem
+    X, y = _synthetic(12, n=50, p=20)
+    _, Xc, yv, _, blocks = prepare_problem(X, y, "squared", "l1", None, csr=False)
+    args = [Xc.data, Xc.indices.astype(np.int64), Xc.indptr.astype(np.int64), yv,
+            np.zeros(20), blocks.ptr, block_opnorms(Xc, blocks.ptr, "l1"), 0.1, 0, 0,
+            True, 1e-6, 10, 10, 100, True, True, 5, 10, 0.3, 1e-9, 1.0, 0.0]
+    with pytest.raises(ValueError, match="w must have"):
+        _prox_fast.working_set(*args[:4], np.zeros(19), *args[5:])
+    with pytest.raises(ValueError, match="block_ptr"):
+        _prox_fast.working_set(*args[:5], blocks.ptr[:-1], *args[6:])
+    with pytest.raises(ValueError, match="one block per column"):
+        _prox_fast.working_set(*args[:5], np.array([0, 10, 20]), np.ones(2), *args[7:])
+    with pytest.raises(ValueError, match="n_jobs"):
+        _prox_fast.working_set(*args, 0)
+    with pytest.raises(ValueError, match="subsolve must return"):
+        _prox_fast.working_set(*args, 1, lambda ws, w_ws, tol, primal: (np.zeros(3), 1))
 
 
 def test_compressed_transpose_matches_scipy():

@@ -39,8 +39,8 @@ def test_search_guarantee_matches_papernot_steinke_theorem_2():
     s = _search().fit(X, y)
     ev = s.privacy_event_
     assert isinstance(ev, RepeatAndSelectEvent) and ev.mean == 10.0 and ev.shape == 1.0
-    assert s.privacy_spent_ == (1.0, 1e-5)
     eps = epsilon_of_event(ev, 1e-5)
+    assert s.privacy_spent_ == (eps, 1e-5)
     assert eps <= 1.0 and eps > 0.99  # calibrated to 1e-3 relative on the run epsilon
     # Theorem 2 by hand at one order pair, from the run's RDP curve
     from dptoolkit.accounting.accountant import _rdp_curve
@@ -346,7 +346,7 @@ def test_grid_over_max_iter_covers_every_runs_event(monkeypatch):
     s = _search(estimator=est, param_distributions=grid, n_samples_public=400,
                 classes=[0, 1], n_runs=5.0).fit(X, y)
     claimed, delta = s.privacy_spent_
-    assert (claimed, delta) == (1.0, 1e-5)
+    assert claimed <= 1.0 and delta == 1e-5
     search = s.privacy_event_
     training, score = search.event.events
     actual = []

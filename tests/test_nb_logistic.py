@@ -52,7 +52,7 @@ def test_guarantee_is_the_composition_of_release_and_steps():
     assert eps <= 0.7 and eps == pytest.approx(0.7, rel=1e-4)
     assert epsilon_of_event(clf.privacy_event_, 1e-6, method="rdp") == pytest.approx(
         eps, rel=1e-9)
-    assert clf.privacy_spent_ == (0.7, 1e-6)
+    assert clf.privacy_spent_ == (epsilon_of_event(clf.privacy_event_, 1e-6), 1e-6)
     assert clf.n_steps_ == 100
     # the release gets the share f of the zCDP budget: sigma_1 = sigma_all / sqrt(f)
     s_all = s1 * np.sqrt(0.75)

@@ -318,9 +318,11 @@ def test_pipeline_event_is_the_composition_of_its_steps():
     assert est.privacy_event_.events == (est.selector_.privacy_event_,
                                          est.estimator_.privacy_event_)
     s1, s2 = est.selector_.privacy_spent_, est.estimator_.privacy_spent_
-    assert est.privacy_spent_ == pytest.approx((s1[0] + s2[0], s1[1] + s2[1]), rel=1e-15)
-    # strictly tighter in Renyi DP than the reported sum here
-    assert epsilon_of_event(est.privacy_event_, est.privacy_spent_[1]) < est.privacy_spent_[0]
+    # the accountant's figure for the composed event, at the summed delta: at most
+    # the sum of the steps' figures
+    assert est.privacy_spent_ == (epsilon_of_event(est.privacy_event_, s1[1] + s2[1]),
+                                  s1[1] + s2[1])
+    assert est.privacy_spent_[0] <= (s1[0] + s2[0]) * (1 + 1e-12)
 
 
 # ----------------------------------------------------------------------------- (c)

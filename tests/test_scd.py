@@ -32,6 +32,7 @@ from dptoolkit.linear_model import DPSCDClassifier, DPSCDRegressor
 from dptoolkit.linear_model._glm import _base
 from dptoolkit.linear_model._glm import _scd
 from dptoolkit.linear_model._glm._base import _transform_rows, primal_objective
+from dptoolkit.accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 
 LOSS = _scd_fast.LOSS_CODES
 
@@ -799,7 +800,7 @@ def test_private_fit_with_other_row_count_solves_public_n_objective(variant, n_p
     alpha = lambda N on the rows present.  The noise is switched off (noise
     multiplier patched to 1e-12) to check the optimisation, not the privacy."""
     monkeypatch.setattr(_scd, "_calibrate", lambda **kw: 1e-12)
-    monkeypatch.setattr(_base, "_epsilon_spent", lambda **kw: math.inf)
+    monkeypatch.setattr(_base, "_epsilon_spent", lambda *args, **kw: math.inf)
     X = _dense_unit_rows(300, 4, 31)
     y = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.1 * np.random.default_rng(0).normal(size=300)
     lam = 1e-2
@@ -824,13 +825,13 @@ def test_sigma_equals_calibration(variant, perturb, monkeypatch):
     import dptoolkit.accounting as acc
 
     calls = []
-    real = acc.calibrate_noise_multiplier
+    real, search = acc.calibrate_noise_multiplier, acc.calibrate_parameter
 
-    def spy(**kw):
-        calls.append(kw)
-        return real(**kw)
+    def spy(make_event, **kw):  # the one calibration routine, on the steps' event
+        calls.append(make_event(1.0))
+        return search(make_event, **kw)
 
-    monkeypatch.setattr(acc, "calibrate_noise_multiplier", spy)
+    monkeypatch.setattr(acc, "calibrate_parameter", spy)
     _scd._calibrate.cache_clear()  # memoised on public parameters
     L, C, eps, delta, epochs = 10, 0.4, 0.7, 1e-3, 3
     n_pub = 240  # public N, deliberately not the 200 rows: q and T come from it
@@ -840,14 +841,13 @@ def test_sigma_equals_calibration(variant, perturb, monkeypatch):
                           batch_size=L, clip=C, n_epochs=epochs, variant=variant,
                           perturb_dual=perturb, random_state=0).fit(X, y)
     assert len(calls) == 1
-    kw = calls[0]
     if variant == "primal":
         q, T, S = 1.0, math.ceil(epochs * math.ceil(6 / L)), 2 * C * math.sqrt(L)
     else:
         q, T = L / n_pub, math.ceil(epochs * n_pub / L)
         S = {("dual", True): math.sqrt(2) * C, ("dual", False): C}.get(
             (variant, perturb), 2 * C * math.sqrt(L * (L + 1)))
-    assert kw["sampling_rate"] == q and kw["steps"] == T and kw.get("sampling", "poisson") == "poisson"
+    assert calls[0] == SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(1.0)), T)
     sigma = real(target_epsilon=eps, delta=delta, sampling_rate=q, steps=T)
     assert clf.noise_multiplier_ == sigma
     assert clf.sampling_rate_ == q and clf.n_steps_ == T and clf.n_samples_used_ == n_pub

@@ -991,9 +991,9 @@ def test_selector_privacy_event_names_the_mechanism(cls):
     assert epsilon_of_event(est.privacy_event_, 0.0) == pytest.approx(2.0, rel=1e-15)
 
 
-def test_pipeline_events_accountant_pays_less_than_the_sum():
-    # The accountant is checked once with the composed event: one composing events
-    # (Renyi DP) accepts a pipeline whose basic sum exceeds its epsilon.
+def test_pipeline_accountant_pays_less_than_the_sum():
+    # The accountant is checked once with the composed event's figure (Renyi DP):
+    # it accepts a pipeline whose steps' epsilons sum above its budget.
     FW = _fw_classifier()
     from dptoolkit.accounting import BudgetAccountant, epsilon_of_event
     from dptoolkit.exceptions import BudgetExceededError
@@ -1006,13 +1006,13 @@ def test_pipeline_events_accountant_pays_less_than_the_sum():
             FW(l1_bound=5.0, max_iter=200, epsilon=1.0, delta=1e-6, random_state=0),
             accountant=acc)
 
-    basic = BudgetAccountant(epsilon=1.4, delta=1e-5)
+    too_small = BudgetAccountant(epsilon=1.0, delta=1e-5)
     with pytest.raises(BudgetExceededError):
-        make(basic).fit(X, y)
-    assert basic.spends == [] and basic.events == []
+        make(too_small).fit(X, y)
+    assert too_small.spends == [] and too_small.events == []
     events = BudgetAccountant(epsilon=1.4, delta=1e-5, composition="events")
     pipe = make(events).fit(X, y)
-    assert pipe.privacy_spent_[0] == pytest.approx(1.5)
+    assert pipe.privacy_spent_[0] < 1.4 < 0.5 + 1.0
     assert len(events.spends) == 1 and events.events == [pipe.privacy_event_]
     assert events.spent[0] == pytest.approx(epsilon_of_event(pipe.privacy_event_, 1e-5),
                                             rel=1e-15)

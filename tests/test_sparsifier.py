@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
 
-from dptoolkit.accounting import BudgetAccountant, advanced_composition, per_step_epsilon
+from dptoolkit.accounting import (BudgetAccountant, advanced_composition, epsilon_of_event,
+                                  per_step_epsilon)
 from dptoolkit.accounting.talwar import (
     laplace_report_noisy_max_composition,
     laplace_report_noisy_max_epsilon,
@@ -180,20 +181,24 @@ def test_laplace_privacy_spent():
     n = X.shape[0]
     clf = FrankWolfeLassoClassifier(l1_bound=10.0, max_iter=300, epsilon=1.0, delta=1 / n,
                                     selector="laplace", random_state=0).fit(X, y)
-    assert clf.privacy_spent_ == (1.0, 1 / n)
+    assert clf.privacy_spent_ == (epsilon_of_event(clf.privacy_event_, 1 / n), 1 / n)
+    assert clf.privacy_spent_[0] <= 1.0
     paper = FrankWolfeLassoClassifier(l1_bound=10.0, max_iter=300, epsilon=1.0, delta=1 / n,
                                       selector="laplace_talwar", random_state=0).fit(X, y)
     eps_true, delta_true = paper.privacy_spent_
     expected = laplace_report_noisy_max_composition(
         noise_scale=talwar_noise_scale(epsilon=1.0, delta=1 / n, max_iter=300),
         sensitivity=1.0, max_iter=300, delta_slack=1 / n)
-    assert eps_true == pytest.approx(expected[0]) and eps_true > 1.0
+    # the accountant's figure for the paper's per-step epsilon: at most the paper's
+    # own composition of it, and well above what its noise would give at 1.0 by it
+    assert eps_true == epsilon_of_event(paper.privacy_event_, 1 / n)
+    assert eps_true <= expected[0] * (1 + 1e-9) and expected[0] > 1.0
     assert delta_true == 1 / n
     # replace-one doubles the sensitivity: the printed scale is then worth ~2 epsilon
     rep = FrankWolfeLassoClassifier(l1_bound=10.0, max_iter=300, epsilon=1.0, delta=1 / n,
                                     selector="laplace_talwar", neighbouring="replace_one",
                                     random_state=0).fit(X, y)
-    assert rep.privacy_spent_[0] > 2.0
+    assert rep.privacy_spent_[0] > 1.5 * eps_true
     with pytest.raises(ValueError, match="needs delta"):
         FrankWolfeLassoClassifier(epsilon=1.0, selector="laplace_talwar").fit(X, y)
 
@@ -341,9 +346,9 @@ def test_sparsifier_budget_and_accountant(monkeypatch):
     est.fit(X, y)
     # epsilon is the total: the private fit gets epsilon - epsilon_count
     assert est.estimator_.epsilon == 1.0 - 0.05
-    assert est.privacy_spent_ == (pytest.approx(1.0), 1e-3)
-    assert est.privacy_spent_[0] == 0.05 + (1.0 - 0.05)
-    assert acc.spent == (pytest.approx(1.0), pytest.approx(1e-3))
+    assert est.privacy_spent_ == (epsilon_of_event(est.privacy_event_, 1e-3), 1e-3)
+    assert est.privacy_spent_[0] <= 0.05 + (1.0 - 0.05)
+    assert acc.spent == (pytest.approx(est.privacy_spent_[0]), pytest.approx(1e-3))
     assert len(acc.spends) == 1
     # over budget: refused before any work (the non-private fit is never reached)
     small = BudgetAccountant(epsilon=0.9, delta=1e-2)
@@ -362,7 +367,8 @@ def test_sparsifier_paper_scale_reports_true_budget():
     X, y = _problem()
     est = _sparsifier(selector="laplace_talwar", random_state=0).fit(X, y)
     assert est.privacy_spent_[0] == pytest.approx(0.5 + est.estimator_.privacy_spent_[0])
-    assert est.privacy_spent_[0] > 0.5 + 0.95
+    # the accountant's figure for the paper's noise is above the nominal total (1.0)
+    assert est.privacy_spent_[0] > 0.5 + 0.5
 
 
 def test_sparsifier_is_sparse_and_predicts():

@@ -11,7 +11,7 @@ reports, shows how accuracy moves with epsilon, and ends with more than two
 classes.
 
 **What it computes** (Wang and Manning, 2012, made private; the module
-:mod:`dptoolkit.linear_model._glm._nb_logistic` gives the details): every row is
+``dptoolkit.linear_model._glm._nb_logistic`` gives the details): every row is
 scaled to L2 norm 1; one Gaussian release of the per-class feature sums picks
 the ``n_features_kept`` most frequent features and their naive-Bayes log-count
 ratios; then DP-SGD (Abadi et al., 2016) fits a logistic regression on the

@@ -16,9 +16,11 @@ algorithms is derived here, so that there is one place to audit.
   of what a fit ran) and the one accountant that turns them into (epsilon,
   delta), :class:`PrivacyAccountant` (basic, advanced, Renyi DP / zCDP).
 - Laplace report noisy max and Talwar et al.'s private LASSO scale
-  (:mod:`dptoolkit.accounting.talwar`): :func:`laplace_report_noisy_max_scale`,
-  its inverse :func:`laplace_report_noisy_max_epsilon`,
-  :func:`laplace_report_noisy_max_composition` and :func:`talwar_noise_scale`.
+  (:mod:`dptoolkit.accounting.talwar`):
+  :func:`~dptoolkit.accounting.talwar.laplace_report_noisy_max_scale`, its inverse
+  :func:`~dptoolkit.accounting.talwar.laplace_report_noisy_max_epsilon`,
+  :func:`~dptoolkit.accounting.talwar.laplace_report_noisy_max_composition` and
+  :func:`~dptoolkit.accounting.talwar.talwar_noise_scale`.
 """
 from . import events
 from .accountant import (

@@ -38,6 +38,7 @@ A method that does not apply to an event (e.g. ``"basic"`` for a Gaussian
 step) gives ``inf``.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -85,6 +86,12 @@ def _pure_pairs(event, mult=1):
         # (max epsilon, max delta)-DP
         sums = [_pair_sums(_pure_pairs(e, 1)) for e in event.events]
         return [(max(e for e, _ in sums), max(d for _, d in sums), mult)]
+    if isinstance(event, ev.RepeatAndSelectEvent) and event.shape == 1.0:
+        # geometric number of runs of an epsilon-DP event, the best released:
+        # 3 epsilon-DP (Liu and Talwar 2019, Theorem 3.4); the runs' deltas by a
+        # union bound over the expected number of runs
+        eps, delta = _pair_sums(_pure_pairs(event.event, 1))
+        return [(3.0 * eps, event.mean * delta, mult)]
     if isinstance(event, (ev.PoissonSampledEvent, ev.SampledWithoutReplacementEvent)):
         q = (event.sampling_rate if isinstance(event, ev.PoissonSampledEvent)
              else event.sample_size / event.n_samples)
@@ -352,12 +359,68 @@ def epsilon_of_event(event, delta, *, method="best", orders=None):
     return float(best)
 
 
+def bracket_search(feasible, *, initial, low, high, rtol, on_floor=None):
+    """Smallest ``x`` in ``[low, high]`` with ``feasible(x)``, for a monotone predicate
+    (false below a threshold, true above it).
+
+    The search starts at ``initial`` (clamped to the range), halves or doubles
+    it until the threshold is bracketed, then bisects (geometric midpoints while
+    the bracket spans more than a factor 2, arithmetic ones after) until
+    ``hi - lo <= rtol * hi``.  The returned ``hi`` was evaluated and is
+    feasible.  A predicate already true at ``low`` returns ``low`` and calls
+    ``on_floor(low)`` first (the caller says what the floor means).  This is
+    the one search behind every calibration of the toolkit
+    (:func:`calibrate_parameter` and
+    :func:`~dptoolkit.accounting.calibrate_noise_multiplier`).
+
+    Raises
+    ------
+    ValueError
+        ``feasible(high)`` is false: no ``x`` in the range is feasible.
+    """
+    hi = min(max(initial, low), high)
+    if feasible(hi):
+        if hi == low:
+            return _at_floor(on_floor, low)
+        lo = max(hi / 2.0, low)
+        while feasible(lo):
+            if lo == low:
+                return _at_floor(on_floor, low)
+            hi, lo = lo, max(lo / 2.0, low)
+    else:
+        lo = hi
+        hi *= 2.0
+        while not feasible(hi):
+            lo = hi
+            hi *= 2.0
+            if hi > high:
+                if feasible(high):
+                    hi = high
+                    break
+                raise ValueError(f"no value in [{low!r}, {high!r}] is feasible")
+    # Invariant: feasible(hi) and not feasible(lo).
+    while hi - lo > rtol * hi:
+        mid = math.sqrt(lo * hi) if hi / lo > 2.0 else 0.5 * (lo + hi)
+        if feasible(mid):
+            hi = mid
+        else:
+            lo = mid
+    return float(hi)
+
+
+def _at_floor(on_floor, low):
+    if on_floor is not None:
+        on_floor(low)
+    return float(low)
+
+
 def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method="best",
-                        increasing=True, rtol=1e-9, orders=None):
+                        increasing=True, rtol=1e-9, orders=None, initial=None):
     """Largest (or smallest) parameter whose event meets a target epsilon.
 
-    Bisection on ``x`` in ``[low, high]`` (geometric steps) for the event
-    ``make_event(x)``, whose epsilon must be monotone in ``x``.
+    The one calibration routine of the toolkit: every estimator finds its noise
+    scale or per-step budget here, from the same events it reports
+    (:func:`epsilon_of_event`).  Epsilon must be monotone in ``x``.
 
     Parameters
     ----------
@@ -368,14 +431,24 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
     delta : float
         In [0, 1).
     low, high : float
-        ``0 < low < high``; the bracket.
+        ``0 < low < high``; the range searched.
     method : str, default="best"
+        How :func:`epsilon_of_event` converts the event.
     increasing : bool, default=True
         ``True``: epsilon increases with ``x`` (a per-step epsilon); the
         largest feasible ``x`` is returned.  ``False``: epsilon decreases with
         ``x`` (a noise multiplier); the smallest feasible ``x`` is returned.
     rtol : float, default=1e-9
         Relative width of the final bracket.
+    orders : array-like of float, default=None
+        RDP orders (``None``: :data:`~dptoolkit.accounting.DEFAULT_RDP_ORDERS`).
+    initial : float, default=None
+        ``None``: geometric bisection of ``[low, high]``.  A value (only with
+        ``increasing=False``): the search starts there and doubles or halves
+        to bracket the answer (:func:`bracket_search`), which costs fewer
+        evaluations when the answer is near ``initial``; an answer at
+        ``low`` (the target is met at the smallest value searched) is
+        returned with a ``UserWarning`` that less than the target is spent.
 
     Returns
     -------
@@ -389,7 +462,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
         ``target_epsilon``.
     ValueError
         ``low`` or ``high`` not finite and > 0, ``low >= high``; no ``x`` in the
-        bracket is feasible.
+        range is feasible; ``initial`` with ``increasing=True``.
     """
     if not callable(make_event):
         raise TypeError("make_event must be a callable parameter -> PrivacyEvent, got "
@@ -405,6 +478,24 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
         return epsilon_of_event(make_event(x), delta, method=method,
                                 orders=orders) <= target
 
+    if initial is not None:
+        if increasing:
+            raise ValueError("initial is supported for a decreasing epsilon (a noise "
+                             "scale: increasing=False)")
+        initial = check_scalar_range(initial, "initial", low=0.0, low_open=True)
+
+        def floor_warning(x):
+            warnings.warn(
+                f"target_epsilon={target!r} is met at the floor {x!r} of the noise "
+                f"searched (epsilon {epsilon_of_event(make_event(x), delta, method=method, orders=orders):.6g}); "
+                "the noise is not lowered further, so less than the target is spent",
+                UserWarning, stacklevel=3)
+        try:
+            return bracket_search(ok, initial=initial, low=low, high=high, rtol=rtol,
+                                  on_floor=floor_warning)
+        except ValueError:
+            raise ValueError(f"no parameter in [{low:g}, {high:g}] meets epsilon={target!r} "
+                             f"at delta={delta!r} with method {method!r}") from None
     feasible, infeasible = (low, high) if increasing else (high, low)
     if not ok(feasible):
         raise ValueError(f"no parameter in [{low:g}, {high:g}] meets epsilon={target!r} at "

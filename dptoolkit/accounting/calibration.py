@@ -1,10 +1,8 @@
 """Noise calibration: the smallest noise multiplier meeting a privacy target."""
-import math
 import warnings
 
-import numpy as np
-
 from .._validation import check_positive_int, check_scalar_range
+from .accountant import bracket_search
 from .rdp import (
     _check_choice,
     _check_noise_multiplier,
@@ -159,41 +157,16 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
                                         steps=steps, sampling=sampling)
         return acc.get_epsilon(delta)
 
-    hi = min(max(1.0, min_sigma), max_sigma)
-    if epsilon_of(hi) <= target:
-        if hi == min_sigma:
-            return _at_floor(min_sigma, target, epsilon_of(hi))
-        lo = max(hi / 2.0, min_sigma)
-        while epsilon_of(lo) <= target:
-            if lo == min_sigma:
-                return _at_floor(min_sigma, target, epsilon_of(lo))
-            hi, lo = lo, max(lo / 2.0, min_sigma)
-    else:
-        lo = hi
-        hi *= 2.0
-        while epsilon_of(hi) > target:
-            lo = hi
-            hi *= 2.0
-            if hi > max_sigma:
-                if epsilon_of(max_sigma) <= target:
-                    hi = max_sigma
-                    break
-                raise ValueError(
-                    f"target_epsilon={target!r} needs noise_multiplier > "
-                    f"max_noise_multiplier={max_sigma!r}")
-    # Invariant: epsilon_of(lo) > target >= epsilon_of(hi).
-    while hi - lo > tol * hi:
-        mid = math.sqrt(lo * hi) if hi / lo > 2.0 else 0.5 * (lo + hi)
-        if epsilon_of(mid) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return float(hi)
+    def floor_warning(sigma):
+        warnings.warn(
+            f"target_epsilon={target!r} is met at the floor min_noise_multiplier="
+            f"{sigma!r} (epsilon {epsilon_of(sigma):.6g}); the noise is not lowered "
+            "further, so less than the target is spent", UserWarning, stacklevel=4)
 
-
-def _at_floor(min_sigma, target, spent):
-    warnings.warn(
-        f"target_epsilon={target!r} is met at the floor min_noise_multiplier="
-        f"{min_sigma!r} (epsilon {spent:.6g}); the noise is not lowered further, so "
-        "less than the target is spent", UserWarning, stacklevel=3)
-    return float(min_sigma)
+    try:
+        return bracket_search(lambda sigma: epsilon_of(sigma) <= target, initial=1.0,
+                              low=min_sigma, high=max_sigma, rtol=tol,
+                              on_floor=floor_warning)
+    except ValueError:
+        raise ValueError(f"target_epsilon={target!r} needs noise_multiplier > "
+                         f"max_noise_multiplier={max_sigma!r}") from None

@@ -92,6 +92,7 @@ __all__ = [
     "describe_event",
     "count_steps",
     "noise_multipliers",
+    "event_to_dict",
 ]
 
 
@@ -615,3 +616,42 @@ def noise_multipliers(event):
     for child in child_events(event):
         out.extend(noise_multipliers(child))
     return out
+
+
+def event_to_dict(event):
+    """A privacy event as nested JSON-ready dicts: ``{"type": class name, field: value}``.
+
+    Child events become nested dicts, tuples lists, and infinite or NaN numbers
+    the strings ``"inf"``, ``"-inf"``, ``"nan"`` (JSON has no such numbers), so
+    ``json.dumps`` takes the result as is (the command line's report uses it).
+
+    Parameters
+    ----------
+    event : PrivacyEvent or None
+
+    Returns
+    -------
+    dict or None
+    """
+    if event is None:
+        return None
+    _check_event(event, "event")
+    out = {"type": type(event).__name__}
+    for field in dataclasses.fields(event):
+        out[field.name] = _jsonable_field(getattr(event, field.name))
+    return out
+
+
+def _jsonable_field(value):
+    if isinstance(value, PrivacyEvent):
+        return event_to_dict(value)
+    if isinstance(value, (tuple, list)):
+        return [_jsonable_field(v) for v in value]
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = float(value)
+        if math.isfinite(value):
+            return value
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value

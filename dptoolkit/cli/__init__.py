@@ -37,7 +37,7 @@ comes from fresh OS entropy unless ``--seed`` is given (then a
 reproducible).  Figures computed from the training data without privacy are
 printed only with ``--nonprivate-stats`` (or for a non-private fit), labelled as
 outside the guarantee, and in the report's ``outside_guarantee`` section only;
-see :mod:`dptoolkit.cli._data` for the dimension, the label set and the split.
+see ``dptoolkit.cli._data`` for the dimension, the label set and the split.
 """
 import sys
 import warnings

@@ -3,7 +3,6 @@
 The report follows ``dptoolkit/cli/report_schema.json`` (JSON Schema draft 2020-12),
 :data:`SCHEMA_VERSION`.
 """
-import dataclasses
 import datetime
 import json
 import math
@@ -12,7 +11,7 @@ from importlib import resources
 
 import numpy as np
 
-from ..accounting.events import PrivacyEvent
+from ..accounting.events import PrivacyEvent, event_to_dict
 
 __all__ = ["SCHEMA_VERSION", "load_schema", "event_to_dict", "to_jsonable", "metrics",
            "model_coef", "privacy_section", "build_report", "write_report"]
@@ -33,25 +32,6 @@ def _number(x):
     if math.isfinite(x):
         return x
     return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-
-
-def event_to_dict(event):
-    """A privacy event as nested dicts: ``{"type": class name, field: value, ...}``.
-
-    Parameters
-    ----------
-    event : PrivacyEvent or None
-
-    Returns
-    -------
-    dict or None
-    """
-    if event is None:
-        return None
-    out = {"type": type(event).__name__}
-    for field in dataclasses.fields(event):
-        out[field.name] = to_jsonable(getattr(event, field.name))
-    return out
 
 
 def to_jsonable(value):

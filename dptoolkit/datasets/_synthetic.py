@@ -66,7 +66,7 @@ def make_sparse_classification(n_samples=10_000, n_features=100_000, *, n_inform
         ones rescaled so that the mean margin over the rows is zero (classes
         about balanced without an intercept).
     random_state : None, int, SeedSequence or numpy.random.Generator
-        Seed (see :func:`dptoolkit._validation.check_random_state`).
+        Seed (see ``dptoolkit._validation.check_random_state()``).
 
     Returns
     -------

@@ -6,7 +6,7 @@ CSR row blocks (chunked along rows only, ``y`` with the same chunks).  The
 workers compute exact sums of clipped per-example terms; the client adds the
 blocks' sums in block order and the estimator adds the noise once, from its own
 generator, so nothing the engine does (retries, speculative copies, partition
-sizes) changes what is released.  See :mod:`dptoolkit.distributed._blocksum` and
+sizes) changes what is released.  See ``dptoolkit.distributed._blocksum`` and
 ``docs/tutorials/distributed.rst``.  Dask is an optional dependency
 (``pip install dptoolkit[dask]``); it is imported only when a Dask array is given.
 """

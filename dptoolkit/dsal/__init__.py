@@ -1,10 +1,12 @@
 r"""DSAL: screened, variance-reduced, asynchronous sparse Lasso solvers (not private).
 
-The estimators (:class:`DSALLasso`, :class:`ProxSVRGLasso`, :class:`ProxASAGALasso`,
+The estimators (:class:`~dptoolkit.linear_model.DSALLasso`,
+:class:`~dptoolkit.linear_model.ProxSVRGLasso`, :class:`~dptoolkit.linear_model.ProxASAGALasso`,
 also in :mod:`dptoolkit.linear_model`), the MPI solver (:mod:`dptoolkit.dsal.mpi`)
 and the engine they share, in four modules: problem set-up (``_problem``),
 evaluation and screening (``_screening``), the outer loop (``_outer``) and working
-sets (``_working_set``), over one compiled kernel (``_prox_fast``).
+sets (``_working_set``), over one compiled module (``_prox_fast``: the stochastic
+inner loops and the whole working-set solver).
 
 The engine is the solver behind :class:`~dptoolkit.linear_model.DSALLasso`,
 :class:`~dptoolkit.linear_model.ProxSVRGLasso` and
@@ -71,11 +73,11 @@ Step and outer loop
     :func:`expand_solution`.
 Working sets with dual extrapolation
     :func:`solve_working_set` (small penalties; the default of
-    :class:`~dptoolkit.linear_model.DSALLasso`), :func:`solve_subproblem`,
-    :func:`extrapolate_residuals`, :func:`dual_objective`,
-    :func:`working_set_columns`; the gap they report is that of the full problem.
+    :class:`~dptoolkit.linear_model.DSALLasso`; one compiled kernel),
+    :func:`working_set_columns`; the gap it reports is that of the full problem.
 Public helpers
-    :func:`lasso_alpha_max`, :func:`lasso_duality_gap`.
+    :func:`~dptoolkit.linear_model.lasso_alpha_max`,
+    :func:`~dptoolkit.linear_model.lasso_duality_gap`.
 Constants
     :data:`LOSSES`, :data:`PENALTIES`, :data:`SAMPLINGS`, :data:`METHODS`,
     :data:`GAMMA`, :data:`STEP_FACTOR`, :data:`WS_P0`, :data:`WS_K`,
@@ -97,7 +99,7 @@ extrapolation for sparse generalized linear models. JMLR 21(234), 2020 (the
 working sets and the extrapolated dual point of :func:`solve_working_set`).
 
 Q. Bertrand, M. Massias. Anderson acceleration of coordinate descent. AISTATS
-2021 (the primal extrapolation of :func:`solve_subproblem`).
+2021 (the primal extrapolation in the sub-problems of :func:`solve_working_set`).
 """
 from ._problem import (ActiveProblem, block_opnorms, Blocks, check_loss_penalty,
                        COMPILED_LOOP_MAX_NNZ, Compressed, expand_solution, GAMMA, LOSSES,
@@ -107,8 +109,7 @@ from ._outer import (default_step, inner_epoch, solve, STEP_FACTOR, StepControl)
 from ._screening import (block_norms, conjugate_values, drop_blocks, Evaluation,
                          gap_safe_keep, lasso_alpha_max, lasso_duality_gap, local_pass,
                          loss_derivative, loss_values, screen)
-from ._working_set import (dual_objective, extrapolate_residuals, solve_subproblem,
-                           solve_working_set, working_set_columns, WS_CHECK, WS_K,
+from ._working_set import (solve_working_set, working_set_columns, WS_CHECK, WS_K,
                            WS_MAX_EPOCHS, WS_P0, WS_TOL_RATIO)
 from ._estimators import DSALLasso, ProxASAGALasso, ProxSVRGLasso
 
@@ -157,10 +158,7 @@ __all__ = [
     "WS_TOL_RATIO",
     "WS_MAX_EPOCHS",
     "COMPILED_LOOP_MAX_NNZ",
-    "extrapolate_residuals",
-    "dual_objective",
     "working_set_columns",
-    "solve_subproblem",
     "solve_working_set",
     "check_loss_penalty",
     "prepare_targets",

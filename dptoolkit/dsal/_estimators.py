@@ -22,8 +22,8 @@ from sklearn.utils.validation import validate_data
 from .._docstrings import fill_doc
 from .._validation import (
     NON_NEGATIVE, SEQUENCE, POSITIVE, RANDOM_STATE, Boolean, Interval, Options,
-    validate_params, check_positive_int, check_random_state, check_scalar_range,
-                           check_X_y_named)
+    validate_params, check_bool, check_positive_int, check_random_state, check_scalar_range,
+    check_X_y_named)
 from .._estimator import _labels, _LinearOutputs, _store_params
 from ._outer import default_step, solve
 from ._problem import (check_loss_penalty, expand_solution, LOSSES, PENALTIES,
@@ -130,8 +130,7 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
         alpha, n_jobs, tol, max_outer, step_size, n_inner = self._validate_params_common()
         method, screening = self._solver_settings()
         check_loss_penalty(self.loss, self.penalty, self.groups)
-        if not isinstance(self.warm_start, (bool, np.bool_)):
-            raise TypeError(f"warm_start must be a bool, got {type(self.warm_start).__name__}")
+        check_bool(self.warm_start, "warm_start")
         previous_coef = getattr(self, "coef_", None)
         X, y = self._validate_X_y(X, y)
         working_set = self._working_set()
@@ -407,8 +406,7 @@ class DSALLasso(_SparseProxLassoBase):
 
     def _solver_settings(self):
         for name in ("screening", "working_set", "variance_reduction"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+            check_bool(getattr(self, name), name)
         if self.subproblem_solver not in ("cd", "svrg"):
             raise ValueError("subproblem_solver must be 'cd' or 'svrg', got "
                              f"{self.subproblem_solver!r}")

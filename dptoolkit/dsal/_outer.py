@@ -90,7 +90,7 @@ def default_step(l_max, loss, step_size=None):
     ----------
     l_max : float
         Smoothness constant of the sampling on the active set
-        (:attr:`ActiveProblem.l_max`).
+        (``ActiveProblem.l_max``).
     loss : {"squared", "logistic"}
     step_size : float or None, default=None
         A user step, returned unchanged.

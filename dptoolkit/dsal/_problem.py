@@ -207,7 +207,7 @@ def block_opnorms(Xc, ptr, penalty):
     Xc : scipy.sparse.csc_array of shape (n_samples, n_features)
         Canonical CSC matrix, columns in block order.
     ptr : ndarray of int64 of shape (n_blocks + 1,)
-        :attr:`Blocks.ptr`.
+        ``Blocks.ptr``.
     penalty : {"l1", "group_l1"}
 
     Returns
@@ -448,13 +448,10 @@ class ActiveProblem:
         return np.bincount(bi[first], weights=weights, minlength=self.blocks.size)
 
 
-#: :func:`solve_working_set` runs its whole loop in one compiled call (l1
-#: penalty, coordinate-descent sub-problems) with ``n_jobs=1``, and with more
-#: threads below this many non-zeros, where the NumPy loop's full-gradient passes
-#: run on one thread anyway (2 * 50,000 non-zeros per thread).  Measured
-#: (docs/studies/dsal.rst): on the small LIBSVM sets the NumPy calls of each outer
-#: iteration were most of a fit; on a8a.t, a9a.t, mushrooms, a9a and w8a the
-#: compiled loop was 1.5 to 2.2 times faster, on IMDB 1.9 times (CPU time).
+#: Below this many stored entries :func:`prepare_problem` converts a canonical
+#: CSR or CSC matrix by one compiled transpose instead of SciPy's conversions,
+#: which cost more than a whole fit of a small problem (2 * 50,000 non-zeros
+#: per thread; docs/studies/dsal.rst).
 COMPILED_LOOP_MAX_NNZ = 2 * _MIN_NNZ_PER_THREAD
 
 

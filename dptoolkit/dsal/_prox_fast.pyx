@@ -555,7 +555,7 @@ def build_alias(const float64_t[::1] p):
 
 # ---------------------------------------------------------------------------
 # Cyclic proximal coordinate descent on a working set (the sub-problems of the
-# working-set solver, dsal_engine.solve_working_set).
+# working-set solver, dptoolkit.dsal.solve_working_set).
 #
 #   minimise  (1/n) sum_i f_i(z_i) + alpha * sum_B Omega_B(w_B),   z = X_W w
 #
@@ -576,17 +576,91 @@ def build_alias(const float64_t[::1] p):
 # ---------------------------------------------------------------------------
 
 cdef inline double _cd_set(const float64_t* data, const index_t* indices,
-                           const index_t* indptr, float64_t* w, float64_t* z, index_t j,
-                           double new) noexcept nogil:
-    """w[j] <- new and z <- z + (new - old) x_j; returns |new - old|."""
-    cdef double diff = new - w[j]
+                           const index_t* indptr, float64_t* w, float64_t* z, index_t l,
+                           index_t j, double new) noexcept nogil:
+    """w[l] <- new and z <- z + (new - old) x_j (column j); returns |new - old|."""
+    cdef double diff = new - w[l]
     cdef index_t k
     if diff == 0.0:
         return 0.0
-    w[j] = new
+    w[l] = new
     for k in range(indptr[j], indptr[j + 1]):
         z[indices[k]] = z[indices[k]] + diff * data[k]
     return fabs(diff)
+
+
+cdef double _cd_pass(const float64_t* data, const index_t* indices, const index_t* indptr,
+                     const float64_t* y, float64_t* w, float64_t* z,
+                     const float64_t* lips, const index_t* bptr, const index_t* cols,
+                     const index_t* visit, index_t n_visit, int loss, int penalty,
+                     double alpha, double inv_n, float64_t* ub) noexcept nogil:
+    """One cyclic pass of proximal coordinate (l1) or block (group l1) descent.
+
+    Coefficient ``l`` of ``w`` is column ``cols[l]`` of the CSC arrays (``cols``
+    NULL: column ``l``); block ``t`` is coefficients ``bptr[t] .. bptr[t+1]-1``
+    with constant ``lips[t]`` (a block with ``lips[t] <= 0`` is skipped).  The
+    pass visits the blocks ``visit[:n_visit]`` (NULL: ``0 .. n_visit-1``).
+    ``ub`` holds the largest block.  Returns the largest coefficient change."""
+    cdef index_t s, t, b, l, j, k
+    cdef double g, L, nrm, scale, diff, max_change = 0.0
+    for s in range(n_visit):
+        b = s if visit == NULL else visit[s]
+        L = lips[b]
+        if L <= 0.0:
+            continue
+        if penalty == PENALTY_L1:
+            l = bptr[b]
+            j = l if cols == NULL else cols[l]
+            g = 0.0
+            if loss == LOSS_SQUARED:
+                for k in range(indptr[j], indptr[j + 1]):
+                    g = g + data[k] * (z[indices[k]] - y[indices[k]])
+            else:
+                for k in range(indptr[j], indptr[j + 1]):
+                    g = g + data[k] * _fprime(z[indices[k]], y[indices[k]], loss)
+            diff = _cd_set(data, indices, indptr, w, z, l, j,
+                           _soft(w[l] - g * inv_n / L, alpha / L))
+            if diff > max_change:
+                max_change = diff
+            continue
+        nrm = 0.0
+        for l in range(bptr[b], bptr[b + 1]):
+            j = l if cols == NULL else cols[l]
+            g = 0.0
+            for k in range(indptr[j], indptr[j + 1]):
+                g = g + data[k] * _fprime(z[indices[k]], y[indices[k]], loss)
+            t = l - bptr[b]
+            ub[t] = w[l] - g * inv_n / L
+            nrm = nrm + ub[t] * ub[t]
+        nrm = sqrt(nrm)
+        if nrm <= alpha / L:
+            scale = 0.0
+        else:
+            scale = 1.0 - alpha / (L * nrm)
+        for l in range(bptr[b], bptr[b + 1]):
+            j = l if cols == NULL else cols[l]
+            diff = _cd_set(data, indices, indptr, w, z, l, j, scale * ub[l - bptr[b]])
+            if diff > max_change:
+                max_change = diff
+    return max_change
+
+
+cdef index_t _max_block(const index_t* bptr, index_t q) noexcept nogil:
+    cdef index_t b, mx = 1
+    for b in range(q):
+        if bptr[b + 1] - bptr[b] > mx:
+            mx = bptr[b + 1] - bptr[b]
+    return mx
+
+
+cdef _check_block_ptr(const index_t[::1] block_ptr, index_t q, index_t m):
+    cdef index_t b
+    if block_ptr.shape[0] != q + 1 or block_ptr[0] != 0 or block_ptr[q] != m:
+        raise ValueError("block_ptr must have one entry per block plus one, from 0 to "
+                         "the number of columns")
+    for b in range(q):
+        if block_ptr[b + 1] < block_ptr[b]:
+            raise ValueError("block_ptr must be non-decreasing")
 
 
 def cd_epochs(const float64_t[::1] data, const index_t[::1] indices,
@@ -596,7 +670,8 @@ def cd_epochs(const float64_t[::1] data, const index_t[::1] indices,
               index_t n_epochs, const index_t[::1] order=None):
     """Run ``n_epochs`` cyclic passes of proximal coordinate descent in place.
 
-    Private kernel: the Python layer builds consistent inputs.
+    Private kernel: the Python layer builds consistent inputs.  The passes are
+    those of the sub-problems of :func:`working_set` (the same ``_cd_pass``).
 
     Parameters
     ----------
@@ -640,21 +715,18 @@ def cd_epochs(const float64_t[::1] data, const index_t[::1] indices,
     cdef index_t m = indptr.shape[0] - 1
     cdef index_t n = z.shape[0]
     cdef index_t q = lipschitz.shape[0]
-    cdef index_t ep, b, bs, be, j, k, max_block = 1
-    cdef double g, L, inv_n, nrm, scale, diff, max_change = 0.0
+    cdef index_t ep, t
+    cdef double max_change = 0.0
     if w.shape[0] != m:
         raise ValueError(f"w must have one entry per column ({m}), got {w.shape[0]}")
     if y.shape[0] != n:
         raise ValueError(f"y and z must have the same length, got {y.shape[0]} and {n}")
-    if block_ptr.shape[0] != q + 1 or block_ptr[0] != 0 or block_ptr[q] != m:
-        raise ValueError("block_ptr must have len(lipschitz) + 1 entries from 0 to the "
-                         "number of columns")
+    _check_block_ptr(block_ptr, q, m)
     _check_arrays_and_codes(data.shape[0], indices.shape[0], indptr[m], loss, penalty,
                             q == m, "column")
     if n_epochs < 0:
         raise ValueError(f"n_epochs must be >= 0, got {n_epochs}")
     cdef index_t n_visit = q if order is None else order.shape[0]
-    cdef index_t t
     cdef const index_t* order_ptr = NULL
     if order is not None:
         for t in range(n_visit):
@@ -664,81 +736,37 @@ def cd_epochs(const float64_t[::1] data, const index_t[::1] indices,
             order_ptr = &order[0]
     if m == 0 or n == 0 or n_epochs == 0 or n_visit == 0:
         return 0.0
-    for b in range(q):
-        if block_ptr[b + 1] - block_ptr[b] > max_block:
-            max_block = block_ptr[b + 1] - block_ptr[b]
-    cdef float64_t* ub = <float64_t*> malloc(max_block * sizeof(float64_t))
+    cdef float64_t* ub = <float64_t*> malloc(_max_block(&block_ptr[0], q) * sizeof(float64_t))
     if ub == NULL:
         raise MemoryError()
-    inv_n = 1.0 / n
     with nogil:
         for ep in range(n_epochs):
-            max_change = 0.0
-            if penalty == PENALTY_L1:
-                for t in range(n_visit):
-                    j = t if order_ptr == NULL else order_ptr[t]
-                    L = lipschitz[j]
-                    if L <= 0.0:
-                        continue
-                    g = 0.0
-                    if loss == LOSS_SQUARED:
-                        for k in range(indptr[j], indptr[j + 1]):
-                            g = g + data[k] * (z[indices[k]] - y[indices[k]])
-                    else:
-                        for k in range(indptr[j], indptr[j + 1]):
-                            g = g + data[k] * _fprime(z[indices[k]], y[indices[k]], loss)
-                    diff = _cd_set(&data[0], &indices[0], &indptr[0], &w[0], &z[0], j,
-                                   _soft(w[j] - g * inv_n / L, alpha / L))
-                    if diff > max_change:
-                        max_change = diff
-            else:
-                for t in range(n_visit):
-                    b = t if order_ptr == NULL else order_ptr[t]
-                    L = lipschitz[b]
-                    if L <= 0.0:
-                        continue
-                    bs = block_ptr[b]
-                    be = block_ptr[b + 1]
-                    nrm = 0.0
-                    for j in range(bs, be):
-                        g = 0.0
-                        for k in range(indptr[j], indptr[j + 1]):
-                            g = g + data[k] * _fprime(z[indices[k]], y[indices[k]], loss)
-                        ub[j - bs] = w[j] - g * inv_n / L
-                        nrm = nrm + ub[j - bs] * ub[j - bs]
-                    nrm = sqrt(nrm)
-                    if nrm <= alpha / L:
-                        scale = 0.0
-                    else:
-                        scale = 1.0 - alpha / (L * nrm)
-                    for j in range(bs, be):
-                        diff = _cd_set(&data[0], &indices[0], &indptr[0], &w[0], &z[0], j,
-                                       scale * ub[j - bs])
-                        if diff > max_change:
-                            max_change = diff
+            max_change = _cd_pass(&data[0], &indices[0], &indptr[0], &y[0], &w[0], &z[0],
+                                  &lipschitz[0], &block_ptr[0], NULL, order_ptr, n_visit,
+                                  loss, penalty, alpha, 1.0 / n, ub)
     free(ub)
     return max_change
 
 
 # ---------------------------------------------------------------------------
-# The whole working-set solver for the l1 penalty in one call (small problems).
+# The working-set solver in one call: Massias, Gramfort and Salmon, ICML 2018
+# (Algorithms 3-4); Massias, Vaiter, Gramfort and Salmon, JMLR 2020; Bertrand
+# and Massias, AISTATS 2021; Ndiaye et al., JMLR 2017 (the sphere test).
 #
-# dsal_engine.solve_working_set runs, per outer iteration, the certificate
-# (the full-problem duality gap with the best of the rescaled residual, the
-# extrapolated residual of the last sub-problem and the best dual point so far),
-# the Gap Safe sphere test, the choice of the working set and the sub-problem
-# (cyclic proximal coordinate descent with active set cycling, Anderson
-# extrapolation of the primal iterates and of the residuals).  On a problem of
-# a few thousand non-zeros a fit takes well under a millisecond of arithmetic
-# and the NumPy calls of that loop (a few dozen per outer iteration) cost more
-# than the arithmetic; ``working_set_l1`` runs the same steps, in the same order
-# and with the same constants, on raw arrays.  Only the summation order of the
-# sums (sequential here, pairwise in NumPy), the small linear solve of the
-# extrapolation (Gaussian elimination with partial pivoting here, LAPACK
-# there) and ties of the working-set priorities (broken by feature index here)
-# differ, at rounding level.  References: Massias, Gramfort and Salmon, ICML
-# 2018 (Algorithms 3-4); Massias, Vaiter, Gramfort and Salmon, JMLR 2020;
-# Bertrand and Massias, AISTATS 2021; Ndiaye et al., JMLR 2017 (the test).
+# Per outer iteration: the certificate (the full-problem duality gap with the
+# best of the rescaled residual, the extrapolated residual of the last
+# sub-problem and the best dual point so far), the Gap Safe sphere test, the
+# choice of the working set of blocks and the sub-problem (cyclic proximal
+# coordinate descent with active set cycling, Anderson extrapolation of the
+# primal iterates and of the residuals; or a Python callable, e.g. DSAL's
+# screened SVRG loop).  The steps, their order and the constants are those of
+# the pure-Python reference in tests/_dsal_reference.py, which this kernel is
+# tested against; sums are sequential here (pairwise in NumPy), the small
+# linear solve of the extrapolation is Gaussian elimination with partial
+# pivoting (LAPACK there) and ties of the priorities are broken by block index,
+# so the two agree to rounding.  The full-problem passes X^T v (the certificate)
+# run over ``n_jobs`` threads, one column each, so the result does not depend
+# on ``n_jobs``.
 # ---------------------------------------------------------------------------
 
 cdef inline double _loss_value(double z, double yi, int loss) noexcept nogil:
@@ -761,7 +789,8 @@ cdef inline double _xlogx(double s) noexcept nogil:
 
 cdef double _dual_value(const float64_t* v, const float64_t* y, index_t n, double dual_norm,
                         double alpha, int loss, double* c_out) noexcept nogil:
-    """Dual objective of the rescaled point -c v / (n alpha) (dual_objective)."""
+    """Dual objective of the rescaled point -c v / (n alpha) (tests/_dsal_reference.py:
+    dual_objective)."""
     cdef double c, s, u, acc = 0.0, dual
     cdef index_t i
     c = alpha / (dual_norm if dual_norm > alpha else alpha)
@@ -787,37 +816,78 @@ cdef double _dual_value(const float64_t* v, const float64_t* y, index_t n, doubl
     return dual
 
 
-cdef double _abs_tmatvec(const float64_t* data, const index_t* indices, const index_t* indptr,
-                         const index_t* cols, index_t m, const float64_t* v, index_t n,
-                         float64_t* out) noexcept nogil:
-    """out[t] = |x_j^T v| / n for j = cols[t] (cols NULL: j = t); returns the max."""
-    cdef index_t t, j, k
-    cdef double acc, mx = 0.0
-    for t in range(m):
-        j = t if cols == NULL else cols[t]
+cdef void _tmatvec(const float64_t* data, const index_t* indices, const index_t* indptr,
+                   const index_t* cols, index_t m, const float64_t* v, index_t n,
+                   float64_t* out, int n_jobs) noexcept nogil:
+    """out[l] = x_j^T v / n for j = cols[l] (cols NULL: j = l), one column a thread."""
+    cdef index_t l, j, k
+    cdef double acc
+    if n_jobs <= 1:
+        for l in range(m):
+            j = l if cols == NULL else cols[l]
+            acc = 0.0
+            for k in range(indptr[j], indptr[j + 1]):
+                acc = acc + data[k] * v[indices[k]]
+            out[l] = acc / n
+        return
+    for l in prange(m, schedule="static", num_threads=n_jobs):
+        j = l if cols == NULL else cols[l]
         acc = 0.0
         for k in range(indptr[j], indptr[j + 1]):
             acc = acc + data[k] * v[indices[k]]
-        out[t] = fabs(acc / n)
-        if out[t] > mx or out[t] != out[t]:
-            mx = out[t]
+        out[l] = acc / n
+
+
+cdef inline double _block_norm(const float64_t* g, index_t s, index_t e,
+                               int penalty) noexcept nogil:
+    """|g_s| (l1, one coefficient a block) or ||g_{s:e}||_2 (group l1)."""
+    cdef double acc = 0.0
+    cdef index_t l
+    if penalty == PENALTY_L1:
+        return fabs(g[s])
+    for l in range(s, e):
+        acc = acc + g[l] * g[l]
+    return sqrt(acc)
+
+
+cdef double _block_norms(const float64_t* g, const index_t* bptr, index_t q, int penalty,
+                         float64_t* out) noexcept nogil:
+    """out[t] = the norm of block t of g (out may be NULL); returns the largest (NaN wins)."""
+    cdef index_t t
+    cdef double x, mx = 0.0
+    for t in range(q):
+        x = _block_norm(g, bptr[t], bptr[t + 1], penalty)
+        if out != NULL:
+            out[t] = x
+        if x > mx or x != x:
+            mx = x
     return mx
 
 
 cdef double _objective(const float64_t* z, const float64_t* y, index_t n, const float64_t* w,
-                       index_t m, double alpha, int loss) noexcept nogil:
+                       const index_t* bptr, index_t q, double alpha, int loss,
+                       int penalty) noexcept nogil:
     cdef double a = 0.0, b = 0.0
     cdef index_t i
     for i in range(n):
         a = a + _loss_value(z[i], y[i], loss)
-    for i in range(m):
-        b = b + fabs(w[i])
+    for i in range(q):
+        b = b + _block_norm(w, bptr[i], bptr[i + 1], penalty)
     return a / n + alpha * b
+
+
+cdef inline bint _block_nonzero(const float64_t* w, index_t s, index_t e) noexcept nogil:
+    cdef index_t l
+    for l in range(s, e):
+        if w[l] != 0.0:
+            return True
+    return False
 
 
 cdef bint _anderson(float64_t** rows, index_t K, index_t length, float64_t* gram,
                     float64_t* coef, float64_t* out) noexcept nogil:
-    """Anderson extrapolation of the K + 1 vectors rows[0..K] (extrapolate_residuals).
+    """Anderson extrapolation of the K + 1 vectors rows[0..K] (the reference's
+    extrapolate_residuals).
 
     coef[k] (k < K) is the weight of rows[k + 1]; out their combination.  False
     when the K x K system U U^T c = 1 (U the successive differences) is singular
@@ -917,17 +987,23 @@ cdef struct _Problem:
     const index_t* indices
     const index_t* indptr
     const float64_t* y
+    const index_t* block_ptr
     index_t n
     index_t p
+    index_t q
     int loss
+    int penalty
+    int n_jobs
     double alpha
     float64_t* w
     float64_t* z
     float64_t* fp
+    float64_t* g
     float64_t* bd
     float64_t* prio_dual
     float64_t* best_bd
     float64_t* best_u
+    float64_t* ub
     double best_dual
 
 
@@ -946,13 +1022,13 @@ cdef void _margins(_Problem* P) noexcept nogil:
 
 
 cdef double _evaluate(_Problem* P, const float64_t* extra, double* gap) noexcept nogil:
-    """The evaluate() of solve_working_set: returns the primal, sets the gap of the
-    best dual point so far, prio_dual (c X^T v / n of the better of the two
-    candidates) and, when a candidate is the best so far, best_bd and best_u."""
-    cdef index_t i, j, n = P.n, p = P.p, cand
+    """Primal at w; sets the gap of the best dual point so far, prio_dual (c times the
+    block dual norms of the better of the two candidates f'(z) and ``extra``) and,
+    when a candidate is the best so far, best_bd and best_u."""
+    cdef index_t i, b, n = P.n, q = P.q, cand
     cdef double primal, dn, dual, c, cur = -INFINITY
     cdef const float64_t* v
-    primal = _objective(P.z, P.y, n, P.w, p, P.alpha, P.loss)
+    primal = _objective(P.z, P.y, n, P.w, P.block_ptr, q, P.alpha, P.loss, P.penalty)
     for i in range(n):
         P.fp[i] = _fprime(P.z[i], P.y[i], P.loss)
     for cand in range(2 if extra != NULL else 1):
@@ -960,40 +1036,37 @@ cdef double _evaluate(_Problem* P, const float64_t* extra, double* gap) noexcept
             v = P.fp
         else:
             v = extra
-        dn = _abs_tmatvec(P.data, P.indices, P.indptr, NULL, p, v, n, P.bd)
+        _tmatvec(P.data, P.indices, P.indptr, NULL, P.p, v, n, P.g, P.n_jobs)
+        dn = _block_norms(P.g, P.block_ptr, q, P.penalty, P.bd)
         dual = _dual_value(v, P.y, n, dn, P.alpha, P.loss, &c)
         if cand == 0 or dual > cur:
             cur = dual
-            for j in range(p):
-                P.prio_dual[j] = c * P.bd[j]
+            for b in range(q):
+                P.prio_dual[b] = c * P.bd[b]
         if dual > P.best_dual:
             P.best_dual = dual
-            for j in range(p):
-                P.best_bd[j] = c * P.bd[j]
+            for b in range(q):
+                P.best_bd[b] = c * P.bd[b]
             for i in range(n):
                 P.best_u[i] = c * v[i]
     gap[0] = primal - P.best_dual
     return primal
 
 
-cdef index_t _subproblem(_Problem* P, const index_t* ws, index_t m, float64_t* w_ws,
-                         const float64_t* lips, double tol, index_t max_epochs,
-                         bint accelerate, bint cycle, index_t K, index_t check,
-                         float64_t* work, index_t* order, float64_t* v_out,
+cdef index_t _subproblem(_Problem* P, const index_t* feats, index_t m, const index_t* bptr,
+                         index_t mq, float64_t* w_ws, const float64_t* lips, double tol,
+                         index_t max_epochs, bint accelerate, bint cycle, index_t K,
+                         index_t check, float64_t* work, index_t* order, float64_t* v_out,
                          bint* has_v) noexcept nogil:
-    """solve_subproblem (l1) on the columns ws[:m]: coordinate descent with active set
-    cycling and Anderson extrapolation, to a sub-problem gap <= tol.  Returns the
-    epochs run; v_out receives the best residual (plain or extrapolated)."""
-    cdef index_t n = P.n, i, t, tl, j, k, epochs = 0, n_order = 0, n_it = 0, n_res = 0
-    cdef index_t slot, a
-    cdef double g, L, new, diff, inv_n = 1.0 / n, alpha = P.alpha, primal, best, d_acc, c
-    cdef double dn
+    """The reference's solve_subproblem on the columns feats[:m] (blocks bptr[:mq + 1]):
+    coordinate descent with active set cycling and Anderson extrapolation, to a
+    sub-problem gap <= tol.  Returns the epochs run; v_out receives the best
+    residual (plain or extrapolated)."""
+    cdef index_t n = P.n, i, t, l, epochs = 0, n_order = 0, n_it = 0, n_res = 0, a
+    cdef double inv_n = 1.0 / n, alpha = P.alpha, primal, best, d_acc, c, dn
     cdef bint full
     cdef float64_t* z = P.z
     cdef const float64_t* y = P.y
-    cdef const float64_t* data = P.data
-    cdef const index_t* indices = P.indices
-    cdef const index_t* indptr = P.indptr
     # work: K+1 iterates (m), K+1 margins (n), K+1 residuals (n), K+1 images (m),
     # w_acc (m), z_acc (n), r_acc (n), g_acc (m), gram (K*K), coef (K)
     cdef float64_t* it_rows[64]
@@ -1020,29 +1093,13 @@ cdef index_t _subproblem(_Problem* P, const index_t* ws, index_t m, float64_t* w
     has_v[0] = False
     while epochs < max_epochs:
         full = (not cycle) or epochs % check == 0
-        for t in range(m if full else n_order):
-            tl = t if full else order[t]
-            j = ws[tl]
-            L = lips[j]
-            if L <= 0.0:
-                continue
-            g = 0.0
-            if P.loss == LOSS_SQUARED:
-                for k in range(indptr[j], indptr[j + 1]):
-                    g = g + data[k] * (z[indices[k]] - y[indices[k]])
-            else:
-                for k in range(indptr[j], indptr[j + 1]):
-                    g = g + data[k] * _fprime(z[indices[k]], y[indices[k]], P.loss)
-            new = _soft(w_ws[tl] - g * inv_n / L, alpha / L)
-            diff = new - w_ws[tl]
-            if diff != 0.0:
-                w_ws[tl] = new
-                for k in range(indptr[j], indptr[j + 1]):
-                    z[indices[k]] = z[indices[k]] + diff * data[k]
+        _cd_pass(P.data, P.indices, P.indptr, y, w_ws, z, lips, bptr, feats,
+                 NULL if full else order, mq if full else n_order, P.loss, P.penalty,
+                 alpha, inv_n, P.ub)
         if full and cycle:
             n_order = 0
-            for t in range(m):
-                if w_ws[t] != 0.0:
+            for t in range(mq):
+                if _block_nonzero(w_ws, bptr[t], bptr[t + 1]):
                     order[n_order] = t
                     n_order = n_order + 1
         epochs = epochs + 1
@@ -1057,8 +1114,9 @@ cdef index_t _subproblem(_Problem* P, const index_t* ws, index_t m, float64_t* w
                         for a in range(K):
                             c = c + coef[a] * mg_rows[a + 1][i]
                         z_acc[i] = c
-                    if (_objective(z_acc, y, n, w_acc, m, alpha, P.loss)
-                            < _objective(z, y, n, w_ws, m, alpha, P.loss)):
+                    if (_objective(z_acc, y, n, w_acc, bptr, mq, alpha, P.loss, P.penalty)
+                            < _objective(z, y, n, w_ws, bptr, mq, alpha, P.loss,
+                                         P.penalty)):
                         memcpy(w_ws, w_acc, m * sizeof(float64_t))
                         memcpy(z, z_acc, n * sizeof(float64_t))
                 n_it = 0
@@ -1078,31 +1136,21 @@ cdef index_t _subproblem(_Problem* P, const index_t* ws, index_t m, float64_t* w
         for i in range(n):
             res_rows[n_res][i] = _fprime(z[i], y[i], P.loss)
         # the image X_W^T r / n (signed: the extrapolation combines the images)
-        dn = 0.0
-        for t in range(m):
-            j = ws[t]
-            g = 0.0
-            for k in range(indptr[j], indptr[j + 1]):
-                g = g + data[k] * res_rows[n_res][indices[k]]
-            img_rows[n_res][t] = g / n
-            g = fabs(g / n)
-            if g > dn or g != g:
-                dn = g
+        _tmatvec(P.data, P.indices, P.indptr, feats, m, res_rows[n_res], n, img_rows[n_res], 1)
+        dn = _block_norms(img_rows[n_res], bptr, mq, P.penalty, NULL)
         n_res = n_res + 1
-        primal = _objective(z, y, n, w_ws, m, alpha, P.loss)
+        primal = _objective(z, y, n, w_ws, bptr, mq, alpha, P.loss, P.penalty)
         best = _dual_value(res_rows[n_res - 1], y, n, dn, alpha, P.loss, &c)
         memcpy(v_out, res_rows[n_res - 1], n * sizeof(float64_t))
         has_v[0] = True
         if n_res == K + 1:
             if _anderson(res_rows, K, n, gram, coef, r_acc):
-                dn = 0.0
-                for t in range(m):
-                    g = 0.0
+                for l in range(m):
+                    c = 0.0
                     for a in range(K):
-                        g = g + coef[a] * img_rows[a + 1][t]
-                    g = fabs(g)
-                    if g > dn or g != g:
-                        dn = g
+                        c = c + coef[a] * img_rows[a + 1][l]
+                    g_acc[l] = c
+                dn = _block_norms(g_acc, bptr, mq, P.penalty, NULL)
                 d_acc = _dual_value(r_acc, y, n, dn, alpha, P.loss, &c)
                 if d_acc > best:
                     best = d_acc
@@ -1112,63 +1160,83 @@ cdef index_t _subproblem(_Problem* P, const index_t* ws, index_t m, float64_t* w
     return epochs
 
 
-def working_set_l1(const float64_t[::1] data, const index_t[::1] indices,
-                   const index_t[::1] indptr, const float64_t[::1] y, float64_t[::1] w,
-                   double alpha, int loss, bint screening, double tol, index_t max_outer,
-                   index_t p0, index_t max_epochs, bint accelerate, bint cycle, index_t K,
-                   index_t check, double tol_ratio, double screen_margin, double gamma,
-                   double t_start):
-    """The working-set solver of ``dsal_engine.solve_working_set`` for the l1 penalty
-    and coordinate-descent sub-problems, in one call (private kernel).
+def working_set(const float64_t[::1] data, const index_t[::1] indices,
+                const index_t[::1] indptr, const float64_t[::1] y, float64_t[::1] w,
+                const index_t[::1] block_ptr, const float64_t[::1] opnorm, double alpha,
+                int loss, int penalty, bint screening, double tol, index_t max_outer,
+                index_t p0, index_t max_epochs, bint accelerate, bint cycle, index_t K,
+                index_t check, double tol_ratio, double screen_margin, double gamma,
+                double t_start, int n_jobs=1, subsolve=None):
+    """The working-set solver of :func:`dptoolkit.dsal.solve_working_set` in one call
+    (private kernel; the Python layer builds consistent inputs).
 
     Parameters
     ----------
     data, indices, indptr : CSC arrays of the whole problem, shape (n, p)
-        Canonical (sorted row indices, no duplicates), int64 indices.
+        Canonical (sorted row indices, no duplicates), columns in block order.
     y : ndarray of shape (n,)
     w : ndarray of shape (p,)
         Start, updated in place to the solution.
-    alpha, loss, screening, tol, max_outer, p0, max_epochs, accelerate, cycle
-        As ``solve_working_set`` (``loss`` a code of ``LOSS_CODES``).
+    block_ptr : ndarray of int64 of shape (q + 1,)
+        Block ``b`` is columns ``block_ptr[b] .. block_ptr[b+1]-1`` (l1: one
+        column a block).
+    opnorm : ndarray of shape (q,)
+        ``||X_B||_2`` per block (an upper bound is valid; ``block_opnorms``).
+    alpha, screening, tol, max_outer, p0, max_epochs, accelerate, cycle
+        As ``solve_working_set``.
+    loss, penalty : int
+        Codes of ``LOSS_CODES`` and ``PENALTY_CODES``.
     K, check, tol_ratio, screen_margin, gamma
         ``WS_K``, ``WS_CHECK``, ``WS_TOL_RATIO``, the margin of the sphere test,
         ``GAMMA[loss]``.
     t_start : float
         ``time.perf_counter()`` at the start of the fit (for the time history).
+    n_jobs : int, default=1
+        Threads of the full-problem passes (one column a thread: the result does
+        not depend on it).
+    subsolve : callable or None, default=None
+        ``subsolve(ws, w_ws, tol, primal) -> (v, epochs)`` solves the sub-problem
+        of the blocks ``ws`` (int64, increasing) from ``w_ws`` (their
+        coefficients, updated in place) to an absolute gap ``tol`` and returns a
+        residual vector of shape (n,) and the epochs run.  None: coordinate
+        descent in this kernel.
 
     Returns
     -------
     dict
-        The keys of ``solve_working_set``'s result.
+        The keys of ``solve_working_set``'s result, with ``alive`` (bool per
+        block) and ``best_u`` (the scaled residual of the best dual point) in
+        place of ``active`` and ``dual_point``.
     """
-    cdef index_t n = y.shape[0], p = indptr.shape[0] - 1
-    cdef index_t i, j, k, ws_size = 0, m = 0, prev_m = 0, n_cand, n_supp, n_alive
-    cdef index_t n_iter = 0, n_epochs = 0, epochs
-    cdef double primal, gap, radius, score, cs, o, g2
-    cdef bint any_removed, moved, converged = False, has_v, same
+    cdef index_t n = y.shape[0], p = indptr.shape[0] - 1, q = opnorm.shape[0]
+    cdef index_t i, j, b, t, l, k, ws_size = 0, mq = 0, m = 0, prev_mq = 0, n_cand, n_supp
+    cdef index_t n_alive, n_alive_feats, n_iter = 0, n_epochs = 0, epochs
+    cdef double primal, gap, radius, score, o, g2
+    cdef bint moved, converged = False, has_v, same
     if w.shape[0] != p:
         raise ValueError(f"w must have {p} entries, got {w.shape[0]}")
-    if indices.shape[0] < indptr[p] or data.shape[0] < indptr[p]:
-        raise ValueError("indices/data shorter than indptr[-1]")
-    if loss not in (LOSS_SQUARED, LOSS_LOGISTIC):
-        raise ValueError(f"unknown loss code {loss}")
+    _check_block_ptr(block_ptr, q, p)
+    _check_arrays_and_codes(data.shape[0], indices.shape[0], indptr[p], loss, penalty,
+                            q == p, "column")
     if K < 1 or K > 63 or check < 1:
         raise ValueError("K must be in [1, 63] and check >= 1")
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
     for k in range(indptr[p]):
         if indices[k] < 0 or indices[k] >= n:
             raise ValueError(f"row index {indices[k]} outside [0, {n})")
-    opnorm_arr = np.empty(p)
-    alive_arr = np.ones(p, dtype=np.uint8)
+    alive_arr = np.ones(q, dtype=np.uint8)
     best_u_arr = np.zeros(n)
-    cdef float64_t[::1] opnorm = opnorm_arr
     cdef unsigned char[::1] alive = alive_arr
     cdef float64_t[::1] best_u = best_u_arr
     times, primals, gaps, active_sizes, ws_sizes, ws_epochs = [], [], [], [], [], []
-    # doubles: z, fp, v (n each); lips, bd, prio_dual, best_bd, prio, w_ws (p each);
-    # the sub-problem's work array
+    # doubles: z, fp, v (n each); g, w_ws (p each); lips, lips_ws, bd, prio_dual,
+    # best_bd, prio (q each); the largest block; the sub-problem's work array
     cdef index_t n_work = (K + 1) * (2 * p + 2 * n) + 2 * p + 2 * n + K * K + K
-    cdef float64_t* dbuf = <float64_t*> malloc((3 * n + 6 * p + n_work + 1) * sizeof(float64_t))
-    cdef index_t* ibuf = <index_t*> malloc((4 * p + 1) * sizeof(index_t))
+    cdef index_t max_block = _max_block(&block_ptr[0], q)
+    cdef float64_t* dbuf = <float64_t*> malloc(
+        (3 * n + 2 * p + 6 * q + max_block + n_work + 1) * sizeof(float64_t))
+    cdef index_t* ibuf = <index_t*> malloc((5 * q + p + 2) * sizeof(index_t))
     if dbuf == NULL or ibuf == NULL:
         free(dbuf)
         free(ibuf)
@@ -1176,68 +1244,78 @@ def working_set_l1(const float64_t[::1] data, const index_t[::1] indices,
     cdef float64_t* z = dbuf
     cdef float64_t* fp = z + n
     cdef float64_t* v = fp + n
-    cdef float64_t* lips = v + n
-    cdef float64_t* bd = lips + p
-    cdef float64_t* prio_dual = bd + p
-    cdef float64_t* best_bd = prio_dual + p
-    cdef float64_t* prio = best_bd + p
-    cdef float64_t* w_ws = prio + p
-    cdef float64_t* work = w_ws + p
+    cdef float64_t* g = v + n
+    cdef float64_t* w_ws = g + p
+    cdef float64_t* lips = w_ws + p
+    cdef float64_t* lips_ws = lips + q
+    cdef float64_t* bd = lips_ws + q
+    cdef float64_t* prio_dual = bd + q
+    cdef float64_t* best_bd = prio_dual + q
+    cdef float64_t* prio = best_bd + q
+    cdef float64_t* ub = prio + q
+    cdef float64_t* work = ub + max_block
     cdef index_t* cand = ibuf
-    cdef index_t* ws = cand + p
-    cdef index_t* prev_ws = ws + p
-    cdef index_t* order = prev_ws + p
+    cdef index_t* ws = cand + q
+    cdef index_t* prev_ws = ws + q
+    cdef index_t* order = prev_ws + q
+    cdef index_t* ws_ptr = order + q
+    cdef index_t* feats = ws_ptr + q + 1
+    cdef const index_t* bp = &block_ptr[0]
     cdef _Problem P
     P.data = &data[0] if data.shape[0] else NULL
     P.indices = &indices[0] if indices.shape[0] else NULL
     P.indptr = &indptr[0]
     P.y = &y[0]
+    P.block_ptr = bp
     P.n = n
     P.p = p
+    P.q = q
     P.loss = loss
+    P.penalty = penalty
+    P.n_jobs = n_jobs
     P.alpha = alpha
     P.w = &w[0]
     P.z = z
     P.fp = fp
+    P.g = g
     P.bd = bd
     P.prio_dual = prio_dual
     P.best_bd = best_bd
     P.best_u = &best_u[0]
+    P.ub = ub
     P.best_dual = -INFINITY
     try:
         with nogil:
-            for j in range(p):
-                cs = 0.0
-                for k in range(indptr[j], indptr[j + 1]):
-                    cs = cs + data[k] * data[k]
-                o = sqrt(cs)
-                opnorm[j] = o
-                lips[j] = (o * o) / (gamma * n)
-                if not o > 0.0:     # a column no row meets is zero at every optimum
-                    w[j] = 0.0
-                best_bd[j] = 0.0
+            n_alive_feats = p
+            for b in range(q):
+                o = opnorm[b]
+                lips[b] = (o * o) / (gamma * n)
+                if not o > 0.0:     # a block no row meets is zero at every optimum
+                    for j in range(bp[b], bp[b + 1]):
+                        w[j] = 0.0
+                best_bd[b] = 0.0
             _margins(&P)
             primal = _evaluate(&P, NULL, &gap)
         while True:
             with nogil:
                 n_alive = 0
-                for j in range(p):
-                    n_alive = n_alive + alive[j]
+                for b in range(q):
+                    n_alive = n_alive + alive[b]
                 if screening and n_alive > 0:
                     g2 = gap if not 0.0 > gap else 0.0
                     radius = sqrt(2.0 * g2 / (gamma * n)) / alpha
-                    any_removed = moved = False
-                    for j in range(p):
-                        if not alive[j]:
+                    moved = False
+                    for b in range(q):
+                        if not alive[b]:
                             continue
-                        score = best_bd[j] / alpha + radius * opnorm[j]
+                        score = best_bd[b] / alpha + radius * opnorm[b]
                         if score < 1.0 - screen_margin:
-                            alive[j] = 0
-                            n_alive = n_alive - 1
-                            any_removed = True
-                            if w[j] != 0.0:
-                                moved = True
-                                w[j] = 0.0
+                            alive[b] = 0
+                            n_alive_feats = n_alive_feats - (bp[b + 1] - bp[b])
+                            for j in range(bp[b], bp[b + 1]):
+                                if w[j] != 0.0:
+                                    moved = True
+                                    w[j] = 0.0
                     if moved:   # the point moves: evaluate again
                         _margins(&P)
                         primal = _evaluate(&P, NULL, &gap)
@@ -1249,11 +1327,11 @@ def working_set_l1(const float64_t[::1] data, const index_t[::1] indices,
                 break
             with nogil:
                 n_cand = n_supp = 0
-                for j in range(p):
-                    if alive[j] and opnorm[j] > 0.0:
-                        cand[n_cand] = j
+                for b in range(q):
+                    if alive[b] and opnorm[b] > 0.0:
+                        cand[n_cand] = b
                         n_cand = n_cand + 1
-                        if w[j] != 0.0:
+                        if _block_nonzero(&w[0], bp[b], bp[b + 1]):
                             n_supp = n_supp + 1
             if n_iter == max_outer or n_cand == 0:
                 break
@@ -1262,26 +1340,26 @@ def working_set_l1(const float64_t[::1] data, const index_t[::1] indices,
                 if ws_size > n_cand:
                     ws_size = n_cand
                 for i in range(n_cand):
-                    j = cand[i]
-                    if w[j] != 0.0:
-                        prio[j] = -INFINITY
+                    b = cand[i]
+                    if _block_nonzero(&w[0], bp[b], bp[b + 1]):
+                        prio[b] = -INFINITY
                     else:
-                        prio[j] = (1.0 - prio_dual[j] / alpha) / opnorm[j]
-                        if prio[j] != prio[j]:
-                            prio[j] = INFINITY
-                prev_m = m
-                for i in range(prev_m):
+                        prio[b] = (1.0 - prio_dual[b] / alpha) / opnorm[b]
+                        if prio[b] != prio[b]:
+                            prio[b] = INFINITY
+                prev_mq = mq
+                for i in range(prev_mq):
                     prev_ws[i] = ws[i]
                 while True:
-                    m = ws_size
+                    mq = ws_size
                     for i in range(n_cand):
                         ws[i] = cand[i]
                     if ws_size < n_cand:
                         _select_smallest(ws, n_cand, ws_size, prio)
                         qsort(ws, ws_size, sizeof(index_t), _cmp_index)
-                    same = m == prev_m
+                    same = mq == prev_mq
                     if same:
-                        for i in range(m):
+                        for i in range(mq):
                             if ws[i] != prev_ws[i]:
                                 same = False
                                 break
@@ -1289,15 +1367,43 @@ def working_set_l1(const float64_t[::1] data, const index_t[::1] indices,
                     if ws_size >= n_cand or not same:
                         break
                     ws_size = min(n_cand, 2 * ws_size)
-                for i in range(m):
-                    w_ws[i] = w[ws[i]]
-            active_sizes.append(n_alive)
+                # the columns of the working set, block after block
+                m = 0
+                ws_ptr[0] = 0
+                for t in range(mq):
+                    b = ws[t]
+                    lips_ws[t] = lips[b]
+                    for j in range(bp[b], bp[b + 1]):
+                        feats[m] = j
+                        w_ws[m] = w[j]
+                        m = m + 1
+                    ws_ptr[t + 1] = m
+            active_sizes.append(n_alive_feats)
             ws_sizes.append(m)
+            if subsolve is None:
+                with nogil:
+                    epochs = _subproblem(&P, feats, m, ws_ptr, mq, w_ws, lips_ws,
+                                         tol_ratio * gap, max_epochs, accelerate, cycle, K,
+                                         check, work, order, v, &has_v)
+            else:
+                w_ws_arr = np.empty(m)
+                for l in range(m):
+                    w_ws_arr[l] = w_ws[l]
+                v_arr, epochs = subsolve(np.array(<index_t[:mq]> ws if mq else [],
+                                                  dtype=np.int64),
+                                         w_ws_arr, tol_ratio * gap, primal)
+                v_arr = np.ascontiguousarray(v_arr, dtype=np.float64)
+                if v_arr.shape[0] != n or w_ws_arr.shape[0] != m:
+                    raise ValueError("subsolve must return a residual of shape (n_samples,) "
+                                     "and keep w_ws's shape")
+                for l in range(m):
+                    w_ws[l] = w_ws_arr[l]
+                for i in range(n):
+                    v[i] = v_arr[i]
+                has_v = True
             with nogil:
-                epochs = _subproblem(&P, ws, m, w_ws, lips, tol_ratio * gap, max_epochs,
-                                     accelerate, cycle, K, check, work, order, v, &has_v)
-                for i in range(m):
-                    w[ws[i]] = w_ws[i]
+                for l in range(m):
+                    w[feats[l]] = w_ws[l]
                 _margins(&P)   # exact margins of w for the certificate
                 primal = _evaluate(&P, v if has_v else NULL, &gap)
             n_iter = n_iter + 1

@@ -66,7 +66,7 @@ def conjugate_values(fp, y, loss, c):
     y : ndarray of shape (n_samples,)
     loss : {"squared", "logistic"}
     c : float
-        Dual scale, :math:`0 < c \le 1` (:attr:`Evaluation.c`).
+        Dual scale, :math:`0 < c \le 1` (``Evaluation.c``).
 
     Returns
     -------
@@ -124,7 +124,7 @@ def gap_safe_keep(block_dual, dual_norm, alpha, gap, n, gamma, block_opnorm):
     Parameters
     ----------
     block_dual : ndarray of shape (n_blocks,)
-        :math:`\|g_B\|_*` per block (:attr:`Evaluation.block_dual`).
+        :math:`\|g_B\|_*` per block (``Evaluation.block_dual``).
     dual_norm : float
         :math:`\Omega^D(g)`.
     alpha : float
@@ -201,7 +201,7 @@ class Evaluation:
     w : ndarray of shape (n_features,)
         The point.
     block_ptr : ndarray of int64
-        :attr:`ActiveProblem.block_ptr`.
+        ``ActiveProblem.block_ptr``.
     alpha : float
     penalty : {"l1", "group_l1"}
 

@@ -38,7 +38,7 @@ larger batches amortise the message latency (each Python-level message costs
 tens of microseconds, a sparse step well under one).  With several workers a
 batch is taken on a copy that misses the other workers' increments, so the
 default batch shrinks with the number of workers and with how much two rows
-overlap (:func:`_default_batch`), and no worker may run more than
+overlap (``_default_batch``), and no worker may run more than
 ``staleness_bound`` batches ahead of the slowest (stale synchronous parallel):
 on text, where every row holds the same frequent n-grams, summed stale
 increments otherwise diverge.  The step-size safeguard of the shared-memory
@@ -82,9 +82,9 @@ _TAG_CONTINUE, _TAG_STOP, _TAG_DELTA = 1, 2, 3
 #: sleep instead of a blocking receive keeps an idle server from spinning on a
 #: core that oversubscribed workers need.
 _POLL_SLEEP = 5e-5
-#: Smallest default number of steps per message (see :func:`_default_batch`).
+#: Smallest default number of steps per message (see ``_default_batch``).
 _MIN_BATCH = 1024
-#: Safety factor of the several-worker batch bound (see :func:`_default_batch`).
+#: Safety factor of the several-worker batch bound (see ``_default_batch``).
 _BATCH_SAFETY = 0.5
 
 
@@ -560,7 +560,7 @@ def fit_distributed(X, y, alpha, *, comm=None, loss="squared", penalty="l1", gro
         :math:`s` = ``staleness_bound`` and :math:`\rho` the mean overlap
         :math:`\langle |x_i|, |x_m| \rangle` of two sampled rows, so that the
         increments the workers add without seeing each other stay stable
-        (:func:`_default_batch`); never more than ``n_inner / (4 * n_workers)``.
+        (``_default_batch``); never more than ``n_inner / (4 * n_workers)``.
     staleness_bound : int, default=1
         A worker starts a batch only while it has returned at most this many
         batches more than the slowest worker (stale synchronous parallel, Ho et

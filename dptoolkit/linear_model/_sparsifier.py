@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_memory, validate_data
 
 from .._docstrings import fill_doc
-from .._private import fit_with_stream, PrivateEstimatorMixin
+from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
 from .._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                            Checked, CLASSES, DELTA_OPTIONAL, Interval, NEIGHBOURING, Options,
                            POSITIVE, PRIVATE_COMMON, validate_params)
@@ -155,7 +155,7 @@ def keep_largest(coef, n_keep):
 def _nonprivate_coef(X, y, l1_bound, solver, max_iter, tol, refresh_tol, classes):
     """Non-private coefficients, shape (n_rows, n_features), and the steps run.
 
-    ``solver="projected_gradient"``: :func:`l1_ball_logistic` to duality gap ``tol``;
+    ``solver="projected_gradient"``: ``l1_ball_logistic()`` to duality gap ``tol``;
     ``"frank_wolfe"``: ``max_iter`` non-private Frank-Wolfe steps (the fast kernels,
     Raff, Khanna and Lu (2023) Algorithm 2 with bounded staleness), as in Khanna, Lu and Raff's (2023) experiments.
     ``classes``: the label set of the fit (sorted; the labels of ``y`` lie in it).
@@ -193,7 +193,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     Khanna, Lu and Raff (2023), Algorithm 2: (1) solve the non-private L1-constrained problem and
     count the non-zero coefficients of its solution; (2) release that count
-    privately (:func:`noisy_count`: clip to ``[alpha, beta]``, add double-geometric
+    privately (``noisy_count()``: clip to ``[alpha, beta]``, add double-geometric
     noise with :math:`p = 1 - e^{-\varepsilon_1/(\beta-\alpha)}`, clip, multiply by
     ``precision``, clip to ``[0, d]``, round); (3) fit private LASSO (Talwar et al.;
     :class:`FrankWolfeLassoClassifier` with :math:`\varepsilon_2` and the given
@@ -208,7 +208,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`O(1/T)`, so a fixed number of steps gives the count of an unfinished
     iterate, and each step costs a pass over the rows holding the chosen feature.
     The default ``nonprivate_solver="projected_gradient"`` solves the same problem
-    to a certified duality gap ``nonprivate_tol`` (:func:`l1_ball_logistic`:
+    to a certified duality gap ``nonprivate_tol`` (``l1_ball_logistic()``:
     accelerated projected gradient on a working set of features, exact zeros from
     the projection onto the L1 ball); ``"frank_wolfe"`` runs ``nonprivate_max_iter``
     non-private Frank-Wolfe steps as the paper's code does.  On IMDB (25,000 x 2^20,
@@ -294,7 +294,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     nonprivate_solver : {"projected_gradient", "frank_wolfe"}, default="projected_gradient"
         Solver of the non-private fit (it only sets the count): accelerated
         projected gradient to duality gap ``nonprivate_tol``
-        (:func:`l1_ball_logistic`), or ``nonprivate_max_iter`` Frank-Wolfe steps
+        (``l1_ball_logistic()``), or ``nonprivate_max_iter`` Frank-Wolfe steps
         (Khanna, Lu and Raff's (2023) code; at most that many non-zeros).
     nonprivate_max_iter : int, default=2000
         Maximum gradient steps of the projected-gradient solver (a
@@ -522,8 +522,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self._check_spend(event, spent)
         fit_with_stream(private, fit_stream, X, y)
         # (1)-(2)
-        with warnings.catch_warnings(record=True):    # data-dependent: dropped
-            warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True), nested_fits(self):
+            warnings.simplefilter("always")           # data-dependent: dropped
             coef_np, _ = memory.cache(_nonprivate_coef)(X, y, *nonprivate_args)
         c = noisy_count(int(np.count_nonzero(coef_np)), count_bounds=bounds,
                         epsilon=epsilon_count, precision=precision, n_coef=n_coef,

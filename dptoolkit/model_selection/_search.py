@@ -473,7 +473,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             Each distinct warning of the released run, once (e.g. a
             :class:`~dptoolkit.exceptions.PrivacyLeakWarning`), and of the other
             runs those that depend on the data (built by
-            :func:`dptoolkit._private.data_dependent_warning`), which say so in
+            ``dptoolkit._private.data_dependent_warning()``), which say so in
             their text: that any run emitted them is outside the guarantee.  The
             other runs' other warnings are not passed on: they would tell which
             hyperparameters, and how many runs, the search tried.

@@ -11,6 +11,7 @@ from .._docstrings import fill_doc
 from .._private import (
     PrivateEstimatorMixin,
     _stream_for,
+    nested_fits,
     check_accountant,
     data_dependent_error,
     fit_with_stream,
@@ -102,7 +103,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     **Check -> work -> spend.**  Before any work, both steps' events and
     spends are computed from public quantities (hyper-parameters, the number
     of samples and features, ``selector.k``, the label set, ``n_samples_public``:
-    :func:`dptoolkit._private.plan_spend` runs each step's ``fit`` on an
+    ``dptoolkit._private.plan_spend()`` runs each step's ``fit`` on an
     all-zero stand-in up to its privacy check), and the ``accountant`` is
     asked once for the composed event and the summed spend; a
     :class:`~dptoolkit.exceptions.BudgetExceededError` leaves it untouched
@@ -216,7 +217,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
         def fit_step(step, stream, X_step):
             if stream is None or not isinstance(step, PrivateEstimatorMixin):
-                return step.fit(X_step, y)
+                with nested_fits(self):     # this pipeline charges the composed event
+                    return step.fit(X_step, y)
             return fit_with_stream(step, stream, X_step, y)
 
         fit_step(selector, streams[0], X)

@@ -284,7 +284,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     ``y`` with statistics of the data (means and max-abs values).  Those depend
     on every example, so one example can move all scores by more than the
     stated sensitivity and the guarantee does not hold as written.  ``bounds="data"`` / ``y_bounds="data"`` reproduce the paper's
-    preprocessing for comparison and raise :class:`PrivacyLeakWarning`.
+    preprocessing for comparison and raise :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
 
     Parameters
     ----------
@@ -298,7 +298,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     bounds : (low, high) or "data", default=(-1.0, 1.0)
         Public bounds of the feature values: scalars or arrays of shape
         (n_features,), ``low < high``.  Values outside are clipped
-        (:class:`DataClippedWarning`: it says only *that* values were clipped,
+        (:class:`~dptoolkit.exceptions.DataClippedWarning`: it says only *that* values were clipped,
         and depends on the data, outside the guarantee).  ``"data"``: centre each column by its
         mean and divide by its max-abs (the paper; not private).
     center : float or array of shape (n_features,), optional

@@ -294,7 +294,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     n_blocks : int, optional
         Number of blocks.  Default ``floor(sqrt(n_samples))``; with
         ``neighbouring="add_remove"`` that uses the private sample size and
-        raises :class:`PrivacyLeakWarning` (pass a public value instead).
+        raises :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (pass a public value instead).
     block_support : {"nonzero", "top_k"}, default="nonzero"
     neighbouring : {"replace_one", "add_remove"}, default="replace_one"
     selector : {"canonical_lipschitz", "peeling"}, default="canonical_lipschitz"

@@ -60,6 +60,7 @@ included here.
 import dataclasses
 import math
 
+from ..._private import sensitivity_factor
 from ...accounting import calibrate_parameter, per_step_epsilon
 from ...accounting.events import (ApproxDPEvent, ComposedEvent, ExponentialMechanismEvent,
                                   GaussianEvent, PureDPEvent, SelfComposedEvent, ZCDPEvent)
@@ -305,7 +306,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         raise ValueError("accounting='zcdp' needs delta > 0 (zCDP converts to "
                          "(epsilon, delta)-DP with delta > 0)")
     use_zcdp = spec.mechanism == "exponential" and delta > 0 and accounting != "advanced"
-    factor = 2.0 if neighbouring == "replace_one" else 1.0
+    factor = sensitivity_factor(neighbouring)
     sensitivity = factor * lipschitz
     if spec.name == "laplace_talwar":
         eps_total, delta_total, eps_step, comp, scale = laplace_selector_parameters(

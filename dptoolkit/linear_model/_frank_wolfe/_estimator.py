@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _fw_fast, _multinomial as _fw_multinomial
-from ..._private import PrivateEstimatorMixin
+from ..._private import PrivateEstimatorMixin, sensitivity_factor
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
                             NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON, SCREENING,
@@ -94,7 +94,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ``"auto"``: non-private -> ``"argmax"``, except that the fast solver takes
         the pairing heap when :math:`D \ge 256\,\mathrm{nnz}(X)` (then even a step
         touching every non-zero updates the heap for less than one O(D) scan:
-        :func:`~dptoolkit.linear_model._frank_wolfe._budget.nonprivate_fast_selector`; on
+        ``nonprivate_fast_selector()``; on
         text the chosen features are frequent, a step changes most gradients and
         the heaps lose); private -> fast: ``"grouped"``, standard:
         ``"exponential"``.
@@ -111,7 +111,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         sensitivity.
     accounting : {"auto", "zcdp", "advanced"}, default="auto"
         How the budget is split over the ``max_iter`` steps
-        (:mod:`dptoolkit.linear_model._frank_wolfe._budget`).  ``"zcdp"``: each
+        (``dptoolkit.linear_model._frank_wolfe._budget``).  ``"zcdp"``: each
         exponential-mechanism step is :math:`\varepsilon'^2/8`-zCDP (a
         bounded-range mechanism, Cesar and Rogers 2021), composed as Renyi DP and
         converted to (epsilon, delta): about 2.5x the per-step epsilon of
@@ -121,7 +121,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ``"advanced"``.  The Laplace selectors are not bounded range:
         ``"zcdp"`` raises for them.
     screening : int, "auto" or None, default="auto"
-        Private candidate screening (:mod:`dptoolkit.linear_model._frank_wolfe._screening`):
+        Private candidate screening (``dptoolkit.linear_model._frank_wolfe._screening``):
         the Gaussian mechanism on the column masses of the row-normalised data picks
         this many candidate features before the steps, so the exponential mechanism
         is not swamped by millions of near-zero vertices.  ``"auto"``: 4096
@@ -235,7 +235,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`(\gamma, \delta_{fp})` (quantisation to 2^-53, and in the grouped sampler
     the maintained sums and the underflow of weights a few hundred nats below the
     largest, Raff, Khanna and Lu (2023) footnote 4); the budget split includes them
-    (:func:`~dptoolkit.linear_model._frank_wolfe._budget.floating_point_bounds`): :math:`\varepsilon'` is reduced by
+    (``floating_point_bounds()``): :math:`\varepsilon'` is reduced by
     :math:`2\gamma` and :math:`T(1+e^{\varepsilon'})\delta_{fp}` (about
     :math:`10^{-12}` per step at :math:`D = 2^{20}`) is taken from ``delta``, or
     reported as the delta of an otherwise pure-DP fit.  Floating-point Laplace/Gumbel
@@ -243,7 +243,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     (and ``n_iter_``, ``classes_`` when ``classes`` is declared) are covered: the
     label set must be public (``classes``); the data-dependent warnings (entries
     clipped to the public bound) and :meth:`objective` are computed from the data
-    and are outside the guarantee (:mod:`dptoolkit._private`, "Side channels").
+    and are outside the guarantee (``dptoolkit._private``, "Side channels").
 
     **Timing.**  The running time of a fit is not covered by the guarantee.  The
     ``"fast"`` solver's cost per step is about the non-zeros of the chosen
@@ -280,7 +280,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     measured (the README's *Results* and the Frank-Wolfe tutorial, *Measured speed
     and staleness*: ``scripts/bench_frank_wolfe.py nonprivate``), and
     ``selector="auto"`` picks the non-private selector by the shape rule of
-    :func:`~dptoolkit.linear_model._frank_wolfe._budget.nonprivate_fast_selector`.
+    ``nonprivate_fast_selector()``.
 
     References
     ----------
@@ -394,7 +394,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         return self._budget(p, n_features, n_classes if n_classes > 2 else 1)
 
     def _budget(self, p, n_features, n_classes=1):
-        """The budget split (:func:`~dptoolkit.linear_model._frank_wolfe._budget.split_budget`)."""
+        """The budget split (``split_budget()``)."""
         return split_budget(p["spec"], epsilon=p["epsilon"], delta=p["delta"],
                             max_iter=p["max_iter"], n_features=n_features,
                             group_size=p["group_size"], n_classes=n_classes,
@@ -414,7 +414,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Zhang 2015, Theorem 3.1 with the per-step budget of advanced/zCDP
         composition); non-private, 1000.  ``screening="auto"``: private fits with
         zCDP accounting and more than
-        :data:`~dptoolkit.linear_model._frank_wolfe._screening.DEFAULT_N_CANDIDATES`
+        ``DEFAULT_N_CANDIDATES``
         features screen to that many candidates.
         """
         p = dict(p)
@@ -458,7 +458,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             ``coef_`` of shape (n_classes, n_features), every row in the L1 ball,
             selectors "auto"/"argmax" or "exponential", "noisy_max", "laplace",
             "laplace_talwar"; privacy analysis in
-            :mod:`dptoolkit.linear_model._frank_wolfe._multinomial`).
+            ``dptoolkit.linear_model._frank_wolfe._multinomial``).
 
         Returns
         -------
@@ -561,8 +561,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Shares X's data and indices when X is canonical CSR (X itself is never
         modified).  With a screening budget, the columns are first restricted to
         the private top ``p["screening"]`` candidates
-        (:mod:`~dptoolkit.linear_model._frank_wolfe._screening`).  The CSC arrays come from
-        one cache-blocked counting sort (:func:`dptoolkit.linear_model._frank_wolfe._fw_fast.csr_to_csc`: int32 row
+        (``_screening``).  The CSC arrays come from
+        one cache-blocked counting sort (``dptoolkit.linear_model._frank_wolfe._fw_fast.csr_to_csc()``: int32 row
         indices, and for binary data the CSR values array itself, as nothing needs
         permuting), the same arrays as ``tocsc()``.
 
@@ -593,7 +593,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         if budget is not None and budget.screening_noise_multiplier is not None:
             columns = private_top_columns(
                 Xr, p["screening"], budget.screening_noise_multiplier, rng,
-                sensitivity=2.0 if self.neighbouring == "replace_one" else 1.0)
+                sensitivity=sensitivity_factor(self.neighbouring))
             Xr = Xr[:, columns]
         n_rows, n_cols = Xr.shape
         data = np.ascontiguousarray(Xr.data, dtype=np.float64)

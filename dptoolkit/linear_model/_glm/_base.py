@@ -218,40 +218,55 @@ def _linear_dp_constraints(losses, *, classifier, **extra):
     return table
 
 
+def subsampled_gaussian_steps(noise_multiplier, sampling_rate, steps):
+    """The event of ``steps`` Poisson-subsampled Gaussian steps (Abadi et al. 2016,
+    Algorithm 1; Mironov, Talwar and Zhang 2019 for its RDP): the one event that
+    DP-SGD and DP-SCD calibrate on and report."""
+    return SelfComposedEvent(
+        PoissonSampledEvent(sampling_rate, GaussianEvent(noise_multiplier)), steps)
+
+
+def calibrate_noise_scale(make_event, *, epsilon, delta, what):
+    """Smallest noise multiplier ``s`` whose event ``make_event(s)`` is
+    (epsilon, delta)-DP: :func:`dptoolkit.accounting.calibrate_parameter` (the
+    toolkit's one calibration routine), searched from 1 within
+    [:data:`~dptoolkit.accounting.MIN_NOISE_MULTIPLIER`, 1e6] to relative 1e-6.
+    ``what`` names the fit in the error raised when no noise meets the target."""
+    from ...accounting import calibrate_parameter
+    from ...accounting.calibration import MIN_NOISE_MULTIPLIER
+
+    try:
+        return float(calibrate_parameter(make_event, target_epsilon=epsilon, delta=delta,
+                                         low=MIN_NOISE_MULTIPLIER, high=1e6,
+                                         increasing=False, initial=1.0, rtol=1e-6))
+    except ValueError as exc:
+        if "meets epsilon" not in str(exc):
+            raise
+        raise ValueError(
+            f"epsilon={epsilon!r} at delta={delta!r} cannot be met over {what}: the "
+            "noise multiplier would exceed 1e6; lower n_epochs (fewer steps) or raise "
+            "epsilon") from exc
+
+
 @functools.lru_cache(maxsize=256)
 def _calibrate(*, epsilon, delta, sampling_rate, steps):
-    """Noise multiplier from the accounting module (one place for every noise scale).
-
-    Memoised: the result is a function of public parameters only."""
-    from ...accounting import calibrate_noise_multiplier
-
+    """Noise multiplier of ``steps`` subsampled Gaussian steps, calibrated on their
+    event (memoised: a function of public parameters only)."""
     if steps > MAX_STEPS:
         raise ValueError(
             f"the fit would run {steps} steps (n_epochs / q, q = batch_size / "
             f"n_samples_public = {sampling_rate:.3g}); at most {MAX_STEPS} (2**31 - 1) "
             "can run: lower n_epochs or n_samples_public, or raise batch_size")
-    try:
-        return float(calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
-                                                sampling_rate=sampling_rate, steps=steps,
-                                                accountant="rdp", sampling="poisson"))
-    except ValueError as exc:
-        if "max_noise_multiplier" not in str(exc):
-            raise
-        raise ValueError(
-            f"epsilon={epsilon!r} at delta={delta!r} cannot be met over {steps} steps of "
-            f"sampling rate {sampling_rate:.3g}: the noise multiplier would exceed "
-            "max_noise_multiplier=1e6; lower n_epochs (fewer steps) or raise "
-            "epsilon") from exc
+    return calibrate_noise_scale(
+        lambda s: subsampled_gaussian_steps(s, sampling_rate, steps), epsilon=epsilon,
+        delta=delta, what=f"{steps} steps of sampling rate {sampling_rate:.3g}")
 
 
 @functools.lru_cache(maxsize=256)
-def _epsilon_spent(*, noise_multiplier, sampling_rate, steps, delta):
-    from ...accounting import RDPAccountant
+def _epsilon_spent(event, delta):
+    from ...accounting import epsilon_of_event
 
-    acc = RDPAccountant()
-    acc.compose_subsampled_gaussian(noise_multiplier=noise_multiplier,
-                                    sampling_rate=sampling_rate, steps=steps)
-    return float(acc.get_epsilon(delta))
+    return float(epsilon_of_event(event, delta))
 
 
 def _record_steps(n_steps, n_epochs):
@@ -533,9 +548,8 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         None)`` for a non-private fit."""
         if not p["private"]:
             return None, None
-        event = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), n_steps)
-        spent = (_epsilon_spent(noise_multiplier=sigma, sampling_rate=q, steps=n_steps,
-                                delta=p["delta"]), p["delta"])
+        event = subsampled_gaussian_steps(sigma, q, n_steps)
+        spent = (_epsilon_spent(event, p["delta"]), p["delta"])
         return event, spent
 
     def _full_weights(self):

@@ -176,7 +176,7 @@ _SGD_DOC_ATTRS = r"""
         :math:`C`, the L2 sensitivity of the summed clipped gradients.
     sampling_rate_, noise_multiplier_, noise_std_ : float or None
         :math:`q = L/N`, :math:`\sigma` from
-        :func:`dptoolkit.accounting.calibrate_noise_multiplier` and
+        :func:`dptoolkit.accounting.calibrate_parameter` and
         :math:`\sigma C` (None without privacy).
     privacy_event_ : SelfComposedEvent or None
         ``n_steps_`` Poisson-subsampled Gaussian steps (``sampling_rate_``,
@@ -211,8 +211,8 @@ _SGD_DOC_NOTES = r"""
     per-step budget and the :math:`T` steps compose additively in RDP, converted to
     (epsilon, delta) by the accountant; :math:`\sigma` is the smallest value (bisection,
     relative tolerance 1e-6) meeting (epsilon, delta)
-    (:func:`dptoolkit.accounting.calibrate_noise_multiplier` with
-    ``sampling="poisson"``).  The regularisation term does not read the data.
+    (:func:`dptoolkit.accounting.calibrate_parameter` on the event of the
+    Poisson-subsampled steps).  The regularisation term does not read the data.
 
     **Lazy noise.**  :math:`\theta \in \mathbb{R}^M` and the noise are dense, but a
     step reads and updates only the coordinates of its lot's rows.  Between two

@@ -9,13 +9,14 @@ from sklearn.utils.validation import validate_data
 
 from . import _ight_fast
 from ..._docstrings import fill_doc
-from ..._private import check_neighbouring, data_dependent_error, PrivateEstimatorMixin
+from ..._private import (check_neighbouring, data_dependent_error, PrivateEstimatorMixin,
+                         sensitivity_factor)
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, Interval, NEIGHBOURING,
                             Options, POSITIVE, PRIVATE_COMMON, SCREENING, validate_params)
-from ...accounting import calibrate_noise_multiplier, calibrate_parameter, RDPAccountant
+from ...accounting import calibrate_parameter, epsilon_of_event
 from ...accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
-from ._base import MAX_ITER
+from ._base import MAX_ITER, calibrate_noise_scale
 from ..._estimator import _ClassifierOutputs, _store_params
 from .._frank_wolfe._screening import DEFAULT_N_CANDIDATES, private_top_columns
 
@@ -65,12 +66,12 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     :math:`\alpha`, Mironov 2017, Proposition 7 and Corollary 2; exact for the
     full-batch Gaussian mechanism), converted to :math:`(\varepsilon, \delta)`;
     :math:`\sigma` is the smallest value meeting the budget
-    (:func:`dptoolkit.accounting.calibrate_noise_multiplier` with
-    ``sampling_rate=1``, bisection to relative tolerance 1e-6).  Wang and Gu
+    (:func:`dptoolkit.accounting.calibrate_parameter` on the event of the
+    full-batch steps, bisection to relative tolerance 1e-6).  Wang and Gu
     calibrate the same Gaussian noise through the loss's L2-Lipschitz constant and a
     composition theorem; the RDP calibration is never looser.  With ``screening``,
     a first Gaussian mechanism on the column masses (sensitivity 1, 2 for
-    replace-one; :mod:`dptoolkit.linear_model._frank_wolfe._screening`) spends
+    replace-one; ``dptoolkit.linear_model._frank_wolfe._screening``) spends
     ``screening_fraction`` of the zCDP budget and restricts the steps to its
     ``screening`` columns; the event is the composition of both.
 
@@ -99,7 +100,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     margins, :math:`\mathrm{diag}(p) - pp^\top`, has largest eigenvalue at most
     1/2 (Boehning 1992), so the mean loss is :math:`R^2/2`-smooth.
 
-    **Computation** (:mod:`dptoolkit.linear_model._glm._ight_fast`, all ``T`` steps in one typed
+    **Computation** (``dptoolkit.linear_model._glm._ight_fast``, all ``T`` steps in one typed
     loop without the GIL): the data is converted once to CSC (dense input too, so
     it costs what its non-zeros cost); the margins :math:`X\theta_{t-1}` read only
     the ``s`` columns of the support, the gradient is one pass over the non-zeros,
@@ -134,7 +135,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     screening : int, "auto" or None, default="auto"
         Private candidate screening before the iterations (as for
         :class:`FrankWolfeLassoClassifier`: the Gaussian mechanism on the column
-        masses of the row-normalised data, :mod:`dptoolkit.linear_model._frank_wolfe._screening`),
+        masses of the row-normalised data, ``dptoolkit.linear_model._frank_wolfe._screening``),
         keeping this many features, at least ``sparsity``; "auto": 4096 for a private
         fit with more features, else off; None: off.  On hashed text the noisy
         gradient's top ``s`` coordinates are otherwise mostly noise.  An int needs a
@@ -145,7 +146,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         Private fits: rows with :math:`\|x_i\|_2 > C` are scaled to norm :math:`C`
         with a :class:`~dptoolkit.exceptions.DataClippedWarning` if True; an error
         if False.  Both messages say *that* rows were above the bound, never how
-        many (:func:`dptoolkit._private.data_dependent_warning`).
+        many (``dptoolkit._private.data_dependent_warning()``).
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set: two or more distinct labels (with two,
         ``classes_[1]``, the larger, is the positive class; with more, one
@@ -279,24 +280,25 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
 
     def _privacy(self, epsilon, delta, max_iter, screening):
         """(event, (epsilon, delta), sigma, sigma_screen) from public quantities only."""
-        template, sigma_screen = RDPAccountant(), None
+        screen = ()
         if screening is not None:
             # the candidate screening gets a share of the zCDP budget (as for
             # Frank-Wolfe: dptoolkit.linear_model._frank_wolfe._screening)
             rho = calibrate_parameter(lambda r: ZCDPEvent(r), target_epsilon=epsilon,
                                       delta=delta, low=1e-12, high=1e6, method="rdp")
-            sigma_screen = 1.0 / math.sqrt(2.0 * float(self.screening_fraction) * rho)
-            template.compose_gaussian(noise_multiplier=sigma_screen)
-        sigma = calibrate_noise_multiplier(target_epsilon=epsilon, delta=delta,
-                                           sampling_rate=1.0, steps=max_iter,
-                                           accountant=template)
-        spent = template.copy().compose_gaussian(noise_multiplier=sigma,
-                                                 steps=max_iter).get_epsilon(delta)
-        # max_iter full-batch Gaussian gradient steps (sensitivity factor * bound)
-        event = SelfComposedEvent(GaussianEvent(sigma), max_iter)
-        if screening is not None:
-            event = ComposedEvent((GaussianEvent(sigma_screen), event))
-        return event, (spent, delta), sigma, sigma_screen
+            screen = (GaussianEvent(
+                1.0 / math.sqrt(2.0 * float(self.screening_fraction) * rho)),)
+
+        def event_of(sigma):
+            # max_iter full-batch Gaussian gradient steps (sensitivity factor * bound)
+            steps = SelfComposedEvent(GaussianEvent(sigma), max_iter)
+            return ComposedEvent(screen + (steps,)) if screen else steps
+
+        sigma = calibrate_noise_scale(event_of, epsilon=epsilon, delta=delta,
+                                      what=f"{max_iter} full-batch steps")
+        event = event_of(sigma)
+        spent = epsilon_of_event(event, delta)
+        return event, (spent, delta), sigma, (screen[0].noise_multiplier if screen else None)
 
     @fill_doc
     def fit(self, X, y):
@@ -359,7 +361,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         self._check_spend(event, spent)
         rng = self._noise_rng()
         columns = None
-        factor = 2.0 if self.neighbouring == "replace_one" else 1.0
+        factor = sensitivity_factor(self.neighbouring)
         if screening is not None:
             columns = private_top_columns(Xr, screening, sigma_screen, rng,
                                           sensitivity=factor)

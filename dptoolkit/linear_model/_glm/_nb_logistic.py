@@ -46,15 +46,15 @@ noise of a single Gaussian release at ``(epsilon, delta)`` divided by
 :math:`\sqrt{f}` (it spends a fraction ``f`` of the zCDP budget), and
 :math:`\sigma_2` is the smallest noise multiplier for which the composition of
 both is ``(epsilon, delta)``-DP (bisection by
-:func:`~dptoolkit.accounting.calibrate_noise_multiplier` on an accountant that
-already holds the release).
+:func:`~dptoolkit.accounting.calibrate_parameter` on the composed event of the
+release and the steps).
 
 The defaults (for two classes ``n_features_kept=5000``, ``release_fraction=0.75``;
 ``sampling_rate=0.04``, ``n_epochs=20``, ``learning_rate=4``) come from the
 smoothness of the loss, the large-batch DP-SGD practice of De et al. (2022) and
 Ponomareva et al. (2023), and small a-priori grids on 20 Newsgroups and a9a
 (``docs/studies/private_utility.rst``); for more classes the vocabulary and the
-split are functions of K (:func:`_auto_defaults`), developed on 20 Newsgroups
+split are functions of K (``_auto_defaults()``), developed on 20 Newsgroups
 comp.* + rec.* (9 classes) and Reuters R8.  None was chosen on the data the
 toolkit reports (IMDB, 20 Newsgroups with 20 classes).
 
@@ -84,13 +84,13 @@ from ..._private import data_dependent_error, PrivateEstimatorMixin
 from ..._validation import (CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, NON_NEGATIVE, POSITIVE,
                             PRIVATE_COMMON, Interval, Options, check_positive_int,
                             check_scalar_range, check_X_y_named, validate_params)
-from ...accounting import calibrate_noise_multiplier, calibrate_parameter, RDPAccountant
-from ...accounting.events import (ComposedEvent, GaussianEvent, PoissonSampledEvent,
-                                  SelfComposedEvent)
+from ...accounting import calibrate_parameter
+from ...accounting.events import ComposedEvent, GaussianEvent
 from ...distributed import (class_feature_sums, is_dask_array, map_row_blocks,
                             validate_dask_X_y)
 from ...distributed import unit_rows as _unit_rows  # noqa: F401 (the tests' reference)
 from ..._estimator import _ClassifierOutputs, _store_params
+from ._base import calibrate_noise_scale, subsampled_gaussian_steps
 
 __all__ = ["DPNBLogisticClassifier"]
 
@@ -150,7 +150,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     A private release of the per-class feature sums picks the vocabulary and the
     naive-Bayes feature scaling; DP-SGD then fits a logistic regression on the
     scaled, row-normalised features.  The model has at most ``n_features_kept``
-    non-zero weights.  See :mod:`dptoolkit.linear_model._glm._nb_logistic` for the
+    non-zero weights.  See ``dptoolkit.linear_model._glm._nb_logistic`` for the
     mechanism and the privacy analysis.
 
     Parameters
@@ -163,7 +163,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     n_features_kept : int or "auto", default="auto"
         Features kept after the release (>= 1); the model's non-zeros.  ``"auto"``:
         5000 for two classes, ``min(50000, 2**20 // K)`` for K > 2 (see
-        :func:`_auto_defaults`; public quantities only).
+        ``_auto_defaults()``; public quantities only).
     release_fraction : float or "auto", default="auto"
         Share ``f`` of the zCDP budget given to the release, in (0, 1).  ``"auto"``:
         0.75 for two classes, 0.5 for more.
@@ -277,13 +277,14 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
                                         delta=delta, low=1e-3, high=1e6, increasing=False,
                                         method="rdp", rtol=1e-9)
         sigma1 = sigma_all / math.sqrt(f)
-        template = RDPAccountant().compose_gaussian(noise_multiplier=sigma1)
-        sigma2 = calibrate_noise_multiplier(target_epsilon=eps, delta=delta,
-                                            sampling_rate=q, steps=n_steps,
-                                            accountant=template)
-        event = ComposedEvent((GaussianEvent(sigma1), SelfComposedEvent(
-            PoissonSampledEvent(q, GaussianEvent(sigma2)), n_steps)))
-        return sigma1, sigma2, n_steps, event
+
+        def event_of(sigma2):
+            return ComposedEvent((GaussianEvent(sigma1),
+                                  subsampled_gaussian_steps(sigma2, q, n_steps)))
+
+        sigma2 = calibrate_noise_scale(event_of, epsilon=eps, delta=delta,
+                                       what=f"the release and {n_steps} DP-SGD steps")
+        return sigma1, sigma2, n_steps, event_of(sigma2)
 
     @fill_doc
     def fit(self, X, y):

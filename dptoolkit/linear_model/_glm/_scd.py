@@ -13,7 +13,7 @@ dual (eq. 3) is solved by coordinate descent on the dual variables
 \in \mathbb{R}^M`; the model is :math:`\theta = v / (\lambda N)`.
 
 Privacy model shared by every estimator of this module and of
-:mod:`dptoolkit.linear_model._glm._dpsgd`: neighbouring datasets differ by adding or
+``dptoolkit.linear_model._glm._dpsgd``: neighbouring datasets differ by adding or
 removing one example (add/remove-one).  The dataset size :math:`N` enters every
 step (the sampling rate :math:`q = L/N`, the number of steps, :math:`\lambda N` in
 every coordinate update and :math:`\theta = v/(\lambda N)`), so under add/remove it
@@ -387,7 +387,7 @@ _SCD_DOC_ATTRS = r"""
     sampling_rate_ : float or None
         :math:`q` given to the accountant (Poisson sampling); 1 for the primal.
     noise_multiplier_ : float or None
-        :math:`\sigma` from :func:`dptoolkit.accounting.calibrate_noise_multiplier`.
+        :math:`\sigma` from :func:`dptoolkit.accounting.calibrate_parameter`.
     noise_std_ : float or None
         Standard deviation :math:`\sigma \cdot` ``sensitivity_`` of the Gaussian noise.
     privacy_event_ : SelfComposedEvent or None
@@ -413,7 +413,7 @@ _SCD_DOC_NOTES = r"""
     scaled to :math:`\|x_i\| \le 1` locally (``normalize``) and every coordinate
     update to :math:`|\zeta_j| \le C`.  Mechanism: the Gaussian mechanism on each
     step's update, composed over :math:`T` steps by the RDP accountant
-    (:func:`dptoolkit.accounting.calibrate_noise_multiplier` gives the smallest
+    (:func:`dptoolkit.accounting.calibrate_parameter` gives the smallest
     noise multiplier :math:`\sigma` meeting (epsilon, delta), by bisection to
     relative tolerance 1e-6; Damaskinos et al. (2021), Algorithm 1 step 2, chooses sigma by a
     "variance of the moments-accountant output" criterion, which is not a
@@ -511,7 +511,7 @@ _SCD_DOC_NOTES = r"""
     interval [0, 1] of :math:`y_j\alpha_j`; the projection then pins the update at
     the boundary (:math:`y_j\alpha_j` at 0 can only increase, at 1 only
     decrease), whatever the margin of example :math:`j`, and the model drifts to
-    chance or below.  Hence ``clip="auto"`` (:func:`_auto_clip`: the first update
+    chance or below.  Hence ``clip="auto"`` (``_auto_clip()``: the first update
     of an example, the step of the paper's Lemma 2 analysis) and
     ``perturb_dual=False``.  :math:`\lambda`, :math:`L` and ``n_epochs`` are the
     paper's (Appendix E: :math:`\lambda = 10^{-4}`, 10 epochs; :math:`L = 100`
