@@ -37,6 +37,15 @@ def _softmax(v):
     return e / e.sum(axis=1, keepdims=True)
 
 
+def ovr_proba(v):
+    """Probabilities of K one-vs-rest logistic models from margins of shape
+    (n_samples, n_classes): the K sigmoids normalised to sum to 1 per row (as
+    scikit-learn's ``OneVsRestClassifier``; uniform where every sigmoid is 0)."""
+    p = _sigmoid(v)
+    total = p.sum(axis=1, keepdims=True)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / v.shape[1])
+
+
 def _store_params(est, params):
     """Store the keyword arguments of ``__init__`` unchanged under their own names.
 

@@ -11,12 +11,17 @@ the public label set given, mean of ``--seeds`` seeds), the test accuracy of
   release, then softmax DP-SGD), the command line's default model;
 * :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` at its defaults: the
   multinomial private LASSO (Khanna, Lu and Raff 2023, Appendix A) with the
-  private screening to 4096 candidates and ``l1_bound``/``max_iter`` "auto".
+  private screening to 4096 candidates and ``l1_bound``/``max_iter`` "auto";
+* the general linear models at their defaults: :class:`DPSGDClassifier` (one
+  softmax model), :class:`DPSCDClassifier` (one-vs-rest, one privacy event) and
+  :class:`DPIGHTClassifier` (one softmax model), chosen with ``--models``.
 
 Usage::
 
     python scripts/study_multiclass.py --corpus 20news --epsilons 1 2 4 8
     python scripts/study_multiclass.py --corpus r8 --epsilons 0.5 1 2
+    python scripts/study_multiclass.py --corpus 20news --epsilons 1 2 8 --seeds 1 \
+        --models baseline DPNB DPSGD DPSCD DPIGHT
 
 Corpora: ``20news`` (20 Newsgroups by date, 20 classes) and ``r8`` (Reuters-21578
 ModApte, the 8 most frequent single-label topics), word 1-2-grams hashed to 2^20
@@ -32,7 +37,9 @@ import scipy.sparse as sp
 from dptoolkit.accounting import calibrate_parameter
 from dptoolkit.accounting.events import GaussianEvent
 from dptoolkit.datasets import get_data_path, load_text_corpus
-from dptoolkit.linear_model import DPNBLogisticClassifier, FrankWolfeLassoClassifier
+from dptoolkit.linear_model import (DPIGHTClassifier, DPNBLogisticClassifier,
+                                    DPSCDClassifier, DPSGDClassifier,
+                                    FrankWolfeLassoClassifier)
 
 CORPORA = {"20news": "text/20news-bydate.tar.xz", "r8": "text/reuters21578.tar.xz"}
 
@@ -60,6 +67,12 @@ def one_release_baseline(X, y, Xt, classes, epsilon, delta, vocabulary, rng):
     return classes[np.argmax(scores, axis=1)]
 
 
+#: The private models of the study, each at its defaults (with the public N and
+#: label set given by main()).
+MODELS = {"DPNB": DPNBLogisticClassifier, "FW": FrankWolfeLassoClassifier,
+          "DPSGD": DPSGDClassifier, "DPSCD": DPSCDClassifier, "DPIGHT": DPIGHTClassifier}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="20news")
@@ -67,6 +80,8 @@ def main():
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--vocabulary", type=int, default=5000)
+    parser.add_argument("--models", nargs="+", default=["baseline", "DPNB", "FW"],
+                        choices=["baseline", *MODELS])
     args = parser.parse_args()
     path = get_data_path(CORPORA[args.corpus])
     X, y, _ = load_text_corpus(path, "train")
@@ -75,26 +90,29 @@ def main():
     majority = max(np.mean(yt == c) for c in classes)
     print(f"{args.corpus}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}, "
           f"{classes.size} classes, majority {majority:.3f}")
-    print(f"{'epsilon':>8} {'baseline':>9} {'DPNB':>7} {'DPNB fit s':>11} {'FW':>7} "
-          f"{'FW fit s':>9}")
+    print(f"{'epsilon':>8} " + " ".join(f"{m:>9} {'fit s':>7}" for m in args.models))
     for eps in args.epsilons:
-        base, dpnb, secs, fw, fw_secs = [], [], [], [], []
+        acc = {m: [] for m in args.models}
+        secs = {m: [] for m in args.models}
         for seed in range(args.seeds):
-            rng = np.random.default_rng(seed)
-            base.append(np.mean(one_release_baseline(
-                X, y, Xt, classes, eps, args.delta, args.vocabulary, rng) == yt))
-            for model, scores, times in ((DPNBLogisticClassifier, dpnb, secs),
-                                         (FrankWolfeLassoClassifier, fw, fw_secs)):
+            for m in args.models:
+                t0 = time.perf_counter()
+                if m == "baseline":
+                    pred = one_release_baseline(X, y, Xt, classes, eps, args.delta,
+                                                args.vocabulary,
+                                                np.random.default_rng(seed))
+                    secs[m].append(time.perf_counter() - t0)
+                    acc[m].append(np.mean(pred == yt))
+                    continue
                 with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # the study's seeds are not a release
-                    t0 = time.perf_counter()
-                    clf = model(epsilon=eps, delta=args.delta, n_samples_public=X.shape[0],
-                                classes=classes, random_state=seed).fit(X, y)
-                    times.append(time.perf_counter() - t0)
-                scores.append(clf.score(Xt, yt))
-        print(f"{eps:>8g} {np.mean(base):>9.3f} {np.mean(dpnb):>7.3f} "
-              f"{np.mean(secs):>11.1f} {np.mean(fw):>7.3f} {np.mean(fw_secs):>9.1f}",
-              flush=True)
+                    warnings.simplefilter("ignore")    # the study's seeds are not a release
+                    clf = MODELS[m](epsilon=eps, delta=args.delta,
+                                    n_samples_public=X.shape[0], classes=classes,
+                                    random_state=seed).fit(X, y)
+                secs[m].append(time.perf_counter() - t0)
+                acc[m].append(clf.score(Xt, yt))
+        print(f"{eps:>8g} " + " ".join(f"{np.mean(acc[m]):>9.3f} {np.mean(secs[m]):>7.1f}"
+                                        for m in args.models), flush=True)
 
 
 if __name__ == "__main__":

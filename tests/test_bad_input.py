@@ -1355,8 +1355,13 @@ case("FrankWolfe-sparse-int8",
               _fit("FrankWolfe", (Xd > 0.5).astype(float), y01)),
      Accepts(lambda pair: np.array_equal(pair[0].coef_, pair[1].coef_),
              "integer sparse data: the same fit as float64"))
-case("DPSGDClassifier-three-classes", lambda: _fit("DPSGDClassifier", Xd, np.arange(N) % 3),
-     Raises(ValueError, r"binary|two classes"))
+case("DPSGDClassifier-three-classes-hinge",
+     lambda: _fit("DPSGDClassifier", Xd, np.arange(N) % 3, loss="hinge"),
+     Raises(ValueError, r"loss='hinge' is binary only"))
+case("DPSGDClassifier-one-class", lambda: _fit("DPSGDClassifier", Xd, np.zeros(N)),
+     Raises(ValueError, r"at least two classes"))
+case("DPSCDClassifier-one-class", lambda: _fit("DPSCDClassifier", Xd, np.zeros(N)),
+     Raises(ValueError, r"at least two classes"))
 case("DPSGDClassifier-score-length-mismatch",
      lambda: _fit("DPSGDClassifier", Xd, y01).score(Xd, y01[:-1]),
      Raises(ValueError, r"samples|inconsistent"))

@@ -359,8 +359,11 @@ def test_bad_hyperparameters(params, exc, match):
 def test_bad_data_and_divergence():
     X = _dense_unit_rows(40, 3, 27)
     y = (X[:, 0] > 0).astype(int)
-    with pytest.raises(ValueError, match="binary"):
-        DPSGDClassifier().fit(X, np.arange(40) % 3)
+    # three classes are the multinomial model; the hinge loss has no such form
+    with pytest.raises(ValueError, match="loss='hinge' is binary only"):
+        DPSGDClassifier("hinge").fit(X, np.arange(40) % 3)
+    with pytest.raises(ValueError, match="at least two classes"):
+        DPSGDClassifier().fit(X, np.zeros(40))
     Xb = X.copy()
     Xb[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):

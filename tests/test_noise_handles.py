@@ -116,6 +116,15 @@ FACTORIES_NESTED = {
     "DPSIS-peeling": (lambda: DPSIS(k=3, epsilon=1.0, selector="peeling"),
                       "regression"),
     "FrankWolfe-multinomial": (lambda: _fw(classes=[0, 1, 2]), "multinomial"),
+    "DPSGD-multinomial": (lambda: DPSGDClassifier(
+        epsilon=1.0, n_samples_public=N, batch_size=10, n_epochs=2, classes=[0, 1, 2]),
+        "multinomial"),
+    "DPSCD-one-vs-rest": (lambda: DPSCDClassifier(
+        epsilon=1.0, n_samples_public=N, batch_size=10, n_epochs=2, classes=[0, 1, 2]),
+        "multinomial"),
+    "DPIGHT-multinomial": (lambda: DPIGHTClassifier(
+        sparsity=3, max_iter=10, epsilon=1.0, delta=1e-5, n_samples_public=N,
+        classes=[0, 1, 2]), "multinomial"),
     "FrankWolfe-screening": (lambda: _fw(screening=4), "binary"),
 }
 

@@ -139,6 +139,25 @@ CASES = [
              "random_state": 0, **kw}),
          "binary", ("dptoolkit.linear_model._glm._scd_fast:dual_scd", "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
          nonprivate=_NONPRIVATE),
+    Case("DPIGHT-multinomial",
+         lambda **kw: DPIGHTClassifier(**{
+             "sparsity": 3, "max_iter": 20, "epsilon": 1.0, "delta": 1e-5,
+             "n_samples_public": N, "random_state": 0, **kw}),
+         "multinomial", ("dptoolkit.linear_model._glm._ight_fast:ight_softmax",),
+         nonprivate=_NONPRIVATE),
+    Case("DPSCDClassifier-one-vs-rest",
+         lambda **kw: DPSCDClassifier(**{
+             "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
+             "random_state": 0, **kw}),
+         "multinomial", ("dptoolkit.linear_model._glm._scd_fast:dual_scd",
+                         "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
+         nonprivate=_NONPRIVATE),
+    Case("DPSGDClassifier-multinomial",
+         lambda **kw: DPSGDClassifier(**{
+             "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
+             "random_state": 0, **kw}),
+         "multinomial", ("dptoolkit.linear_model._glm._sgd_fast:dpsgd_softmax",),
+         nonprivate=_NONPRIVATE),
     Case("DPSCDRegressor",
          lambda **kw: DPSCDRegressor(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,

@@ -27,7 +27,7 @@ from ..._validation import (Boolean, check_positive_int, check_scalar_range, che
 from ...accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from ...exceptions import DataClippedWarning, PrivacyLeakWarning
 
-__all__ = ["primal_objective"]
+__all__ = ["primal_objective", "softmax_objective"]
 
 _NORMALIZE = ("l2", "clip", None)
 
@@ -77,6 +77,29 @@ def primal_objective(X, y, coef, *, loss, alpha):
     else:
         raise ValueError(f"loss must be 'squared', 'logistic' or 'hinge', got {loss!r}")
     return float(per.mean() + 0.5 * alpha * np.dot(coef, coef))
+
+
+def softmax_objective(X, codes, W, *, alpha):
+    r"""Mean softmax cross-entropy plus :math:`\lambda/2 \|W\|_F^2` (not private).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, M)
+        Data exactly as the model sees it.
+    codes : ndarray of shape (n_samples,)
+        Class indices in 0 .. K-1.
+    W : ndarray of shape (M, K)
+    alpha : float
+        :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    float
+    """
+    A = np.asarray(X @ W)
+    lse = np.logaddexp.reduce(A, axis=1)
+    per = lse - A[np.arange(A.shape[0]), codes]
+    return float(per.mean() + 0.5 * alpha * np.sum(W * W))
 
 
 def _canonical_csr(X):
@@ -271,7 +294,7 @@ def _record_steps(n_steps, n_epochs):
 _FIT_DOC = """Fit the model.
 
     %(params_fit_Xy)s
-        Targets (regressor) or two class labels (classifier).
+        Targets (regressor) or class labels (classifier: two or more).
 
     %(returns_self)s
 
@@ -280,8 +303,9 @@ _FIT_DOC = """Fit the model.
     ValueError
         Invalid hyper-parameters (``epsilon <= 0``, ``delta`` outside (0, 1),
         ``n_samples_public < 1``, ``alpha <= 0``, ``clip <= 0``,
-        {invalid}, ...), NaN or infinity in X or y, inconsistent shapes, labels
-        that are not binary (classifier){failure}.
+        {invalid}, ...), NaN or infinity in X or y, inconsistent shapes, a
+        single class in y or labels outside the declared ``classes``
+        (classifier){failure}.
     TypeError
         Non-numeric hyper-parameters or data (``n_samples_public`` not an int).
 
@@ -303,15 +327,16 @@ def _fit_doc(**pieces):
     return decorate
 
 
-#: numpydoc text of the ``classes`` parameter of the binary DP-SCD / DP-SGD classifiers.
-_CLASSES_PARAM_DOC = """    classes : array-like of shape (2,) or None, default=None
-        The public label set: exactly two distinct labels (``classes_[1]``, the
-        larger, is the positive class).  When given, the fit never reads the
-        label set from ``y``: a declared class absent from ``y`` is fine, a label
-        of ``y`` outside it raises ``ValueError``.  None: ``np.unique(y)``, with a
-        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits (a
-        neighbour that adds a third label or removes the only row of a class
-        would make the fit fail).
+#: numpydoc text of the ``classes`` parameter of the DP-SCD / DP-SGD classifiers.
+_CLASSES_PARAM_DOC = """    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set: two or more distinct labels (with two,
+        ``classes_[1]``, the larger, is the positive class; with more, the model
+        has one row of ``coef_`` per class, see Notes).  When given, the fit
+        never reads the label set from ``y``: a declared class absent from ``y``
+        is fine, a label of ``y`` outside it raises ``ValueError``.  None:
+        ``np.unique(y)``, with a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`
+        for private fits (a neighbour that adds a new label or removes the only
+        row of a class would change the model's shape).
 """
 
 
@@ -320,7 +345,7 @@ def _class_doc(summary, *, classifier, params, attrs, notes, references, example
     order.  A classifier adds its ``loss`` parameter and ``classes_`` attribute;
     every other argument is the indented body of its section."""
     loss = '    loss : {"logistic", "hinge"}, default="logistic"\n' if classifier else ""
-    classes = ("    classes_ : ndarray of shape (2,)\n"
+    classes = ("    classes_ : ndarray of shape (n_classes,)\n"
                "        The declared ``classes`` (sorted), else the labels of ``y``.\n"
                if classifier else "")
     classes_param = _CLASSES_PARAM_DOC if classifier else ""
@@ -337,6 +362,9 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""
 
     _losses = ()
+    #: How a classifier fits K > 2 classes: "softmax" (one multinomial model) or
+    #: "ovr" (K binary models, class c against the rest); it sets ``objective``.
+    _multiclass_scheme = "ovr"
 
     # ---------------------------------------------------------------- checks
     def _check_common(self):
@@ -430,14 +458,16 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         is_clf = isinstance(self, ClassifierMixin)
         if is_clf:
             check_classification_targets(y)
-            self.classes_ = self._resolve_classes(y, private=self.epsilon is not None,
-                                                  n_classes=2)
-            if self.classes_.size != 2:
-                k = self.classes_.size
-                raise ValueError(f"Only binary classification is supported. "
-                                 f"{type(self).__name__} needs binary labels: exactly two "
-                                 f"classes in y, got {k} class{'es' if k != 1 else ''}")
-            t = np.where(y == self.classes_[1], 1.0, -1.0)
+            self.classes_ = self._resolve_classes(y, private=self.epsilon is not None)
+            k = self.classes_.size
+            if k < 2:   # only without declared classes (a declared set has two or more)
+                raise ValueError(f"{type(self).__name__} needs at least two classes in y, "
+                                 f"got {k} class; declare the public label set as classes=")
+            if k == 2:
+                t = np.where(y == self.classes_[1], 1.0, -1.0)
+            else:       # class codes 0 .. K-1 (the columns of the (M, K) weights)
+                self._check_multiclass_loss()
+                t = np.searchsorted(self.classes_, y).astype(np.int64)
         else:
             t = np.asarray(y, dtype=np.float64)
             if not np.all(np.isfinite(t)):
@@ -447,8 +477,18 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     def _prepare(self, X, p):
         return _transform_rows(X, self.normalize, self.fit_intercept, p["intercept_scaling"])
 
+    def _check_multiclass_loss(self):
+        """Hook: refuse a ``loss`` that has no multiclass form (nothing by default)."""
+
     def _set_coef(self, w, path=None):
-        """Split the full weight vector (with the intercept column) into coef_/intercept_."""
+        """Split the full weights (with the intercept row) into coef_/intercept_.
+
+        ``w`` of shape (M,) (binary, regression) or (M, K) (K > 2 classes: one column
+        a class; ``coef_`` is then (K, D) and ``intercept_`` (K,), scikit-learn's
+        convention); ``path`` of shape (n_records, M) or (n_records, M, K)."""
+        if w.ndim == 2:
+            self._set_multiclass_coef(w, path)
+            return
         is_clf = isinstance(self, ClassifierMixin)
         if self.fit_intercept:
             coef, icpt = w[:-1], w[-1] * float(self.intercept_scaling)
@@ -468,12 +508,29 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                 self.coef_path_ = path.copy()
                 self.intercept_path_ = np.zeros(path.shape[0])
 
+    def _set_multiclass_coef(self, w, path):
+        scaling = float(self.intercept_scaling)
+        if self.fit_intercept:
+            self.coef_ = w[:-1].T.copy()
+            self.intercept_ = w[-1] * scaling
+        else:
+            self.coef_ = w.T.copy()
+            self.intercept_ = np.zeros(w.shape[1])
+        if path is not None:
+            path = np.transpose(path, (0, 2, 1))       # (n_records, K, M)
+            if self.fit_intercept:
+                self.coef_path_ = path[:, :, :-1].copy()
+                self.intercept_path_ = path[:, :, -1] * scaling
+            else:
+                self.coef_path_ = path.copy()
+                self.intercept_path_ = np.zeros(path.shape[:2])
+
     def _finish(self, w, path, rec_epochs, p, *, L, n_steps, sensitivity, q, sigma,
                 noise_std, n_constant):
         """Set the fitted attributes shared by every estimator of this family."""
         self.n_samples_used_ = int(n_constant)
         if path is not None:
-            path = np.vstack([np.zeros((1, w.shape[0])), path])
+            path = np.concatenate([np.zeros((1,) + w.shape), path])
             self.epoch_path_ = np.concatenate([[0.0], rec_epochs])
         self._set_coef(w, path)
         self.batch_size_ = int(L)
@@ -502,6 +559,12 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         return event, spent
 
     def _full_weights(self):
+        """Weights on the transformed rows: shape (M,), or (M, K) for K > 2 classes."""
+        if self.coef_.ndim == 2 and self.coef_.shape[0] > 1:
+            W = self.coef_.T
+            if self.fit_intercept:
+                W = np.vstack([W, self.intercept_ / float(self.intercept_scaling)])
+            return W
         coef = np.ravel(self.coef_)
         if self.fit_intercept:
             return np.append(coef, float(np.ravel(self.intercept_)[0])
@@ -522,7 +585,8 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     # --------------------------------------------------------------- predict
     def _margins(self, X):
         """Margins :math:`\\tilde x_i^\\top \\theta` of the transformed rows."""
-        return np.asarray(self._transform_validated(X) @ self._full_weights()).ravel()
+        margins = np.asarray(self._transform_validated(X) @ self._full_weights())
+        return margins if margins.ndim == 2 else margins.ravel()
 
     def objective(self, X, y):
         r"""Compute the primal objective :math:`F(\theta)` (eq. 1) of the fitted model.
@@ -541,13 +605,26 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         -------
         float
             Mean loss plus :math:`\lambda/2 \|\theta\|^2` (intercept weight included).
+            For K > 2 classes: the softmax cross-entropy plus :math:`\lambda/2
+            \|W\|_F^2` (DP-SGD), or the sum over classes of the one-vs-rest
+            objectives (DP-SCD).
         """
-        Xt = self._transform(X)
-        y = np.asarray(y)
+        return self._objective_on(self._transform(X), np.asarray(y), self._full_weights())
+
+    def _objective_on(self, Xt, y, w):
+        """Eq. 1 at the weights ``w`` ((M,) or (M, K)) on transformed rows ``Xt``."""
+        alpha = float(self.alpha)
+        if w.ndim == 2:
+            codes = np.searchsorted(self.classes_, y)
+            if self._multiclass_scheme == "softmax":
+                return softmax_objective(Xt, codes, w, alpha=alpha)
+            # one-vs-rest: the sum of the K binary objectives (class c against the rest)
+            return float(sum(primal_objective(Xt, np.where(codes == c, 1.0, -1.0), w[:, c],
+                                              loss=self._kernel_loss(), alpha=alpha)
+                             for c in range(w.shape[1])))
         if isinstance(self, ClassifierMixin):
             y = np.where(y == self.classes_[1], 1.0, -1.0)
-        return primal_objective(Xt, y, self._full_weights(), loss=self._kernel_loss(),
-                                alpha=float(self.alpha))
+        return primal_objective(Xt, y, w, loss=self._kernel_loss(), alpha=alpha)
 
     def _kernel_loss(self):
         return self.loss
@@ -557,13 +634,13 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "coef_path_")
         Xt = self._transform(X)
         y = np.asarray(y)
-        if isinstance(self, ClassifierMixin):
-            y = np.where(y == self.classes_[1], 1.0, -1.0)
         out = []
         for c, b in zip(self.coef_path_, self.intercept_path_):
-            w = np.append(c, b / float(self.intercept_scaling)) if self.fit_intercept else c
-            out.append(primal_objective(Xt, y, w, loss=self._kernel_loss(),
-                                        alpha=float(self.alpha)))
+            w = c.T                          # (M,) or, for K > 2 classes, (M, K)
+            if self.fit_intercept:
+                w = np.vstack([w, b / float(self.intercept_scaling)]) if w.ndim == 2 \
+                    else np.append(w, b / float(self.intercept_scaling))
+            out.append(self._objective_on(Xt, y, w))
         return np.asarray(out)
 
 

@@ -24,7 +24,9 @@ from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
 
 #: Smoothness beta of each loss on rows of norm <= 1 (learning_rate="auto" is 1/beta).
-_SMOOTHNESS = {"logistic": 0.25, "squared": 1.0, "hinge": 1.0}
+#: "softmax": the Hessian of the cross-entropy in the margins, diag(p) - p p^T, has
+#: largest eigenvalue at most 1/2 (Boehning 1992), so on unit rows beta = 1/2.
+_SMOOTHNESS = {"logistic": 0.25, "squared": 1.0, "hinge": 1.0, "softmax": 0.5}
 
 
 class _BaseSGD(_BaseLinearDP):
@@ -52,11 +54,16 @@ class _BaseSGD(_BaseLinearDP):
             X, t = self._validate_xy(X, y)
             Xt, sq = self._prepare(X, p)
             n_rows, M = Xt.shape
+        # K > 2 classes: one multinomial (softmax) model, weights of shape (M, K)
+        K = self.classes_.size if isinstance(self, ClassifierMixin) else 2
+        if distributed and K > 2:
+            raise ValueError(f"{type(self).__name__} fits a Dask X for two classes only "
+                             f"(got {K} classes in classes): pass X in memory")
         # N enters only q = L/N and the number of steps; public for a private fit
         N = self._n_constant(p, n_rows,
                              uses="the sampling rate q = L/N and the number of steps")
         if lr is None:
-            lr = 1.0 / (_SMOOTHNESS[self.loss] + p["alpha"])
+            lr = 1.0 / (_SMOOTHNESS["softmax" if K > 2 else self.loss] + p["alpha"])
         if private and isinstance(self.batch_size, str):
             # large lots (q = 1/25): the noise per example shrinks as 1/L while the
             # privacy cost grows more slowly (De et al. 2022; Ponomareva et al. 2023)
@@ -82,9 +89,11 @@ class _BaseSGD(_BaseLinearDP):
         rec_steps, rec_epochs = _record_steps(n_steps, p["n_epochs"])
         if not self.keep_coef_path:
             rec_steps = rec_steps[:0]
-        trace = np.zeros((rec_steps.shape[0], M))
-        theta = np.zeros(M)
         rng = self._noise_rng()
+        step_args = dict(lam=p["alpha"], learning_rate=lr, clip=clip,
+                         sampling_rate=q if private else 0.0, batch_size=L,
+                         denominator=denominator, n_steps=n_steps, noise_std=noise_std,
+                         bit_generator=rng.bit_generator, record_steps=rec_steps)
         if distributed:
             theta, trace, finite, done = sgd_over_blocks(
                 X, row_aligned(t, X), transform=transform_rows,
@@ -95,13 +104,22 @@ class _BaseSGD(_BaseLinearDP):
                 denominator=denominator, n_steps=n_steps, noise_std=noise_std, rng=rng,
                 record_steps=rec_steps)
             status = _sgd_fast.STATUS_OK if finite else _sgd_fast.STATUS_NONFINITE
+        elif K > 2:
+            # the per-example gradient x (p - e_y)^T is clipped to Frobenius norm C
+            # as a whole: the lot's sum has L2 sensitivity C, as in the binary case,
+            # and the noise N(0, (sigma C)^2) goes on each of the M K entries
+            theta = np.zeros((M, K))
+            trace = np.zeros((rec_steps.shape[0], M * K))
+            status, done = _sgd_fast.dpsgd_softmax(
+                Xt.data, Xt.indices, Xt.indptr, t, np.sqrt(sq), theta, trace=trace,
+                **step_args)
+            trace = trace.reshape(-1, M, K)
         else:
+            theta = np.zeros(M)
+            trace = np.zeros((rec_steps.shape[0], M))
             status, done = _sgd_fast.dpsgd(
                 Xt.data, Xt.indices, Xt.indptr, t, np.sqrt(sq), theta,
-                loss=_sgd_fast.LOSS_CODES[self.loss], lam=p["alpha"], learning_rate=lr,
-                clip=clip, sampling_rate=q if private else 0.0, batch_size=L,
-                denominator=denominator, n_steps=n_steps, noise_std=noise_std,
-                bit_generator=rng.bit_generator, record_steps=rec_steps, trace=trace)
+                loss=_sgd_fast.LOSS_CODES[self.loss], trace=trace, **step_args)
         if status != _sgd_fast.STATUS_OK:
             if private:  # the step at which it diverged depends on the data: not shown
                 raise data_dependent_error(f"SGD diverged (non-finite weights): "
@@ -140,7 +158,8 @@ _SGD_DOC_PARAMS = r"""
         :math:`\beta` the smoothness of the regularised loss on rows of norm at most
         1: :math:`1/(1/4 + \lambda)` for the logistic loss, :math:`1/(1 + \lambda)`
         for the squared loss, :math:`1/(1 + \lambda)` for the hinge loss (not
-        smooth; its subgradients are bounded by 1).
+        smooth; its subgradients are bounded by 1), :math:`1/(1/2 + \lambda)` for
+        the softmax cross-entropy of more than two classes.
     batch_size : int or "auto", default="auto"
         Lot size :math:`L` in [1, N] (:math:`N` = ``n_samples_public`` for a private
         fit, ``n_samples`` otherwise): the expected number of examples per step;
@@ -170,8 +189,9 @@ _SGD_DOC_PARAMS = r"""
 
 _SGD_DOC_ATTRS = r"""
     coef_ : ndarray
-        Model :math:`\theta` without the intercept weight.
-    intercept_ : float or ndarray of shape (1,)
+        Model :math:`\theta` without the intercept weight: shape (n_features,)
+        (regressor), (1, n_features) (two classes) or (n_classes, n_features).
+    intercept_ : float or ndarray of shape (1,) or (n_classes,)
     batch_size_, n_steps_, n_epochs_ : int, int, float
     n_samples_used_ : int
         :math:`N` used in :math:`q = L/N` and :math:`T`: ``n_samples_public`` for a
@@ -246,20 +266,60 @@ _SGD_DOC_NOTES = r"""
 """
 
 
+_SGD_DOC_MULTICLASS = r"""
+    **More than two classes** (``DPSGDClassifier`` with :math:`K > 2` labels, only
+    ``loss="logistic"``).  One multinomial model :math:`W \in \mathbb{R}^{M\times
+    K}` (``coef_`` is :math:`W^\top` without the intercept row, shape (K,
+    n_features)); example :math:`i` with class :math:`y_i` has the loss
+    :math:`\ell_i(W) = -\log \mathrm{softmax}(W^\top x_i)_{y_i}` and the gradient
+
+    .. math:: \nabla_W \ell_i = x_i (p_i - e_{y_i})^\top,\qquad
+              p_i = \mathrm{softmax}(W^\top x_i),
+
+    of Frobenius norm :math:`\|x_i\|_2 \|p_i - e_{y_i}\|_2 \le \sqrt 2\,\|x_i\|_2`,
+    since :math:`\|p - e_y\|_2^2 = (1 - p_y)^2 + \sum_{c\ne y} p_c^2 \le
+    (1 - p_y)^2 + (\sum_{c\ne y} p_c)^2 = 2(1 - p_y)^2 \le 2`; the bound is approached
+    when the mass of :math:`p` sits on one wrong class.  The step is the binary one
+    with :math:`\mathrm{clip}_C` in Frobenius norm on the whole :math:`M\times K`
+    gradient and :math:`N(0, \sigma^2 C^2)` on each of its :math:`MK` entries.
+    Privacy: the same neighbouring relation (add/remove one example, public
+    :math:`N`); adding or removing one example changes the lot's summed clipped
+    gradient by at most :math:`C` in Frobenius (= L2 of the flattened matrix)
+    norm, whatever :math:`K`; so every step is the same Poisson-subsampled
+    Gaussian mechanism (rate :math:`q`, multiplier :math:`\sigma`) and the
+    :math:`T` steps compose in RDP exactly as in the binary case (Abadi et al.
+    2016, Algorithm 1 and Theorem 1; Mironov, Talwar and Zhang 2019): one
+    ``privacy_event_``, calibrated by the same call as a binary fit.  With the
+    default :math:`C = 1`, clipping binds only for examples with
+    :math:`\|p_i - e_{y_i}\| > 1` (mostly the misclassified ones).
+    ``learning_rate="auto"`` is :math:`1/(1/2 + \lambda)`: the cross-entropy's
+    Hessian in the margins, :math:`\mathrm{diag}(p) - pp^\top`, has largest
+    eigenvalue at most 1/2 (Boehning 1992), so the loss is :math:`1/2`-smooth on
+    unit rows.  ``predict_proba`` is the softmax of the margins.
+"""
+
+
 @fill_doc
 class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
-    __doc__ = _class_doc(r"""Binary linear classifier (logistic regression or SVM) by
-    (differentially private) mini-batch SGD -- the DP-SGD baseline of Damaskinos et al. (2021).
+    __doc__ = _class_doc(r"""Linear classifier (logistic regression, multinomial for more
+    than two classes, or binary SVM) by (differentially private) mini-batch SGD -- the
+    DP-SGD baseline of Damaskinos et al. (2021).
 
     Minimises eq. 1 of Damaskinos et al. (2021) (mean loss plus :math:`\lambda/2\|\theta\|^2`) with
-    the logistic or the hinge loss, labels mapped to :math:`\{-1, +1\}`.""", classifier=True,
-        params=_SGD_DOC_PARAMS, attrs=_SGD_DOC_ATTRS, notes=_SGD_DOC_NOTES, references=r"""
+    the logistic or the hinge loss, labels mapped to :math:`\{-1, +1\}`; for
+    :math:`K > 2` classes the multinomial logistic (softmax cross-entropy) loss with
+    weights :math:`W \in \mathbb{R}^{M\times K}` (see Notes).""", classifier=True,
+        params=_SGD_DOC_PARAMS, attrs=_SGD_DOC_ATTRS,
+        notes=_SGD_DOC_NOTES + _SGD_DOC_MULTICLASS, references=r"""
     M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang.
     Deep Learning with Differential Privacy. CCS 2016.
     G. Damaskinos et al. Differentially Private Stochastic Coordinate Descent.
     AAAI 2021 (Damaskinos et al., 2021), Section 5.
     I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled
-    Gaussian Mechanism. 2019.""", examples=r"""
+    Gaussian Mechanism. 2019.
+    D. Boehning. Multinomial Logistic Regression Algorithm. Annals of the
+    Institute of Statistical Mathematics 44, 1992 (the bound 1/2 on the Hessian).""",
+        examples=r"""
     >>> import numpy as np
     >>> from dptoolkit.linear_model import DPSGDClassifier
     >>> rng = np.random.default_rng(0)
@@ -267,12 +327,25 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     >>> clf = DPSGDClassifier(epsilon=1.0, n_samples_public=2000, learning_rate=1.0,
     ...                       batch_size=100, n_epochs=5, random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.9
-    True""")
+    True
+    >>> y3 = np.digitize(X[:, 0], [-0.5, 0.5])          # three classes: softmax
+    >>> clf3 = DPSGDClassifier(epsilon=1.0, n_samples_public=2000, classes=[0, 1, 2],
+    ...                        n_epochs=5, random_state=0).fit(X, y3)
+    >>> clf3.coef_.shape, clf3.predict_proba(X[:2]).shape
+    ((3, 5), (2, 3))""")
 
     _losses = ("logistic", "hinge")
     _parameter_constraints = _linear_dp_constraints(
         _losses, classifier=True, clip=[None, *POSITIVE],
         learning_rate=[Options("auto"), *POSITIVE])
+    _multiclass_scheme = "softmax"
+    _multi_class = True
+
+    def _check_multiclass_loss(self):
+        if self.loss != "logistic":
+            raise ValueError(f"loss={self.loss!r} is binary only in {type(self).__name__}: "
+                             f"{self.classes_.size} classes are fitted with the multinomial "
+                             "logistic (softmax) loss; use loss='logistic'")
 
     def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, learning_rate="auto",

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from . import _ight_fast
@@ -22,10 +22,16 @@ from .._frank_wolfe._screening import DEFAULT_N_CANDIDATES, private_top_columns
 
 __all__ = ["DPIGHTClassifier"]
 
+#: learning_rate="auto" is this over R^2 (R the row-norm bound): the mean logistic
+#: loss is R^2/4-smooth, the softmax cross-entropy R^2/2-smooth (its Hessian in the
+#: margins, diag(p) - p p^T, has largest eigenvalue <= 1/2; Boehning 1992).
+_SMOOTH_STEP = {False: 4.0, True: 2.0}
+
 
 class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                        BaseEstimator):
-    r"""Sparse logistic regression by (DP) iterative gradient hard thresholding.
+    r"""Sparse logistic regression by (DP) iterative gradient hard thresholding
+    (multinomial, with group sparsity, for more than two classes).
 
     The "private IGHT" of Wang and Gu (2019, Algorithm 1, full batch), the
     baseline of Khanna, Lu and Raff (2023) (Section 4.2): starting from :math:`\theta_0 = 0`, for
@@ -69,6 +75,31 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     ``screening_fraction`` of the zCDP budget and restricts the steps to its
     ``screening`` columns; the event is the composition of both.
 
+    **More than two classes** (:math:`K > 2` labels): one multinomial model
+    :math:`W \in \mathbb{R}^{p\times K}` (``coef_`` is :math:`W^\top`, shape (K,
+    n_features)) on the softmax cross-entropy :math:`\ell(W; x, y) = -\log
+    \mathrm{softmax}(W^\top x)_y`, with the same step and *group* hard
+    thresholding: :math:`H_s` keeps the ``sparsity`` features (rows of :math:`W`)
+    of largest :math:`\|W_j\|_2`, so the model reads at most ``sparsity``
+    features for all classes together.  One example's gradient is
+    :math:`x_i (p_i - e_{y_i})^\top` with Frobenius norm
+    :math:`\|x_i\|_2\|p_i - e_{y_i}\|_2 \le \sqrt 2\, C`
+    (:math:`\|p - e_y\|_2^2 = (1-p_y)^2 + \sum_{c\ne y}p_c^2 \le 2(1-p_y)^2`;
+    tight when :math:`p` puts its mass on one wrong class), so the summed gradient
+    has L2 (Frobenius) sensitivity :math:`\Delta = \sqrt 2\, C` (:math:`2\sqrt 2\,
+    C` for replace-one) whatever :math:`K`, and the noise
+    :math:`N(0, \sigma^2\Delta^2)` goes on each of the :math:`pK` entries.  The
+    steps, the mechanism, the composition and therefore ``privacy_event_`` are those
+    of a binary fit at the same budget (one event; :math:`\sigma` calibrated by the
+    same call); only :math:`\Delta` is :math:`\sqrt 2` times larger.  Why
+    multinomial rather than one-vs-rest: :math:`K` binary models would have joint
+    sensitivity :math:`\sqrt K\, C` (the :math:`K` residuals
+    :math:`\sigma(x^\top\theta_c) - 1[y = c]` can all be near 1), i.e.
+    :math:`\sqrt{K/2}` times the noise (3.2 times for 20 classes).
+    ``learning_rate="auto"`` is :math:`2/R^2`: the cross-entropy's Hessian in the
+    margins, :math:`\mathrm{diag}(p) - pp^\top`, has largest eigenvalue at most
+    1/2 (Boehning 1992), so the mean loss is :math:`R^2/2`-smooth.
+
     **Computation** (``dptoolkit.linear_model._glm._ight_fast``, all ``T`` steps in one typed
     loop without the GIL): the data is converted once to CSC (dense input too, so
     it costs what its non-zeros cost); the margins :math:`X\theta_{t-1}` read only
@@ -104,7 +135,8 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         :math:`R^2/4`-smooth when every :math:`\|x_i\|_2 \le R`, so
         :math:`\eta \le 4/R^2` is a descent step without noise.  "auto":
         :math:`4/R^2` with :math:`R` = ``row_norm_bound`` for a private fit (4.0 at
-        the default bound 1) and :math:`R = \max_i \|x_i\|_2` for a non-private one.
+        the default bound 1) and :math:`R = \max_i \|x_i\|_2` for a non-private one;
+        :math:`2/R^2` for more than two classes (see below).
     epsilon : float or None, default=None
         Total :math:`\varepsilon > 0`; None: non-private IGHT.
     delta : float, default=1e-5
@@ -130,14 +162,15 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         with a :class:`~dptoolkit.exceptions.DataClippedWarning` if True; an error
         if False.  Both messages say *that* rows were above the bound, never how
         many (``dptoolkit._private.data_dependent_warning()``).
-    classes : array-like of shape (2,) or None, default=None
-        The public label set: exactly two distinct labels (``classes_[1]``, the
-        larger, is the positive class).  When given, the fit never reads the label
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set: two or more distinct labels (with two,
+        ``classes_[1]``, the larger, is the positive class; with more, one
+        multinomial model, see above).  When given, the fit never reads the label
         set from ``y``: a declared class absent from ``y`` is fine, a label of ``y``
         outside it raises ``ValueError``.  None: ``np.unique(y)``, with a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits (a
-        neighbour that adds a third label or removes the only row of a class would
-        make the fit fail).
+        neighbour that adds a new label or removes the only row of a class would
+        change the model's shape).
     accountant : BudgetAccountant or None, default=None
         If given, (epsilon, delta) is checked before any work and spent after.
     random_state : None, int or numpy.random.Generator, default=None
@@ -149,11 +182,12 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features)
-        :math:`\theta_T`, at most ``sparsity`` non-zeros.
-    intercept_ : ndarray of shape (1,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        :math:`\theta_T`, at most ``sparsity`` non-zeros (more than two classes:
+        :math:`W_T^\top`, at most ``sparsity`` non-zero columns).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
         Zero (no intercept).
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
         The declared ``classes`` (sorted), else the labels of ``y``.
     n_iter_ : int
     learning_rate_ : float
@@ -167,7 +201,8 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         requested one) and ``delta``.
     privacy_event_ : PrivacyEvent or None
         ``max_iter`` Gaussian mechanisms of noise multiplier ``noise_multiplier_``
-        (after the screening's Gaussian mechanism, if any).
+        (after the screening's Gaussian mechanism, if any), for any number of
+        classes.
     n_features_in_ : int
 
     References
@@ -179,6 +214,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     Section 4.2 (the baseline).
 
     I. Mironov. Renyi Differential Privacy. CSF 2017 (Gaussian mechanism RDP).
+
+    D. Boehning. Multinomial Logistic Regression Algorithm. Annals of the Institute
+    of Statistical Mathematics 44, 1992 (the bound 1/2 on the softmax Hessian).
 
     Examples
     --------
@@ -282,14 +320,14 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         """Fit (DP-)IGHT.
 
         %(params_fit_Xy)s
-            Two classes; ``classes_[1]`` is the positive one.
+            Two or more classes; with two, ``classes_[1]`` is the positive one.
 
         %(returns_self)s
 
         Raises
         ------
         ValueError
-            Invalid hyper-parameters, not exactly two classes, labels outside the
+            Invalid hyper-parameters, a single class, labels outside the
             declared ``classes``, NaN/inf, rows above the public norm bound with
             ``clip_data=False`` (private fits), a non-finite iterate
             (``learning_rate`` too large).
@@ -306,13 +344,13 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
                              ensure_all_finite=True, y_numeric=False)
         sparsity, max_iter, eta, bound, screening = self._check_params(X.shape[1], private)
         check_classification_targets(y)
-        classes = self._resolve_classes(y, private=private, n_classes=2)
-        if classes.size > 2:
-            raise ValueError("Only binary classification is supported. The type of the "
-                             f"target is {type_of_target(y)} ({classes.size} classes).")
-        if classes.size != 2:
-            raise ValueError(f"DPIGHTClassifier needs two classes in y, got {classes.size} "
-                             "class")
+        classes = self._resolve_classes(y, private=private)
+        if classes.size < 2:   # only without declared classes (a declared set has two)
+            raise ValueError(f"DPIGHTClassifier needs at least two classes in y, got "
+                             f"{classes.size} class; declare the public label set as "
+                             "classes=")
+        # K > 2 classes: one multinomial model, same event (see Notes)
+        multinomial = classes.size > 2
         # one conversion: the kernel reads CSC arrays, dense input included
         Xr = sp.csr_array(X)
         if private:
@@ -322,13 +360,13 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             event, spent, sigma, sigma_screen = self._privacy(epsilon, delta, max_iter,
                                                               screening)
             if eta is None:
-                eta = 4.0 / bound ** 2
+                eta = _SMOOTH_STEP[multinomial] / bound ** 2
         else:
             event = spent = sigma = None
             if eta is None:
                 with np.errstate(over="ignore"):
                     sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
-                eta = 4.0 / max(float(sq.max(initial=0.0)), 1e-300)
+                eta = _SMOOTH_STEP[multinomial] / max(float(sq.max(initial=0.0)), 1e-300)
         n_public = self._n_samples(n_rows, private=private, uses="the step eta / N")
         if not private and self.learning_rate == "auto" and not eta / n_public > 0.0:
             # 4 / max ||x_i||^2 underflows (or the squares overflow): no step exists
@@ -346,24 +384,34 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         else:
             Xc = sp.csc_array(Xr)
         Xc.sum_duplicates()
-        theta = np.zeros(Xc.shape[1])
-        status, n_iter = _ight_fast.ight(
-            Xc.data, Xc.indices.astype(np.int64, copy=False),
-            Xc.indptr.astype(np.int64, copy=False),
-            (y == classes[1]).astype(np.float64), theta, step=eta / n_public,
-            noise_std=sigma * factor * bound if private else 0.0, sparsity=sparsity,
-            max_iter=max_iter, bit_generator=rng.bit_generator if private else None)
+        # L2 sensitivity of the summed gradient: the residual has norm < 1 (binary)
+        # or <= sqrt(2) (softmax), times the row bound, twice for replace-one
+        sensitivity = factor * bound * (math.sqrt(2.0) if multinomial else 1.0)
+        args = (Xc.data, Xc.indices.astype(np.int64, copy=False),
+                Xc.indptr.astype(np.int64, copy=False))
+        kw = dict(step=eta / n_public, noise_std=sigma * sensitivity if private else 0.0,
+                  sparsity=sparsity, max_iter=max_iter,
+                  bit_generator=rng.bit_generator if private else None)
+        if multinomial:
+            theta = np.zeros((Xc.shape[1], classes.size))
+            status, n_iter = _ight_fast.ight_softmax(
+                *args, np.searchsorted(classes, y).astype(np.int64), theta, **kw)
+        else:
+            theta = np.zeros(Xc.shape[1])
+            status, n_iter = _ight_fast.ight(*args, (y == classes[1]).astype(np.float64),
+                                             theta, **kw)
         if status != _ight_fast.STATUS_OK:
             if private:  # the step at which it diverged depends on the data: not shown
                 raise data_dependent_error(f"IGHT diverged (a non-finite iterate): "
                                            f"learning_rate={eta:g} is too large")
             raise ValueError(f"IGHT diverged (a non-finite iterate after {n_iter} of "
                              f"{max_iter} iterations): learning_rate={eta:g} is too large")
-        coef = np.zeros((1, n_features))
-        coef[0, columns if columns is not None else slice(None)] = theta
+        coef = np.zeros((classes.size if multinomial else 1, n_features))
+        coef[:, columns if columns is not None else slice(None)] = theta.T if multinomial \
+            else theta
         self.coef_ = coef
         self.screened_features_ = columns
-        self.intercept_ = np.zeros(1)
+        self.intercept_ = np.zeros(coef.shape[0])
         self.classes_ = classes
         self.n_iter_ = max_iter
         self.learning_rate_ = float(eta)
@@ -371,7 +419,11 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         return self._record_spend(event, spent)
 
     _poor_score = True  # private: noisy by design
+    _multi_class = True
 
     def _margins(self, X):
-        """Margins :math:`x_i^\\top\\theta`, shape (n_samples,)."""
+        """Margins :math:`x_i^\\top\\theta`: shape (n_samples,), or (n_samples,
+        n_classes) for K > 2 classes."""
+        if self.coef_.shape[0] > 1:
+            return np.asarray(X @ self.coef_.T)
         return np.asarray(X @ self.coef_[0]).ravel()

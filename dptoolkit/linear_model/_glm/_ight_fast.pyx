@@ -23,7 +23,7 @@
 # Marsaglia's polar method on a NumPy bit generator), D draws per iteration in
 # coordinate order, one stream over the T iterations; the pure-Python reference
 # in tests/test_ight.py reproduces it with dptoolkit.kernels.scd_fast.standard_normals.
-from libc.math cimport fabs, isfinite
+from libc.math cimport exp, fabs, isfinite
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
 from numpy.random cimport bitgen_t
@@ -82,6 +82,17 @@ cdef index_t _threshold(const double* u, index_t d, index_t s, index_t* hist,
     return need
 
 
+cdef inline bint _kept(uint64_t key, uint64_t thr, index_t* need) noexcept nogil:
+    """Whether H_s keeps an entry of this key (every key above ``thr``, the first
+    ``need`` equal to it), counting the ties it takes."""
+    if key > thr:
+        return True
+    if key == thr and need[0] > 0:
+        need[0] -= 1
+        return True
+    return False
+
+
 cdef int _run(const double[::1] data, const index_t[::1] indices,
               const index_t[::1] indptr, const double[::1] y, double[::1] theta,
               double step, double noise_std, index_t s, index_t max_iter,
@@ -127,15 +138,34 @@ cdef int _run(const double[::1] data, const index_t[::1] indices,
         n_sup = 0
         for j in range(d):
             key = _key(u[j])
-            if key > thr or (key == thr and need > 0):
-                if key == thr:
-                    need -= 1
+            if _kept(key, thr, &need):
                 if key != 0:
                     theta[j] = u[j]
                     support[n_sup] = j
                     n_sup += 1
     n_done[0] = max_iter
     return 0
+
+
+cdef _check_args(const double[::1] data, const index_t[::1] indices,
+                 const index_t[::1] indptr, index_t d, index_t sparsity, index_t max_iter,
+                 double noise_std, double step, object bit_generator):
+    """The argument checks both kernels share (ValueError naming the argument)."""
+    if noise_std > 0.0 and bit_generator is None:
+        raise ValueError("noise_std > 0 needs a bit_generator")
+    if indptr.shape[0] != d + 1:
+        raise ValueError(f"indptr must have n_features + 1 = {d + 1} entries, got "
+                         f"{indptr.shape[0]}")
+    if indices.shape[0] != data.shape[0] or (d > 0 and indptr[d] > data.shape[0]):
+        raise ValueError("indices and data must have the same length, at least indptr[-1]")
+    if not 1 <= sparsity <= d:
+        raise ValueError(f"sparsity must be in [1, n_features] = [1, {d}], got {sparsity}")
+    if max_iter < 0:
+        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+    if not (noise_std >= 0.0 and isfinite(noise_std)):
+        raise ValueError(f"noise_std must be a finite float >= 0, got {noise_std}")
+    if not (step > 0.0 and isfinite(step)):
+        raise ValueError(f"step must be a finite float > 0, got {step}")
 
 
 def ight(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
@@ -174,19 +204,8 @@ def ight(const double[::1] data, const index_t[::1] indices, const index_t[::1] 
     cdef index_t n_done = 0
     cdef int status
     cdef bitgen_t* rng = NULL
-    if indptr.shape[0] != d + 1:
-        raise ValueError(f"indptr must have n_features + 1 = {d + 1} entries, got "
-                         f"{indptr.shape[0]}")
-    if indices.shape[0] != data.shape[0] or (d > 0 and indptr[d] > data.shape[0]):
-        raise ValueError("indices and data must have the same length, at least indptr[-1]")
-    if not 1 <= sparsity <= d:
-        raise ValueError(f"sparsity must be in [1, n_features] = [1, {d}], got {sparsity}")
-    if max_iter < 0:
-        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
-    if not (noise_std >= 0.0 and isfinite(noise_std)):
-        raise ValueError(f"noise_std must be a finite float >= 0, got {noise_std}")
-    if not (step > 0.0 and isfinite(step)):
-        raise ValueError(f"step must be a finite float > 0, got {step}")
+    _check_args(data, indices, indptr, d, sparsity, max_iter, noise_std, step,
+                bit_generator)
     z_np = np.empty(n, dtype=np.float64)
     u_np = np.empty(d, dtype=np.float64)
     support_np = np.empty(d, dtype=np.int64)
@@ -194,8 +213,6 @@ def ight(const double[::1] data, const index_t[::1] indices, const index_t[::1] 
     cdef double[::1] z = z_np, u = u_np
     cdef index_t[::1] support = support_np, hist = hist_np
     if noise_std > 0.0:
-        if bit_generator is None:
-            raise ValueError("noise_std > 0 needs a bit_generator")
         rng = get_bitgen(bit_generator)
         with bit_generator.lock, nogil:
             status = _run(data, indices, indptr, y, theta, step, noise_std, sparsity,
@@ -228,8 +245,148 @@ def hard_threshold(const double[::1] u, index_t sparsity):
         need = _threshold(&u[0], d, sparsity, &hist[0], &thr)
         for j in range(d):
             key = _key(u[j])
-            if key > thr or (key == thr and need > 0):
-                if key == thr:
-                    need -= 1
+            if _kept(key, thr, &need):
                 out[j] = u[j]
     return out_np
+
+
+# ---------------------------------------------------------------------------
+# Multinomial (softmax) IGHT with group hard thresholding, for K > 2 classes.
+# theta has shape (D, K), row j the K class weights of feature j; labels are
+# class codes in 0 .. K-1.  One iteration:
+#
+#     Z   = X theta                         (only the rows of the support)
+#     R   = softmax(Z) - E_y                (row-wise; E_y the one-hot labels)
+#     G   = X^T R + noise_std * B,          B ~ N(0, I_{D x K})
+#     U   = theta - step * G
+#     theta = H^group_s(U)   (the s rows of largest ||U_j||_2, ties to the lower j)
+#
+# Row i of R is p_i - e_{y_i}, of L2 norm <= sqrt(2), so one example moves X^T R
+# by x_i (p_i - e_{y_i})^T, of Frobenius norm <= sqrt(2) ||x_i||: the caller
+# calibrates noise_std to that sensitivity (dptoolkit.linear_model._glm._ight).
+# Noise order: for each feature j in index order, its K normals in class order.
+# ---------------------------------------------------------------------------
+cdef int _run_softmax(const double[::1] data, const index_t[::1] indices,
+                      const index_t[::1] indptr, const index_t[::1] y,
+                      double[:, ::1] theta, double step, double noise_std, index_t s,
+                      index_t max_iter, bitgen_t* rng, double[:, ::1] z,
+                      double[:, ::1] u, double[::1] r, index_t[::1] support,
+                      index_t[::1] hist, index_t* n_done) noexcept nogil:
+    cdef index_t n = z.shape[0], d = theta.shape[0], K = theta.shape[1]
+    cdef index_t t, a, i, j, l, p, n_sup = 0, need
+    cdef double v, amax, tot, g
+    cdef uint64_t thr, key
+    cdef NormalState ns
+    ns.has_spare = 0
+    ns.spare = 0.0
+    for j in range(d):
+        for l in range(K):
+            if theta[j, l] != 0.0:
+                support[n_sup] = j
+                n_sup += 1
+                break
+    for t in range(max_iter):
+        # margins from the support rows only
+        for i in range(n):
+            for l in range(K):
+                z[i, l] = 0.0
+        for a in range(n_sup):
+            j = support[a]
+            for p in range(indptr[j], indptr[j + 1]):
+                i = indices[p]
+                v = data[p]
+                for l in range(K):
+                    z[i, l] += v * theta[j, l]
+        # residuals p_i - e_{y_i} in place
+        for i in range(n):
+            amax = z[i, 0]
+            for l in range(1, K):
+                if z[i, l] > amax:
+                    amax = z[i, l]
+            tot = 0.0
+            for l in range(K):
+                z[i, l] = exp(z[i, l] - amax)
+                tot += z[i, l]
+            for l in range(K):
+                z[i, l] /= tot
+            z[i, y[i]] -= 1.0
+        # full (noisy) gradient step, row norms for the selection
+        for j in range(d):
+            for l in range(K):
+                u[j, l] = 0.0
+            for p in range(indptr[j], indptr[j + 1]):
+                i = indices[p]
+                v = data[p]
+                for l in range(K):
+                    u[j, l] += v * z[i, l]
+            r[j] = 0.0
+            for l in range(K):
+                g = u[j, l]
+                if noise_std > 0.0:
+                    g += noise_std * _normal(rng, &ns)
+                u[j, l] = theta[j, l] - step * g
+                if not isfinite(u[j, l]):
+                    n_done[0] = t
+                    return 1
+                r[j] += u[j, l] * u[j, l]
+        # group hard thresholding on the squared row norms
+        need = _threshold(&r[0], d, s, &hist[0], &thr)
+        for a in range(n_sup):
+            for l in range(K):
+                theta[support[a], l] = 0.0
+        n_sup = 0
+        for j in range(d):
+            key = _key(r[j])
+            if _kept(key, thr, &need):
+                if key != 0:
+                    for l in range(K):
+                        theta[j, l] = u[j, l]
+                    support[n_sup] = j
+                    n_sup += 1
+    n_done[0] = max_iter
+    return 0
+
+
+def ight_softmax(const double[::1] data, const index_t[::1] indices,
+                 const index_t[::1] indptr, const index_t[::1] y, double[:, ::1] theta, *,
+                 double step, double noise_std, index_t sparsity, index_t max_iter,
+                 object bit_generator=None):
+    """Run ``max_iter`` (DP-)IGHT iterations of the multinomial model in place.
+
+    As :func:`ight` with ``theta`` of shape (n_features, n_classes), ``y`` the class
+    codes in [0, n_classes - 1], the softmax cross-entropy, and the group hard
+    thresholding: the ``sparsity`` features (rows) of largest L2 norm are kept
+    (ties to the lower index).  Returns (status, iterations completed).
+    """
+    cdef index_t n = y.shape[0], d = theta.shape[0], K = theta.shape[1], i, p
+    cdef index_t n_done = 0
+    cdef int status
+    cdef bitgen_t* rng = NULL
+    if K < 2:
+        raise ValueError(f"theta needs n_classes >= 2 columns, got {K}")
+    _check_args(data, indices, indptr, d, sparsity, max_iter, noise_std, step,
+                bit_generator)
+    for p in range(indices.shape[0]):
+        if indices[p] < 0 or indices[p] >= n:
+            raise ValueError(f"row indices must be in [0, {n - 1}] (the labels' length)")
+    for i in range(n):
+        if y[i] < 0 or y[i] >= K:
+            raise ValueError(f"labels must be in [0, {K - 1}] (the columns of theta)")
+    z_np = np.empty((max(n, 1), K), dtype=np.float64)
+    u_np = np.empty((max(d, 1), K), dtype=np.float64)
+    r_np = np.empty(max(d, 1), dtype=np.float64)
+    support_np = np.empty(max(d, 1), dtype=np.int64)
+    hist_np = np.empty(RADIX_SIZE, dtype=np.int64)
+    cdef double[:, ::1] z = z_np, u = u_np
+    cdef double[::1] r = r_np
+    cdef index_t[::1] support = support_np, hist = hist_np
+    if noise_std > 0.0:
+        rng = get_bitgen(bit_generator)
+        with bit_generator.lock, nogil:
+            status = _run_softmax(data, indices, indptr, y, theta, step, noise_std,
+                                  sparsity, max_iter, rng, z, u, r, support, hist, &n_done)
+    else:
+        with nogil:
+            status = _run_softmax(data, indices, indptr, y, theta, step, 0.0, sparsity,
+                                  max_iter, NULL, z, u, r, support, hist, &n_done)
+    return (STATUS_NONFINITE if status else STATUS_OK), int(n_done)

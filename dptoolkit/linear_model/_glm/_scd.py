@@ -43,7 +43,7 @@ from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
 from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_constraints,
                     _record_steps, MAX_N_EPOCHS, primal_objective)
-from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params
+from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params, ovr_proba
 from ..._validation import Boolean, Interval, Options, POSITIVE, validate_params
 
 __all__ = ["DPSCDClassifier", "DPSCDRegressor", "primal_objective"]
@@ -236,41 +236,73 @@ class _BaseSCD(_BaseLinearDP):
             else:
                 sensitivity = 2.0 * clip * math.sqrt(L * (L + 1.0))
 
+        # K > 2 classes: K one-vs-rest fits of n_steps steps each, one event of
+        # K n_steps steps (see "More than two classes" in the Notes)
+        K = self.classes_.size if isinstance(self, ClassifierMixin) else 2
+        n_models = K if K > 2 else 1
+        total_steps = n_models * n_steps
         if private:
             sigma = _calibrate(epsilon=p["epsilon"], delta=p["delta"], sampling_rate=q,
-                               steps=n_steps)
+                               steps=total_steps)
             noise_std = sigma * sensitivity
         else:
             sigma = 0.0
             noise_std = 0.0
-        self._check_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
+        self._check_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=total_steps))
 
         rec_steps, rec_epochs = _record_steps(n_steps, n_epochs)
         if not self.keep_coef_path:
             rec_steps = rec_steps[:0]
-        trace = np.zeros((rec_steps.shape[0], M))
-
         if self.variant == "primal":
             Xc = sp.csc_array(Xt)
             Xc.sort_indices()
             Xc.indices = Xc.indices.astype(np.int64, copy=False)
             Xc.indptr = Xc.indptr.astype(np.int64, copy=False)
+        run = dict(rng=rng, code=code, L=L, N=N, lam=lam, clip=clip, q=q, private=private,
+                   n_steps=n_steps, noise_std=noise_std, rec_steps=rec_steps)
+        if n_models == 1:
+            w, path, alpha = self._run_kernel(Xc if self.variant == "primal" else Xt, sq,
+                                              t, **run)
+        else:   # class c against the rest, labels +1 / -1, in class order
+            fits = [self._run_kernel(Xc if self.variant == "primal" else Xt, sq,
+                                     np.where(t == c, 1.0, -1.0), **run)
+                    for c in range(n_models)]
+            w = np.column_stack([f[0] for f in fits])
+            path = np.stack([f[1] for f in fits], axis=2)
+            alpha = np.column_stack([f[2] for f in fits]) if fits[0][2] is not None \
+                else None
+        # alpha is internal state of a private run and is not released
+        self.dual_coef_ = None if private else alpha
+        self._finish(w, path if self.keep_coef_path else None, rec_epochs, p, L=L,
+                     n_steps=total_steps, sensitivity=sensitivity, q=q, sigma=sigma,
+                     noise_std=noise_std, n_constant=N)
+        return self
+
+    def _run_kernel(self, X, sq, t, *, rng, code, L, N, lam, clip, q, private, n_steps,
+                    noise_std, rec_steps):
+        """One (binary or one-vs-rest) run of the variant's kernel on labels ``t``.
+
+        Returns ``(w, path, alpha)``: the weights of shape (M,), the recorded
+        weights of shape (len(rec_steps), M) and the dual vector (None for the
+        primal variant).  ``X`` is CSC for the primal variant, CSR otherwise."""
+        M = X.shape[1]
+        n_rows = X.shape[0]
+        trace = np.zeros((rec_steps.shape[0], M))
+        if self.variant == "primal":
             theta = np.zeros(M)
             v = np.zeros(n_rows)
             status, done = _scd_fast.primal_scd(
-                Xc.data, Xc.indices, Xc.indptr, t, theta, v, loss=code, sigma_p=float(L),
+                X.data, X.indices, X.indptr, t, theta, v, loss=code, sigma_p=float(L),
                 lam=lam, n_public=float(N), clip=clip, batch_size=L, n_steps=n_steps,
                 noise_theta=noise_std, bit_generator=rng.bit_generator,
                 record_steps=rec_steps, trace=trace)
-            w = theta
-            path = trace
-            self.dual_coef_ = None
+            w, path, alpha = theta, trace, None
         else:
             sequential = self.variant == "sequential"
             alpha = np.zeros(n_rows)
             v = np.zeros(M)
             status, done = _scd_fast.dual_scd(
-                Xt.data, Xt.indices, Xt.indptr, t, sq, alpha, v, loss=code,
+                X.data, X.indices, X.indptr, t, sq, alpha, v, loss=code,
                 sequential=sequential, sigma_p=1.0 if sequential else float(L),
                 lam_n=lam * N, clip=clip, sampling_rate=q if private else 0.0,
                 batch_size=L, batch_cap=L, n_steps=n_steps, noise_v=noise_std,
@@ -279,19 +311,13 @@ class _BaseSCD(_BaseLinearDP):
                 bit_generator=rng.bit_generator, record_steps=rec_steps, trace=trace)
             w = v / (lam * N)
             path = trace / (lam * N)
-            # alpha is internal state of a private run and is not released
-            self.dual_coef_ = None if private else alpha
         if status != _scd_fast.STATUS_OK:
             if private:  # the step at which it failed depends on the data: not shown
                 raise data_dependent_error("non-finite values during the fit; the problem "
                                            "is badly scaled (check alpha and the data)")
             raise ValueError(f"non-finite values after {done} of {n_steps} steps; the "
                              "problem is badly scaled (check alpha and the data)")
-
-        self._finish(w, path if self.keep_coef_path else None, rec_epochs, p, L=L,
-                     n_steps=n_steps, sensitivity=sensitivity, q=q, sigma=sigma,
-                     noise_std=noise_std, n_constant=N)
-        return self
+        return w, path, alpha
 
 
 _SCD_DOC_PARAMS = r"""
@@ -381,12 +407,14 @@ _SCD_DOC_PARAMS = r"""
 _SCD_DOC_ATTRS = r"""
     coef_ : ndarray
         Model :math:`\theta` (:math:`v/(\lambda N)` for the dual variants), without
-        the intercept weight.
-    intercept_ : float or ndarray of shape (1,)
+        the intercept weight: shape (n_features,) (regressor), (1, n_features) (two
+        classes) or (n_classes, n_features) (one one-vs-rest model a row).
+    intercept_ : float or ndarray of shape (1,) or (n_classes,)
         Weight of the constant feature times ``intercept_scaling`` (0 without
         ``fit_intercept``).
-    dual_coef_ : ndarray of shape (n_samples,) or None
-        Dual vector :math:`\alpha` of a non-private dual fit; ``None`` for private
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_classes), or None
+        Dual vector :math:`\alpha` of a non-private dual fit (one column per
+        one-vs-rest model for more than two classes); ``None`` for private
         fits (never released) and for the primal variant.
     batch_size_ : int
         :math:`L` used.
@@ -395,7 +423,8 @@ _SCD_DOC_ATTRS = r"""
         :math:`\theta = v/(\lambda N)`: ``n_samples_public`` for a private fit that
         was given it, ``X.shape[0]`` otherwise.
     n_steps_ : int
-        Number of mini-batch steps :math:`T`.
+        Number of mini-batch steps :math:`T` (:math:`KT`, the steps of all
+        :math:`K` one-vs-rest fits, for :math:`K > 2` classes).
     n_epochs_ : float
     sensitivity_ : float
         :math:`L_2` sensitivity of one step's released update (see Notes).
@@ -537,6 +566,34 @@ _SCD_DOC_NOTES = r"""
     their inverse.
 """
 
+_SCD_DOC_MULTICLASS = r"""
+    **More than two classes** (``DPSCDClassifier`` with :math:`K > 2` labels):
+    one-vs-rest.  Row :math:`c` of ``coef_`` is the binary model of class
+    :math:`c` (+1) against the rest (-1), fitted by the chosen variant exactly as
+    a binary fit, one class after the other; ``decision_function`` has one column
+    a class, ``predict`` takes the largest, ``predict_proba`` (logistic loss)
+    normalises the :math:`K` sigmoids to sum to 1 (as scikit-learn's
+    ``OneVsRestClassifier``).  Why one-vs-rest: a dual coordinate update of
+    SDCA is a one-dimensional problem per example only for a scalar loss; the
+    multinomial dual has a :math:`K`-dimensional block per example without a
+    closed form, and the sensitivity analysis of Damaskinos et al. (2021, Lemmas
+    1, 4, 5) is for the scalar update.  One-vs-rest keeps every update, bound and
+    kernel of the binary analysis.  Privacy: the same neighbouring relation
+    (add/remove one example, public :math:`N`); every step of every one of the
+    :math:`K` fits is the binary variant's (subsampled) Gaussian mechanism, with
+    the binary sensitivity above, so the whole model is :math:`KT` such steps
+    composed adaptively in RDP: ``privacy_event_`` is ONE event of :math:`KT`
+    steps, and the noise multiplier :math:`\sigma` is calibrated once, for
+    :math:`KT` steps at the requested (epsilon, delta) -- never :math:`K`
+    unaccounted fits.  Equivalently, the :math:`K` updates of one example have
+    joint L2 sensitivity :math:`\sqrt K` times the binary one; in the regime
+    where the subsampled Gaussian's RDP is quadratic in :math:`q/\sigma` (small
+    :math:`q`), :math:`KT` steps at :math:`\sigma` cost what :math:`T` joint steps
+    at :math:`\sigma/\sqrt K` cost, so sharing the batches across classes would
+    not lower the noise.  The price of :math:`K` classes is a noise multiplier
+    about :math:`\sqrt K` times the binary one.
+"""
+
 _SCD_DOC_REFS = r"""
     G. Damaskinos, C. Mendler-Duenner, R. Guerraoui, N. Papandreou, T. Parnell.
     Differentially Private Stochastic Coordinate Descent. AAAI 2021 (Damaskinos et al., 2021).
@@ -546,7 +603,7 @@ _SCD_DOC_REFS = r"""
 
 @fill_doc
 class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
-    __doc__ = _class_doc(r"""Binary linear classifier by (differentially private) stochastic
+    __doc__ = _class_doc(r"""Linear classifier by (differentially private) stochastic
     coordinate descent: DP-SCD, seqDP-SCD, primal DP-SCD and, without ``epsilon``,
     SDCA.
 
@@ -554,9 +611,10 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     logistic regression or SVM), labels mapped to :math:`\{-1, +1\}`
     (``classes_[1]`` is +1).  Dual coordinate updates are closed form for the hinge
     loss and an exact one-dimensional (safeguarded Newton) minimisation for
-    the logistic loss.  See the module docstring for the objective and the Notes for the
+    the logistic loss.  More than two classes: one-vs-rest, one privacy event (see
+    Notes).  See the module docstring for the objective and the Notes for the
     privacy analysis.""", classifier=True, params=_SCD_DOC_PARAMS, attrs=_SCD_DOC_ATTRS,
-        notes=_SCD_DOC_NOTES, references=_SCD_DOC_REFS + r"""
+        notes=_SCD_DOC_NOTES + _SCD_DOC_MULTICLASS, references=_SCD_DOC_REFS + r"""
     C. Ma, V. Smith, M. Jaggi, M. Jordan, P. Richtarik, M. Takac. Adding vs.
     Averaging in Distributed Primal-Dual Optimization. ICML 2015.
     I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled
@@ -573,6 +631,8 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     _parameter_constraints = _linear_dp_constraints(
         _losses, classifier=True, clip=[Options("auto"), None, *POSITIVE],
         n_epochs=_N_EPOCHS, variant=[Options(*_VARIANTS)], perturb_dual=[Boolean()])
+    _multi_class = True
+    _multiclass_proba = staticmethod(ovr_proba)
 
     def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, batch_size="auto", clip="auto",
