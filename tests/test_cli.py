@@ -193,8 +193,8 @@ def test_multiclass(tmp_path, capsys, monkeypatch):
     assert load_model(tmp_path / "m.skops").coef_.shape == (3, 30)
     # binary-only models: refused from --classes, before any data is read
     monkeypatch.setattr(datasets, "load_libsvm", _forbidden)
-    status, out, err = _run(["train", "--model", "dp-sgd", *common, "--epsilon", 1],
-                            capsys)
+    status, out, err = _run(["train", "--model", "select-then-fit", *common, "--epsilon",
+                             1], capsys)
     assert status == 2
     assert "binary only" in err and "3 classes" in err
 
@@ -202,7 +202,7 @@ def test_multiclass(tmp_path, capsys, monkeypatch):
 @need_20news
 def test_20news_multiclass_refused_before_reading_for_binary_models(capsys, monkeypatch):
     _forbid_data(monkeypatch)
-    status, out, err = _run(["train", "--model", "dp-sgd", "--data", NEWS20,
+    status, out, err = _run(["train", "--model", "select-then-fit", "--data", NEWS20,
                              "--epsilon", 1], capsys)
     assert status == 2 and "binary only" in err and "--positive" in err
 
@@ -425,7 +425,7 @@ BAD = [
     (["account", "--model", "dp-sgd", "--n-samples", "10"], "--n-features"),
     (["account", "--model", "frank-wolfe", "--n-samples", "0", "--n-features", "5",
       "--epsilon", "1"], "--n-samples"),
-    (["account", "--model", "dp-sgd", "--n-samples", "10", "--n-features", "5",
+    (["account", "--model", "select-then-fit", "--n-samples", "10", "--n-features", "5",
       "--n-classes", "3", "--epsilon", "1"], "--n-classes"),
 ]
 

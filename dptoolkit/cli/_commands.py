@@ -79,13 +79,13 @@ def _check_train_data_options(args):
             and not _models.supports_multiclass(args)):
         raise UsageError(f"--model {args.model} is binary only and --classes gives "
                          f"{len(args.classes)} classes: choose a multiclass model "
-                         "(frank-wolfe, sparsifier)")
+                         f"({_models.multiclass_models()})")
     if (Path(args.data).name.startswith("20news") and args.positive is None
             and args.negative is None and not _models.supports_multiclass(args)):
         raise UsageError(f"--model {args.model} is binary only and {args.data} without "
                          "--positive/--negative is the 20-class task: choose two groups "
-                         "with --positive/--negative, or a multiclass model (default, "
-                         "frank-wolfe, sparsifier)")
+                         "with --positive/--negative, or a multiclass model "
+                         f"({_models.multiclass_models()})")
 
 
 def _check_classes(args):
@@ -344,8 +344,7 @@ def _train(args):
     if n_classes > 2 and not _models.supports_multiclass(args):
         raise UsageError(f"--model {args.model} is binary only and the task has "
                          f"{n_classes} classes: choose two groups with --positive/"
-                         "--negative, or a multiclass model (default, frank-wolfe, "
-                         "sparsifier)")
+                         f"--negative, or a multiclass model ({_models.multiclass_models()})")
     estimator = _models.build_model(args, classes)
     if args.data is None and private and args.n_samples_public is None and \
             _models.option_applies("n_samples_public", args):
@@ -642,7 +641,7 @@ def _account(args):
 
     if args.n_classes > 2 and not _models.supports_multiclass(args):
         raise UsageError(f"--model {args.model} is binary only; --n-classes "
-                         f"{args.n_classes} needs a multiclass model (default, frank-wolfe, sparsifier)")
+                         f"{args.n_classes} needs a multiclass model ({_models.multiclass_models()})")
     model_name = _models.resolve_model(args.model)
     if args.epsilon is None and _models.default_of(
             MODELS[_models.inner_model(args)].cls, "epsilon") is None:

@@ -103,19 +103,19 @@ MODELS = {
         "dp-sgd", DPSGDClassifier,
         {"loss": "loss", "alpha": "alpha", "learning_rate": "learning_rate",
          "batch_size": "batch_size", "clip": "clip", "n_epochs": "n_epochs",
-         "n_samples_public": "n_samples_public"}, False,
+         "n_samples_public": "n_samples_public"}, True,
         "DPSGDClassifier: logistic regression or SVM by DP-SGD", _L2, dask=True),
     "dp-scd": ModelSpec(
         "dp-scd", DPSCDClassifier,
         {"loss": "loss", "alpha": "alpha", "batch_size": "batch_size", "clip": "clip",
          "n_epochs": "n_epochs", "variant": "variant",
-         "n_samples_public": "n_samples_public"}, False,
+         "n_samples_public": "n_samples_public"}, True,
         "DPSCDClassifier: logistic regression or SVM by DP stochastic coordinate "
         "descent", _L2),
     "dp-ight": ModelSpec(
         "dp-ight", DPIGHTClassifier,
         {"sparsity": "sparsity", "max_iter": "max_iter", "learning_rate": "learning_rate",
-         "neighbouring": "neighbouring", "n_samples_public": "n_samples_public"}, False,
+         "neighbouring": "neighbouring", "n_samples_public": "n_samples_public"}, True,
         "DPIGHTClassifier: sparse logistic regression by DP iterative gradient hard "
         "thresholding", "||x_i||_2 <= row_norm_bound (rows rescaled)"),
     "dp-nb-logistic": ModelSpec(
@@ -189,6 +189,11 @@ def default_of(cls, param):
     """Default of ``param`` in ``cls.__init__`` (for the help text)."""
     p = inspect.signature(cls.__init__).parameters.get(param)
     return None if p is None else p.default
+
+
+def multiclass_models():
+    """The names of the models that fit more than two classes, ``default`` first."""
+    return ", ".join(["default"] + [name for name, spec in MODELS.items() if spec.multiclass])
 
 
 def supports_multiclass(args):
