@@ -57,7 +57,6 @@ privacy notes of the architecture page): it is not covered either.
 """
 import contextlib
 import contextvars
-import functools
 import math
 import sys
 import warnings
@@ -154,18 +153,11 @@ _CHARGING_PARENT = contextvars.ContextVar("dptoolkit_charging_parent", default=N
 def nested_fits(parent):
     """Fits run in this block are parts of ``parent``'s fit, which charges for them.
 
-    A private estimator that fits other private estimators inside its own
-    ``fit`` (a search, a pipeline, the Sparsifier) runs them in this block (or
-    through :func:`fit_with_stream`, which opens one): their spends are then
-    recorded on them but not charged to the process-wide default ledger, and a
-    nested non-private fit does not warn; ``parent`` charges the composed event
-    once.  An explicit context (a context variable), not an inspection of the
-    call stack.
-
-    Parameters
-    ----------
-    parent : PrivateEstimatorMixin
-        The estimator whose ``fit`` is running.
+    A composite (search, pipeline, Sparsifier) runs its nested private fits here
+    or through :func:`fit_with_stream` (which opens one): their spends are
+    recorded on them but not charged to the default ledger, a nested non-private
+    fit does not warn, and ``parent`` charges the composed event once.  An
+    explicit context variable, not an inspection of the call stack.
     """
     token = _CHARGING_PARENT.set(parent)
     try:
@@ -290,33 +282,12 @@ def sensitivity_factor(neighbouring):
     return 2.0 if check_neighbouring(neighbouring) == "replace_one" else 1.0
 
 
-@functools.lru_cache(maxsize=256)
-def _epsilon_of_event(event, delta):
-    """Memoised: events are frozen, and a fit asks twice (check, then record)."""
-    from .accounting import epsilon_of_event
-
-    return epsilon_of_event(event, delta)
-
-
 def _spent_of(event, claimed):
-    """``(epsilon, delta)`` that the accountant gives the event at the claimed delta.
+    """The accountant's figure for a claimed spend
+    (:func:`dptoolkit.accounting.accountant.accounted_spend`)."""
+    from .accounting.accountant import accounted_spend
 
-    Every estimator reports and charges what
-    :func:`~dptoolkit.accounting.epsilon_of_event` says of its released event,
-    never the target it calibrated for; a claim below the accountant's figure
-    is a privacy bug and raises."""
-    if claimed is None:
-        return None
-    epsilon, delta = float(claimed[0]), float(claimed[1])
-    if event is None or delta >= 1.0 or not math.isfinite(epsilon):
-        return epsilon, delta           # no finite guarantee to refine
-    accounted = _epsilon_of_event(event, delta)
-    if not accounted <= epsilon * (1.0 + 1e-9):
-        raise RuntimeError(
-            f"internal error: the fit claims epsilon={epsilon!r} at delta={delta!r} but "
-            f"the accountant gives {accounted!r} for its event {event!r}; nothing was "
-            "released (please report this)")
-    return accounted, delta
+    return accounted_spend(event, claimed)
 
 
 class PrivateEstimatorMixin:

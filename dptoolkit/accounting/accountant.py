@@ -37,6 +37,7 @@ the same delta.
 A method that does not apply to an event (e.g. ``"basic"`` for a Gaussian
 step) gives ``inf``.
 """
+import functools
 import math
 import warnings
 
@@ -511,6 +512,51 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
         if abs(feasible - infeasible) <= rtol * max(feasible, infeasible):
             break
     return feasible
+
+
+#: epsilon_of_event memoised for the reports: events are frozen, and a fit asks
+#: twice (check, then record).
+_epsilon_of_event = functools.lru_cache(maxsize=256)(epsilon_of_event)
+
+
+def accounted_spend(event, claimed):
+    """``(epsilon, delta)`` that the accountant gives the event at the claimed delta.
+
+    Every estimator reports and charges what
+    :func:`~dptoolkit.accounting.epsilon_of_event` says of its released event,
+    never the target it calibrated for; a claim below the accountant's figure
+    is a privacy bug and raises.
+
+    Parameters
+    ----------
+    event : PrivacyEvent or None
+        The released event.
+    claimed : tuple (epsilon, delta) or None
+        What the fit calibrated for.
+
+    Returns
+    -------
+    tuple (epsilon, delta) or None
+        ``(epsilon_of_event(event, delta), delta)``; ``claimed`` itself without an
+        event, with ``delta >= 1`` or an infinite epsilon (nothing to refine).
+
+    Raises
+    ------
+    RuntimeError
+        The accountant's epsilon exceeds the claimed one.
+    """
+    if claimed is None:
+        return None
+    epsilon, delta = float(claimed[0]), float(claimed[1])
+    if event is None or delta >= 1.0 or not math.isfinite(epsilon):
+        return epsilon, delta           # no finite guarantee to refine
+    accounted = _epsilon_of_event(event, delta)
+    if not accounted <= epsilon * (1.0 + 1e-9):
+        raise RuntimeError(
+            f"internal error: the fit claims epsilon={epsilon!r} at delta={delta!r} but "
+            f"the accountant gives {accounted!r} for its event {event!r}; nothing was "
+            "released (please report this)")
+    return accounted, delta
 
 
 class PrivacyAccountant:
