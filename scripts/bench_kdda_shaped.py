@@ -112,8 +112,9 @@ def standard_steps(X, y, args):
     Xc.indices, Xc.indptr = Xc.indices.astype(np.int64), Xc.indptr.astype(np.int64)
     views_s = time.perf_counter() - t0
     # the grouped sampler's coefficient of a T-step fit (as scripts/bench_scaling.py):
-    # the standard step's cost does not depend on which vertex is drawn
-    est = FrankWolfeLassoClassifier(max_iter=T, epsilon=EPSILON, delta=DELTA,
+    # the standard step's cost depends neither on which vertex is drawn nor on the
+    # radius, so a fixed l1_bound stands for the default "auto"
+    est = FrankWolfeLassoClassifier(max_iter=T, epsilon=EPSILON, delta=DELTA, l1_bound=50.0,
                                     selector="grouped", screening=None,
                                     n_samples_public=Xr.shape[0], random_state=0)
     coef = est.budget(Xr.shape[1], n_samples=Xr.shape[0]).kernel_parameter
