@@ -262,19 +262,7 @@ def build_parser():
                          "knows it (a warning says so): for tests and debugging only")
     _add_privacy_options(tr)
     _add_estimator_options(tr)
-    tr.add_argument("--select-fraction", type=_open_unit, default=None,
-                    help="select-then-fit: share of --epsilon spent by DP-SIS "
-                         f"(default: {_models.SELECT_FRACTION})")
-    tr.add_argument("--search-model", choices=SEARCHABLE, default=None,
-                    help=f"search: the model searched (default: {DEFAULT_MODEL})")
-    tr.add_argument("--grid", type=_grid_item, action="append", default=None,
-                    metavar="NAME=V1,V2",
-                    help="search: a hyper-parameter and its candidate values (repeat for "
-                         "several); default grids: " + "; ".join(
-                             f"{m}: {g}" for m, g in SEARCH_GRIDS.items()))
-    tr.add_argument("--n-runs", type=_n_runs, default=None,
-                    help="search: mean number of private runs (default: the search's, "
-                         f"{_models.default_of(_search_cls(), 'n_runs')})")
+    _add_composite_options(tr)
     tr.add_argument("--save", metavar="PATH", help="write the fitted model (skops format)")
     tr.add_argument("--report", metavar="PATH", help="write a JSON report "
                                                      "(dptoolkit/cli/report_schema.json)")
@@ -319,15 +307,7 @@ def build_parser():
     ac.add_argument("--n-classes", type=_positive_int, default=2, help="number of classes")
     _add_privacy_options(ac)
     _add_estimator_options(ac)
-    ac.add_argument("--select-fraction", type=_open_unit, default=None,
-                    help="select-then-fit: share of --epsilon spent by DP-SIS "
-                         f"(default: {_models.SELECT_FRACTION})")
-    ac.add_argument("--search-model", choices=SEARCHABLE, default=None,
-                    help=f"search: the model searched (default: {DEFAULT_MODEL})")
-    ac.add_argument("--grid", type=_grid_item, action="append", default=None,
-                    metavar="NAME=V1,V2", help="search: a hyper-parameter and its values")
-    ac.add_argument("--n-runs", type=_n_runs, default=None,
-                    help="search: mean number of private runs")
+    _add_composite_options(ac)
     ac.set_defaults(verbose=None, seed=None)
     return parser
 
@@ -365,6 +345,23 @@ def _add_model_option(p):
                         f"private sparse model, now {DEFAULT_MODEL}, for any number of "
                         "classes): "
                         + "; ".join(f"{n}: {s.description}" for n, s in MODELS.items()))
+
+
+def _add_composite_options(parser):
+    """The options of select-then-fit and of the search (``train`` and ``account``)."""
+    parser.add_argument("--select-fraction", type=_open_unit, default=None,
+                        help="select-then-fit: share of --epsilon spent by DP-SIS "
+                             f"(default: {_models.SELECT_FRACTION})")
+    parser.add_argument("--search-model", choices=SEARCHABLE, default=None,
+                        help=f"search: the model searched (default: {DEFAULT_MODEL})")
+    parser.add_argument("--grid", type=_grid_item, action="append", default=None,
+                        metavar="NAME=V1,V2",
+                        help="search: a hyper-parameter and its candidate values (repeat "
+                             "for several); default grids: " + "; ".join(
+                                 f"{m}: {g}" for m, g in SEARCH_GRIDS.items()))
+    parser.add_argument("--n-runs", type=_n_runs, default=None,
+                        help="search: mean number of private runs (default: the search's, "
+                             f"{_models.default_of(_search_cls(), 'n_runs')})")
 
 
 def _add_privacy_options(p):

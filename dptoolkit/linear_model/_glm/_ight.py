@@ -28,6 +28,7 @@ __all__ = ["DPIGHTClassifier"]
 _SMOOTH_STEP = {False: 4.0, True: 2.0}
 
 
+@fill_doc
 class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                        BaseEstimator):
     r"""Sparse logistic regression by (DP) iterative gradient hard thresholding
@@ -171,14 +172,8 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits (a
         neighbour that adds a new label or removes the only row of a class would
         change the model's shape).
-    accountant : BudgetAccountant or None, default=None
-        If given, (epsilon, delta) is checked before any work and spent after.
-    random_state : None, int or numpy.random.Generator, default=None
-        Source of the noise. ``None`` (the default for a release): fresh OS
-        entropy, and nothing on the fitted model can regenerate the noise.  A
-        seed or a Generator is kept (as in scikit-learn) and makes the noise
-        reproducible by whoever knows it: a private fit given one warns
-        (PrivacyLeakWarning, once per process).
+    %(accountant)s
+    %(random_state)s
 
     Attributes
     ----------

@@ -176,6 +176,7 @@ def _transform(X, columns, ratios):
     return Z
 
 
+@fill_doc
 class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                              BaseEstimator):
     r"""Private naive-Bayes-scaled logistic regression for sparse text (any number of classes).
@@ -221,13 +222,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         ``y`` (a declared class absent from ``y`` is fine; a label of ``y``
         outside it raises ``ValueError``).  None: ``np.unique(y)``, with a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` for private fits.
-    accountant : BudgetAccountant or None, default=None
-    random_state : int, numpy.random.Generator or None, default=None
-        Source of the noise. ``None`` (the default for a release): fresh OS
-        entropy, and nothing on the fitted model can regenerate the noise.  A
-        seed or a Generator is kept (as in scikit-learn) and makes the noise
-        reproducible by whoever knows it: a private fit given one warns
-        (PrivacyLeakWarning, once per process).
+    %(accountant)s
+    %(random_state)s
 
     Attributes
     ----------
