@@ -404,7 +404,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     n_samples_public : int or None, default=None
         Public dataset size ``N`` used only by ``k="auto"`` (>= 1).  None with
         ``k="auto"`` in a private fit takes ``N`` from the data with a
-        :class:`PrivacyLeakWarning` (under add/remove a neighbour has
+        :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (under add/remove a neighbour has
         ``N +- 1``, so the chosen ``k`` would depend on the data).
     random_state : None, int, SeedSequence or numpy.random.Generator
     %(accountant_selector)s

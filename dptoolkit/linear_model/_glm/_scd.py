@@ -560,7 +560,7 @@ _SCD_DOC_NOTES = r"""
     ``perturb_dual=False``.  :math:`\lambda` and :math:`L` are the paper's
     (Appendix E: :math:`\lambda = 10^{-4}`; :math:`L = 100` is within its grid);
     its 10 epochs are the regressor's default and the classifier's cap:
-    the classifier's ``n_epochs="auto"`` (:func:`_auto_epochs`) takes fewer passes
+    the classifier's ``n_epochs="auto"`` (``_auto_epochs``) takes fewer passes
     when :math:`\varepsilon N` is small, because the noise summed over the
     epochs grows with their number while the optimisation error falls only as
     their inverse.
