@@ -73,7 +73,15 @@ def client():
 
 @pytest.fixture
 def live(client):
-    client.wait_for_workers(2, timeout=60)  # a killing test may have just run
+    # a killing test may have just run: its worker's nanny starts a new one; if that
+    # one has not arrived after a minute (seen once on a loaded machine), restart the
+    # workers rather than fail the next test on the cluster's set-up
+    try:
+        client.wait_for_workers(2, timeout=60)
+    except Exception:
+        client.cluster.scale(2)
+        client.restart(timeout=180, wait_for_workers=False)
+        client.wait_for_workers(2, timeout=180)
     return client
 
 
