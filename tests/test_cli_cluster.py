@@ -8,7 +8,9 @@ import logging
 
 import pytest
 
-from dptoolkit.cli import _cluster, _models, main
+from dptoolkit.cli import _cluster, _models
+
+from test_cli import _run  # main(argv) -> (status, stdout, stderr)
 
 distributed = pytest.importorskip(
     "dask.distributed", reason="dask[distributed] is not installed (pip install "
@@ -16,15 +18,6 @@ distributed = pytest.importorskip(
 
 TINY = ["train", "--epsilon", "1", "--seed", "0", "--synthetic-samples", "1500",
         "--synthetic-features", "800"]
-
-
-def _run(argv, capsys):
-    try:
-        status = main([str(a) for a in argv])
-    except SystemExit as exc:
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture(scope="module")
