@@ -8,9 +8,11 @@ The privacy model of :class:`_BaseLinearDP` (add/remove-one neighbours, the
 public dataset size ``n_samples_public``) is stated in
 :mod:`dptoolkit.linear_model._glm._scd`.
 """
+import dataclasses
 import functools
 import math
 import numbers
+import types
 import warnings
 
 import numpy as np
@@ -357,6 +359,35 @@ def _class_doc(summary, *, classifier, params, attrs, notes, references, example
         for name, body in sections) + "    "
 
 
+# --------------------------------------------------------------------------- plan
+@dataclasses.dataclass(frozen=True)
+class GLMSteps:
+    """The parameters a DP-SGD or DP-SCD fit runs with (its privacy plan's ``params``).
+
+    ``validated`` is the read-only mapping of the validated hyper-parameters
+    (``private``, ``epsilon``, ``delta``, ``alpha``, ``n_epochs``, ...); the rest is
+    derived from them and the public N: ``n_constant`` (N), ``batch_size`` (L),
+    ``sampling_rate`` (q, None when not private), ``n_steps`` (per model),
+    ``total_steps`` (all models: K one-vs-rest DP-SCD models add up),
+    ``noise_multiplier`` (sigma, 0 when not private), ``sensitivity`` (L2, of one
+    step's sum), ``noise_std`` (sigma times sensitivity), ``clip``, ``n_classes``
+    (K, 2 for regressors) and the estimator's ``extra`` (learning rate, ...).
+    """
+    validated: types.MappingProxyType
+    n_constant: int
+    batch_size: int
+    sampling_rate: float
+    n_steps: int
+    total_steps: int
+    noise_multiplier: float
+    sensitivity: float
+    noise_std: float
+    clip: float
+    n_classes: int
+    extra: types.MappingProxyType = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
+
+
 # --------------------------------------------------------------------------- base
 class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""
@@ -525,27 +556,45 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                 self.coef_path_ = path.copy()
                 self.intercept_path_ = np.zeros(path.shape[:2])
 
-    def _finish(self, w, path, rec_epochs, p, *, L, n_steps, sensitivity, q, sigma,
-                noise_std, n_constant):
-        """Set the fitted attributes shared by every estimator of this family."""
-        self.n_samples_used_ = int(n_constant)
+    def _finish(self, w, path, rec_epochs, plan):
+        """Set the fitted attributes shared by every estimator of this family and
+        record the ``plan``'s spend."""
+        steps = plan.params
+        self.n_samples_used_ = int(steps.n_constant)
         if path is not None:
             path = np.concatenate([np.zeros((1,) + w.shape), path])
             self.epoch_path_ = np.concatenate([[0.0], rec_epochs])
         self._set_coef(w, path)
-        self.batch_size_ = int(L)
-        self.n_steps_ = int(n_steps)
-        self.n_epochs_ = float(p["n_epochs"])
-        self.sensitivity_ = float(sensitivity)
-        if p["private"]:
-            self.sampling_rate_ = float(q)
-            self.noise_multiplier_ = float(sigma)
-            self.noise_std_ = float(noise_std)
+        self.batch_size_ = int(steps.batch_size)
+        self.n_steps_ = int(steps.total_steps)
+        self.n_epochs_ = float(steps.validated["n_epochs"])
+        self.sensitivity_ = float(steps.sensitivity)
+        if steps.validated["private"]:
+            self.sampling_rate_ = float(steps.sampling_rate)
+            self.noise_multiplier_ = float(steps.noise_multiplier)
+            self.noise_std_ = float(steps.noise_std)
         else:
             self.sampling_rate_ = None
             self.noise_multiplier_ = None
             self.noise_std_ = None
-        self._record_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
+        self._record_spend(plan.event, plan.spent)
+
+    def _planned_n_classes(self, classes):
+        """K of a plan: the label set's size for a classifier (K > 2 checked against
+        ``loss``), 2 for a regressor."""
+        if not isinstance(self, ClassifierMixin):
+            return 2
+        k = self._planned_classes(classes).size
+        if k > 2:
+            self._check_multiclass_loss()
+        return k
+
+    def _steps_plan(self, p, **steps):
+        """The :class:`PrivacyPlan` of ``steps`` (the fields of :class:`GLMSteps`)."""
+        params = GLMSteps(validated=types.MappingProxyType(dict(p)), **steps)
+        return self._plan(*self._privacy_of(p, q=params.sampling_rate,
+                                            sigma=params.noise_multiplier,
+                                            n_steps=params.total_steps), params)
 
     @staticmethod
     def _privacy_of(p, *, q, sigma, n_steps):
@@ -642,14 +691,6 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                     else np.append(w, b / float(self.intercept_scaling))
             out.append(self._objective_on(Xt, y, w))
         return np.asarray(out)
-
-
-
-
-
-
-
-
 
 
 _transform_rows = transform_rows
