@@ -81,7 +81,9 @@ Differentially Private Image Classification through Scale. 2022.
 N. Ponomareva et al. How to DP-fy ML: A Practical Guide to Machine Learning with
 Differential Privacy. JAIR 2023.
 """
+import dataclasses
 import math
+from types import MappingProxyType
 
 import numpy as np
 import scipy.sparse as sp
@@ -177,6 +179,20 @@ def _transform(X, columns, ratios):
 
 
 @fill_doc
+@dataclasses.dataclass(frozen=True)
+class NBParams:
+    """The parameters a DPNB fit runs with (its privacy plan's ``params``):
+    ``validated`` (read-only: epsilon, delta, k, q, lr, alpha, avg, n_epochs, ...),
+    the public N, the vocabulary size ``k``, the noise multipliers ``(sigma1,
+    sigma2)`` of the class sums and of DP-SGD (0 when not private), the steps."""
+    validated: MappingProxyType
+    private: bool
+    n_samples: int
+    k: int
+    noise_multipliers: tuple
+    n_steps: int
+
+
 class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                              BaseEstimator):
     r"""Private naive-Bayes-scaled logistic regression for sparse text (any number of classes).
@@ -399,32 +415,21 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             The accountant cannot pay; nothing is computed.
         """
         validate_params(self)
-        p = self._check_params()
         distributed = is_dask_array(X)
         if distributed:  # X stays on the workers; only y comes to the client
-            X, y, y_blocks = validate_dask_X_y(self, X, y, private=p["epsilon"] is not None)
+            X, y, y_blocks = validate_dask_X_y(self, X, y, private=self.epsilon is not None)
         else:
             check_X_y_named(X, y)
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                                  ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
-        classes = self._resolve_classes(y, private=p["epsilon"] is not None)
-        if classes.size < 2:   # only without declared classes (a declared set has two)
-            raise ValueError("y has a single class; DPNBLogisticClassifier needs at least "
-                             "two classes (declare the public label set as classes=)")
-        p.update(_auto_defaults(p, classes.size))
+        classes = self._resolve_classes(y, private=self.epsilon is not None)
         n_rows, n_features = X.shape
-        private = p["epsilon"] is not None
-        N = self._n_samples(n_rows, private=private,
-                            uses="the expected batch size qN of DP-SGD")
-        k = min(p["k"], n_features)
-        if private:
-            sigma1, sigma2, n_steps, event = self._budget(p)
-            spent = (p["epsilon"], p["delta"])
-        else:  # the same algorithm without noise (NBSVM with SGD)
-            sigma1 = sigma2 = 0.0
-            n_steps, event, spent = int(math.ceil(p["n_epochs"] / p["q"])), None, None
-        self._check_spend(event, spent)
+        plan = self._privacy_plan(n_rows, n_features, classes)
+        p, private, N, k = (plan.params.validated, plan.params.private, plan.params.n_samples,
+                            plan.params.k)
+        (sigma1, sigma2), n_steps = plan.params.noise_multipliers, plan.params.n_steps
+        self._check_spend(plan.event, plan.spent)
 
         rng = self._noise_rng()
         codes = np.searchsorted(classes, y)
@@ -493,7 +498,30 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         self.intercept_ = np.atleast_1d(theta_avg[k]).astype(np.float64)
         self.noise_multipliers_ = (float(sigma1), float(sigma2)) if private else None
         self.n_steps_ = n_steps
-        return self._record_spend(event, spent)
+        return self._record_spend(plan.event, plan.spent)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        the Gaussian release of the class sums and the DP-SGD steps; ``params`` a
+        :class:`NBParams`."""
+        classes = self._planned_classes(classes)
+        p = self._check_params()
+        if classes.size < 2:   # only without declared classes (a declared set has two)
+            raise ValueError("y has a single class; DPNBLogisticClassifier needs at least "
+                             "two classes (declare the public label set as classes=)")
+        p.update(_auto_defaults(p, classes.size))
+        private = p["epsilon"] is not None
+        N = self._n_samples(n_samples, private=private,
+                            uses="the expected batch size qN of DP-SGD")
+        if private:
+            sigma1, sigma2, n_steps, event = self._budget(p)
+            spent = (p["epsilon"], p["delta"])
+        else:  # the same algorithm without noise (NBSVM with SGD)
+            sigma1 = sigma2 = 0.0
+            n_steps, event, spent = int(math.ceil(p["n_epochs"] / p["q"])), None, None
+        return self._plan(event, spent, NBParams(
+            validated=MappingProxyType(p), private=private, n_samples=N,
+            k=min(p["k"], n_features), noise_multipliers=(sigma1, sigma2), n_steps=n_steps))
 
     # ----------------------------------------------------------------- outputs
     _accept_sparse = "csr"
