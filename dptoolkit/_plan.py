@@ -97,7 +97,7 @@ def plan_spend(estimator, X=None, y=None, *, n_samples=None, n_features=None, cl
         validate_params(estimator)
     if classes is not None:
         classes = check_classes(classes)
-    elif y is not None and "classes" in estimator.get_params(deep=False):
-        classes = estimator._resolve_classes(y, private=estimator.epsilon is not None)
+    elif y is not None:
+        classes = estimator._label_set(y)
     plan = estimator._privacy_plan(n_samples, n_features, classes)
     return plan.event, plan.spent

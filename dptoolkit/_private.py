@@ -583,6 +583,13 @@ class PrivateEstimatorMixin:
                              "declare classes, or pass classes or y to plan_spend")
         return check_classes(self.classes if classes is None else classes)
 
+    def _label_set(self, y):
+        """The label set a fit on ``y`` plans with (:func:`plan_spend`): the declared
+        ``classes``, else the labels of ``y``; None without a ``classes`` parameter."""
+        if "classes" not in self.get_params(deep=False):
+            return None
+        return self._resolve_classes(y, private=getattr(self, "epsilon", None) is not None)
+
     def _plan(self, event, spent, params=None):
         """The :class:`PrivacyPlan` of ``event`` with the accountant's figure for
         ``spent`` (None: not private)."""
