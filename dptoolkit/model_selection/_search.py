@@ -10,7 +10,9 @@ whole search costs about two to three times one run in Renyi DP, however many
 runs it makes (Papernot and Steinke 2022, Theorem 2); with pure-DP runs and a
 geometric K it is 3 epsilon-DP (Liu and Talwar 2019, Theorem 3.4).
 """
+import dataclasses
 import math
+from types import MappingProxyType
 import warnings
 
 import numpy as np
@@ -40,6 +42,20 @@ _DISTRIBUTIONS = ("negative_binomial", "geometric", "logarithmic")
 # training events): the calibration is a nested bisection and does not depend on the
 # data's values
 _CALIBRATIONS = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchPlan:
+    """The parameters a search runs with (its privacy plan's ``params``): the
+    validated parameters (read-only), the unfitted template of the runs, each
+    run's epsilon and the candidates' distinct training events, N and the
+    validation part's size."""
+    validated: MappingProxyType
+    template: object
+    epsilon_run: float
+    train_events: tuple
+    n_samples: int
+    n_val: int
 
 # where a distribution of param_distributions is probed: quantiles, plus the finite
 # ends of its support (draws with fixed seeds for a distribution without ppf)
@@ -478,62 +494,31 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             other runs' other warnings are not passed on: they would tell which
             hyperparameters, and how many runs, the search tried.
         """
-        p = self._check_params()
-        rng = self._noise_rng()
         y = np.asarray(y)
+        if self.classes is not None:    # y checked against the declared label set
+            self._resolve_classes(y, private=True)
         n = y.shape[0]
-        if self.n_samples_public is not None:
-            N = check_positive_int(self.n_samples_public, "n_samples_public")
-            if N < 4:
-                raise ValueError("n_samples_public must be at least 4 for the search (runs "
-                                 "train on one part and are scored on another), got "
-                                 f"{N}")
-        else:
-            N = self._n_samples(n, private=True, uses="the sizes of the validation and "
-                                "training splits, the runs' dataset size and the scale "
-                                "of best_score_")
-            if N < 4:
-                raise data_dependent_error("X and y need at least 4 examples for the "
-                                           "search (runs train on one part and are "
-                                           "scored on another)")
+        N, n_val = self._split_sizes(n)
+        rng = self._noise_rng()
         # public split sizes (from n_samples_public); only the permutation sees n
-        n_val = min(max(1, int(round(p["frac"] * N))), N - 1)
         if n <= n_val:
             raise data_dependent_error(
                 f"X and y have too few examples for a validation part of {n_val} "
                 "(validation_fraction * n_samples_public) and a training part")
         perm = rng.permutation(n)  # the split: uniform, of public sizes
         val, train = perm[:n_val], perm[n_val:]
-        template = self._declare_classes_on(clone(self.estimator), y)
-        params = template.get_params()
-        if "n_samples_public" in params and params["n_samples_public"] is None:
-            # the runs train on the training part: its size, public with N
-            template.set_params(n_samples_public=N - n_val)
         Xs = sp.csr_array(X) if sp.issparse(X) else np.asarray(X)
         X_train, y_train, X_val, y_val = Xs[train], y[train], Xs[val], y[val]
-        # the label set enters the runs' events: the declared one, else the data's
-        label_set = (tuple(np.unique(y_train).tolist()) if self.classes is None
-                     else tuple(template.get_params()["classes"].tolist()))
-        if p["noise"] is None:
-            p["noise"] = 30.0 / p["epsilon"]
-        # public stand-in of the training part: N - n_val rows, the label set's labels
-        standin = sp.csr_array((N - n_val, Xs.shape[1]), dtype=np.float64)
-        y_standin = np.resize(np.asarray(label_set), N - n_val)
-        key = (repr(sorted(template.get_params().items())), type(template),
-               repr(sorted((k, v) for k, v in p.items() if k != "dists")), standin.shape,
-               label_set)
-        if key not in _CALIBRATIONS:  # a function of public quantities only
-            if len(_CALIBRATIONS) > 64:
-                _CALIBRATIONS.clear()
-            _CALIBRATIONS[key] = self._calibrate(p, template, standin, y_standin)
-        eps_run, train_events = _CALIBRATIONS[key]
-        run_event = self._run_event(p, train_events, eps_run)
-        event = self._search_event(p, run_event)
-        # pure search: the runs' floating-point deltas, union bound over E[K] runs
-        spent = (p["epsilon"],
-                 p["delta"] or p["mean"] * basic_guarantee(run_event)[1])
-        self._check_spend(event, spent)
-
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the split sizes warned above
+            # the label set enters the runs' events: the declared one, else the data's
+            plan = self._privacy_plan(n, Xs.shape[1], None if self.classes is not None
+                                      else np.unique(y_train))
+        p, template, eps_run, train_events = (plan.params.validated, plan.params.template,
+                                              plan.params.epsilon_run,
+                                              plan.params.train_events)
+        self._check_spend(plan.event, plan.spent)
+        event, spent = plan.event, plan.spent
         k = self._draw_k(p, rng)  # K stays local: the theorems release the best run only
         best = (-math.inf, None, None, [])
         data_dependent = []
@@ -577,6 +562,63 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             self.classes_ = self.best_estimator_.classes_
         self.n_features_in_ = Xs.shape[1]
         return self._record_spend(event, spent)
+
+    def _split_sizes(self, n_samples):
+        """``(N, n_val)``: the public dataset size and validation-part size."""
+        frac = check_scalar_range(self.validation_fraction, "validation_fraction",
+                                  low=0.0, high=1.0, low_open=True, high_open=True)
+        if self.n_samples_public is not None:
+            N = check_positive_int(self.n_samples_public, "n_samples_public")
+            if N < 4:
+                raise ValueError("n_samples_public must be at least 4 for the search (runs "
+                                 "train on one part and are scored on another), got "
+                                 f"{N}")
+        else:
+            N = self._n_samples(n_samples, private=True, uses="the sizes of the validation "
+                                "and training splits, the runs' dataset size and the "
+                                "scale of best_score_")
+            if N < 4:
+                raise data_dependent_error("X and y need at least 4 examples for the "
+                                           "search (runs train on one part and are "
+                                           "scored on another)")
+        return N, min(max(1, int(round(frac * N))), N - 1)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        the calibrated runs' events repeated a random number of times; ``params`` a
+        :class:`SearchPlan`.  ``classes``: the training part's label set (the
+        declared ``classes`` when set)."""
+        p = self._check_params()
+        N, n_val = self._split_sizes(n_samples)
+        template = self._declare_classes_on(clone(self.estimator), ())
+        params = template.get_params()
+        if "n_samples_public" in params and params["n_samples_public"] is None:
+            # the runs train on the training part: its size, public with N
+            template.set_params(n_samples_public=N - n_val)
+        if self.classes is not None or classes is None:
+            classes = template.get_params().get("classes")
+        if classes is None:
+            raise ValueError("planning the search needs the label set: declare classes, "
+                             "or pass classes or y to plan_spend")
+        label_set = tuple(np.asarray(classes).tolist())
+        if p["noise"] is None:
+            p["noise"] = 30.0 / p["epsilon"]
+        # public stand-in of the training part: N - n_val rows, the label set's labels
+        standin = sp.csr_array((N - n_val, n_features), dtype=np.float64)
+        y_standin = np.resize(np.asarray(label_set), N - n_val)
+        key = (repr(sorted(template.get_params().items())), type(template),
+               repr(sorted((k, v) for k, v in p.items() if k != "dists")), standin.shape,
+               label_set)
+        if key not in _CALIBRATIONS:  # a function of public quantities only
+            if len(_CALIBRATIONS) > 64:
+                _CALIBRATIONS.clear()
+            _CALIBRATIONS[key] = self._calibrate(p, template, standin, y_standin)
+        eps_run, train_events = _CALIBRATIONS[key]
+        run_event = self._run_event(p, train_events, eps_run)
+        # pure search: the runs' floating-point deltas, union bound over E[K] runs
+        spent = (p["epsilon"], p["delta"] or p["mean"] * basic_guarantee(run_event)[1])
+        return self._plan(self._search_event(p, run_event), spent, SearchPlan(
+            MappingProxyType(p), template, eps_run, train_events, N, n_val))
 
     @staticmethod
     def _check_run_event(p, est, params, train_events):
