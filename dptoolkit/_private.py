@@ -578,10 +578,12 @@ class PrivateEstimatorMixin:
         ValueError
             Neither given: the label set decides the model and its event.
         """
-        if classes is None and getattr(self, "classes", None) is None:
+        if classes is not None:             # resolved by fit or checked by plan_spend
+            return np.asarray(classes)
+        if getattr(self, "classes", None) is None:
             raise ValueError(f"planning {type(self).__name__} needs the label set: "
                              "declare classes, or pass classes or y to plan_spend")
-        return check_classes(self.classes if classes is None else classes)
+        return check_classes(self.classes)
 
     def _label_set(self, y):
         """The label set a fit on ``y`` plans with (:func:`plan_spend`): the declared
