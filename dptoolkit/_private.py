@@ -12,9 +12,12 @@ A private fit is **check -> work -> spend** (as in diffprivlib):
 3. *spend*: record ``privacy_event_`` and ``privacy_spent_`` and charge the
    accountant with both.
 
-An estimator adopting :class:`PrivateEstimatorMixin` implements its event and
-its work; validation, bounds, the dataset-size rule, the label set and the
-ledger live here.
+The check is the estimator's :meth:`PrivateEstimatorMixin._privacy_plan`
+(a :class:`~dptoolkit._plan.PrivacyPlan`: the event, the spend and the frozen
+validated parameters), which ``fit`` calls first and :func:`plan_spend` calls
+without a fit.  An estimator adopting :class:`PrivateEstimatorMixin` implements
+its plan and its work; validation, bounds, the dataset-size rule, the label set
+and the ledger live here.
 
 Side channels
 -------------
@@ -299,14 +302,17 @@ class PrivateEstimatorMixin:
 
     .. code-block:: python
 
-        epsilon, delta = self._check_budget()          # validation
-        classes = self._resolve_classes(y, private=epsilon is not None)  # label set
+        validate_params(self); X, y = validate_data(self, X, y)       # validation
+        classes = self._resolve_classes(y, private=self.epsilon is not None)
         X = self._enforce_public_bound(X, "linf", 1.0)  # public bound
-        event, spent = ...                              # public quantities only
-        self._check_spend(event, spent)                 # BudgetExceededError: no work
+        plan = self._privacy_plan(*X.shape, classes)    # public quantities only
+        self._check_spend(plan.event, plan.spent)       # BudgetExceededError: no work
         rng = self._noise_rng()                         # local: never an attribute
-        ...                                             # the mechanism
-        self._record_spend(event, spent)                # privacy_event_, privacy_spent_
+        ...                                             # the mechanism, plan.params
+        self._record_spend(plan.event, plan.spent)      # privacy_event_, privacy_spent_
+
+    and ``_privacy_plan(n_samples, n_features, classes)``: ``_check_budget``,
+    ``_n_samples``, the calibration, ``return self._plan(event, spent, params)``.
 
     Non-private fits call ``self._record_spend(None, None)``; for an estimator
     named ``DP...`` (see ``_warn_if_not_private``) this warns with a
@@ -586,17 +592,15 @@ class PrivateEstimatorMixin:
         return check_classes(self.classes)
 
     def _label_set(self, y):
-        """The label set a fit on ``y`` plans with (:func:`plan_spend`): the declared
-        ``classes``, else the labels of ``y``; None without a ``classes`` parameter."""
+        """A fit's label set (:func:`plan_spend`): declared, else ``y``'s; None without
+        a ``classes`` parameter."""
         if "classes" not in self.get_params(deep=False):
             return None
         return self._resolve_classes(y, private=getattr(self, "epsilon", None) is not None)
 
     def _plan(self, event, spent, params=None):
-        """The :class:`PrivacyPlan` of ``event`` with the accountant's figure for
-        ``spent`` (None: not private)."""
-        spent = _spent_of(event, spent)
-        return PrivacyPlan(event, *((None, None) if spent is None else spent), params)
+        """:class:`PrivacyPlan` of ``event``, with the accountant's figure for ``spent``."""
+        return PrivacyPlan(event, *(_spent_of(event, spent) or (None, None)), params)
 
     # ------------------------------------------------------------ randomness
     def _noise_rng(self):
