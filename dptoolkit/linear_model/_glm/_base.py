@@ -8,11 +8,9 @@ The privacy model of :class:`_BaseLinearDP` (add/remove-one neighbours, the
 public dataset size ``n_samples_public``) is stated in
 :mod:`dptoolkit.linear_model._glm._scd`.
 """
-import dataclasses
 import functools
 import math
 import numbers
-import types
 import warnings
 
 import numpy as np
@@ -22,6 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._docstrings import fill_doc
+from ._params import GLMParams, GLMSteps
 from ..._private import data_dependent_warning, PrivateEstimatorMixin
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_GAUSSIAN, Interval, Options, POSITIVE,
@@ -359,35 +358,6 @@ def _class_doc(summary, *, classifier, params, attrs, notes, references, example
         for name, body in sections) + "    "
 
 
-# --------------------------------------------------------------------------- plan
-@dataclasses.dataclass(frozen=True)
-class GLMSteps:
-    """The parameters a DP-SGD or DP-SCD fit runs with (its privacy plan's ``params``).
-
-    ``validated`` is the read-only mapping of the validated hyper-parameters
-    (``private``, ``epsilon``, ``delta``, ``alpha``, ``n_epochs``, ...); the rest is
-    derived from them and the public N: ``n_constant`` (N), ``batch_size`` (L),
-    ``sampling_rate`` (q, None when not private), ``n_steps`` (per model),
-    ``total_steps`` (all models: K one-vs-rest DP-SCD models add up),
-    ``noise_multiplier`` (sigma, 0 when not private), ``sensitivity`` (L2, of one
-    step's sum), ``noise_std`` (sigma times sensitivity), ``clip``, ``n_classes``
-    (K, 2 for regressors) and the estimator's ``extra`` (learning rate, ...).
-    """
-    validated: types.MappingProxyType
-    n_constant: int
-    batch_size: int
-    sampling_rate: float
-    n_steps: int
-    total_steps: int
-    noise_multiplier: float
-    sensitivity: float
-    noise_std: float
-    clip: float
-    n_classes: int
-    extra: types.MappingProxyType = dataclasses.field(
-        default_factory=lambda: types.MappingProxyType({}))
-
-
 # --------------------------------------------------------------------------- base
 class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""
@@ -438,9 +408,9 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         n_public = self.n_samples_public
         if n_public is not None:
             n_public = check_positive_int(n_public, "n_samples_public")
-        return dict(private=private, epsilon=epsilon, delta=delta, alpha=alpha, clip=clip,
-                    n_epochs=n_epochs, intercept_scaling=intercept_scaling,
-                    n_samples_public=n_public)
+        return GLMParams(private=private, epsilon=epsilon, delta=delta, alpha=alpha,
+                         clip=clip, n_epochs=n_epochs, intercept_scaling=intercept_scaling,
+                         n_samples_public=n_public)
 
     @staticmethod
     def _n_constant(p, n_rows, *, warn=True,
@@ -452,9 +422,9 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         to the number of rows with a PrivacyLeakWarning (``warn``) naming what
         :math:`N` enters (``uses``).  A non-private fit uses the number of rows.
         """
-        if not p["private"]:
+        if not p.private:
             return int(n_rows)
-        if p["n_samples_public"] is None:
+        if p.n_samples_public is None:
             if warn:
                 warnings.warn(  # N itself is not printed: it is the private quantity
                     "n_samples_public is None: the dataset size N = X.shape[0] was "
@@ -464,7 +434,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                     "only neighbouring datasets of the same size.  Pass the public "
                     "dataset size as n_samples_public.", PrivacyLeakWarning, stacklevel=3)
             return int(n_rows)
-        return p["n_samples_public"]
+        return p.n_samples_public
 
     @staticmethod
     def _batch(batch_size, limit, what):
@@ -506,7 +476,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         return t
 
     def _prepare(self, X, p):
-        return _transform_rows(X, self.normalize, self.fit_intercept, p["intercept_scaling"])
+        return _transform_rows(X, self.normalize, self.fit_intercept, p.intercept_scaling)
 
     def _check_multiclass_loss(self):
         """Hook: refuse a ``loss`` that has no multiclass form (nothing by default)."""
@@ -567,9 +537,9 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         self._set_coef(w, path)
         self.batch_size_ = int(steps.batch_size)
         self.n_steps_ = int(steps.total_steps)
-        self.n_epochs_ = float(steps.validated["n_epochs"])
+        self.n_epochs_ = float(steps.validated.n_epochs)
         self.sensitivity_ = float(steps.sensitivity)
-        if steps.validated["private"]:
+        if steps.validated.private:
             self.sampling_rate_ = float(steps.sampling_rate)
             self.noise_multiplier_ = float(steps.noise_multiplier)
             self.noise_std_ = float(steps.noise_std)
@@ -591,7 +561,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
 
     def _steps_plan(self, p, **steps):
         """The :class:`PrivacyPlan` of ``steps`` (the fields of :class:`GLMSteps`)."""
-        params = GLMSteps(validated=types.MappingProxyType(dict(p)), **steps)
+        params = GLMSteps(validated=p, **steps)
         return self._plan(*self._privacy_of(p, q=params.sampling_rate,
                                             sigma=params.noise_multiplier,
                                             n_steps=params.total_steps), params)
@@ -601,10 +571,10 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         """``(privacy_event_, privacy_spent_)`` of a fit: ``n_steps`` Poisson-subsampled
         Gaussian steps (rate q, noise multiplier sigma), RDP-accounted; ``(None,
         None)`` for a non-private fit."""
-        if not p["private"]:
+        if not p.private:
             return None, None
         event = subsampled_gaussian_steps(sigma, q, n_steps)
-        spent = (_epsilon_spent(event, p["delta"]), p["delta"])
+        spent = (_epsilon_spent(event, p.delta), p.delta)
         return event, spent
 
     def _full_weights(self):

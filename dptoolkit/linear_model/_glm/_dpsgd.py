@@ -52,7 +52,7 @@ class _BaseSGD(_BaseLinearDP):
                              f"(got {classes.size} classes in classes): pass X in memory")
         plan = self._privacy_plan(*X.shape, classes)
         steps, p = plan.params, plan.params.validated
-        private, K, N, L, clip = p["private"], steps.n_classes, steps.n_constant, \
+        private, K, N, L, clip = p.private, steps.n_classes, steps.n_constant, \
             steps.batch_size, steps.clip
         q, n_steps, noise_std = steps.sampling_rate, steps.n_steps, steps.noise_std
         lr, denominator = steps.extra["learning_rate"], steps.extra["denominator"]
@@ -62,11 +62,11 @@ class _BaseSGD(_BaseLinearDP):
         else:
             M = X.shape[1] + bool(self.fit_intercept)
         self._check_spend(plan.event, plan.spent)
-        rec_steps, rec_epochs = _record_steps(n_steps, p["n_epochs"])
+        rec_steps, rec_epochs = _record_steps(n_steps, p.n_epochs)
         if not self.keep_coef_path:
             rec_steps = rec_steps[:0]
         rng = self._noise_rng()
-        step_args = dict(lam=p["alpha"], learning_rate=lr, clip=clip,
+        step_args = dict(lam=p.alpha, learning_rate=lr, clip=clip,
                          sampling_rate=q if private else 0.0, batch_size=L,
                          denominator=denominator, n_steps=n_steps, noise_std=noise_std,
                          bit_generator=rng.bit_generator, record_steps=rec_steps)
@@ -74,8 +74,8 @@ class _BaseSGD(_BaseLinearDP):
             theta, trace, finite, done = sgd_over_blocks(
                 X, row_aligned(t, X), transform=transform_rows,
                 transform_args=(self.normalize, self.fit_intercept,
-                                p["intercept_scaling"]),
-                n_features=M, loss=self.loss, alpha=p["alpha"], learning_rate=lr,
+                                p.intercept_scaling),
+                n_features=M, loss=self.loss, alpha=p.alpha, learning_rate=lr,
                 clip=clip, sampling_rate=q if private else min(1.0, L / N),
                 denominator=denominator, n_steps=n_steps, noise_std=noise_std, rng=rng,
                 record_steps=rec_steps)
@@ -111,7 +111,7 @@ class _BaseSGD(_BaseLinearDP):
         ``n_steps`` Poisson-subsampled Gaussian steps; ``params`` a :class:`GLMSteps`
         (``extra``: the learning rate and the lot's denominator)."""
         p = self._check_common()
-        private = p["private"]
+        private = p.private
         if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
             lr = None  # 1 / beta of the loss, set below from alpha
         else:
@@ -122,30 +122,30 @@ class _BaseSGD(_BaseLinearDP):
         N = self._n_constant(p, n_samples,
                              uses="the sampling rate q = L/N and the number of steps")
         if lr is None:
-            lr = 1.0 / (_SMOOTHNESS["softmax" if K > 2 else self.loss] + p["alpha"])
+            lr = 1.0 / (_SMOOTHNESS["softmax" if K > 2 else self.loss] + p.alpha)
         if private and isinstance(self.batch_size, str):
             # large lots (q = 1/25): the noise per example shrinks as 1/L while the
             # privacy cost grows more slowly (De et al. 2022; Ponomareva et al. 2023)
             L = max(1, int(round(N / 25)))
         else:
             L = self._batch(self.batch_size, N,
-                            "n_samples_public" if private and p["n_samples_public"]
+                            "n_samples_public" if private and p.n_samples_public
                             else "n_samples")
         if private:
             q = L / N
-            n_steps = int(math.ceil(p["n_epochs"] / q))
-            sigma = _calibrate(epsilon=p["epsilon"], delta=p["delta"], sampling_rate=q,
+            n_steps = int(math.ceil(p.n_epochs / q))
+            sigma = _calibrate(epsilon=p.epsilon, delta=p.delta, sampling_rate=q,
                                steps=n_steps)
             denominator = float(L)
         else:
             q = None
-            n_steps = int(math.ceil(p["n_epochs"] * math.ceil(N / L)))
+            n_steps = int(math.ceil(p.n_epochs * math.ceil(N / L)))
             sigma = 0.0
             denominator = 0.0  # the actual batch size
         return self._steps_plan(
             p, n_constant=N, batch_size=L, sampling_rate=q, n_steps=n_steps,
-            total_steps=n_steps, noise_multiplier=sigma, sensitivity=p["clip"],
-            noise_std=sigma * p["clip"], clip=p["clip"], n_classes=K,
+            total_steps=n_steps, noise_multiplier=sigma, sensitivity=p.clip,
+            noise_std=sigma * p.clip, clip=p.clip, n_classes=K,
             extra=MappingProxyType({"learning_rate": lr, "denominator": denominator}))
 
 

@@ -32,6 +32,7 @@ every step); the dual vector :math:`\alpha` is *never* released, see the Notes o
 :class:`DPSCDClassifier`.
 """
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -113,9 +114,9 @@ def _auto_clip(p, *, loss, lam, N, sigma_p):
     float
         :math:`C` (``math.inf`` for no scaling).
     """
-    if p["clip"] != "auto":
-        return p["clip"]
-    if not p["private"]:
+    if p.clip != "auto":
+        return p.clip
+    if not p.private:
         return math.inf
     if sigma_p is None:
         return 1.0
@@ -150,11 +151,11 @@ def _auto_epochs(p, N):
     SMS spam (N = 4,180) 0.891 (majority 0.866); review polarity (N = 1,500)
     0.58 (majority 0.50).
     """
-    if p["n_epochs"] != "auto":
-        return p["n_epochs"]
-    if not p["private"]:
+    if p.n_epochs != "auto":
+        return p.n_epochs
+    if not p.private:
         return 10.0
-    return min(max(math.sqrt(p["epsilon"] * N) / _EPOCHS_PER_ROOT, 1.0), 10.0)
+    return min(max(math.sqrt(p.epsilon * N) / _EPOCHS_PER_ROOT, 1.0), 10.0)
 
 
 # --------------------------------------------------------------------------- DP-SCD
@@ -173,9 +174,7 @@ class _BaseSCD(_BaseLinearDP):
             shadow = copy.copy(self)
             for name in autos:
                 setattr(shadow, name, 1.0)
-            p = shadow._check_common()
-            for name in autos:
-                p[name] = "auto"
+            p = dataclasses.replace(shadow._check_common(), **dict.fromkeys(autos, "auto"))
         else:
             p = self._check_common()
         if self.variant not in _VARIANTS:
@@ -184,7 +183,7 @@ class _BaseSCD(_BaseLinearDP):
             raise ValueError("variant='primal' needs a smooth loss: exact coordinate "
                              "minimisation of the non-smooth hinge loss in the primal can "
                              "stall away from the optimum; use variant='dual' (SDCA)")
-        if (self.normalize is None and p["private"]
+        if (self.normalize is None and p.private
                 and self.variant in ("dual", "sequential")):
             raise ValueError("a private dual fit needs ||x_i|| <= 1 (Damaskinos et al. (2021), Lemma 1): "
                              "use normalize='l2' or 'clip'")
@@ -206,7 +205,7 @@ class _BaseSCD(_BaseLinearDP):
         self._check_spend(plan.event, plan.spent)
         N, L, clip, q, n_steps = (steps.n_constant, steps.batch_size, steps.clip,
                                   steps.sampling_rate, steps.n_steps)
-        lam, private, n_epochs, noise_std = (p["alpha"], p["private"], p["n_epochs"],
+        lam, private, n_epochs, noise_std = (p.alpha, p.private, p.n_epochs,
                                              steps.noise_std)
         n_models = steps.n_classes if steps.n_classes > 2 else 1
         rng = self._noise_rng()
@@ -248,9 +247,10 @@ class _BaseSCD(_BaseLinearDP):
         # The primal's guarantee does not depend on N (each coordinate update is
         # clipped to C whatever N is, and q = 1), so it does not warn.
         N = self._n_constant(p, n_samples, warn=self.variant != "primal")
-        lam = p["alpha"]
-        private = p["private"]
-        n_epochs = p["n_epochs"] = _auto_epochs(p, N)
+        lam = p.alpha
+        private = p.private
+        n_epochs = _auto_epochs(p, N)
+        p = dataclasses.replace(p, n_epochs=n_epochs)
         if self.variant == "primal":
             L = self._batch(self.batch_size, M, "n_features")
             clip = _auto_clip(p, loss=self._kernel_loss(), lam=lam, N=N, sigma_p=None)
@@ -259,7 +259,7 @@ class _BaseSCD(_BaseLinearDP):
             sensitivity = 2.0 * clip * math.sqrt(L)
         else:
             L = self._batch(self.batch_size, N,
-                            "n_samples_public" if private and p["n_samples_public"]
+                            "n_samples_public" if private and p.n_samples_public
                             else "n_samples")
             if private:
                 q = L / N
@@ -276,7 +276,7 @@ class _BaseSCD(_BaseLinearDP):
         # K > 2 classes: K one-vs-rest fits of n_steps steps each, one event of
         # K n_steps steps (see "More than two classes" in the Notes)
         total_steps = (K if K > 2 else 1) * n_steps
-        sigma = (_calibrate(epsilon=p["epsilon"], delta=p["delta"], sampling_rate=q,
+        sigma = (_calibrate(epsilon=p.epsilon, delta=p.delta, sampling_rate=q,
                             steps=total_steps) if private else 0.0)
         return self._steps_plan(
             p, n_constant=N, batch_size=L, sampling_rate=q, n_steps=n_steps,
