@@ -12,7 +12,6 @@ geometric K it is 3 epsilon-DP (Liu and Talwar 2019, Theorem 3.4).
 """
 import dataclasses
 import math
-from types import MappingProxyType
 import warnings
 
 import numpy as np
@@ -45,12 +44,28 @@ _CALIBRATIONS = {}
 
 
 @dataclasses.dataclass(frozen=True)
+class SearchParams:
+    """The validated parameters of a search: its budget, the mean and shape of the
+    number of runs, the validation fraction, the score's noise (None: "auto"
+    until planned), the distributions, their grid and probes."""
+    epsilon: float
+    delta: float
+    mean: float
+    shape: float
+    frac: float
+    noise: float
+    dists: list
+    grid: list
+    probes: list
+
+
+@dataclasses.dataclass(frozen=True)
 class SearchPlan:
     """The parameters a search runs with (its privacy plan's ``params``): the
     validated parameters (read-only), the unfitted template of the runs, each
     run's epsilon and the candidates' distinct training events, N and the
     validation part's size."""
-    validated: MappingProxyType
+    validated: SearchParams
     template: object
     epsilon_run: float
     train_events: tuple
@@ -354,8 +369,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             noise = check_scalar_range(self.score_noise, "score_noise", low=0.0,
                                        low_open=True)
         grid, probes = _candidates(dists)
-        return dict(epsilon=epsilon, delta=delta, mean=mean, shape=shape, frac=frac,
-                    noise=noise, dists=dists, grid=grid, probes=probes)
+        return SearchParams(epsilon=epsilon, delta=delta, mean=mean, shape=shape, frac=frac,
+                            noise=noise, dists=dists, grid=grid, probes=probes)
 
     # ----------------------------------------------------------- calibration
     def _train_events(self, p, template, standin, y_standin, points, eps_run, memo):
@@ -367,7 +382,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             if key not in memo:
                 est = clone(template).set_params(
                     **params, epsilon=eps_run, accountant=None,
-                    **({"delta": p["delta"]} if p["delta"] > 0 else {}))
+                    **({"delta": p.delta} if p.delta > 0 else {}))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     memo[key] = plan_spend(est, standin, y_standin)[0]
@@ -383,26 +398,26 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         score."""
         train_events = self._distinct(train_events)
         training = train_events[0] if len(train_events) == 1 else MaxOfEvents(train_events)
-        if p["delta"] == 0:  # the score gets 1/9 of the training epsilon (10% of the run)
+        if p.delta == 0:  # the score gets 1/9 of the training epsilon (10% of the run)
             return ComposedEvent((training, LaplaceEvent(9.0 / eps_run)))
-        return ComposedEvent((training, GaussianEvent(p["noise"])))
+        return ComposedEvent((training, GaussianEvent(p.noise)))
 
     def _search_event(self, p, run_event):
-        return RepeatAndSelectEvent(run_event, p["mean"], p["shape"])
+        return RepeatAndSelectEvent(run_event, p.mean, p.shape)
 
     def _calibrate(self, p, template, standin, y_standin):
         """Each run's epsilon and the candidates' distinct training events at it."""
-        grid, probes = p["grid"], p["probes"]
+        grid, probes = p.grid, p.probes
         memo = {}
 
         def events(points, e):
             return self._train_events(p, template, standin, y_standin, points, e, memo)
 
-        if p["delta"] == 0.0:
-            eps_run = 0.9 * p["epsilon"] / 3.0
+        if p.delta == 0.0:
+            eps_run = 0.9 * p.epsilon / 3.0
             train = events(grid, eps_run)
             eps_b, delta_b = basic_guarantee(self._run_event(p, train, eps_run))
-            if eps_b > p["epsilon"] / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
+            if eps_b > p.epsilon / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
                 raise ValueError("a pure-DP search (delta=0) needs a pure-DP estimator: "
                                  f"{type(self.estimator).__name__} with delta unset is not "
                                  "epsilon-DP by basic composition (at some point of "
@@ -413,13 +428,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                     return self._search_event(p, self._run_event(p, events(points, e), e))
 
                 return calibrate_parameter(
-                    search, target_epsilon=p["epsilon"], delta=p["delta"], low=1e-4 * p["epsilon"],
-                    high=p["epsilon"], rtol=1e-3)
+                    search, target_epsilon=p.epsilon, delta=p.delta, low=1e-4 * p.epsilon,
+                    high=p.epsilon, rtol=1e-3)
 
             # one point per distinct event at the top of the bracket; every point's event
             # at the result is then checked to be among theirs (else all points are used)
             first = {}
-            for point, event in zip(grid, events(grid, p["epsilon"])):
+            for point, event in zip(grid, events(grid, p.epsilon)):
                 first.setdefault(event, point)
             eps_run = calibrate(list(first.values()))
             train = events(grid, eps_run)
@@ -447,11 +462,11 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     # --------------------------------------------------------------------- fit
     def _draw_k(self, p, rng):
         """K >= 1 from the truncated negative binomial of mean ``n_runs``."""
-        gamma = tnb_success_probability(p["shape"], p["mean"])
-        if p["shape"] == 0.0:  # logarithmic: P(K=k) proportional to (1-gamma)^k / k
+        gamma = tnb_success_probability(p.shape, p.mean)
+        if p.shape == 0.0:  # logarithmic: P(K=k) proportional to (1-gamma)^k / k
             return int(rng.logseries(1.0 - gamma))
         while True:
-            k = int(rng.negative_binomial(p["shape"], gamma))
+            k = int(rng.negative_binomial(p.shape, gamma))
             if k >= 1:
                 return k
 
@@ -526,10 +541,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             # each run draws its hyperparameters independently (with replacement:
             # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
             params = next(iter(ParameterSampler(
-                p["dists"], n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
+                p.dists, n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
             est = clone(template).set_params(
                 **params, epsilon=eps_run, accountant=None,
-                **({"delta": p["delta"]} if p["delta"] > 0 else {}))
+                **({"delta": p.delta} if p.delta > 0 else {}))
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 # the run's noise: a child stream for this fit only, never a seed
@@ -543,8 +558,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             data_dependent.extend(w for w in caught
                                   if DATA_DEPENDENT_NOTE in str(w.message))
             correct = float(np.sum(est.predict(X_val) == y_val))
-            if p["delta"] > 0:
-                noisy = correct + rng.normal(0.0, p["noise"])
+            if p.delta > 0:
+                noisy = correct + rng.normal(0.0, p.noise)
             else:
                 noisy = correct + rng.laplace(0.0, 9.0 / eps_run)
             score = noisy / n_val
@@ -601,13 +616,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             raise ValueError("planning the search needs the label set: declare classes, "
                              "or pass classes or y to plan_spend")
         label_set = tuple(np.asarray(classes).tolist())
-        if p["noise"] is None:
-            p["noise"] = 30.0 / p["epsilon"]
+        if p.noise is None:
+            p = dataclasses.replace(p, noise=30.0 / p.epsilon)
         # public stand-in of the training part: N - n_val rows, the label set's labels
         standin = sp.csr_array((N - n_val, n_features), dtype=np.float64)
         y_standin = np.resize(np.asarray(label_set), N - n_val)
         key = (repr(sorted(template.get_params().items())), type(template),
-               repr(sorted((k, v) for k, v in p.items() if k != "dists")), standin.shape,
+               repr([(f.name, getattr(p, f.name)) for f in dataclasses.fields(p)
+                     if f.name != "dists"]), standin.shape,
                label_set)
         if key not in _CALIBRATIONS:  # a function of public quantities only
             if len(_CALIBRATIONS) > 64:
@@ -616,16 +632,16 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         eps_run, train_events = _CALIBRATIONS[key]
         run_event = self._run_event(p, train_events, eps_run)
         # pure search: the runs' floating-point deltas, union bound over E[K] runs
-        spent = (p["epsilon"], p["delta"] or p["mean"] * basic_guarantee(run_event)[1])
+        spent = (p.epsilon, p.delta or p.mean * basic_guarantee(run_event)[1])
         return self._plan(self._search_event(p, run_event), spent, SearchPlan(
-            MappingProxyType(p), template, eps_run, train_events, N, n_val))
+            p, template, eps_run, train_events, N, n_val))
 
     @staticmethod
     def _check_run_event(p, est, params, train_events):
         """The run's own event must be one the budget covers (before any release)."""
         if est.privacy_event_ in train_events:
             return
-        drawn = sorted({k for d in p["dists"] for k, v in d.items()
+        drawn = sorted({k for d in p.dists for k, v in d.items()
                         if hasattr(v, "rvs") and k in params})
         if drawn:
             raise ValueError(
