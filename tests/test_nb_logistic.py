@@ -198,11 +198,13 @@ def test_multiclass_rows_scaled_by_the_spread_of_the_release():
 def test_auto_defaults_depend_on_public_quantities_only():
     from dptoolkit.linear_model._glm._nb_logistic import _auto_defaults
 
-    auto = {"k": "auto", "f": "auto"}
+    from types import SimpleNamespace as validated   # the fields of NBValidated used
+
+    auto = validated(k="auto", f="auto")
     assert _auto_defaults(auto, 2) == {"k": 5000, "f": 0.75}
     assert _auto_defaults(auto, 20) == {"k": 50_000, "f": 0.5}
     assert _auto_defaults(auto, 100) == {"k": 2**20 // 100, "f": 0.5}
-    assert _auto_defaults({"k": 7, "f": 0.3}, 20) == {}
+    assert _auto_defaults(validated(k=7, f=0.3), 20) == {}
     with pytest.raises(ValueError, match="n_features_kept"):
         DPNBLogisticClassifier(n_features_kept="many").fit(*_text_like(n=50, d=10))
     with pytest.raises(ValueError, match="release_fraction"):

@@ -83,7 +83,6 @@ Differential Privacy. JAIR 2023.
 """
 import dataclasses
 import math
-from types import MappingProxyType
 
 import numpy as np
 import scipy.sparse as sp
@@ -134,10 +133,10 @@ def _auto_defaults(p, n_classes):
     """
     multi = n_classes > 2
     out = {}
-    if p["k"] == "auto":
+    if p.k == "auto":
         out["k"] = min(50_000, MULTICLASS_MAX_WEIGHTS // n_classes) if multi else \
             BINARY_DEFAULTS["k"]
-    if p["f"] == "auto":
+    if p.f == "auto":
         out["f"] = MULTICLASS_RELEASE_FRACTION if multi else BINARY_DEFAULTS["f"]
     return out
 
@@ -180,12 +179,29 @@ def _transform(X, columns, ratios):
 
 @fill_doc
 @dataclasses.dataclass(frozen=True)
+class NBValidated:
+    """The validated hyper-parameters of DPNB: ``epsilon`` and ``delta`` (None when not
+    private), ``k`` (``n_features_kept``) and ``f`` (``release_fraction``), either
+    ``"auto"`` until the label set is known, ``q`` (``sampling_rate``), ``n_epochs``,
+    ``lr`` (``learning_rate``), ``alpha`` and ``avg`` (``averaging_fraction``)."""
+    epsilon: float
+    delta: float
+    k: object
+    f: object
+    q: float
+    n_epochs: float
+    lr: float
+    alpha: float
+    avg: float
+
+
+@dataclasses.dataclass(frozen=True)
 class NBParams:
     """The parameters a DPNB fit runs with (its privacy plan's ``params``):
-    ``validated`` (read-only: epsilon, delta, k, q, lr, alpha, avg, n_epochs, ...),
+    ``validated`` (an :class:`NBValidated`, ``"auto"`` resolved),
     the public N, the vocabulary size ``k``, the noise multipliers ``(sigma1,
     sigma2)`` of the class sums and of DP-SGD (0 when not private), the steps."""
-    validated: MappingProxyType
+    validated: "NBValidated"
     private: bool
     n_samples: int
     k: int
@@ -298,7 +314,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     def _check_params(self):
         epsilon, delta = self._check_budget(optional=True, delta_required=True)
-        return dict(
+        return NBValidated(
             epsilon=epsilon, delta=delta,
             k=(self.n_features_kept if self.n_features_kept == "auto" else
                check_positive_int(self.n_features_kept, "n_features_kept")),
@@ -317,8 +333,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     def _budget(self, p):
         """(sigma_1, sigma_2, T, event) from public quantities."""
-        eps, delta, f, q = p["epsilon"], p["delta"], p["f"], p["q"]
-        n_steps = int(math.ceil(p["n_epochs"] / q))
+        eps, delta, f, q = p.epsilon, p.delta, p.f, p.q
+        n_steps = int(math.ceil(p.n_epochs / q))
         sigma_all = calibrate_parameter(lambda s: GaussianEvent(s), target_epsilon=eps,
                                         delta=delta, low=1e-3, high=1e6, increasing=False,
                                         method="rdp", rtol=1e-9)
@@ -377,10 +393,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         if n_classes < 2:
             raise ValueError(f"n_classes must be >= 2, got {n_classes}")
         p = self._check_params()
-        if p["epsilon"] is None:
+        if p.epsilon is None:
             raise ValueError("epsilon is None: a non-private fit needs no data for a "
                              "budget; give epsilon")
-        p.update(_auto_defaults(p, n_classes))
+        p = dataclasses.replace(p, **_auto_defaults(p, n_classes))
         sigma1 = self._budget(p)[0]
         return math.sqrt(2.0) * n_classes * sigma1 / TYPICAL_TEXT_MARGIN
 
@@ -443,15 +459,15 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         columns = np.sort(np.argpartition(-noisy.sum(axis=0), k - 1)[:k])
         smooth = sigma1 if private else 1.0  # the noise std; Laplace smoothing without
         pos = np.maximum(noisy[:, columns], 0.0) + smooth
-        start = int(math.floor((1.0 - p["avg"]) * n_steps))
+        start = int(math.floor((1.0 - p.avg) * n_steps))
         rec = np.arange(start, n_steps, dtype=np.int64)
         if classes.size > 2 and rec.size > MULTICLASS_AVERAGED_ITERATES:
             # evenly spaced iterates of the tail, the last one included
             rec = rec[np.unique(np.round(np.linspace(
                 0, rec.size - 1, MULTICLASS_AVERAGED_ITERATES)).astype(np.int64))]
         dpsgd_args = dict(
-            lam=p["alpha"], learning_rate=p["lr"], clip=1.0, sampling_rate=p["q"],
-            batch_size=max(1, int(round(p["q"] * N))), denominator=p["q"] * N,
+            lam=p.alpha, learning_rate=p.lr, clip=1.0, sampling_rate=p.q,
+            batch_size=max(1, int(round(p.q * N))), denominator=p.q * N,
             n_steps=n_steps, noise_std=sigma2, bit_generator=rng.bit_generator,
             record_steps=rec)
         if classes.size == 2:
@@ -485,7 +501,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
                 theta, trace=trace, **dpsgd_args)
         if status != _sgd_fast.STATUS_OK:
             raise data_dependent_error(  # not how many steps ran: that depends on the data
-                f"DP-SGD diverged: learning_rate={p['lr']} is too large; lower it")
+                f"DP-SGD diverged: learning_rate={p.lr} is too large; lower it")
         theta_avg = trace.mean(axis=0).reshape(theta.shape)
         self.classes_ = classes
         self.feature_indices_ = columns
@@ -509,19 +525,19 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         if classes.size < 2:   # only without declared classes (a declared set has two)
             raise ValueError("y has a single class; DPNBLogisticClassifier needs at least "
                              "two classes (declare the public label set as classes=)")
-        p.update(_auto_defaults(p, classes.size))
-        private = p["epsilon"] is not None
+        p = dataclasses.replace(p, **_auto_defaults(p, classes.size))
+        private = p.epsilon is not None
         N = self._n_samples(n_samples, private=private,
                             uses="the expected batch size qN of DP-SGD")
         if private:
             sigma1, sigma2, n_steps, event = self._budget(p)
-            spent = (p["epsilon"], p["delta"])
+            spent = (p.epsilon, p.delta)
         else:  # the same algorithm without noise (NBSVM with SGD)
             sigma1 = sigma2 = 0.0
-            n_steps, event, spent = int(math.ceil(p["n_epochs"] / p["q"])), None, None
+            n_steps, event, spent = int(math.ceil(p.n_epochs / p.q)), None, None
         return self._plan(event, spent, NBParams(
-            validated=MappingProxyType(p), private=private, n_samples=N,
-            k=min(p["k"], n_features), noise_multipliers=(sigma1, sigma2), n_steps=n_steps))
+            validated=p, private=private, n_samples=N,
+            k=min(p.k, n_features), noise_multipliers=(sigma1, sigma2), n_steps=n_steps))
 
     # ----------------------------------------------------------------- outputs
     _accept_sparse = "csr"
