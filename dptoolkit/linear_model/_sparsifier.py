@@ -516,8 +516,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         # count noise back) and its random_state stays None
         fit_stream, count_stream = self._noise_rng().spawn(2)
 
-        # (3) first, so that the accountant check (inside, before the kernels run)
-        # precedes all work; the order of the fits does not change the output.
+        # (3) first (its spend is part of the plan checked here, before any work);
+        # the order of the fits does not change the output.
         private = self._private_estimator(epsilon - epsilon_count, classes)
         self._check_spend(plan.event, plan.spent)
         fit_with_stream(private, fit_stream, X, y)

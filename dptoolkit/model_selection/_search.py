@@ -239,8 +239,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         rows wherever it enters the guarantee: the size of the validation part,
         ``n_val = max(1, min(round(validation_fraction * N), N - 1))`` (the
         other rows, however many, train), the scale of ``best_score_``
-        (a noisy count divided by ``n_val``), the shape of the stand-in data on
-        which the runs' budget is calibrated, and the runs' dataset size
+        (a noisy count divided by ``n_val``), the shape from which the runs'
+        budget is calibrated (their plans, no fit), and the runs' dataset size
         ``N - n_val``, passed on as ``n_samples_public`` to an estimator that
         has that parameter unset (one that declares its own keeps it).  None:
         :math:`N` is the number of rows, and the search warns with a
@@ -373,9 +373,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                             noise=noise, dists=dists, grid=grid, probes=probes)
 
     # ----------------------------------------------------------- calibration
-    def _train_events(self, p, template, standin, y_standin, points, eps_run, memo):
+    def _train_events(self, p, template, shape, y_standin, points, eps_run, memo):
         """The training event of each of ``points`` (hyperparameters) at ``eps_run``,
-        planned on the public stand-in (no mechanism runs); ``memo`` keeps them."""
+        planned from the public shape of the training part and its label set (the
+        runs' ``_privacy_plan``: no fit); ``memo`` keeps them."""
         out = []
         for params in points:
             key = (repr(sorted(params.items())), eps_run)
@@ -385,7 +386,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                     **({"delta": p.delta} if p.delta > 0 else {}))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    memo[key] = plan_spend(est, standin, y_standin)[0]
+                    memo[key] = plan_spend(est, n_samples=shape[0], n_features=shape[1],
+                                           y=y_standin)[0]
             out.append(memo[key])
         return out
 
@@ -405,13 +407,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     def _search_event(self, p, run_event):
         return RepeatAndSelectEvent(run_event, p.mean, p.shape)
 
-    def _calibrate(self, p, template, standin, y_standin):
+    def _calibrate(self, p, template, shape, y_standin):
         """Each run's epsilon and the candidates' distinct training events at it."""
         grid, probes = p.grid, p.probes
         memo = {}
 
         def events(points, e):
-            return self._train_events(p, template, standin, y_standin, points, e, memo)
+            return self._train_events(p, template, shape, y_standin, points, e, memo)
 
         if p.delta == 0.0:
             eps_run = 0.9 * p.epsilon / 3.0
@@ -618,17 +620,17 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         label_set = tuple(np.asarray(classes).tolist())
         if p.noise is None:
             p = dataclasses.replace(p, noise=30.0 / p.epsilon)
-        # public stand-in of the training part: N - n_val rows, the label set's labels
-        standin = sp.csr_array((N - n_val, n_features), dtype=np.float64)
+        # the training part's public shape, and labels of the label set
+        shape = (N - n_val, n_features)
         y_standin = np.resize(np.asarray(label_set), N - n_val)
         key = (repr(sorted(template.get_params().items())), type(template),
                repr([(f.name, getattr(p, f.name)) for f in dataclasses.fields(p)
-                     if f.name != "dists"]), standin.shape,
+                     if f.name != "dists"]), shape,
                label_set)
         if key not in _CALIBRATIONS:  # a function of public quantities only
             if len(_CALIBRATIONS) > 64:
                 _CALIBRATIONS.clear()
-            _CALIBRATIONS[key] = self._calibrate(p, template, standin, y_standin)
+            _CALIBRATIONS[key] = self._calibrate(p, template, shape, y_standin)
         eps_run, train_events = _CALIBRATIONS[key]
         run_event = self._run_event(p, train_events, eps_run)
         # pure search: the runs' floating-point deltas, union bound over E[K] runs
