@@ -145,7 +145,7 @@ class _BaseSGD(_BaseLinearDP):
         return self._steps_plan(
             p, n_constant=N, batch_size=L, sampling_rate=q, n_steps=n_steps,
             total_steps=n_steps, noise_multiplier=sigma, sensitivity=p.clip,
-            noise_std=sigma * p.clip, clip=p.clip, n_classes=K,
+            noise_std=sigma * p.clip if private else 0.0, clip=p.clip, n_classes=K,
             extra=MappingProxyType({"learning_rate": lr, "denominator": denominator}))
 
 

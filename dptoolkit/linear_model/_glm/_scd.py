@@ -281,7 +281,7 @@ class _BaseSCD(_BaseLinearDP):
         return self._steps_plan(
             p, n_constant=N, batch_size=L, sampling_rate=q, n_steps=n_steps,
             total_steps=total_steps, noise_multiplier=sigma, sensitivity=sensitivity,
-            noise_std=sigma * sensitivity, clip=clip, n_classes=K)
+            noise_std=sigma * sensitivity if private else 0.0, clip=clip, n_classes=K)
 
     def _run_kernel(self, X, sq, t, *, rng, code, L, N, lam, clip, q, private, n_steps,
                     noise_std, rec_steps):
