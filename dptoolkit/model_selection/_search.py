@@ -512,8 +512,6 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             hyperparameters, and how many runs, the search tried.
         """
         y = np.asarray(y)
-        if self.classes is not None:    # y checked against the declared label set
-            self._resolve_classes(y, private=True)
         n = y.shape[0]
         N, n_val = self._split_sizes(n)
         rng = self._noise_rng()
@@ -522,6 +520,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             raise data_dependent_error(
                 f"X and y have too few examples for a validation part of {n_val} "
                 "(validation_fraction * n_samples_public) and a training part")
+        if self.classes is not None:    # y checked against the declared label set
+            self._resolve_classes(y, private=True)
         perm = rng.permutation(n)  # the split: uniform, of public sizes
         val, train = perm[:n_val], perm[n_val:]
         Xs = sp.csr_array(X) if sp.issparse(X) else np.asarray(X)
