@@ -174,3 +174,16 @@ def test_invalid_parameters_are_refused_by_the_plan_as_by_fit():
     make = walk.FACTORIES["DPSGDClassifier"][0]
     with pytest.raises(ValueError, match="epsilon"):
         plan_spend(make().set_params(epsilon=-1.0), n_samples=80, n_features=8)
+
+
+@pytest.mark.parametrize("model", ["frank-wolfe", "dp-sgd", "dp-scd", "dp-ight",
+                                   "dp-nb-logistic", "sparsifier", "select-then-fit",
+                                   "search"])
+def test_the_command_line_accounts_without_fitting(model, no_fit, capsys):
+    from dptoolkit.cli import main
+
+    no_fit()
+    status = main(["account", "--model", model, "--epsilon", "1", "--delta", "1e-5",
+                   "--n-samples", "5000", "--n-features", "1000"])
+    out = capsys.readouterr().out
+    assert status == 0 and "guarantee: (" in out and "privacy event:" in out
