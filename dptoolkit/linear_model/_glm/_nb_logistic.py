@@ -12,10 +12,13 @@ data with a public bound, and they share one release:
    release is the Gaussian mechanism with noise multiplier :math:`\sigma_1`
    (Mironov 2017, Proposition 7), for any number of classes K.  These sums are
    the document frequencies (the vocabulary) and the naive-Bayes statistics at once.
-2. **Post-processing.**  Keep the ``n_features_kept`` features of largest noisy
-   total :math:`S_0 + S_1` and compute the log-count ratios
-   :math:`r_j = \log(\max(S_{1j}, 0) + s) - \log(\max(S_{0j}, 0) + s)` with the
-   smoothing ``s`` equal to the noise standard deviation.
+2. **Post-processing.**  Keep the ``n_features_kept`` features S of largest noisy
+   total :math:`S_0 + S_1` and compute the multinomial naive-Bayes log-count
+   ratios :math:`r_j = \log(p_{1j}) - \log(p_{0j})`, :math:`p_{cj} = (\max(S_{cj},
+   0) + s) / \sum_{l \in S} (\max(S_{cl}, 0) + s)`, with the smoothing ``s`` equal
+   to the noise standard deviation (each class's sums normalised, as in Wang and
+   Manning 2012: without it a class with more examples adds the same constant to
+   every ratio).
 3. **Per-example transformation** (local): row :math:`x` becomes
    :math:`z = (x_S \odot r, 1) / \|(x_S \odot r, 1)\|_2`; the constant entry is
    the intercept.  With K > 2 classes there is no single ratio: with
@@ -32,15 +35,24 @@ data with a public bound, and they share one release:
    unscaled rows (mean of 2 seeds); on Reuters R8 it changed nothing (0.783 / 0.841
    at epsilon 0.5 / 1).  Without noise it costs 0.03 on 20 Newsgroups (20 classes;
    docs/studies/data_needed.rst).
-4. **DP-SGD** (Abadi et al. 2016) on the logistic loss over the :math:`z`:
+4. **DP-SGD** (Abadi et al. 2016) on the logistic loss over the :math:`z`,
+   starting from naive Bayes: :math:`\theta = (1, \dots, 1, 0)` gives
+   :math:`z^\top\theta = \sum_{j \in S} x_j r_j / \|(x_S \odot r, 1)\|`, the
+   naive-Bayes log-odds with a uniform prior times a positive factor
+   (post-processing of the release, as for K > 2 classes):
    Poisson sampling with rate ``sampling_rate``, sum of the per-example
    gradients (norm at most 1 since :math:`\|z\| = 1` and :math:`|\ell'| < 1`, so the
    clipping bound 1 never changes one), Gaussian noise of standard deviation
    :math:`\sigma_2`, divided by the public expected batch size :math:`qN`;
-   step ``learning_rate`` (default :math:`4 = 1/\beta` for the
-   :math:`\tfrac14`-smooth logistic loss on unit rows) and L2 penalty ``alpha``.
+   step ``learning_rate`` and L2 penalty ``alpha``.  The default step is
+   :math:`(1/\beta) / \sqrt{1 + \rho^2}`: :math:`1/\beta = 4` for the
+   :math:`\tfrac14`-smooth logistic loss on unit rows, and
+   :math:`\rho = \sqrt{k + 1}\,\sigma_2 / (qN)` the norm of a step's noise over the
+   gradient bound 1, as the step of averaged SGD scales with the inverse root of
+   the stochastic gradient's second moment (Nemirovski et al. 2009, Section 2.3).
    The released model is the average of the iterates of the last
-   ``averaging_fraction`` of the steps (post-processing).  With K > 2 classes the
+   ``averaging_fraction`` of the steps (at most 25 evenly spaced ones, for
+   memory; post-processing).  With K > 2 classes the
    loss is the softmax cross-entropy, whose per-example gradient
    :math:`z (p - e_y)^\top` has Frobenius norm at most :math:`\sqrt 2`; it is
    clipped to 1, so the lot's summed gradient has L2 sensitivity 1 and the
@@ -58,20 +70,30 @@ both is ``(epsilon, delta)``-DP (bisection by
 :func:`~dptoolkit.accounting.calibrate_parameter` on the composed event of the
 release and the steps).
 
-The defaults (for two classes ``n_features_kept=5000``, ``release_fraction=0.75``;
-``sampling_rate=0.04``, ``n_epochs=20``, ``learning_rate=4``) come from the
-smoothness of the loss, the large-batch DP-SGD practice of De et al. (2022) and
-Ponomareva et al. (2023), and small a-priori grids on 20 Newsgroups and a9a
-(``docs/studies/private_utility.rst``); for more classes the vocabulary and the
-split are functions of K (``_auto_defaults()``), developed on 20 Newsgroups
-comp.* + rec.* (9 classes) and Reuters R8.  None was chosen on the data the
-toolkit reports (IMDB, 20 Newsgroups with 20 classes).
+The defaults (``sampling_rate=0.04``, ``n_epochs=20``; for two classes
+``release_fraction=0.75``) come from the smoothness of the loss, the large-batch
+DP-SGD practice of De et al. (2022) and Ponomareva et al. (2023), and small
+a-priori grids on 20 Newsgroups and a9a (``docs/studies/private_utility.rst``).
+For two classes the vocabulary and the step are functions of the public noise:
+``n_features_kept`` is the largest k with :math:`\rho \le 1`, between 5,000 and
+50,000 (``_binary_vocabulary()``; 50,000 without noise), and ``learning_rate`` is
+:math:`4 / \sqrt{1 + \rho^2}` (``_auto_learning_rate()``).  With the naive-Bayes
+start and the normalised ratios they moved 20 Newsgroups comp.* vs rec.*
+(development data, 4 seeds) from 0.766 / 0.843 / 0.911 / 0.955 to 0.803 / 0.868 /
+0.916 / 0.956 at epsilon 0.5 / 1 / 2 / 8 and a9a from 0.838-0.839 to 0.847-0.848;
+IMDB, run once after the choice: 0.804 / 0.834 / 0.851 / 0.865 to 0.819 / 0.843 /
+0.860 / 0.877 (2 seeds; ``docs/studies/private_utility.rst``).  For more classes
+the vocabulary and the split are functions of K (``_auto_defaults()``; step 4),
+developed on 20 Newsgroups comp.* + rec.* (9 classes) and Reuters R8.  None was
+chosen on the data the toolkit reports (IMDB, 20 Newsgroups with 20 classes).
 
 References
 ----------
 S. Wang, C. Manning. Baselines and Bigrams: Simple, Good Sentiment and Topic
 Classification. ACL 2012.
 M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016.
+A. Nemirovski, A. Juditsky, G. Lan, A. Shapiro. Robust Stochastic Approximation
+Approach to Stochastic Programming. SIAM J. Optim. 19(4), 2009.
 I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled
 Gaussian Mechanism. 2019.
 Z. Sun, A. T. Suresh, A. K. Menon. The Importance of Feature Preprocessing for
@@ -177,10 +199,10 @@ def _auto_learning_rate(k, n_classes, sigma2, q, n_public):
     For averaged SGD on a convex, :math:`\beta`-smooth loss the best constant step
     is :math:`\eta \propto R / (G \sqrt T)` with :math:`G^2` the second moment of
     the stochastic gradient (Nemirovski, Juditsky, Lan and Shapiro 2009, Section
-    2.3; Bubeck 2015, Theorem 6.3); in DP-SGD on unit rows
+    2.3); in DP-SGD on unit rows
     :math:`G^2 \le 1 + \rho^2` (:func:`_gradient_noise_ratio`), so the step is
-    the smooth step :data:`SMOOTH_STEP` (4, exact without noise) divided by
-    :math:`\sqrt{1 + \rho^2}`.  Starting from naive Bayes (module docstring, step
+    divided by :math:`\sqrt{1 + \rho^2}`; the unknown constant R/sqrt(T) is set so
+    that the step without noise is the smooth step :data:`SMOOTH_STEP` (4).  Starting from naive Bayes (module docstring, step
     4) the distance R is short, and the smaller step under strong noise keeps the
     iterates near it.  K > 2 classes: 4 (the multiclass model was developed with it).
     """
@@ -246,8 +268,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         In (0, 1); ignored when ``epsilon`` is None.
     n_features_kept : int or "auto", default="auto"
         Features kept after the release (>= 1); the model's non-zeros.  ``"auto"``:
-        5000 for two classes, ``min(50000, 2**20 // K)`` for K > 2 (see
-        ``_auto_defaults()``; public quantities only).
+        for two classes the largest k whose DP-SGD step noise
+        :math:`\rho = \sqrt{k+1}\,\sigma_2 / (qN)` is at most 1, between 5000 and
+        50000 (50000 without noise; ``_binary_vocabulary()``); for K > 2
+        ``min(50000, 2**20 // K)`` (``_auto_defaults()``).  Public quantities only.
     release_fraction : float or "auto", default="auto"
         Share ``f`` of the zCDP budget given to the release, in (0, 1).  ``"auto"``:
         0.75 for two classes, 0.5 for more.
@@ -255,8 +279,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         Poisson sampling rate ``q`` of DP-SGD (expected batch ``qN``), in (0, 1].
     n_epochs : float, default=20
         DP-SGD steps ``T = ceil(n_epochs / q)``, > 0.
-    learning_rate : float, default=4.0
-        Step size, > 0 (``1/beta`` of the logistic loss on unit rows).
+    learning_rate : float or "auto", default="auto"
+        Step size, > 0.  ``"auto"``: for two classes :math:`4 / \sqrt{1 + \rho^2}`
+        (``4 = 1/beta`` of the logistic loss on unit rows, smaller when the step's
+        noise is large; ``_auto_learning_rate()``), 4 for K > 2.
     alpha : float, default=1e-4
         L2 penalty, >= 0.
     averaging_fraction : float, default=0.5
@@ -292,6 +318,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     classes_ : ndarray of shape (n_classes,)
         The declared ``classes`` (sorted), else the labels of ``y``.
     noise_multipliers_ : tuple (sigma_1, sigma_2) or None
+    learning_rate_ : float
+        The step used (``learning_rate`` resolved).
     n_steps_ : int
     privacy_event_ : ComposedEvent or None
         ``GaussianEvent(sigma_1)`` then ``T`` Poisson-subsampled Gaussian steps.
