@@ -202,9 +202,9 @@ def _auto_learning_rate(k, n_classes, sigma2, q, n_public):
     2.3); in DP-SGD on unit rows
     :math:`G^2 \le 1 + \rho^2` (:func:`_gradient_noise_ratio`), so the step is
     divided by :math:`\sqrt{1 + \rho^2}`; the unknown constant R/sqrt(T) is set so
-    that the step without noise is the smooth step :data:`SMOOTH_STEP` (4).  Starting from naive Bayes (module docstring, step
-    4) the distance R is short, and the smaller step under strong noise keeps the
-    iterates near it.  K > 2 classes: 4 (the multiclass model was developed with it).
+    that the step without noise is the smooth step :data:`SMOOTH_STEP` (4).
+    Starting from naive Bayes (module docstring, step 4) the distance R is short,
+    and the smaller step under strong noise keeps the iterates near it.  K > 2 classes: 4 (the multiclass model was developed with it).
     """
     if n_classes > 2:
         return SMOOTH_STEP
