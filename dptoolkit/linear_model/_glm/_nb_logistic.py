@@ -199,12 +199,13 @@ def _auto_learning_rate(k, n_classes, sigma2, q, n_public):
     For averaged SGD on a convex, :math:`\beta`-smooth loss the best constant step
     is :math:`\eta \propto R / (G \sqrt T)` with :math:`G^2` the second moment of
     the stochastic gradient (Nemirovski, Juditsky, Lan and Shapiro 2009, Section
-    2.3); in DP-SGD on unit rows
-    :math:`G^2 \le 1 + \rho^2` (:func:`_gradient_noise_ratio`), so the step is
-    divided by :math:`\sqrt{1 + \rho^2}`; the unknown constant R/sqrt(T) is set so
-    that the step without noise is the smooth step :data:`SMOOTH_STEP` (4).
-    Starting from naive Bayes (module docstring, step 4) the distance R is short,
-    and the smaller step under strong noise keeps the iterates near it.  K > 2 classes: 4 (the multiclass model was developed with it).
+    2.3); in DP-SGD on unit rows :math:`G^2 \le 1 + \rho^2`
+    (:func:`_gradient_noise_ratio`), so the step is divided by
+    :math:`\sqrt{1 + \rho^2}`; the unknown constant R/sqrt(T) is set so that the
+    step without noise is the smooth step :data:`SMOOTH_STEP` (4).  Starting from
+    naive Bayes (module docstring, step 4) the distance R is short, and the smaller
+    step under strong noise keeps the iterates near it.  K > 2 classes: 4 (the
+    multiclass model was developed with it).
     """
     if n_classes > 2:
         return SMOOTH_STEP
