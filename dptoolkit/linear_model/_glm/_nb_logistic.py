@@ -288,7 +288,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         L2 penalty, >= 0.
     averaging_fraction : float, default=0.5
         The released weights average the iterates of the last
-        ``averaging_fraction`` of the steps, in (0, 1].
+        ``averaging_fraction`` of the steps (at most 25 evenly spaced ones), in
+        (0, 1].
     n_samples_public : int or None, default=None
         Public N (sets ``qN``); ``None`` reads it from the data with a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (refused for a private
