@@ -1210,7 +1210,7 @@ def test_sklearn_estimator_checks():
 
 
 def test_auto_epochs_from_public_n_and_epsilon_only():
-    """batch_size="auto" of a private dual fit: ceil(3 sqrt(N)) in [100, N];
+    """batch_size="auto" of a private dual fit: ceil(3 sqrt(N)) in [100, 1000], at most N;
     n_epochs="auto": sqrt(epsilon N L) / 180 in [1, 10] with N = n_samples_public,
     whatever the rows present; 10 without privacy; the sequential variant keeps
     L = 100 and the former sqrt(epsilon N) / 18."""
@@ -1221,7 +1221,8 @@ def test_auto_epochs_from_public_n_and_epsilon_only():
         warnings.simplefilter("ignore")
         for eps, n_public, L, expected in [
                 (1.0, 5325, 219, math.sqrt(5325 * 219) / 180), (0.1, 2000, 135, 1.0),
-                (4.0, 10**5, 949, 10.0), (1.0, 1000, 100, math.sqrt(1000) / 18)]:
+                (4.0, 10**5, 949, 10.0), (1.0, 1000, 100, math.sqrt(1000) / 18),
+                (1e-4, 10**7, 1000, math.sqrt(1e-4 * 10**7 * 1000) / 180)]:
             fits = [DPSCDClassifier(epsilon=eps, n_samples_public=n_public, classes=[0, 1],
                                     random_state=0).fit(X[:m], y[:m]) for m in (300, 400)]
             assert fits[0].batch_size_ == L

@@ -127,15 +127,17 @@ _N_EPOCHS = [Options("auto"), Interval("real", 0.0, MAX_N_EPOCHS, closed="right"
 #: Epochs of ``n_epochs="auto"``: ``sqrt(epsilon N L) / _EPOCHS_PER_ROOT``, in [1, 10].
 _EPOCHS_PER_ROOT = 180.0
 #: Mini-batch of ``batch_size="auto"`` for a private dual fit:
-#: ``ceil(_BATCH_PER_ROOT sqrt(N))``, in [100, N].
+#: ``ceil(_BATCH_PER_ROOT sqrt(N))``, in [100, min(_MAX_AUTO_BATCH, N)] (beyond the
+#: measured range, 1,302 on a9a was already worse than 541).
 _BATCH_PER_ROOT = 3.0
+_MAX_AUTO_BATCH = 1000
 
 
 def _auto_batch(batch_size, p, N, variant):
     r"""Mini-batch size :math:`L` of ``batch_size="auto"`` (public constants only).
 
     A private dual fit (Algorithm 1) takes :math:`L = \lceil 3\sqrt N\rceil`, at
-    least 100 and at most :math:`N`; every other fit 100 (at most the limit,
+    least 100 and at most 1,000 and :math:`N`; every other fit 100 (at most the limit,
     ``_BaseLinearDP._batch``).  Larger Poisson batches make the subsampled Gaussian
     mechanism cheaper per example (the noise multiplier grows more slowly than
     :math:`q`; De et al. 2022), while the dual subproblem with :math:`\sigma' = L`
@@ -149,7 +151,7 @@ def _auto_batch(batch_size, p, N, variant):
     """
     if not (isinstance(batch_size, str) and p["private"] and variant == "dual"):
         return batch_size
-    return int(min(max(100, math.ceil(_BATCH_PER_ROOT * math.sqrt(N))), N))
+    return int(min(max(100, math.ceil(_BATCH_PER_ROOT * math.sqrt(N))), _MAX_AUTO_BATCH, N))
 
 
 def _auto_epochs(p, N, L):
@@ -380,7 +382,7 @@ _SCD_DOC_PARAMS = r"""
         ``n_samples`` otherwise (the sampling rate of a private fit is
         :math:`q = L/N`); for ``variant="primal"`` the number of coordinates per
         step, in [1, n_features].  "auto": for a private ``variant="dual"`` fit
-        :math:`\lceil 3\sqrt N\rceil` in [100, N] (``_auto_batch``: 219 for
+        :math:`\lceil 3\sqrt N\rceil` in [100, 1000], at most N (``_auto_batch``: 219 for
         N = 5,325, 475 for N = 25,000); otherwise ``min(100, limit)``.
     clip : float, "auto" or None, default="auto"
         Scaling bound :math:`C > 0`: every coordinate update is scaled to
