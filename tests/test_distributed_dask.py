@@ -524,7 +524,7 @@ def test_dpsgd_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
 
 
 # ------------------------------------------------------------- Frank-Wolfe
-D_FW = 4200   # more than the 4096 candidates of screening="auto"
+D_FW = 4200   # more than the 1024 candidates of screening="auto"
 
 
 def _fw_data(seed=0):
@@ -560,7 +560,7 @@ def _assert_same_fw(a, b):
 
 
 def test_frank_wolfe_on_dask_matches_in_memory(live):
-    """Default screening (4096 of 4200 candidates), grouped sampler: the same
+    """Default screening (1024 of 4200 candidates), grouped sampler: the same
     candidates, model, event and generator state as in memory; entries above the
     public bound 1 are clipped on the workers with the in-memory warning."""
     X, y = _fw_data()
@@ -568,7 +568,7 @@ def test_frank_wolfe_on_dask_matches_in_memory(live):
     r_mem, r_dist = np.random.default_rng(4), np.random.default_rng(4)
     mem, clip_mem = _fw_fit(X, y, r_mem)
     dist, clip_dist = _fw_fit(Xd, yd, r_dist)
-    assert mem.screened_features_.size == 4096
+    assert mem.screened_features_.size == 1024   # MIN_AUTO_CANDIDATES
     assert clip_mem and clip_dist
     _assert_same_fw(dist, mem)
     assert r_dist.bit_generator.state == r_mem.bit_generator.state
