@@ -71,7 +71,7 @@ def _sigmoid(v):
 
 def _prepare_block(Xb, yb, columns, bound):
     """The block's rows (entries clipped to [-bound, bound] if ``bound``) on the
-    kept ``columns``, as CSR and CSC, its labels in {0, 1} and zero margins."""
+    kept ``columns``, as CSR and CSC, and its labels in {0, 1}.  Pure."""
     Xb = _csr_block(Xb)
     Xb.sum_duplicates()
     if bound is not None:
@@ -80,22 +80,20 @@ def _prepare_block(Xb, yb, columns, bound):
         Xb = Xb[:, columns]
     Xb = sp.csr_array(Xb)
     Xb.sort_indices()
-    y = np.asarray(yb, dtype=np.float64)
-    zeros = np.zeros(Xb.shape[0])
-    return (Xb, sp.csc_array(Xb), y), ((zeros, zeros), None)
+    return Xb, sp.csc_array(Xb), np.asarray(yb, dtype=np.float64)
 
 
-def _block_round(prep, previous, step, fold):
+def _block_round(prep, state, step, fold):
     """One round on one block: the step ``(j, delta, w_m, rescale)`` on its rows
-    containing ``j``, then (``fold`` not None) the exact refresh.
+    containing ``j`` (none for the first round), then (``fold`` not None) the
+    exact refresh.
 
-    ``previous`` is the previous round's result (its first item is the state).
-    Returns ``(new_state, out)``: ``out`` is ``("full", X_b^T q_b)`` after a
-    refresh, else ``("delta", X_b^T gamma, dh)``.  Pure: the input state is not
-    modified."""
+    ``state`` is the block's ``[vt, q]`` (scaled margins and row gradients),
+    updated in place.  Returns ``("full", X_b^T q_b)`` after a refresh, else
+    ``("delta", cols, values, dh)``: the change of :math:`\\alpha` restricted to
+    its non-zero entries ``cols`` (sorted) and the change of the gap term."""
     Xr, Xc, y = prep
-    state = previous[0]
-    vt, q = state[0].copy(), state[1].copy()
+    vt, q = state
     if step is not None:
         j, delta, w_m, rescale = step
         if rescale != 1.0:
@@ -113,14 +111,17 @@ def _block_round(prep, previous, step, fold):
     if fold is not None:
         if fold != 1.0:
             vt *= fold
-        q = _sigmoid(vt) - y
-        return (vt, q), ("full", _gather(Xc, q))
+        q[:] = _sigmoid(vt) - y
+        return "full", _gather(Xc, q)
     if rows.size > _FULL_PASS_FRACTION * vt.size:
         # most rows changed: one gather over all columns beats copying the rows
         g = np.zeros(vt.size)
         g[rows] = gamma
-        return (vt, q), ("delta", _gather(Xc, g), dh)
-    return (vt, q), ("delta", np.asarray(Xr[rows].T @ gamma, dtype=np.float64), dh)
+        change = _gather(Xc, g)
+    else:
+        change = np.asarray(Xr[rows].T @ gamma, dtype=np.float64)
+    cols = np.flatnonzero(change)      # only these go over the network
+    return "delta", cols, change[cols], dh
 
 
 #: Share of a block's rows above which a step's change of alpha is one pass
@@ -133,41 +134,142 @@ def _gather(Xc, v):
     return np.asarray(Xc.T @ v, dtype=np.float64)
 
 
+class _BlockHolder:
+    """The prepared row blocks of one worker and their states, for a whole fit.
+
+    On a ``distributed`` cluster this is a Dask *actor* (one per worker, made
+    on the worker that holds the blocks): the client calls :meth:`round`
+    directly on the worker, without the scheduler.  Without a cluster (or in
+    memory) it is an ordinary object in the client's process.  It draws no
+    random number: a round is a deterministic function of the blocks and of
+    the rounds' arguments, all sent by the client."""
+
+    def __init__(self, *preps):
+        self.preps = preps
+        self.states = [[np.zeros(p[0].shape[0]), np.zeros(p[0].shape[0])] for p in preps]
+        self.n_rounds = 0
+
+    def round(self, number, step, fold):
+        """Round ``number`` on every held block; their outputs in the order held.
+
+        Raises :class:`StaleBlocksError` unless the holder has run exactly the
+        ``number`` rounds before: a holder that Dask made again after its worker
+        died (a new worker may take the old address) has lost the margins."""
+        if number != self.n_rounds:
+            raise StaleBlocksError(f"round {number} asked of blocks that ran "
+                                   f"{self.n_rounds} rounds")
+        self.n_rounds += 1
+        return [_block_round(p, s, step, fold) for p, s in zip(self.preps, self.states)]
+
+
+class StaleBlocksError(RuntimeError):
+    """A block holder's state is not the one the client's rounds built."""
+
+
+def _lost(exc):
+    """The error of a fit whose block holder (a Dask actor) was lost."""
+    return RuntimeError(
+        "a Dask worker holding Frank-Wolfe blocks was lost mid-fit (the blocks' "
+        "margins live in Dask actors, which are not recomputed when their worker "
+        f"dies: {type(exc).__name__}: {exc}).  The fit stopped: nothing was released "
+        "or charged, and the noise drawn so far only entered the discarded iterate; "
+        "fix the workers and fit again.")
+
+
+def _results(calls):
+    """The results of the holders' method calls (Dask actor futures), in order; a
+    lost holder is a ``RuntimeError``."""
+    try:
+        return [c.result() for c in calls]
+    except (OSError, StaleBlocksError) as exc:   # the worker (hence its actor) is gone
+        raise _lost(exc) from exc
+
+
 class _Blocks:
-    """The row blocks and their states: on the Dask workers (persisted, each
-    round's tasks depending on the previous round's states) or in memory."""
+    """The row blocks and their states: in holders, one per Dask worker (actors)
+    or one in the client's process (in memory, or Dask without a cluster)."""
 
     def __init__(self, X, y01, columns, bound):
-        self.dask = is_dask_array(X)
-        if not self.dask:
-            self.prep, self.state = zip(*[_prepare_block(X, y01, columns, bound)])
+        self.actors, self.futures, self.n_rounds = False, [], 0
+        if not is_dask_array(X):
+            self.holders, self.order = [_BlockHolder(_prepare_block(X, y01, columns,
+                                                                    bound))], [(0, 0)]
             return
-        import dask
         from dask import delayed
 
         xs, ys = _blocks(X, y01)
         cols = delayed(columns, pure=True) if columns is not None else None
-        made = dask.persist(*[delayed(_prepare_block, pure=True, nout=2)(xb, yb, cols,
-                                                                          bound)
-                              for xb, yb in zip(xs, ys)])   # kept on the workers
-        self.prep = list(dask.persist(*[m[0] for m in made]))
-        self.state = list(dask.persist(*[m[1] for m in made]))
+        preps = [delayed(_prepare_block, pure=True)(xb, yb, cols, bound)
+                 for xb, yb in zip(xs, ys)]
+        client = _distributed_client()
+        if client is None:      # a local scheduler: the blocks are in this process
+            self.holders = [_BlockHolder(*_blocksum._compute(preps, "the blocks"))]
+            self.order = [(0, b) for b in range(len(preps))]
+            return
+        self._start_actors(client, preps)
+
+    def _start_actors(self, client, preps):
+        """Prepare the blocks on the workers, then one holder actor per worker
+        with the blocks it holds (the rows never leave the workers)."""
+        from distributed import wait
+
+        futures = client.compute(preps)
+        try:
+            wait(futures)
+            bad = [f for f in futures if f.status == "error"]
+            if bad:
+                bad[0].result()             # the block's own error (NaN, ...)
+            where = client.who_has(futures)
+            by_worker = {}
+            for b, f in enumerate(futures):
+                by_worker.setdefault(min(where[f.key]), []).append(b)
+            self.order = [None] * len(futures)
+            self.futures = []
+            for h, (worker, held) in enumerate(sorted(by_worker.items())):
+                self.futures.append(client.submit(
+                    _BlockHolder, *[futures[b] for b in held], workers=[worker],
+                    allow_other_workers=True, actor=True, pure=False))
+                for i, b in enumerate(held):
+                    self.order[b] = (h, i)
+            self.holders = [f.result() for f in self.futures]
+        except Exception as exc:
+            self.close()
+            if type(exc).__name__ == "KilledWorker":
+                raise RuntimeError(
+                    "the Dask workers preparing the Frank-Wolfe blocks died repeatedly, "
+                    "so the scheduler stopped retrying (distributed.scheduler."
+                    "allowed-failures).  The fit stopped before any step: nothing was "
+                    "released or charged; fix the workers and fit again.") from exc
+            if isinstance(exc, OSError):
+                raise _lost(exc) from exc
+            raise
+        finally:
+            del futures      # the actors hold the blocks now
+        self.actors = True
 
     def round(self, step, fold):
         """Run one round on every block; the outputs in block order."""
-        if not self.dask:
-            self.state = [_block_round(p, s, step, fold)
-                          for p, s in zip(self.prep, self.state)]
-            return [r[1] for r in self.state]
-        import dask
-        from dask import delayed
+        number, self.n_rounds = self.n_rounds, self.n_rounds + 1
+        if self.actors:     # every holder at once, then wait for all
+            outs = _results([h.round(number, step, fold) for h in self.holders])
+        else:
+            outs = [h.round(number, step, fold) for h in self.holders]
+        return [outs[h][i] for h, i in self.order]
 
-        # the round's results stay on the workers (the next round's inputs);
-        # only their small second items come to the client: 2 tasks per block
-        fn = delayed(_block_round, pure=True, nout=2)
-        self.state = dask.persist(*[fn(p, s, step, fold)
-                                    for p, s in zip(self.prep, self.state)])
-        return _blocksum._compute([r[1] for r in self.state], "the Frank-Wolfe updates")
+    def close(self):
+        """Release the actors (their blocks and states leave the workers' memory)."""
+        for f in self.futures:
+            f.release()
+        self.futures, self.holders = [], []
+
+
+def _distributed_client():
+    """The ``distributed`` client Dask computes with, or None (a local scheduler:
+    no client, or ``dask.config.set(scheduler="threads")`` and the like)."""
+    from dask.base import get_scheduler
+
+    client = getattr(get_scheduler(), "__self__", None)
+    return client if type(client).__name__ == "Client" else None
 
 
 def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refresh_tol,
@@ -216,6 +318,14 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
         Dask workers died repeatedly; the fit stops and releases nothing.
     """
     blocks = _Blocks(X, y01, columns, bound)
+    try:
+        return _iterate(blocks, l1_bound, max_iter, refresh_tol, selector, stop)
+    finally:
+        blocks.close()   # the actors' blocks and states leave the workers
+
+
+def _iterate(blocks, l1_bound, max_iter, refresh_tol, selector, stop):
+    """The solver's loop on the client (:func:`frank_wolfe_over_blocks`)."""
     alpha = np.zeros(0)
     for out in blocks.round(None, 1.0):     # set-up and the first refresh (t = 1)
         alpha = out[1].copy() if alpha.size == 0 else alpha + out[1]
@@ -264,10 +374,10 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
             n_refresh += 1
         else:
             changed = np.zeros(k, dtype=bool)
-            for out in outs:                         # block order
-                alpha += out[1]
-                h += out[2]
-                changed |= out[1] != 0.0
+            for _, cols, values, dh in outs:         # block order
+                alpha[cols] += values
+                h += dh
+                changed[cols] = True
             items = np.flatnonzero(changed)
         selector.update(alpha, items, False)
     return wt * w_m, gaps, t, n_refresh
