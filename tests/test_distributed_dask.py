@@ -585,31 +585,115 @@ def test_frank_wolfe_on_dask_non_private_gaps(live):
                                atol=1e-12)
 
 
-def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
+def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
+    """What the Frank-Wolfe block holders (Dask actors) send back, round by round;
+    with ``kill_at``, one worker process is killed just before that round."""
+    from dptoolkit.distributed import _fw
+
+    results, received, killed = _fw._results, [], []
+
+    def spy(holders, *args):
+        if kill_at is not None and len(received) + 1 == kill_at:
+            killed.append(sorted(client.scheduler_info()["workers"])[0])
+            client.run(_exit_soon, workers=killed)
+            import time
+
+            time.sleep(0.5)      # the process is gone before the round's calls land
+        out = results(holders, *args)
+        received.append(out)
+        return out
+
+    monkeypatch.setattr(_fw, "_results", spy)
+    return received, killed
+
+
+def test_frank_wolfe_worker_killed_mid_fit_stops_with_a_clear_error(live, monkeypatch):
+    """The blocks' margins live in actors, which Dask does not recompute: a worker
+    killed mid-fit stops the fit with a RuntimeError, nothing released or charged
+    (no model, no privacy event, the accountant untouched); a new fit on the
+    cluster that replaced the worker releases the in-memory model."""
+    from dptoolkit.accounting import BudgetAccountant
+
     X, y = _fw_data()
     want, _ = _fw_fit(X, y, np.random.default_rng(6))
-    calls, killed = _kill_one_worker_at(live, monkeypatch, 40)
-    got, _ = _fw_fit(*_dask(X, y), np.random.default_rng(6))
-    assert len(calls) > 40
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    model = _fw(random_state=np.random.default_rng(6), accountant=accountant)
+    received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="lost mid-fit.*nothing was released"):
+            model.fit(*_dask(X, y))
+    assert len(received) == 39 and killed     # the kill happened mid-fit
     assert killed[0] not in live.scheduler_info()["workers"]
+    assert not hasattr(model, "coef_") and not hasattr(model, "privacy_event_")
+    assert accountant.spends == []
+    monkeypatch.undo()
+    live.wait_for_workers(2, timeout=120)
+    got, _ = _fw_fit(*_dask(X, y), np.random.default_rng(6))
     _assert_same_fw(got, want)
 
 
-def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
-    """What comes back from the workers: sums over rows (column masses), k-vectors
-    of gradient changes and the columns they touch; never a row of X."""
+def test_frank_wolfe_blocks_refuse_a_round_out_of_sequence(live):
+    """A holder that has not run exactly the rounds the client sent (one Dask made
+    again after its worker died, possibly at the old address) refuses the round,
+    and the client turns that into the lost-worker error."""
+    from dptoolkit.distributed import _fw
+
     X, y = _fw_data()
     Xd, yd = _dask(X, y)
-    received = _spy_on_results(monkeypatch)
+    blocks = _fw._Blocks(Xd, yd.astype(np.float64), None, 1.0)
+    try:
+        assert blocks.actors and len(blocks.holders) == 2
+        blocks.round(None, 1.0)
+        with pytest.raises(RuntimeError, match="lost mid-fit.*StaleBlocksError"):
+            _fw._results(blocks.holders[:1], 5, None, 1.0)
+    finally:
+        blocks.close()
+
+
+def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
+    """What comes back from the workers: sums over rows (column masses), then per
+    round and block either X_b^T q_b (a k-vector) or the non-zero entries of the
+    change of alpha; never a row of X."""
+    X, y = _fw_data()
+    Xd, yd = _dask(X, y)
+    summed = _spy_on_results(monkeypatch)
+    rounds, _ = _spy_on_rounds(monkeypatch)
     model, _ = _fw_fit(Xd, yd, 0)
     k = model.screened_features_.size
-    # the summed column masses, then every block's k-vector in every round
-    assert len(received) == 1 + (N // CHUNK) * model.n_iter_
-    for part in received:
-        if isinstance(part, np.ndarray):
-            assert part.shape == (D_FW + 1,)
-        else:
-            assert part[0] in ("full", "delta") and part[1].shape == (k,)
+    assert len(summed) == 1 and summed[0].shape == (D_FW + 1,)   # the column masses
+    assert len(rounds) == model.n_iter_           # one round per step (the last none)
+    for holders in rounds:
+        assert sum(len(h) for h in holders) == N // CHUNK
+        for part in (p for h in holders for p in h):
+            if part[0] == "full":
+                assert part[1].shape == (k,)
+            else:
+                kind, cols, values, dh = part
+                assert kind == "delta" and cols.shape == values.shape
+                assert cols.size <= k and np.all(np.diff(cols) > 0)
+
+
+def test_frank_wolfe_steps_do_not_go_through_the_scheduler(live):
+    """The scheduler runs the same tasks for 20 steps as for 150 (set-up only):
+    the rounds are actor calls from the client to the workers."""
+    X, y = _fw_data()
+    counts = []
+    for max_iter in (20, 150):
+        with distributed.get_task_stream(live) as stream:
+            model, _ = _fw_fit(*_dask(X, y), 0, max_iter=max_iter)
+        assert model.n_iter_ == max_iter
+        counts.append(len(stream.data))
+    assert counts[0] == counts[1]
+
+
+def test_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
+    """Without a cluster (a local scheduler), the blocks are held in-process."""
+    X, y = _fw_data()
+    with dask.config.set(scheduler="synchronous"):
+        dist, _ = _fw_fit(*_dask(X, y), np.random.default_rng(4))
+    mem, _ = _fw_fit(X, y, np.random.default_rng(4))
+    _assert_same_fw(dist, mem)
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -176,12 +176,15 @@ def _lost(exc):
         "fix the workers and fit again.")
 
 
-def _results(calls):
-    """The results of the holders' method calls (Dask actor futures), in order; a
-    lost holder is a ``RuntimeError``."""
+def _results(holders, *args):
+    """``round(*args)`` called on every holder (Dask actors) at once, then their
+    results, in order; a lost holder is a ``RuntimeError`` saying so."""
     try:
+        calls = [h.round(*args) for h in holders]
         return [c.result() for c in calls]
-    except (OSError, StaleBlocksError) as exc:   # the worker (hence its actor) is gone
+    except (OSError, RuntimeError) as exc:
+        # OSError: the worker is unreachable; RuntimeError: the scheduler marked
+        # the actor lost, or a holder refused a round out of sequence
         raise _lost(exc) from exc
 
 
@@ -251,7 +254,7 @@ class _Blocks:
         """Run one round on every block; the outputs in block order."""
         number, self.n_rounds = self.n_rounds, self.n_rounds + 1
         if self.actors:     # every holder at once, then wait for all
-            outs = _results([h.round(number, step, fold) for h in self.holders])
+            outs = _results(self.holders, number, step, fold)
         else:
             outs = [h.round(number, step, fold) for h in self.holders]
         return [outs[h][i] for h, i in self.order]
