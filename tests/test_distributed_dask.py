@@ -587,19 +587,21 @@ def test_frank_wolfe_on_dask_non_private_gaps(live):
 
 def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
     """What the Frank-Wolfe block holders (Dask actors) send back, round by round;
-    with ``kill_at``, one worker process is killed just before that round."""
+    with ``kill_at``, one worker process is killed (SIGKILL) just before that round."""
+    import asyncio
+    import signal
+
     from dptoolkit.distributed import _fw
 
     results, received, killed = _fw._results, [], []
+    pids = client.run(os.getpid) if kill_at is not None else {}
 
-    def spy(holders, *args):
+    async def spy(holders, *args):
         if kill_at is not None and len(received) + 1 == kill_at:
-            killed.append(sorted(client.scheduler_info()["workers"])[0])
-            client.run(_exit_soon, workers=killed)
-            import time
-
-            time.sleep(0.5)      # the process is gone before the round's calls land
-        out = results(holders, *args)
+            killed.append(sorted(pids)[0])
+            os.kill(pids[killed[0]], signal.SIGKILL)
+            await asyncio.sleep(0.5)     # the process is gone before the round's calls
+        out = await results(holders, *args)
         received.append(out)
         return out
 
@@ -644,9 +646,9 @@ def test_frank_wolfe_blocks_refuse_a_round_out_of_sequence(live):
     blocks = _fw._Blocks(Xd, yd.astype(np.float64), None, 1.0)
     try:
         assert blocks.actors and len(blocks.holders) == 2
-        blocks.round(None, 1.0)
+        live.sync(blocks.round_on_workers, None, 1.0)
         with pytest.raises(RuntimeError, match="lost mid-fit.*StaleBlocksError"):
-            _fw._results(blocks.holders[:1], 5, None, 1.0)
+            live.sync(_fw._results, blocks.holders[:1], 5, None, 1.0)
     finally:
         blocks.close()
 

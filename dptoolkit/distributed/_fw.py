@@ -176,12 +176,16 @@ def _lost(exc):
         "fix the workers and fit again.")
 
 
-def _results(holders, *args):
+async def _results(holders, *args):
     """``round(*args)`` called on every holder (Dask actors) at once, then their
-    results, in order; a lost holder is a ``RuntimeError`` saying so."""
+    results, in order; a lost holder is a ``RuntimeError`` saying so.
+
+    Awaited on the client's event loop, and run on each worker's event loop
+    (``separate_thread=False``): a round wakes no other thread, which on a busy
+    machine costs more than the round's arithmetic."""
     try:
-        calls = [h.round(*args) for h in holders]
-        return [c.result() for c in calls]
+        calls = [h.round(*args, separate_thread=False) for h in holders]
+        return [await c for c in calls]
     except (OSError, RuntimeError) as exc:
         # OSError: the worker is unreachable; RuntimeError: the scheduler marked
         # the actor lost, or a holder refused a round out of sequence
@@ -209,6 +213,7 @@ class _Blocks:
             self.holders = [_BlockHolder(*_blocksum._compute(preps, "the blocks"))]
             self.order = [(0, b) for b in range(len(preps))]
             return
+        self.client = client
         self._start_actors(client, preps)
 
     def _start_actors(self, client, preps):
@@ -251,19 +256,50 @@ class _Blocks:
         self.actors = True
 
     def round(self, step, fold):
-        """Run one round on every block; the outputs in block order."""
+        """Run one round on every block (in this process); the outputs in block order."""
         number, self.n_rounds = self.n_rounds, self.n_rounds + 1
-        if self.actors:     # every holder at once, then wait for all
-            outs = _results(self.holders, number, step, fold)
-        else:
-            outs = [h.round(number, step, fold) for h in self.holders]
+        outs = [h.round(number, step, fold) for h in self.holders]
         return [outs[h][i] for h, i in self.order]
+
+    async def round_on_workers(self, step, fold):
+        """:meth:`round` on the actors, awaited on the client's event loop."""
+        number, self.n_rounds = self.n_rounds, self.n_rounds + 1
+        outs = await _results(self.holders, number, step, fold)
+        return [outs[h][i] for h, i in self.order]
+
+    def run(self, steps):
+        """Drive the solver's generator ``steps`` (it yields a round's arguments
+        and receives the round's outputs) to its return value.  On a cluster the
+        whole loop runs as one coroutine on the client's event loop."""
+        if not self.actors:
+            return _drive(steps, self.round)
+        return self.client.sync(_drive_async, steps, self.round_on_workers)
 
     def close(self):
         """Release the actors (their blocks and states leave the workers' memory)."""
         for f in self.futures:
             f.release()
         self.futures, self.holders = [], []
+
+
+def _drive(steps, round_fn):
+    """Run the generator ``steps``, answering each yielded round with ``round_fn``."""
+    try:
+        args = next(steps)
+        while True:
+            args = steps.send(round_fn(*args))
+    except StopIteration as done:
+        return done.value
+
+
+async def _drive_async(steps, round_fn):
+    """:func:`_drive` with a coroutine ``round_fn``."""
+    try:
+        args = next(steps)
+        while True:
+            args = steps.send(await round_fn(*args))
+    except StopIteration as done:
+        return done.value
 
 
 def _distributed_client():
@@ -322,15 +358,17 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
     """
     blocks = _Blocks(X, y01, columns, bound)
     try:
-        return _iterate(blocks, l1_bound, max_iter, refresh_tol, selector, stop)
+        return blocks.run(_steps(l1_bound, max_iter, refresh_tol, selector, stop))
     finally:
         blocks.close()   # the actors' blocks and states leave the workers
 
 
-def _iterate(blocks, l1_bound, max_iter, refresh_tol, selector, stop):
-    """The solver's loop on the client (:func:`frank_wolfe_over_blocks`)."""
+def _steps(l1_bound, max_iter, refresh_tol, selector, stop):
+    """The solver's loop on the client (:func:`frank_wolfe_over_blocks`), as a
+    generator: it yields each round's ``(step, fold)`` and receives the blocks'
+    outputs in block order; it returns the result."""
     alpha = np.zeros(0)
-    for out in blocks.round(None, 1.0):     # set-up and the first refresh (t = 1)
+    for out in (yield None, 1.0):     # set-up and the first refresh (t = 1)
         alpha = out[1].copy() if alpha.size == 0 else alpha + out[1]
     k = alpha.size
     selector.update(alpha, np.arange(k), True)
@@ -360,7 +398,7 @@ def _iterate(blocks, l1_bound, max_iter, refresh_tol, selector, stop):
         if gap <= stop or t == max_iter:
             break
         refresh = prod < 1.0 - refresh_tol          # before step t + 1: public
-        outs = blocks.round((int(j), delta, w_m, rescale), w_m if refresh else None)
+        outs = yield (int(j), delta, w_m, rescale), w_m if refresh else None
         if refresh:
             if w_m != 1.0:
                 wt[support] *= w_m
