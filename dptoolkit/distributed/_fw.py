@@ -8,14 +8,14 @@ scaled margins :math:`\tilde v = X\tilde w`, the row gradients
 :math:`q_i = \sigma(w_m \tilde v_i) - y_i` and :math:`\alpha = X^\top q` over the
 ``k`` (screened) columns.  Here:
 
-* **on each block** (a pure task, its state passed from the previous task):
-  its rows' :math:`\tilde v` and :math:`q`, and its restricted rows (CSR and
-  CSC);
+* **on each block**: its rows' :math:`\tilde v` and :math:`q`, and its
+  restricted rows (CSR and CSC), held for the whole fit by one *holder* per
+  worker (below);
 * **on the client**: :math:`\alpha \in \mathbb{R}^k`, :math:`\tilde w`,
   :math:`w_m`, the product of :math:`(1-\eta)` since the last refresh, the gap
   term :math:`h = \langle\alpha, \tilde w\rangle` and the selector (the
   estimator's: the grouped sampler or the argmax), which draws from the
-  estimator's generator: **no task draws a random number**.
+  estimator's generator: **nothing on a worker draws a random number**.
 
 **One round per step.**  After the client chose the vertex of step :math:`t`
 (coordinate :math:`j`, sign, hence the increment :math:`\delta` of
@@ -23,30 +23,62 @@ scaled margins :math:`\tilde v = X\tilde w`, the row gradients
 :math:`(j, \delta, w_m)` to every block, which updates the margins and gradients
 of its rows containing :math:`j` (those rows only: Algorithm 2) and returns
 its part of the change of :math:`\alpha`, :math:`X_b^\top(q^{new} - q^{old})`
-over those rows (a ``k``-vector), and its part of the change of :math:`h`.  Whether the next step starts with a refresh depends only
+over those rows (its non-zero entries and their columns), and its part of the
+change of :math:`h`.  Whether the next step starts with a refresh depends only
 on the step sizes (public), so when it does, the same round also runs the
 **exact refresh as a map-reduce**: every block folds :math:`w_m` into its
 margins, recomputes :math:`q` for all its rows and returns
 :math:`X_b^\top q_b`; the client sets :math:`\alpha` to their sum.  The last
 step needs no round (the model is :math:`w_m\tilde w`, on the client).  So a
-fit of :math:`T` steps makes :math:`T` rounds of ``n_blocks`` tasks (one to set
-up and refresh first, :math:`T - 1` steps), each moving
-:math:`O(k)` numbers per block, never rows of X.
+fit of :math:`T` steps makes :math:`T` rounds (one to set up and refresh
+first, :math:`T - 1` steps), each moving :math:`O(k)` numbers per block, never
+rows of X.
+
+**Rounds without the scheduler.**  A step's vertex depends on the previous
+step's :math:`\alpha`, so the :math:`T` rounds are sequential and a fit is
+bound by the latency of a round, not by bytes.  A round of Dask tasks goes
+client, scheduler, workers, scheduler, client and costs the scheduler a few
+milliseconds per task (about 20 ms for four tasks on a 2-core machine): with
+thousands of steps that dwarfs the work.  So the blocks are prepared by pure
+Dask tasks (clipped, restricted to the kept columns) and then handed to one
+**Dask actor per worker** (:class:`_BlockHolder`, made on the worker that
+holds them: the rows never move), which keeps its blocks' margins for the
+whole fit; a round is one actor call per worker, from the client straight to
+the worker and back (about 1.5 ms on an idle machine), the solver's loop
+running as a coroutine on the client's event loop and each call on the
+worker's event loop, so that no thread hand-off adds to the latency.  The
+alternatives: a long-running task per worker exchanging messages through
+``distributed.Queue`` or ``Variable`` routes every message through the
+scheduler (the latency this avoids); Pub/Sub is direct but would rebuild the
+request-reply and error handling that actor calls already give; fewer rounds
+would need the rows on the client (the step's change of :math:`\alpha` is a
+function of the rows holding the chosen column) or the selection on the
+workers (their noise).  The scheduler runs the same tasks whatever
+:math:`T`, so it keeps no per-step history either.
 
 Every per-row operation is the in-memory kernel's, in the same order, so the
 blocks' margins are those of the in-memory fit bit for bit; :math:`\alpha` is
-the same sum added in another order (block order), so with the same seed the
-selector's draws are the same (a draw could only differ if a uniform fell
-within rounding of a boundary of the sampler's cumulative sums) and the
-released model equals the in-memory one up to that rounding.
+the same sum added in another order (block order, whatever worker holds which
+block), so with the same seed the selector's draws are the same (a draw could
+only differ if a uniform fell within rounding of a boundary of the sampler's
+cumulative sums) and the released model equals the in-memory one up to that
+rounding.
 
 **Privacy.**  Unchanged from :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`:
 the exponential mechanism at each step scores the vertices with the same
 :math:`\alpha` (sensitivity :math:`\lambda L` under add/remove-one, whatever
 the partition), the screening's Gaussian noise is drawn once on the client
-from the sum of the blocks' column masses.  A lost worker's tasks are
-recomputed from their inputs (pure); a fit whose tasks fail for good stops
-with ``RuntimeError`` and releases nothing.
+from the sum of the blocks' column masses.  **Failures.**  The preparation
+tasks are pure: a worker lost while they run is recomputed from their inputs,
+and workers dying repeatedly stop the fit before its first step with
+``RuntimeError``.  An actor is *not* recomputed: a worker lost mid-fit takes
+its blocks' margins with it, and the next round raises ``RuntimeError``
+naming the lost worker; nothing is released or charged (the estimator
+records its privacy event only after the loop), and the noise drawn so far
+only entered the discarded iterate, which no later fit reuses.  Each round
+carries its number and a holder refuses a round out of sequence, so a holder
+that Dask would make afresh (at a replacement worker, possibly at the old
+address) can never answer with margins that miss steps.
 
 References
 ----------
@@ -354,7 +386,9 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
     ValueError
         A Dask X or y not chunked as required; NaN or infinity in X.
     RuntimeError
-        Dask workers died repeatedly; the fit stops and releases nothing.
+        Dask workers died repeatedly while preparing the blocks, or a worker
+        holding blocks (its actor) was lost mid-fit; the fit stops and releases
+        nothing.
     """
     blocks = _Blocks(X, y01, columns, bound)
     try:

@@ -511,6 +511,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             classes, labels of ``y`` outside ``classes``, data outside the public
             bound with ``clip_data=False``, or a budget the ``accountant`` cannot
             pay.
+        RuntimeError
+            On a Dask array: workers died repeatedly, or a worker holding blocks
+            was lost mid-fit; nothing is released or charged.
 
         Warns
         -----
