@@ -157,8 +157,11 @@ def _block_round(prep, state, step, fold):
 
 
 #: Share of a block's rows above which a step's change of alpha is one pass
-#: over the block's columns rather than a scatter of the changed rows.
-_FULL_PASS_FRACTION = 0.125
+#: over the block's columns rather than a scatter of the changed rows (the
+#: crossover of the two on IMDB blocks of 6,250 rows and 4,096 kept columns was
+#: at 0.4 of the rows, for the rows holding one column; both sum every entry in
+#: row order, so the choice never changes the result).
+_FULL_PASS_FRACTION = 0.35
 
 
 def _gather(Xc, v):
