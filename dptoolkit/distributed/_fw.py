@@ -34,27 +34,31 @@ fit of :math:`T` steps makes :math:`T` rounds (one to set up and refresh
 first, :math:`T - 1` steps), each moving :math:`O(k)` numbers per block, never
 rows of X.
 
-**Rounds without the scheduler.**  A step's vertex depends on the previous
-step's :math:`\alpha`, so the :math:`T` rounds are sequential and a fit is
-bound by the latency of a round, not by bytes.  A round of Dask tasks goes
-client, scheduler, workers, scheduler, client and costs the scheduler a few
-milliseconds per task (about 20 ms for four tasks on a 2-core machine): with
-thousands of steps that dwarfs the work.  So the blocks are prepared by pure
-Dask tasks (clipped, restricted to the kept columns) and then handed to one
-**Dask actor per worker** (:class:`_BlockHolder`, made on the worker that
-holds them: the rows never move), which keeps its blocks' margins for the
-whole fit; a round is one actor call per worker, from the client straight to
-the worker and back (about 1.5 ms on an idle machine), the solver's loop
-running as a coroutine on the client's event loop and each call on the
-worker's event loop, so that no thread hand-off adds to the latency.  The
-alternatives: a long-running task per worker exchanging messages through
-``distributed.Queue`` or ``Variable`` routes every message through the
-scheduler (the latency this avoids); Pub/Sub is direct but would rebuild the
-request-reply and error handling that actor calls already give; fewer rounds
-would need the rows on the client (the step's change of :math:`\alpha` is a
-function of the rows holding the chosen column) or the selection on the
-workers (their noise).  The scheduler runs the same tasks whatever
-:math:`T`, so it keeps no per-step history either.
+**Rounds without tasks.**  A step's vertex depends on the previous step's
+:math:`\alpha`, so the :math:`T` rounds are sequential and a fit is bound by
+the latency of a round, not by bytes.  A round of Dask tasks costs the
+scheduler a few milliseconds per task (graph submission, state transitions,
+worker assignment, result bookkeeping: about 20 ms for four tasks on an idle
+2-core machine), and with thousands of steps that dwarfs the work.  So the
+blocks are prepared by pure Dask tasks (clipped, restricted to the kept
+columns) and then handed to one **Dask actor per worker**
+(:class:`_BlockHolder`, made on the worker that holds them: the rows never
+move), which keeps its blocks' margins for the whole fit; a round is one
+actor call per worker, a message and its reply (about 1.5 ms on an idle
+machine for two workers): no task, no graph, no scheduler state.  With the
+client's default ``direct_to_workers=None`` the scheduler relays the two
+messages as a plain proxy; ``Client(direct_to_workers=True)`` sends them
+straight to the workers (no difference measured on one machine).  The
+solver's loop runs as a coroutine on the client's event loop and each call
+on the worker's event loop, so that no thread hand-off adds to the latency.
+The alternatives: a long-running task per worker exchanging messages through
+``distributed.Queue`` or ``Variable`` goes through the scheduler's state for
+every message; Pub/Sub would rebuild the request-reply and error handling
+that actor calls already give; fewer rounds would need the rows on the
+client (the step's change of :math:`\alpha` is a function of the rows
+holding the chosen column) or the selection on the workers (their noise).
+The scheduler runs the same tasks whatever :math:`T`, so it keeps no
+per-step history either.
 
 Every per-row operation is the in-memory kernel's, in the same order, so the
 blocks' margins are those of the in-memory fit bit for bit; :math:`\alpha` is
@@ -174,7 +178,7 @@ class _BlockHolder:
 
     On a ``distributed`` cluster this is a Dask *actor* (one per worker, made
     on the worker that holds the blocks): the client calls :meth:`round`
-    directly on the worker, without the scheduler.  Without a cluster (or in
+    on the worker, without creating tasks.  Without a cluster (or in
     memory) it is an ordinary object in the client's process.  It draws no
     random number: a round is a deterministic function of the blocks and of
     the rounds' arguments, all sent by the client."""
