@@ -42,7 +42,7 @@ worker assignment, result bookkeeping: about 20 ms for four tasks on an idle
 2-core machine), and with thousands of steps that dwarfs the work.  So the
 blocks are prepared by pure Dask tasks (clipped, restricted to the kept
 columns) and then handed to one **Dask actor per worker**
-(:class:`_BlockHolder`, made on the worker that holds them: the rows never
+(``_BlockHolder``, made on the worker that holds them: the rows never
 move), which keeps its blocks' margins for the whole fit; a round is one
 actor call per worker, a message and its reply (about 1.5 ms on an idle
 machine for two workers): no task, no graph, no scheduler state.  With the
