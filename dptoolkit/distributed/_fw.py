@@ -268,14 +268,15 @@ class _Blocks:
                 bad[0].result()             # the block's own error (NaN, ...)
             where = client.who_has(futures)
             by_worker = {}
-            for b, f in enumerate(futures):
-                by_worker.setdefault(min(where[f.key]), []).append(b)
+            for b, f in enumerate(futures):     # "": just lost, Dask will recompute it
+                by_worker.setdefault(min(where.get(f.key) or [""]), []).append(b)
             self.order = [None] * len(futures)
             self.futures = []
             for h, (worker, held) in enumerate(sorted(by_worker.items())):
                 self.futures.append(client.submit(
-                    _BlockHolder, *[futures[b] for b in held], workers=[worker],
-                    allow_other_workers=True, actor=True, pure=False))
+                    _BlockHolder, *[futures[b] for b in held],
+                    workers=[worker] if worker else None, allow_other_workers=True,
+                    actor=True, pure=False))
                 for i, b in enumerate(held):
                     self.order[b] = (h, i)
             self.holders = [f.result() for f in self.futures]
