@@ -653,12 +653,26 @@ def test_frank_wolfe_blocks_refuse_a_round_out_of_sequence(live):
         blocks.close()
 
 
+def _refuse_gathering(monkeypatch, Xd):
+    """From now on, computing or converting ``Xd`` on the client fails the test."""
+    original = da.Array.compute
+
+    def refuse(self, *args, **kwargs):
+        if self.name == Xd.name:
+            raise AssertionError("X was gathered on the client")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(da.Array, "compute", refuse)
+    monkeypatch.setattr(da.Array, "__array__", lambda self, *a, **k: refuse(self))
+
+
 def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
     """What comes back from the workers: sums over rows (column masses), then per
     round and block either X_b^T q_b (a k-vector) or the non-zero entries of the
     change of alpha; never a row of X."""
     X, y = _fw_data()
     Xd, yd = _dask(X, y)
+    _refuse_gathering(monkeypatch, Xd)
     summed = _spy_on_results(monkeypatch)
     rounds, _ = _spy_on_rounds(monkeypatch)
     model, _ = _fw_fit(Xd, yd, 0)
