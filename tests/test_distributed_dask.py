@@ -609,48 +609,91 @@ def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
     return received, killed
 
 
-def test_frank_wolfe_worker_killed_mid_fit_stops_with_a_clear_error(live, monkeypatch):
-    """The blocks' margins live in actors, which Dask does not recompute: a worker
-    killed mid-fit stops the fit with a RuntimeError, nothing released or charged
-    (no model, no privacy event, the accountant untouched); a new fit on the
-    cluster that replaced the worker releases the in-memory model."""
+def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
+    """A worker killed mid-fit takes its actor's margins with it: the client makes
+    a new holder for its blocks (Dask recomputes them from their pure tasks) and
+    replays the rounds so far; the released model, the privacy event, the charge
+    and the generator's state are those of the in-memory fit (no noise redrawn)."""
     from dptoolkit.accounting import BudgetAccountant
 
     X, y = _fw_data()
-    want, _ = _fw_fit(X, y, np.random.default_rng(6))
+    acc_mem, acc_dist = (BudgetAccountant(epsilon=10.0, delta=1e-3) for _ in range(2))
+    r_mem, r_dist = np.random.default_rng(6), np.random.default_rng(6)
+    want, _ = _fw_fit(X, y, r_mem, accountant=acc_mem)
+    received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
+    got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist)
+    assert len(received) > 40 and killed          # the kill happened mid-fit
+    assert killed[0] not in live.scheduler_info()["workers"]
+    _assert_same_fw(got, want)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+    assert acc_dist.spends == acc_mem.spends and len(acc_dist.spends) == 1
+
+
+def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkeypatch):
+    """More lost workers than ``distributed.scheduler.allowed-failures`` (here 0)
+    stop the fit with a RuntimeError: no model, no privacy event, the accountant
+    untouched."""
+    from dptoolkit.accounting import BudgetAccountant
+
+    X, y = _fw_data()
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
     model = _fw(random_state=np.random.default_rng(6), accountant=accountant)
     received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(RuntimeError, match="lost mid-fit.*nothing was released"):
-            model.fit(*_dask(X, y))
-    assert len(received) == 39 and killed     # the kill happened mid-fit
-    assert killed[0] not in live.scheduler_info()["workers"]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(RuntimeError, match="lost mid-fit.*nothing was released"):
+                model.fit(*_dask(X, y))
+    assert len(received) == 40 and killed       # the 40th round found the worker gone
+    assert any(isinstance(out, Exception) for out in received[-1])
     assert not hasattr(model, "coef_") and not hasattr(model, "privacy_event_")
     assert accountant.spends == []
-    monkeypatch.undo()
-    live.wait_for_workers(2, timeout=120)
-    got, _ = _fw_fit(*_dask(X, y), np.random.default_rng(6))
-    _assert_same_fw(got, want)
 
 
-def test_frank_wolfe_blocks_refuse_a_round_out_of_sequence(live):
-    """A holder that has not run exactly the rounds the client sent (one Dask made
-    again after its worker died, possibly at the old address) refuses the round,
-    and the client turns that into the lost-worker error."""
+def _rounds_of(blocks, rounds, swap_at=None, client=None):
+    """The outputs of ``rounds`` on ``blocks``; with ``swap_at``, the first holder
+    is replaced before that round by a fresh one (as if Dask had made it again)."""
+    from dptoolkit.distributed import _fw
+
+    outs = []
+    for r, (step, fold) in enumerate(rounds):
+        if r == swap_at:
+            blocks.holders[0] = client.submit(_fw._BlockHolder, *blocks.preps[0],
+                                              actor=True, pure=False).result()
+        if blocks.actors:
+            outs.append(client.sync(blocks.round_on_workers, step, fold))
+        else:
+            outs.append(blocks.round(step, fold))
+    return outs
+
+
+def test_frank_wolfe_holder_out_of_sequence_is_rebuilt_by_replay(live):
+    """A holder that has not run the rounds the client sent (one Dask made again
+    after its worker died, possibly at the old address) refuses the round; the
+    client replaces it and replays the rounds: every block's outputs are those of
+    the blocks held in this process, exactly."""
     from dptoolkit.distributed import _fw
 
     X, y = _fw_data()
     Xd, yd = _dask(X, y)
-    blocks = _fw._Blocks(Xd, yd.astype(np.float64), None, 1.0)
+    y01 = yd.astype(np.float64)
+    rounds = [(None, 1.0), ((7, 0.5, 0.8, 1.0), None), ((3, -0.2, 0.6, 1.0), 0.6),
+              ((7, 0.1, 1.0, 1.0), None), ((11, 0.3, 0.9, 1.0), None)]
+    with dask.config.set(scheduler="synchronous"):
+        local = _fw._Blocks(Xd, y01, None, 1.0)
+    want = _rounds_of(local, rounds)
+    blocks = _fw._Blocks(Xd, y01, None, 1.0)
     try:
         assert blocks.actors and len(blocks.holders) == 2
-        live.sync(blocks.round_on_workers, None, 1.0)
-        with pytest.raises(RuntimeError, match="lost mid-fit.*StaleBlocksError"):
-            live.sync(_fw._results, blocks.holders[:1], 5, None, 1.0)
+        got = _rounds_of(blocks, rounds, swap_at=3, client=live)
+        assert blocks.n_lost == 1
     finally:
         blocks.close()
+    for out_got, out_want in zip(got, want):
+        for a, b in zip(out_got, out_want):
+            assert a[0] == b[0]
+            for u, v in zip(a[1:], b[1:]):
+                np.testing.assert_array_equal(u, v)
 
 
 def _refuse_gathering(monkeypatch, Xd):

@@ -75,14 +75,23 @@ the partition), the screening's Gaussian noise is drawn once on the client
 from the sum of the blocks' column masses.  **Failures.**  The preparation
 tasks are pure: a worker lost while they run is recomputed from their inputs,
 and workers dying repeatedly stop the fit before its first step with
-``RuntimeError``.  An actor is *not* recomputed: a worker lost mid-fit takes
-its blocks' margins with it, and the next round raises ``RuntimeError``
-naming the lost worker; nothing is released or charged (the estimator
+``RuntimeError``.  Dask does *not* recompute an actor: a worker lost mid-fit
+takes its holder's margins with it, and the next round's call to it fails.
+The client then makes a new holder for the same blocks (their pure tasks,
+which it keeps, are recomputed by Dask wherever it can) and has it **replay
+every round so far** from the client's log of their arguments (the chosen
+coordinates, increments and scalings, public to the engine like every round):
+the margins are rebuilt bit for bit and the round's outputs are those the
+lost holder would have returned, so the fit goes on to the model of a run
+without the failure, and no noise is drawn again.  More lost holders than
+``distributed.scheduler.allowed-failures``, or a replacement lost too, stop
+the fit with ``RuntimeError``: nothing is released or charged (the estimator
 records its privacy event only after the loop), and the noise drawn so far
-only entered the discarded iterate, which no later fit reuses.  Each round
-carries its number and a holder refuses a round out of sequence, so a holder
-that Dask would make afresh (at a replacement worker, possibly at the old
-address) can never answer with margins that miss steps.
+only entered the discarded iterate.  Each round carries its number and a
+holder refuses a round out of sequence, so a holder that Dask would make
+afresh behind the client's back (at a replacement worker, possibly at the old
+address) is never taken for one that ran the steps: it is replaced and
+replayed too.
 
 References
 ----------
@@ -200,35 +209,55 @@ class _BlockHolder:
         self.n_rounds += 1
         return [_block_round(p, s, step, fold) for p, s in zip(self.preps, self.states)]
 
+    def replay(self, log):
+        """Rounds ``0, 1, ...`` with the arguments ``log`` (their ``(step, fold)``)
+        on fresh blocks; the last round's outputs.  Brings a holder made again
+        after its worker died to the state of the others: a round is a
+        deterministic function of the blocks and of its arguments."""
+        out = None
+        for number, (step, fold) in enumerate(log):
+            out = self.round(number, step, fold)
+        return out
+
 
 class StaleBlocksError(RuntimeError):
     """A block holder's state is not the one the client's rounds built."""
 
 
-def _lost(exc):
-    """The error of a fit whose block holder (a Dask actor) was lost."""
+def _lost(exc, n_lost):
+    """The error of a fit whose lost block holders (Dask actors) could not all be
+    made again."""
     return RuntimeError(
-        "a Dask worker holding Frank-Wolfe blocks was lost mid-fit (the blocks' "
-        "margins live in Dask actors, which are not recomputed when their worker "
-        f"dies: {type(exc).__name__}: {exc}).  The fit stopped: nothing was released "
-        "or charged, and the noise drawn so far only entered the discarded iterate; "
-        "fix the workers and fit again.")
+        f"Dask workers holding Frank-Wolfe blocks were lost mid-fit {n_lost} times "
+        "and their blocks could not be rebuilt within distributed.scheduler."
+        f"allowed-failures (last error: {type(exc).__name__}: {exc}).  The fit "
+        "stopped: nothing was released or charged, and the noise drawn so far only "
+        "entered the discarded iterate; fix the workers and fit again.")
 
 
 async def _results(holders, *args):
     """``round(*args)`` called on every holder (Dask actors) at once, then their
-    results, in order; a lost holder is a ``RuntimeError`` saying so.
+    results, in order; the error instead of the result of a holder whose worker
+    was lost.
 
     Awaited on the client's event loop, and run on each worker's event loop
     (``separate_thread=False``): a round wakes no other thread, which on a busy
     machine costs more than the round's arithmetic."""
-    try:
-        calls = [h.round(*args, separate_thread=False) for h in holders]
-        return [await c for c in calls]
-    except (OSError, RuntimeError) as exc:
-        # OSError: the worker is unreachable; RuntimeError: the scheduler marked
-        # the actor lost, or a holder refused a round out of sequence
-        raise _lost(exc) from exc
+    calls = []
+    for h in holders:
+        try:
+            calls.append(h.round(*args, separate_thread=False))
+        except RuntimeError as exc:      # the scheduler marked the actor lost
+            calls.append(exc)
+    outs = []
+    for call in calls:
+        try:
+            outs.append(call if isinstance(call, Exception) else await call)
+        except (OSError, RuntimeError) as exc:
+            # OSError: the worker is unreachable; RuntimeError: the scheduler marked
+            # the actor lost, or a holder refused a round out of sequence
+            outs.append(exc)
+    return outs
 
 
 class _Blocks:
@@ -236,7 +265,8 @@ class _Blocks:
     or one in the client's process (in memory, or Dask without a cluster)."""
 
     def __init__(self, X, y01, columns, bound):
-        self.actors, self.futures, self.n_rounds = False, [], 0
+        self.actors, self.futures, self.preps = False, [], []
+        self.n_rounds, self.n_lost, self.log = 0, 0, []
         if not is_dask_array(X):
             self.holders, self.order = [_BlockHolder(_prepare_block(X, y01, columns,
                                                                     bound))], [(0, 0)]
@@ -271,8 +301,9 @@ class _Blocks:
             for b, f in enumerate(futures):     # "": just lost, Dask will recompute it
                 by_worker.setdefault(min(where.get(f.key) or [""]), []).append(b)
             self.order = [None] * len(futures)
-            self.futures = []
+            self.futures, self.preps = [], []
             for h, (worker, held) in enumerate(sorted(by_worker.items())):
+                self.preps.append([futures[b] for b in held])
                 self.futures.append(client.submit(
                     _BlockHolder, *[futures[b] for b in held],
                     workers=[worker] if worker else None, allow_other_workers=True,
@@ -289,10 +320,8 @@ class _Blocks:
                     "allowed-failures).  The fit stopped before any step: nothing was "
                     "released or charged; fix the workers and fit again.") from exc
             if isinstance(exc, OSError):
-                raise _lost(exc) from exc
+                raise _lost(exc, 1) from exc
             raise
-        finally:
-            del futures      # the actors hold the blocks now
         self.actors = True
 
     def round(self, step, fold):
@@ -302,10 +331,37 @@ class _Blocks:
         return [outs[h][i] for h, i in self.order]
 
     async def round_on_workers(self, step, fold):
-        """:meth:`round` on the actors, awaited on the client's event loop."""
+        """:meth:`round` on the actors, awaited on the client's event loop; a
+        holder whose worker was lost is made again (:meth:`_replace`)."""
         number, self.n_rounds = self.n_rounds, self.n_rounds + 1
+        self.log.append((step, fold))
         outs = await _results(self.holders, number, step, fold)
+        for h, out in enumerate(outs):
+            if isinstance(out, Exception):
+                outs[h] = await self._replace(h, out)
         return [outs[h][i] for h, i in self.order]
+
+    async def _replace(self, h, exc):
+        """A new holder for the blocks of holder ``h``, whose worker was lost:
+        Dask recomputes the blocks from their pure tasks wherever it can, and
+        the new holder replays every round so far (the client's log of their
+        arguments).  Its margins are then the lost ones bit for bit, and the
+        current round's outputs what the lost holder would have returned; no
+        noise is drawn again.  More losses than
+        ``distributed.scheduler.allowed-failures`` stop the fit."""
+        import dask
+
+        self.n_lost += 1
+        if self.n_lost > dask.config.get("distributed.scheduler.allowed-failures", 3):
+            raise _lost(exc, self.n_lost) from exc
+        self.futures[h].release()
+        self.futures[h] = self.client.submit(_BlockHolder, *self.preps[h], actor=True,
+                                             pure=False)
+        try:
+            self.holders[h] = await self.futures[h]
+            return await self.holders[h].replay(self.log, separate_thread=False)
+        except Exception as again:   # lost again, or the blocks cannot be rebuilt
+            raise _lost(again, self.n_lost) from again
 
     def run(self, steps):
         """Drive the solver's generator ``steps`` (it yields a round's arguments
@@ -316,10 +372,10 @@ class _Blocks:
         return self.client.sync(_drive_async, steps, self.round_on_workers)
 
     def close(self):
-        """Release the actors (their blocks and states leave the workers' memory)."""
-        for f in self.futures:
+        """Release the actors and the blocks (they leave the workers' memory)."""
+        for f in self.futures + [f for held in self.preps for f in held]:
             f.release()
-        self.futures, self.holders = [], []
+        self.futures, self.holders, self.preps = [], [], []
 
 
 def _drive(steps, round_fn):
@@ -394,8 +450,9 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
     ValueError
         A Dask X or y not chunked as required; NaN or infinity in X.
     RuntimeError
-        Dask workers died repeatedly while preparing the blocks, or a worker
-        holding blocks (its actor) was lost mid-fit; the fit stops and releases
+        Dask workers died repeatedly while preparing the blocks, or workers
+        holding blocks (their actors) were lost mid-fit more often than
+        ``distributed.scheduler.allowed-failures``; the fit stops and releases
         nothing.
     """
     blocks = _Blocks(X, y01, columns, bound)

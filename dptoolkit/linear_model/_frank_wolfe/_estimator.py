@@ -512,8 +512,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             bound with ``clip_data=False``, or a budget the ``accountant`` cannot
             pay.
         RuntimeError
-            On a Dask array: workers died repeatedly, or a worker holding blocks
-            was lost mid-fit; nothing is released or charged.
+            On a Dask array: workers died repeatedly (more often than
+            ``distributed.scheduler.allowed-failures``); nothing is released or
+            charged.
 
         Warns
         -----
