@@ -228,7 +228,7 @@ def _lost(exc, n_lost):
     """The error of a fit whose lost block holders (Dask actors) could not all be
     made again."""
     return RuntimeError(
-        f"Dask workers holding Frank-Wolfe blocks were lost mid-fit {n_lost} times "
+        f"Dask workers holding Frank-Wolfe blocks were lost mid-fit ({n_lost} lost) "
         "and their blocks could not be rebuilt within distributed.scheduler."
         f"allowed-failures (last error: {type(exc).__name__}: {exc}).  The fit "
         "stopped: nothing was released or charged, and the noise drawn so far only "
