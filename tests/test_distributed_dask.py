@@ -684,7 +684,9 @@ def test_frank_wolfe_holder_out_of_sequence_is_rebuilt_by_replay(live):
     want = _rounds_of(local, rounds)
     blocks = _fw._Blocks(Xd, y01, None, 1.0)
     try:
-        assert blocks.actors and len(blocks.holders) == 2
+        # one holder per worker holding blocks: two, or one when the scheduler put
+        # every block on one worker (a worker just restarted by a killing test)
+        assert blocks.actors and 1 <= len(blocks.holders) <= 2
         got = _rounds_of(blocks, rounds, swap_at=3, client=live)
         assert blocks.n_lost == 1
     finally:
