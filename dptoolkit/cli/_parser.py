@@ -246,12 +246,10 @@ def build_parser():
     _add_data_options(tr, train=True)
     grp = tr.add_mutually_exclusive_group()
     grp.add_argument("--test", help="LIBSVM test file (LIBSVM --data only)")
-    grp.add_argument("--test-size", type=_open_unit, default=None,
-                     help="expected held-out fraction of the random split made when there "
-                          "is no test set (default: 0.25)")
-    tr.add_argument("--split-seed", type=_seed, default=None,
-                    help="seed of that split and of the synthetic problem: public, not "
-                         "noise (default: 0)")
+    _add_split_options(grp, tr, test_size_help="expected held-out fraction of the random "
+                       "split made when there is no test set (default: 0.25)",
+                       split_seed_help="seed of that split and of the synthetic problem: "
+                       "public, not noise (default: 0)")
     tr.add_argument("--synthetic-samples", type=_size_int, default=None,
                     help="rows of the synthetic problem (no --data; default: 20000)")
     tr.add_argument("--synthetic-features", type=_size_int, default=None,
@@ -327,11 +325,18 @@ def _add_subset_options(p):
                    help="examples to score: a corpus's own split, else the part of the "
                         "random split train makes (--test-size, --split-seed); default: "
                         "test for a corpus, all for a LIBSVM file")
-    p.add_argument("--test-size", type=_open_unit, default=None,
-                   help="held-out fraction of that split, as given to train (default: "
-                        "0.25)")
-    p.add_argument("--split-seed", type=_seed, default=None,
-                   help="seed of that split, as given to train (default: 0)")
+    _add_split_options(p, p, test_size_help="held-out fraction of that split, as given to "
+                       "train (default: 0.25)",
+                       split_seed_help="seed of that split, as given to train (default: 0)")
+
+
+def _add_split_options(test_size_to, split_seed_to, *, test_size_help, split_seed_help):
+    """--test-size and --split-seed, the random split train makes and the commands
+    that score a LIBSVM file repeat (one type and default for both)."""
+    test_size_to.add_argument("--test-size", type=_open_unit, default=None,
+                              help=test_size_help)
+    split_seed_to.add_argument("--split-seed", type=_seed, default=None,
+                               help=split_seed_help)
 
 
 def _search_cls():

@@ -551,6 +551,23 @@ cdef class _FWBase:
         self.t = 0
         self.stats = FWStats()
 
+    def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
+        """Run ``n_steps`` iterations, writing the (sum-form) FW gap of each to
+        ``gaps[t]``.  Stops early when gap <= tol.  Returns the steps done."""
+        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
+        cdef long done = 0
+        if n_steps < 0 or gaps.shape[0] < self.t + n_steps:
+            raise ValueError(f"gaps must have room for iterations {self.t + 1}.."
+                             f"{self.t + n_steps}, it has {gaps.shape[0]} entries")
+        with self.bit_generator.lock, nogil:
+            done = self._run(n_steps, gaps, tol, rng)
+        return done
+
+    cdef long _run(self, long n_steps, double[::1] gaps, double tol,
+                   bitgen_t* rng) noexcept nogil:
+        # the solver's iterations (subclasses)
+        return 0
+
     cdef void xt_q(self, const double[::1] q) noexcept nogil:
         # alpha = X^T q by columns (CSC gather: sequential writes)
         # (local memoryviews: C cannot hoist self->buffer loads out of the loop)
@@ -647,18 +664,6 @@ cdef class StandardFW(_FWBase):
         self.w = np.zeros(self.n_features)
         self.v = np.zeros(self.n_samples)
         self.q = np.zeros(self.n_samples)
-
-    def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
-        """Run ``n_steps`` iterations, writing the (sum-form) FW gap of each to
-        ``gaps[t]``.  Stops early when gap <= tol.  Returns the steps done."""
-        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
-        cdef long done = 0
-        if n_steps < 0 or gaps.shape[0] < self.t + n_steps:
-            raise ValueError(f"gaps must have room for iterations {self.t + 1}.."
-                             f"{self.t + n_steps}, it has {gaps.shape[0]} entries")
-        with self.bit_generator.lock, nogil:
-            done = self._run(n_steps, gaps, tol, rng)
-        return done
 
     cdef long _run(self, long n_steps, double[::1] gaps, double tol,
                    bitgen_t* rng) noexcept nogil:
@@ -827,14 +832,8 @@ cdef class FastFW(_FWBase):
             self.lw_buf = np.zeros(self.n_features + 1)
 
     def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
-        """Run ``n_steps`` iterations (see StandardFW.run)."""
-        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
-        cdef long done = 0
-        if n_steps < 0 or gaps.shape[0] < self.t + n_steps:
-            raise ValueError(f"gaps must have room for iterations {self.t + 1}.."
-                             f"{self.t + n_steps}, it has {gaps.shape[0]} entries")
-        with self.bit_generator.lock, nogil:
-            done = self._run(n_steps, gaps, tol, rng)
+        """Run ``n_steps`` iterations (see _FWBase.run)."""
+        cdef long done = _FWBase.run(self, n_steps, gaps, tol)
         if self.sampler is not None:
             self.stats.sampler_group_resums = self.sampler.n_group_resums
             self.stats.sampler_rebuilds = self.sampler.n_rebuilds
