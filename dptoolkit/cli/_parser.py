@@ -136,7 +136,7 @@ _ESTIMATOR_OPTIONS = [
                             "grouped, exponential, noisy_max, laplace, argmax, ...)"),
     ("refresh_tol", _nonnegative_float, None, "staleness bound rho of the fast solver "
                                               "(inf: the paper's Algorithm 2)"),
-    ("accounting", str, ("auto", "zcdp", "advanced"), "composition of the Frank-Wolfe steps"),
+    ("composition", str, ("auto", "zcdp", "advanced"), "how the Frank-Wolfe steps compose"),
     ("neighbouring", str, ("add_remove", "replace_one"), "neighbouring relation"),
     ("n_samples_public", _positive_int, None,
      "public size N of the training data (after a random split, about (1 - test size) x "
@@ -165,6 +165,19 @@ _ESTIMATOR_OPTIONS = [
 
 def _flag(dest):
     return "--" + dest.replace("_", "-")
+
+
+#: Former spellings of renamed estimator options, still accepted (with a note).
+_RENAMED_FLAGS = {"composition": "--accounting"}
+
+
+class _RenamedFlag(argparse.Action):
+    """The former spelling of an option: stores into the option's dest, with a note."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"note: {option_string} was renamed {_flag(self.dest)}; the old spelling "
+              "will be removed", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def _default_text(dest):
@@ -396,6 +409,9 @@ def _add_estimator_options(p):
     for dest, typ, choices, text in _ESTIMATOR_OPTIONS:
         p.add_argument(_flag(dest), dest=dest, type=typ, choices=choices, default=None,
                        help=f"{text}; applies to {_default_text(dest)}")
+        if dest in _RENAMED_FLAGS:
+            p.add_argument(_RENAMED_FLAGS[dest], dest=dest, type=typ, choices=choices,
+                           default=None, action=_RenamedFlag, help=argparse.SUPPRESS)
 
 
 # ---------------------------------------------------------------------------

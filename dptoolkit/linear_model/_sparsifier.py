@@ -10,16 +10,17 @@ from sklearn.utils.validation import check_memory, validate_data
 
 from .._docstrings import fill_doc
 from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
-from .._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
-                           Checked, CLASSES, DELTA_OPTIONAL, Interval, NEIGHBOURING, Options,
-                           POSITIVE, PRIVATE_COMMON, validate_params)
+from .._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
+                           check_X_y_named, Checked, CLASSES, DELTA_OPTIONAL, Interval,
+                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, renamed_state,
+                           validate_params)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from .._estimator import _ClassifierOutputs, _store_params
 from ._glm._base import MAX_ITER
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 from ._l1_ball import l1_ball_logistic, project_l1_rows
-from ._frank_wolfe._budget import ACCOUNTING_CHOICES
+from ._frank_wolfe._budget import COMPOSITION_CHOICES
 
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",
            "keep_largest", "l1_ball_logistic", "project_l1_rows"]
@@ -311,8 +312,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     refresh_tol : float, default=0.3
         Staleness bound of the fast kernels (both fits).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
-    accounting : {"auto", "zcdp", "advanced"}, default="auto"
-        Budget split of the private fit (see
+    composition : {"auto", "zcdp", "advanced"}, default="auto"
+        How the private fit's steps compose, which sets their budget split (see
         :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`).
     n_samples_public : int or None, default=None
         Public dataset size N for the private fit's ``max_iter="auto"``; None
@@ -344,6 +345,12 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         a release): fresh OS entropy.  A seed or a Generator makes the noise
         reproducible by whoever knows it (a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning`, once per process).
+    accounting : {"auto", "zcdp", "advanced"}, default="deprecated"
+        The former name of ``composition``.
+
+        .. deprecated:: 0.1
+           ``accounting`` was renamed to ``composition`` in 0.1 and will be
+           removed in 0.3.
 
     Attributes
     ----------
@@ -403,7 +410,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "selector": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
                              "noisy_max")],
         "refresh_tol": [Interval("real", 0.0, math.inf)], "neighbouring": NEIGHBOURING,
-        "accounting": [Options(*ACCOUNTING_CHOICES)], "clip_data": [Boolean()],
+        "composition": [Options(*COMPOSITION_CHOICES)], "clip_data": [Boolean()],
+        "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
         "classes": CLASSES,
         "memory": [None, Checked(_check_memory, "a str or a joblib.Memory")],
     }
@@ -412,10 +420,14 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                  delta=None, count_bounds="sqrt", precision=1.0,
                  nonprivate_solver="projected_gradient", nonprivate_max_iter=2000,
                  nonprivate_tol=1e-4, selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", accounting="auto", n_samples_public=None,
+                 neighbouring="add_remove", composition="auto", n_samples_public=None,
                  clip_data=True, classes=None, memory=None, accountant=None,
-                 random_state=None):
+                 random_state=None, accounting="deprecated"):
         _store_params(self, locals())
+
+    def __setstate__(self, state):
+        # models saved before ``accounting`` became ``composition``
+        super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     def _check_params(self):
         epsilon, _ = self._check_budget(optional=True)
@@ -440,7 +452,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                              f"'grouped', 'exponential', 'noisy_max', got {self.selector!r}")
         if not isinstance(self.clip_data, (bool, np.bool_)):
             raise TypeError(f"clip_data must be a bool, got {type(self.clip_data).__name__}")
-        return epsilon, epsilon_count, precision, nonprivate_max_iter
+        composition = check_renamed(self.composition, self.accounting, name="composition",
+                                    old_name="accounting", default="auto",
+                                    choices=COMPOSITION_CHOICES)
+        return epsilon, epsilon_count, precision, nonprivate_max_iter, composition
 
     @fill_doc
     def fit(self, X, y):
@@ -471,7 +486,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Non-numeric parameters or data.
         """
         validate_params(self)
-        epsilon, epsilon_count, precision, nonprivate_max_iter = self._check_params()
+        (epsilon, epsilon_count, precision, nonprivate_max_iter,
+         composition) = self._check_params()
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
@@ -512,7 +528,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=epsilon - epsilon_count,
             delta=self.delta, solver="fast", selector=self.selector,
             refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
-            accounting=self.accounting, n_samples_public=self.n_samples_public,
+            composition=composition, n_samples_public=self.n_samples_public,
             clip_data=False, classes=classes, random_state=None)
         budget = private.budget(X.shape[1], classes.size,
                                 n_samples=self.n_samples_public or X.shape[0])

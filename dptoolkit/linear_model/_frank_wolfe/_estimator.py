@@ -11,13 +11,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _distributed as _fw_distributed, _fw_fast, _kernels, _multinomial as _fw_multinomial
 from ...distributed import is_dask_array
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
-from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
-                            CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
-                            NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON, SCREENING,
-                            validate_params)
+from ..._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
+                            check_X_y_named, CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
+                            NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON,
+                            renamed_state, SCREENING, validate_params)
 from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
-from ._budget import (ACCOUNTING_CHOICES, NONPRIVATE_L1_BOUND, NONPRIVATE_MAX_ITER,
+from ._budget import (COMPOSITION_CHOICES, NONPRIVATE_L1_BOUND, NONPRIVATE_MAX_ITER,
                       private_defaults, resolve_selector, SELECTORS, split_budget)
 from ._screening import DEFAULT_N_CANDIDATES, private_top_columns
 
@@ -118,8 +118,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
         Neighbouring relation of the guarantee; ``"replace_one"`` doubles the
         sensitivity.
-    accounting : {"auto", "zcdp", "advanced"}, default="auto"
-        How the budget is split over the ``max_iter`` steps
+    composition : {"auto", "zcdp", "advanced"}, default="auto"
+        How the steps compose, which sets the budget split over the ``max_iter`` steps
         (``dptoolkit.linear_model._frank_wolfe._budget``).  ``"zcdp"``: each
         exponential-mechanism step is :math:`\varepsilon'^2/8`-zCDP (a
         bounded-range mechanism, Cesar and Rogers 2021), composed as Renyi DP and
@@ -170,6 +170,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         fit given one warns (PrivacyLeakWarning, once per process).
     verbose : int, default=0
         If > 0, show a tqdm progress bar (the kernel then runs in ~100 chunks).
+    accounting : {"auto", "zcdp", "advanced"}, default="deprecated"
+        The former name of ``composition``.
+
+        .. deprecated:: 0.1
+           ``accounting`` was renamed to ``composition`` in 0.1 and will be
+           removed in 0.3.
 
     Attributes
     ----------
@@ -319,7 +325,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "solver": [Options("fast", "standard")],
         "selector": [Options("auto", *SELECTORS)],
         "refresh_tol": [Interval("real", 0.0, math.inf)],
-        "neighbouring": NEIGHBOURING, "accounting": [Options(*ACCOUNTING_CHOICES)],
+        "neighbouring": NEIGHBOURING, "composition": [Options(*COMPOSITION_CHOICES)],
+        "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
         "screening": SCREENING, "screening_fraction": FRACTION_OPEN,
         "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
         "tol": NON_NEGATIVE, "classes": CLASSES,
@@ -328,11 +335,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", accounting="auto", screening="auto",
+                 neighbouring="add_remove", composition="auto", screening="auto",
                  screening_fraction=0.1, n_samples_public=None, group_size=None,
                  clip_data=True, tol=0.0, classes=None, accountant=None, random_state=None,
-                 verbose=0):
+                 verbose=0, accounting="deprecated"):
         _store_params(self, locals())
+
+    def __setstate__(self, state):
+        # models saved before ``accounting`` became ``composition``
+        super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, multinomial=False):
@@ -361,9 +372,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                 multinomial=multinomial)
         refresh_tol = check_scalar_range(self.refresh_tol, "refresh_tol", low=0.0,
                                          allow_inf=True)
-        if not isinstance(self.accounting, str) or self.accounting not in ACCOUNTING_CHOICES:
-            raise ValueError(f"accounting must be one of {ACCOUNTING_CHOICES}, got "
-                             f"{self.accounting!r}")
+        composition = check_renamed(self.composition, self.accounting, name="composition",
+                                    old_name="accounting", default="auto",
+                                    choices=COMPOSITION_CHOICES)
         if self.neighbouring not in ("add_remove", "replace_one"):
             raise ValueError("neighbouring must be 'add_remove' or 'replace_one', got "
                              f"{self.neighbouring!r}")
@@ -378,7 +389,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             raise TypeError(f"verbose must be an int, got {type(self.verbose).__name__}")
         return dict(l1_bound=l1_bound, max_iter=max_iter, private=private, epsilon=epsilon,
                     delta=delta, spec=spec, refresh_tol=refresh_tol, group_size=group_size,
-                    tol=tol, screening_fraction=screening_fraction)
+                    tol=tol, screening_fraction=screening_fraction, composition=composition)
 
     def budget(self, n_features, n_classes=2, n_samples=None):
         """The budget split a private fit on ``n_features`` features would use.
@@ -426,7 +437,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             group_size=p["group_size"], n_classes=n_classes,
                             neighbouring=self.neighbouring,
                             lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
-                            accounting=self.accounting,
+                            composition=p["composition"],
                             screening_fraction=(float(self.screening_fraction)
                                                 if p["screening"] else 0.0),
                             n_candidates=p["screening"] or None)
@@ -446,7 +457,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         n_rows, n_features = shape
         k = self.screening
         zcdp = (p["private"] and p["spec"].mechanism == "exponential" and p["delta"] > 0
-                and self.accounting != "advanced")
+                and p["composition"] != "advanced")
         if isinstance(k, str) and k == "auto":
             k = DEFAULT_N_CANDIDATES if zcdp and n_features > DEFAULT_N_CANDIDATES else None
         elif k is not None:
@@ -454,7 +465,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             if not zcdp:
                 raise ValueError("screening needs a private fit with an exponential-"
                                  "mechanism selector, delta > 0 and zCDP accounting "
-                                 "(accounting='auto' or 'zcdp')")
+                                 "(composition='auto' or 'zcdp')")
             k = k if k < n_features else None
         p["screening"] = k
         if not p["private"]:

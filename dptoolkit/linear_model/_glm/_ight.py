@@ -295,7 +295,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             # the candidate screening gets a share of the zCDP budget (as for
             # Frank-Wolfe: dptoolkit.linear_model._frank_wolfe._screening)
             rho = calibrate_parameter(lambda r: ZCDPEvent(r), target_epsilon=epsilon,
-                                      delta=delta, low=1e-12, high=1e6, method="rdp")
+                                      delta=delta, low=1e-12, high=1e6, composition="rdp")
             screen = (GaussianEvent(
                 1.0 / math.sqrt(2.0 * float(self.screening_fraction) * rho)),)
 
