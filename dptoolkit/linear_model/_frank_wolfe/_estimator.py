@@ -215,7 +215,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ``"zcdp"`` (Renyi DP of bounded-range steps), ``"advanced"``
         (Dwork-Rothblum-Vadhan, full bound, inverted exactly) or ``"basic"``
         (:math:`\varepsilon' = \varepsilon/T`), whichever gives the larger
-        valid :math:`\varepsilon'` among those ``accounting`` allows.
+        valid :math:`\varepsilon'` among those ``composition`` allows.
     solver_stats_ : dict
         Work counters: iterations and refreshes, and for non-private fits also the
         rows and non-zeros touched and the selector updates.  Private fits keep only
