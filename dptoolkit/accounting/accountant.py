@@ -43,6 +43,7 @@ import warnings
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from .._validation import check_positive_int, check_renamed, check_scalar_range, renamed_state
 from . import events as ev
 from .rdp import (
@@ -317,6 +318,7 @@ def _rdp(event, delta, orders):
 _METHODS = {"basic": _basic, "advanced": _advanced}
 
 
+@fill_doc
 def epsilon_of_event(event, delta, *, composition="best", orders=None, method="deprecated"):
     """Epsilon of an event at a given delta.
 
@@ -329,12 +331,7 @@ def epsilon_of_event(event, delta, *, composition="best", orders=None, method="d
         How the event's parts compose; see :mod:`dptoolkit.accounting.accountant`.
     orders : array-like of float, default=None
         RDP orders (``None``: :data:`~dptoolkit.accounting.DEFAULT_RDP_ORDERS`).
-    method : str, default="deprecated"
-        The former name of ``composition``.
-
-        .. deprecated:: 0.1
-           ``method`` was renamed to ``composition`` in 0.1 and will be removed
-           in 0.3.
+    %(deprecated_method)s
 
     Returns
     -------
@@ -421,6 +418,7 @@ def _at_floor(on_floor, low):
     return float(low)
 
 
+@fill_doc
 def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composition="best",
                         increasing=True, rtol=1e-9, orders=None, initial=None,
                         method="deprecated"):
@@ -457,12 +455,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composi
         evaluations when the answer is near ``initial``; an answer at
         ``low`` (the target is met at the smallest value searched) is
         returned with a ``UserWarning`` that less than the target is spent.
-    method : str, default="deprecated"
-        The former name of ``composition``.
-
-        .. deprecated:: 0.1
-           ``method`` was renamed to ``composition`` in 0.1 and will be removed
-           in 0.3.
+    %(deprecated_method)s
 
     Returns
     -------
@@ -574,6 +567,7 @@ def accounted_spend(event, claimed):
     return accounted, delta
 
 
+@fill_doc
 class PrivacyAccountant:
     """Composes privacy events and reports the guarantee.
 
@@ -584,12 +578,7 @@ class PrivacyAccountant:
         docstring.  ``"best"`` takes the smallest valid epsilon.
     orders : array-like of float, default=None
         RDP orders.
-    method : str, default="deprecated"
-        The former name of ``composition``.
-
-        .. deprecated:: 0.1
-           ``method`` was renamed to ``composition`` in 0.1 and will be removed
-           in 0.3.
+    %(deprecated_method)s
 
     Attributes
     ----------

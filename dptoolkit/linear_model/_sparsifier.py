@@ -188,6 +188,7 @@ def _check_memory(value):
     check_memory(value)
 
 
+@fill_doc
 class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                                 BaseEstimator):
     r"""Sparse private L1-constrained logistic regression: the Sparsifier.
@@ -345,12 +346,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         a release): fresh OS entropy.  A seed or a Generator makes the noise
         reproducible by whoever knows it (a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning`, once per process).
-    accounting : {"auto", "zcdp", "advanced"}, default="deprecated"
-        The former name of ``composition``.
-
-        .. deprecated:: 0.1
-           ``accounting`` was renamed to ``composition`` in 0.1 and will be
-           removed in 0.3.
+    %(deprecated_accounting)s
 
     Attributes
     ----------

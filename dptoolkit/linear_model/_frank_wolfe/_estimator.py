@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _distributed as _fw_distributed, _fw_fast, _kernels, _multinomial as _fw_multinomial
 from ...distributed import is_dask_array
+from ..._docstrings import fill_doc
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
 from ..._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
                             check_X_y_named, CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
@@ -30,6 +31,7 @@ __all__ = ["FrankWolfeLassoClassifier"]
 DEFAULT_REFRESH_TOL = 0.3
 
 
+@fill_doc
 class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                                 BaseEstimator):
     r"""L1-constrained logistic regression by Frank-Wolfe, optionally differentially private.
@@ -170,12 +172,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         fit given one warns (PrivacyLeakWarning, once per process).
     verbose : int, default=0
         If > 0, show a tqdm progress bar (the kernel then runs in ~100 chunks).
-    accounting : {"auto", "zcdp", "advanced"}, default="deprecated"
-        The former name of ``composition``.
-
-        .. deprecated:: 0.1
-           ``accounting`` was renamed to ``composition`` in 0.1 and will be
-           removed in 0.3.
+    %(deprecated_accounting)s
 
     Attributes
     ----------
