@@ -1,4 +1,5 @@
 r"""The Sparsifier of Khanna, Lu and Raff (Khanna, Lu and Raff (2023), Algorithm 2): sparse private LASSO."""
+import dataclasses
 import math
 import warnings
 
@@ -186,6 +187,20 @@ def _check_count_pair(value):
 
 def _check_memory(value):
     check_memory(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class SparsifierParams:
+    """The validated parameters of a Sparsifier fit (its plan's ``params``):
+    epsilon None for a non-private fit; ``count_bounds`` checked for ``n_coef``;
+    ``composition`` under its current name (``accounting`` resolved)."""
+    epsilon: float
+    epsilon_count: float
+    precision: float
+    nonprivate_max_iter: int
+    n_coef: int
+    count_bounds: tuple
+    composition: str
 
 
 @fill_doc
@@ -482,18 +497,14 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Non-numeric parameters or data.
         """
         validate_params(self)
-        (epsilon, epsilon_count, precision, nonprivate_max_iter,
-         composition) = self._check_params()
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
-        classes = self._resolve_classes(y, private=epsilon is not None)
-        if classes.size < 2:
-            raise ValueError(f"y needs at least two classes (or declare them in classes), "
-                             f"got {classes.size} class")
-        n_coef = (1 if classes.size == 2 else classes.size) * X.shape[1]
-        bounds = check_count_bounds(self.count_bounds, n_coef)
+        classes = self._resolve_classes(y, private=self.epsilon is not None)
+        plan = self._privacy_plan(*X.shape, classes)
+        (epsilon, epsilon_count, precision, nonprivate_max_iter, n_coef, bounds,
+         composition) = dataclasses.astuple(plan.params)
         memory = check_memory(self.memory)
         X = sp.csr_array(X, dtype=np.float64)
         nonprivate_args = (self.l1_bound, self.nonprivate_solver, nonprivate_max_iter,
@@ -518,20 +529,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         # count noise back) and its random_state stays None
         fit_stream, count_stream = self._noise_rng().spawn(2)
 
-        # (3) first, so that the accountant check (inside, before the kernels run)
-        # precedes all work; the order of the fits does not change the output.
-        private = FrankWolfeLassoClassifier(
-            l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=epsilon - epsilon_count,
-            delta=self.delta, solver="fast", selector=self.selector,
-            refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
-            composition=composition, n_samples_public=self.n_samples_public,
-            clip_data=False, classes=classes, random_state=None)
-        budget = private.budget(X.shape[1], classes.size,
-                                n_samples=self.n_samples_public or X.shape[0])
-        # the count (double-geometric, epsilon_1-DP) and the private fit compose
-        event = ComposedEvent((PureDPEvent(epsilon_count), budget.event))
-        spent = (epsilon_count + budget.epsilon, budget.delta)
-        self._check_spend(event, spent)
+        # (3) first (its spend is part of the plan checked here, before any work);
+        # the order of the fits does not change the output.
+        private = self._private_estimator(epsilon - epsilon_count, classes, composition)
+        self._check_spend(plan.event, plan.spent)
         fit_with_stream(private, fit_stream, X, y)
         # (1)-(2)
         with warnings.catch_warnings(record=True), nested_fits(self):
@@ -549,7 +550,39 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.nonprivate_n_iter_ = None   # its steps depend on the data: not released
         self.count_bounds_ = bounds
         self.estimator_ = private
-        return self._record_spend(event, spent)
+        return self._record_spend(plan.event, plan.spent)
+
+    def _private_estimator(self, epsilon, classes, composition):
+        """The private fit of step (3), with its share ``epsilon`` of the budget."""
+        return FrankWolfeLassoClassifier(
+            l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=epsilon,
+            delta=self.delta, solver="fast", selector=self.selector,
+            refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
+            composition=composition, n_samples_public=self.n_samples_public,
+            clip_data=False, classes=classes, random_state=None)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        the count (``PureDPEvent(epsilon_count)``) composed with the private fit's
+        event; ``params`` a :class:`SparsifierParams`."""
+        classes = self._planned_classes(classes)
+        (epsilon, epsilon_count, precision, nonprivate_max_iter,
+         composition) = self._check_params()
+        if classes.size < 2:
+            raise ValueError(f"y needs at least two classes (or declare them in classes), "
+                             f"got {classes.size} class")
+        n_coef = (1 if classes.size == 2 else classes.size) * n_features
+        params = SparsifierParams(epsilon, epsilon_count, precision, nonprivate_max_iter,
+                                  n_coef, check_count_bounds(self.count_bounds, n_coef),
+                                  composition)
+        if epsilon is None:
+            return self._plan(None, None, params)
+        private = self._private_estimator(epsilon - epsilon_count, classes, composition)
+        budget = private.budget(n_features, classes.size,
+                                n_samples=self.n_samples_public or n_samples)
+        # the count (double-geometric, epsilon_1-DP) and the private fit compose
+        event = ComposedEvent((PureDPEvent(epsilon_count), budget.event))
+        return self._plan(event, (epsilon_count + budget.epsilon, budget.delta), params)
 
     # ----------------------------------------------------------------- predict
     _multi_class = True

@@ -1,4 +1,5 @@
 """Sure Independence Screening (SIS) and its private version DP-SIS."""
+import dataclasses
 import math
 import numbers
 import warnings
@@ -337,6 +338,16 @@ def _broadcast_center(center, lo, hi, name):
 
 
 @fill_doc
+@dataclasses.dataclass(frozen=True)
+class SISParams:
+    """The parameters a DPSIS fit runs with (its privacy plan's ``params``)."""
+    epsilon: float
+    selector: str
+    gamma: float
+    sensitivity: float
+    k: int
+
+
 class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstimator):
     r"""Differentially private Sure Independence Screening (DP-SIS).
 
@@ -556,18 +567,11 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
         else:
             X, y = _validate_X_y(self, X, y)
-        n, d = X.shape
-        # epsilon > 0 or None (non-private), neighbouring relation, accountant type
-        epsilon, _ = self._check_budget(optional=True)
-        check_neighbouring(self.neighbouring)
-        selector = _check_choice(self.selector, "selector", _SELECTORS)
-        gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
-        sensitivity = sensitivity_factor(self.neighbouring)
-        k = self._resolve_k(n, d, epsilon, sensitivity, gamma, selector)
+        d = X.shape[1]
+        plan = self._privacy_plan(*X.shape, None)
+        epsilon, selector, gamma, sensitivity, k = dataclasses.astuple(plan.params)
         rng = self._noise_rng()
-        event, spent = (_top_k_privacy(selector, epsilon, k) if epsilon is not None
-                        else (None, None))
-        self._check_spend(event, spent)     # before any work on the data
+        self._check_spend(plan.event, plan.spent)     # before any work on the data
         scores = self._scores(X, row_aligned(self._target(y), X))
         if epsilon is None:
             sel = _select_top_k(scores, k)
@@ -582,7 +586,21 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         self.support_[sel] = True
         self.k_ = k
         self.sensitivity_ = sensitivity
-        return self._record_spend(event, spent)
+        return self._record_spend(plan.event, plan.spent)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        the top-k selection's event; ``params`` a :class:`SISParams`."""
+        # epsilon > 0 or None (non-private), neighbouring relation, accountant type
+        epsilon, _ = self._check_budget(optional=True)
+        check_neighbouring(self.neighbouring)
+        selector = _check_choice(self.selector, "selector", _SELECTORS)
+        gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
+        sensitivity = sensitivity_factor(self.neighbouring)
+        k = self._resolve_k(n_samples, n_features, epsilon, sensitivity, gamma, selector)
+        event, spent = (_top_k_privacy(selector, epsilon, k) if epsilon is not None
+                        else (None, None))
+        return self._plan(event, spent, SISParams(epsilon, selector, gamma, sensitivity, k))
 
     def n_selected(self, n_samples, n_features):
         """The number of features a fit on data of this shape selects.

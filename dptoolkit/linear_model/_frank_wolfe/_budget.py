@@ -222,6 +222,31 @@ class FWBudget:
     screening_noise_multiplier: float = None
 
 
+@dataclasses.dataclass(frozen=True)
+class FWParams:
+    """The validated parameters of a Frank-Wolfe fit (its privacy plan's ``params``).
+
+    ``composition`` is the parameter under its current name (``accounting``
+    resolved).  ``l1_bound``, ``max_iter`` and ``screening`` are None while ``"auto"`` (before
+    they are resolved from the public N, D and K); ``epsilon`` and ``delta`` are
+    None for a non-private fit; ``spec`` is the resolved selector; ``budget`` is the
+    :class:`FWBudget` of a private fit (None before it is split, or non-private).
+    """
+    l1_bound: float
+    max_iter: int
+    private: bool
+    epsilon: float
+    delta: float
+    spec: object
+    refresh_tol: float
+    group_size: int
+    tol: float
+    screening_fraction: float
+    composition: str
+    screening: int = None
+    budget: FWBudget = None
+
+
 def floating_point_bounds(selector, n_features, group_size):
     """Per-step ``(gamma, delta_fp)`` of a private selector as implemented in doubles.
 

@@ -32,6 +32,7 @@ every step); the dual vector :math:`\alpha` is *never* released, see the Notes o
 :class:`DPSCDClassifier`.
 """
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -113,9 +114,9 @@ def _auto_clip(p, *, loss, lam, N, sigma_p):
     float
         :math:`C` (``math.inf`` for no scaling).
     """
-    if p["clip"] != "auto":
-        return p["clip"]
-    if not p["private"]:
+    if p.clip != "auto":
+        return p.clip
+    if not p.private:
         return math.inf
     if sigma_p is None:
         return 1.0
@@ -150,11 +151,11 @@ def _auto_epochs(p, N):
     SMS spam (N = 4,180) 0.891 (majority 0.866); review polarity (N = 1,500)
     0.58 (majority 0.50).
     """
-    if p["n_epochs"] != "auto":
-        return p["n_epochs"]
-    if not p["private"]:
+    if p.n_epochs != "auto":
+        return p.n_epochs
+    if not p.private:
         return 10.0
-    return min(max(math.sqrt(p["epsilon"] * N) / _EPOCHS_PER_ROOT, 1.0), 10.0)
+    return min(max(math.sqrt(p.epsilon * N) / _EPOCHS_PER_ROOT, 1.0), 10.0)
 
 
 # --------------------------------------------------------------------------- DP-SCD
@@ -173,9 +174,7 @@ class _BaseSCD(_BaseLinearDP):
             shadow = copy.copy(self)
             for name in autos:
                 setattr(shadow, name, 1.0)
-            p = shadow._check_common()
-            for name in autos:
-                p[name] = "auto"
+            p = dataclasses.replace(shadow._check_common(), **dict.fromkeys(autos, "auto"))
         else:
             p = self._check_common()
         if self.variant not in _VARIANTS:
@@ -184,7 +183,7 @@ class _BaseSCD(_BaseLinearDP):
             raise ValueError("variant='primal' needs a smooth loss: exact coordinate "
                              "minimisation of the non-smooth hinge loss in the primal can "
                              "stall away from the optimum; use variant='dual' (SDCA)")
-        if (self.normalize is None and p["private"]
+        if (self.normalize is None and p.private
                 and self.variant in ("dual", "sequential")):
             raise ValueError("a private dual fit needs ||x_i|| <= 1 (Damaskinos et al. (2021), Lemma 1): "
                              "use normalize='l2' or 'clip'")
@@ -198,58 +197,19 @@ class _BaseSCD(_BaseLinearDP):
               failure="", warns="Private dual or sequential fit", n_enters="")
     def fit(self, X, y):
         validate_params(self)
-        p = self._check_params()
         X, t = self._validate_xy(X, y)
+        classes = getattr(self, "classes_", None) if isinstance(self, ClassifierMixin) else None
+        plan = self._privacy_plan(*X.shape, classes)
+        steps, p = plan.params, plan.params.validated
         Xt, sq = self._prepare(X, p)
-        n_rows, M = Xt.shape
-        # N of eq. 1 in q = L/N, lambda N and theta = v/(lambda N): public for a
-        # private fit (the kernels sample and update the rows actually present).
-        # The primal's guarantee does not depend on N (each coordinate update is
-        # clipped to C whatever N is, and q = 1), so it does not warn.
-        N = self._n_constant(p, n_rows, warn=self.variant != "primal")
-        lam = p["alpha"]
-        private = p["private"]
+        self._check_spend(plan.event, plan.spent)
+        N, L, clip, q, n_steps = (steps.n_constant, steps.batch_size, steps.clip,
+                                  steps.sampling_rate, steps.n_steps)
+        lam, private, n_epochs, noise_std = (p.alpha, p.private, p.n_epochs,
+                                             steps.noise_std)
+        n_models = steps.n_classes if steps.n_classes > 2 else 1
         rng = self._noise_rng()
         code = _scd_fast.LOSS_CODES[self._kernel_loss()]
-        n_epochs = p["n_epochs"] = _auto_epochs(p, N)
-
-        if self.variant == "primal":
-            L = self._batch(self.batch_size, M, "n_features")
-            clip = _auto_clip(p, loss=self._kernel_loss(), lam=lam, N=N, sigma_p=None)
-            n_steps = int(math.ceil(n_epochs * math.ceil(M / L)))
-            q = 1.0
-            sensitivity = 2.0 * clip * math.sqrt(L)
-        else:
-            L = self._batch(self.batch_size, N,
-                            "n_samples_public" if private and p["n_samples_public"]
-                            else "n_samples")
-            if private:
-                q = L / N
-                n_steps = int(math.ceil(n_epochs / q))
-            else:
-                q = None
-                n_steps = int(math.ceil(n_epochs * math.ceil(N / L)))
-            clip = _auto_clip(p, loss=self._kernel_loss(), lam=lam, N=N,
-                              sigma_p=1.0 if self.variant == "sequential" else float(L))
-            if self.variant == "dual":
-                sensitivity = (math.sqrt(2.0) if self.perturb_dual else 1.0) * clip
-            else:
-                sensitivity = 2.0 * clip * math.sqrt(L * (L + 1.0))
-
-        # K > 2 classes: K one-vs-rest fits of n_steps steps each, one event of
-        # K n_steps steps (see "More than two classes" in the Notes)
-        K = self.classes_.size if isinstance(self, ClassifierMixin) else 2
-        n_models = K if K > 2 else 1
-        total_steps = n_models * n_steps
-        if private:
-            sigma = _calibrate(epsilon=p["epsilon"], delta=p["delta"], sampling_rate=q,
-                               steps=total_steps)
-            noise_std = sigma * sensitivity
-        else:
-            sigma = 0.0
-            noise_std = 0.0
-        self._check_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=total_steps))
-
         rec_steps, rec_epochs = _record_steps(n_steps, n_epochs)
         if not self.keep_coef_path:
             rec_steps = rec_steps[:0]
@@ -273,10 +233,55 @@ class _BaseSCD(_BaseLinearDP):
                 else None
         # alpha is internal state of a private run and is not released
         self.dual_coef_ = None if private else alpha
-        self._finish(w, path if self.keep_coef_path else None, rec_epochs, p, L=L,
-                     n_steps=total_steps, sensitivity=sensitivity, q=q, sigma=sigma,
-                     noise_std=noise_std, n_constant=N)
+        self._finish(w, path if self.keep_coef_path else None, rec_epochs, plan)
         return self
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        ``total_steps`` subsampled Gaussian steps; ``params`` a :class:`GLMSteps`."""
+        p = self._check_params()
+        K = self._planned_n_classes(classes)
+        M = n_features + bool(self.fit_intercept)   # columns after transform_rows
+        # N of eq. 1 in q = L/N, lambda N and theta = v/(lambda N): public for a
+        # private fit (the kernels sample and update the rows actually present).
+        # The primal's guarantee does not depend on N (each coordinate update is
+        # clipped to C whatever N is, and q = 1), so it does not warn.
+        N = self._n_constant(p, n_samples, warn=self.variant != "primal")
+        lam = p.alpha
+        private = p.private
+        n_epochs = _auto_epochs(p, N)
+        p = dataclasses.replace(p, n_epochs=n_epochs)
+        if self.variant == "primal":
+            L = self._batch(self.batch_size, M, "n_features")
+            clip = _auto_clip(p, loss=self._kernel_loss(), lam=lam, N=N, sigma_p=None)
+            n_steps = int(math.ceil(n_epochs * math.ceil(M / L)))
+            q = 1.0
+            sensitivity = 2.0 * clip * math.sqrt(L)
+        else:
+            L = self._batch(self.batch_size, N,
+                            "n_samples_public" if private and p.n_samples_public
+                            else "n_samples")
+            if private:
+                q = L / N
+                n_steps = int(math.ceil(n_epochs / q))
+            else:
+                q = None
+                n_steps = int(math.ceil(n_epochs * math.ceil(N / L)))
+            clip = _auto_clip(p, loss=self._kernel_loss(), lam=lam, N=N,
+                              sigma_p=1.0 if self.variant == "sequential" else float(L))
+            if self.variant == "dual":
+                sensitivity = (math.sqrt(2.0) if self.perturb_dual else 1.0) * clip
+            else:
+                sensitivity = 2.0 * clip * math.sqrt(L * (L + 1.0))
+        # K > 2 classes: K one-vs-rest fits of n_steps steps each, one event of
+        # K n_steps steps (see "More than two classes" in the Notes)
+        total_steps = (K if K > 2 else 1) * n_steps
+        sigma = (_calibrate(epsilon=p.epsilon, delta=p.delta, sampling_rate=q,
+                            steps=total_steps) if private else 0.0)
+        return self._steps_plan(
+            p, n_constant=N, batch_size=L, sampling_rate=q, n_steps=n_steps,
+            total_steps=total_steps, noise_multiplier=sigma, sensitivity=sensitivity,
+            noise_std=sigma * sensitivity if private else 0.0, clip=clip, n_classes=K)
 
     def _run_kernel(self, X, sq, t, *, rng, code, L, N, lam, clip, q, private, n_steps,
                     noise_std, rec_steps):
