@@ -66,10 +66,12 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
 
 from ._plan import PrivacyPlan, plan_spend
 from ._validation import (check_accountant, check_classes, check_positive_int, check_random_state,
-                          check_scalar_range)
+                          check_scalar_range, check_X_y_named)
 from .exceptions import DataClippedWarning, PrivacyLeakWarning
 
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
@@ -386,6 +388,16 @@ class PrivateEstimatorMixin:
                 "different N.  Pass the public dataset size as n_samples_public.",
                 PrivacyLeakWarning, stacklevel=3)
         return int(n_rows)
+
+    def _classifier_data(self, X, y):
+        """The start of a classifier's fit: ``X`` and ``y`` validated (float64,
+        finite, sparse accepted, equal lengths) and the label set
+        (:meth:`_resolve_classes`); returns ``(X, y, classes)``."""
+        check_X_y_named(X, y)
+        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
+                             ensure_all_finite=True, y_numeric=False)
+        check_classification_targets(y)
+        return X, y, self._resolve_classes(y, private=self.epsilon is not None)
 
     def _resolve_classes(self, y, *, private, n_classes=None):
         """The label set of a fit: the declared ``classes`` when given.

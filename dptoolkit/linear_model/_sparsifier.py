@@ -6,13 +6,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_memory, validate_data
+from sklearn.utils.validation import check_memory
 
 from .._docstrings import fill_doc
 from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
 from .._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
-                           check_X_y_named, Checked, CLASSES, DELTA_OPTIONAL, Interval,
+                           Checked, CLASSES, DELTA_OPTIONAL, Interval,
                            NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, renamed_state,
                            validate_params)
 from ..accounting.events import ComposedEvent, PureDPEvent
@@ -497,11 +496,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Non-numeric parameters or data.
         """
         validate_params(self)
-        check_X_y_named(X, y)
-        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=False)
-        check_classification_targets(y)
-        classes = self._resolve_classes(y, private=self.epsilon is not None)
+        X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
         (epsilon, epsilon_count, precision, nonprivate_max_iter, n_coef, bounds,
          composition) = dataclasses.astuple(plan.params)

@@ -6,15 +6,14 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _distributed as _fw_distributed, _fw_fast, _kernels, _multinomial as _fw_multinomial
 from ...distributed import is_dask_array
 from ..._docstrings import fill_doc
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
 from ..._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
-                            check_X_y_named, CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval,
+                            CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval,
                             NEIGHBOURING, NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON,
                             renamed_state, SCREENING, validate_params)
 from .._glm._base import MAX_ITER
@@ -533,11 +532,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         validate_params(self)
         if is_dask_array(X):  # X stays on the workers: binary, fast solver
             return _fw_distributed.fit_dask(self, X, y)
-        check_X_y_named(X, y)
-        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=False)
-        check_classification_targets(y)
-        classes = self._resolve_classes(y, private=self.epsilon is not None)
+        X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
         self._check_spend(plan.event, plan.spent)
         self.classes_ = classes

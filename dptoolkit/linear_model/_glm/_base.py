@@ -436,6 +436,11 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
             return int(n_rows)
         return p.n_samples_public
 
+    def _example_lot(self, N, *, public):
+        """The lot (mini-batch) size ``batch_size`` resolves to over ``N`` examples;
+        an error names N as ``n_samples_public`` (``public``) or ``n_samples``."""
+        return self._batch(self.batch_size, N, "n_samples_public" if public else "n_samples")
+
     @staticmethod
     def _batch(batch_size, limit, what):
         if isinstance(batch_size, str):

@@ -258,9 +258,7 @@ class _BaseSCD(_BaseLinearDP):
             q = 1.0
             sensitivity = 2.0 * clip * math.sqrt(L)
         else:
-            L = self._batch(self.batch_size, N,
-                            "n_samples_public" if private and p.n_samples_public
-                            else "n_samples")
+            L = self._example_lot(N, public=private and p.n_samples_public)
             if private:
                 q = L / N
                 n_steps = int(math.ceil(n_epochs / q))
