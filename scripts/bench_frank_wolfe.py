@@ -14,9 +14,9 @@ process on the same data, so machine load affects both sides alike.
     python scripts/bench_frank_wolfe.py nonprivate # standard vs fast (each selector)
                                                    # on every data set, non-private
 
-Every estimator is built with screening=None and accounting="advanced" and the
+Every estimator is built with screening=None and composition="advanced" and the
 given --l1-bound/--max-iter (the estimator's defaults are l1_bound=50,
-max_iter="auto", screening="auto", accounting="auto"), so the figures compare
+max_iter="auto", screening="auto", composition="auto"), so the figures compare
 with the README's Table 3 analogue.  Each row records the 1-minute load average
 (``load1``) when it was measured: the machine may be shared.
 
@@ -40,9 +40,9 @@ from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 from dptoolkit.linear_model import DEFAULT_REFRESH_TOL
 
-# fixed explicitly: the estimator's defaults (screening="auto", accounting="auto")
+# fixed explicitly: the estimator's defaults (screening="auto", composition="auto")
 # would change the budget split and the features the solver sees
-FIXED = dict(screening=None, accounting="advanced")
+FIXED = dict(screening=None, composition="advanced")
 
 
 def load1():
@@ -360,13 +360,13 @@ PERSTEP_SETTINGS = {
     "defaults": {},
     "l1_bound=10, max_iter=300": dict(l1_bound=10.0, max_iter=300),
     "unscreened, l1_bound=10, max_iter=300": dict(l1_bound=10.0, max_iter=300,
-                                                  screening=None, accounting="advanced"),
+                                                  screening=None, composition="advanced"),
 }
 
 
 def perstep(args, X, y, Xt, yt):
     """Per-step CPU time of private fits, fast vs standard, at the estimator's
-    defaults (screening="auto", accounting="auto", max_iter="auto"), at
+    defaults (screening="auto", composition="auto", max_iter="auto"), at
     l1_bound=10, max_iter=300 (the other parameters at their defaults) and at the
     latter without screening (``PERSTEP_SETTINGS``; ``--perstep-settings``).
 
@@ -383,7 +383,7 @@ def perstep(args, X, y, Xt, yt):
                 continue
             # the estimator's defaults (timed_fit fixes screening/accounting otherwise)
             base = dict(epsilon=eps, delta=1e-5, n_samples_public=n, random_state=0,
-                        **{"screening": "auto", "accounting": "auto", **kw})
+                        **{"screening": "auto", "composition": "auto", **kw})
             T = kw.get("max_iter") or int(min(1e5, max(10, np.ceil((n * eps) ** (2 / 3)))))
             row = dict(epsilon=eps, setting=label, T=T)
             for solver in ("fast", "standard"):

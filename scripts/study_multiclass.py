@@ -55,7 +55,7 @@ def one_release_baseline(X, y, Xt, classes, epsilon, delta, vocabulary, rng):
     """Argmax of naive-Bayes log-probabilities from one Gaussian release."""
     sigma = calibrate_parameter(lambda s: GaussianEvent(s), target_epsilon=epsilon,
                                 delta=delta, low=1e-3, high=1e6, increasing=False,
-                                method="rdp", rtol=1e-9)
+                                composition="rdp", rtol=1e-9)
     Xn = unit_rows(X)
     sums = np.vstack([np.asarray(Xn[y == c].sum(axis=0)).ravel() for c in classes])
     noisy = sums + rng.normal(0.0, sigma, sums.shape)

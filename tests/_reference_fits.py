@@ -45,7 +45,7 @@ def cases():
 
     FW = FrankWolfeLassoClassifier
     fw = dict(l1_bound=20.0, max_iter=200, random_state=0)
-    private = dict(epsilon=1.0, delta=1e-5, accounting="advanced")
+    private = dict(epsilon=1.0, delta=1e-5, composition="advanced")
     return {
         "fw_nonprivate": (FW, fw, None),
         "fw_grouped_advanced": (FW, {**fw, **private}, None),

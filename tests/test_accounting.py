@@ -753,7 +753,7 @@ def test_exponential_mechanism_composition_matches_dp_accounting_zcdp(dpacc, ste
                                                                       eps_step, delta):
     # T exponential-mechanism steps: eps'^2/8-zCDP each (bounded range, Cesar and
     # Rogers 2021, Lemma 3.2); dp-accounting composes ZCDpEvent(eps'^2/8) T times.
-    ours = PrivacyAccountant(method="rdp").compose(ExponentialMechanismEvent(eps_step),
+    ours = PrivacyAccountant(composition="rdp").compose(ExponentialMechanismEvent(eps_step),
                                                    count=steps).get_epsilon(delta)
     acc = dpacc.rdp.RdpAccountant()
     acc.compose(dpacc.ZCDpEvent(eps_step ** 2 / 8.0), steps)
@@ -762,8 +762,8 @@ def test_exponential_mechanism_composition_matches_dp_accounting_zcdp(dpacc, ste
     event = SelfComposedEvent(ExponentialMechanismEvent(eps_step), steps)
     best = epsilon_of_event(event, delta)
     assert best <= min(ours, steps * eps_step) * (1 + 1e-12)
-    assert best == pytest.approx(min(ours, epsilon_of_event(event, delta, method="basic"),
-                                     epsilon_of_event(event, delta, method="advanced")),
+    assert best == pytest.approx(min(ours, epsilon_of_event(event, delta, composition="basic"),
+                                     epsilon_of_event(event, delta, composition="advanced")),
                                  rel=1e-15)
 
 
@@ -774,7 +774,7 @@ def test_zcdp_to_rdp_closed_form(rho, delta):
     # Definition 1.1); with one order the conversion is the improved formula of
     # Canonne, Kamath and Steinke 2020, Proposition 12.
     for alpha in (1.5, 2.0, 10.0, 64.0, 1024.0):
-        eps = epsilon_of_event(ZCDPEvent(rho), delta, method="rdp", orders=[alpha])
+        eps = epsilon_of_event(ZCDPEvent(rho), delta, composition="rdp", orders=[alpha])
         closed = (rho * alpha + math.log((alpha - 1.0) / alpha)
                   - (math.log(delta) + math.log(alpha)) / (alpha - 1.0))
         if delta >= math.sqrt(-math.expm1(-rho * alpha)):
@@ -783,14 +783,14 @@ def test_zcdp_to_rdp_closed_form(rho, delta):
         assert eps == rdp_to_epsilon([alpha], [rho * alpha], delta)[0]
     # over the default orders: the same conversion of the curve rho * alpha
     orders = np.asarray(DEFAULT_RDP_ORDERS)
-    assert epsilon_of_event(ZCDPEvent(rho), delta, method="rdp") == pytest.approx(
+    assert epsilon_of_event(ZCDPEvent(rho), delta, composition="rdp") == pytest.approx(
         rdp_to_epsilon(orders, rho * orders, delta)[0], rel=1e-14)
     # T exponential-mechanism steps are exactly (T eps'^2 / 8)-zCDP below the cap
     eps_step = math.sqrt(8.0 * rho / 100)
     if 1024 * eps_step / 8 < 1:          # min(eps', alpha eps'^2/8) never caps
         assert epsilon_of_event(SelfComposedEvent(ExponentialMechanismEvent(eps_step), 100),
-                                delta, method="rdp") == pytest.approx(
-            epsilon_of_event(ZCDPEvent(rho), delta, method="rdp"), rel=1e-12)
+                                delta, composition="rdp") == pytest.approx(
+            epsilon_of_event(ZCDPEvent(rho), delta, composition="rdp"), rel=1e-12)
 
 
 def _fw_budget(max_iter, epsilon, **kw):
@@ -812,10 +812,10 @@ def _fw_budget(max_iter, epsilon, **kw):
 def test_frank_wolfe_reference_per_step_epsilon(max_iter, epsilon, zcdp, advanced):
     # Per-step epsilon of private Frank-Wolfe at D = 2^20, delta = 1e-5, to 3
     # significant digits: zCDP of bounded-range steps (default) and the exact
-    # inverse of the full Dwork-Rothblum-Vadhan bound (accounting="advanced").
+    # inverse of the full Dwork-Rothblum-Vadhan bound (composition="advanced").
     b = _fw_budget(max_iter, epsilon)
     assert b.composition == "zcdp" and f"{b.epsilon_step:.2e}" == zcdp
-    b = _fw_budget(max_iter, epsilon, accounting="advanced")
+    b = _fw_budget(max_iter, epsilon, composition="advanced")
     assert b.composition == "advanced" and f"{b.epsilon_step:.2e}" == advanced
 
 
@@ -831,7 +831,7 @@ def test_frank_wolfe_reference_per_step_epsilon_long_run():
     dense = np.concatenate([DEFAULT_RDP_ORDERS, np.arange(64.0, 2049.0)])
     exact_z = calibrate_parameter(
         lambda x: SelfComposedEvent(ExponentialMechanismEvent(x), T), target_epsilon=eps,
-        delta=delta, low=1e-12, high=eps, method="rdp", orders=dense)
+        delta=delta, low=1e-12, high=eps, composition="rdp", orders=dense)
     assert f"{exact_z:.2e}" == "9.31e-05"
     assert f"{per_step_epsilon(epsilon_total=eps, delta_slack=delta, k=T):.2e}" == "3.28e-05"
     gamma, delta_fp = floating_point_bounds("grouped", 2 ** 20, 0)
@@ -839,7 +839,7 @@ def test_frank_wolfe_reference_per_step_epsilon_long_run():
     assert b.composition == "zcdp" and f"{b.epsilon_step:.2e}" == "9.25e-05"
     delta_steps = T * (1 + math.exp(b.epsilon_step)) * delta_fp
     assert 7e-7 < delta_steps < 8e-7
-    b = _fw_budget(T, eps, accounting="advanced")
+    b = _fw_budget(T, eps, composition="advanced")
     assert b.composition == "advanced" and f"{b.epsilon_step:.2e}" == "3.27e-05"
     assert b.epsilon_step == pytest.approx(
         per_step_epsilon(epsilon_total=eps, delta_slack=delta - delta_steps, k=T)
@@ -852,7 +852,7 @@ def test_frank_wolfe_zcdp_refused_for_laplace():
 
     for selector in ("laplace", "laplace_talwar"):
         est = FrankWolfeLassoClassifier(max_iter=10, epsilon=1.0, delta=1e-5,
-                                        selector=selector, accounting="zcdp")
+                                        selector=selector, composition="zcdp")
         with pytest.raises(ValueError, match="bounded-range"):
             est.budget(100)
         rng = np.random.default_rng(0)
@@ -874,7 +874,7 @@ def test_mixed_events_match_dp_accounting(dpacc):
     for delta in GRID_DELTA:
         acc = dpacc.rdp.RdpAccountant()
         acc.compose(event.to_dp_accounting())
-        ours = epsilon_of_event(event, delta, method="rdp")
+        ours = epsilon_of_event(event, delta, composition="rdp")
         assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-6)
         acc2 = PrivacyAccountant()
         for e in event.events:
@@ -893,9 +893,9 @@ def test_repeat_and_select_matches_dp_accounting(dpacc, shape, mean):
     for delta in GRID_DELTA:
         acc = dpacc.rdp.RdpAccountant()
         acc.compose(event.to_dp_accounting())
-        ours = epsilon_of_event(event, delta, method="rdp")
+        ours = epsilon_of_event(event, delta, composition="rdp")
         assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-6)
-        assert ours > epsilon_of_event(inner, delta, method="rdp")
+        assert ours > epsilon_of_event(inner, delta, composition="rdp")
 
 
 def _crossing_children():
@@ -927,14 +927,14 @@ def test_max_of_events_rdp_matches_dp_accounting_order_by_order(dpacc):
                 acc = dpacc.rdp.RdpAccountant(orders=[alpha])
                 acc.compose(child.to_dp_accounting())
                 theirs.append(acc.get_epsilon(delta))
-            ours = epsilon_of_event(event, delta, method="rdp", orders=[alpha])
+            ours = epsilon_of_event(event, delta, composition="rdp", orders=[alpha])
             assert ours == pytest.approx(max(theirs), rel=1e-6), alpha
     # every order together: the best order of the maximum curve, not the max of
     # the children's epsilons (which would be smaller: each picks its own order)
     for delta in GRID_DELTA:
-        ours = epsilon_of_event(event, delta, method="rdp")
+        ours = epsilon_of_event(event, delta, composition="rdp")
         assert ours == rdp_to_epsilon(orders, curves.max(axis=0), delta)[0]
-        assert ours >= max(epsilon_of_event(c, delta, method="rdp") for c in children)
+        assert ours >= max(epsilon_of_event(c, delta, composition="rdp") for c in children)
 
 
 def test_max_of_events_to_dp_accounting_and_pure_dp():
@@ -951,7 +951,7 @@ def test_max_of_events_to_dp_accounting_and_pure_dp():
     event = MaxOfEvents((SelfComposedEvent(PureDPEvent(0.1), 3),
                          ComposedEvent((PureDPEvent(0.2), ApproxDPEvent(0.0, 1e-7)))))
     assert basic_guarantee(event) == pytest.approx((0.3, 1e-7), rel=1e-15)
-    assert epsilon_of_event(event, 1e-7, method="basic") == pytest.approx(0.3, rel=1e-15)
+    assert epsilon_of_event(event, 1e-7, composition="basic") == pytest.approx(0.3, rel=1e-15)
     assert basic_guarantee(MaxOfEvents((PureDPEvent(0.1), g))) == (math.inf, 0.0)
     assert event.leaves() == [PureDPEvent(0.1), PureDPEvent(0.2), ApproxDPEvent(0.0, 1e-7)]
     # Renyi DP with approximate parts: the maximum curve, converted at delta less the
@@ -959,7 +959,7 @@ def test_max_of_events_to_dp_accounting_and_pure_dp():
     event = MaxOfEvents((ComposedEvent((ZCDPEvent(0.01), ApproxDPEvent(0.0, 1e-9))),
                          ZCDPEvent(0.02)))
     orders = np.asarray(DEFAULT_RDP_ORDERS)
-    assert epsilon_of_event(event, 1e-5, method="rdp") == pytest.approx(
+    assert epsilon_of_event(event, 1e-5, composition="rdp") == pytest.approx(
         rdp_to_epsilon(orders, 0.02 * orders, 1e-5 - 1e-9)[0], rel=1e-14)
 
 
@@ -976,7 +976,7 @@ def test_repeat_and_select_of_max_of_events(dpacc, shape, mean):
         acc = dpacc.rdp.RdpAccountant()
         acc.compose(RepeatAndSelectEvent(big, mean, shape).to_dp_accounting())
         ours = epsilon_of_event(RepeatAndSelectEvent(MaxOfEvents((small, big)), mean,
-                                                     shape), delta, method="rdp")
+                                                     shape), delta, composition="rdp")
         assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-6)
     # (b) crossing closed-form curves, PureDPEvent(1) (min(1, alpha / 2)) above
     # GaussianEvent(3) (alpha / 18) below order 18 and under it above: the theorem by
@@ -992,12 +992,12 @@ def test_repeat_and_select_of_max_of_events(dpacc, shape, mean):
     event = RepeatAndSelectEvent(MaxOfEvents((PureDPEvent(1.0), GaussianEvent(3.0))),
                                  mean, shape)
     for delta in GRID_DELTA:
-        assert epsilon_of_event(event, delta, method="rdp") == pytest.approx(
+        assert epsilon_of_event(event, delta, composition="rdp") == pytest.approx(
             rdp_to_epsilon(orders, theorem, delta)[0], rel=1e-12)
         for child in (PureDPEvent(1.0), GaussianEvent(3.0)):  # each alone is cheaper
             assert epsilon_of_event(RepeatAndSelectEvent(child, mean, shape), delta,
-                                    method="rdp") <= epsilon_of_event(event, delta,
-                                                                      method="rdp")
+                                    composition="rdp") <= epsilon_of_event(event, delta,
+                                                                      composition="rdp")
 
 
 def test_budget_events_composition_beats_basic_sum_for_two_fw_fits():

@@ -46,7 +46,7 @@ LAYERS = (
                     "dptoolkit._docstrings")),
     ("privacy primitives and data", ("dptoolkit.accounting", "dptoolkit.mechanisms",
                                      "dptoolkit.datasets", "dptoolkit.distributed")),
-    ("contract", ("dptoolkit._private", "dptoolkit._plan", "dptoolkit._estimator")),
+    ("contract", ("dptoolkit._private", "dptoolkit._private._plan", "dptoolkit._private._streams", "dptoolkit._estimator")),
     ("algorithms", ("dptoolkit.linear_model", "dptoolkit.dsal", "dptoolkit.selection")),
     ("model selection", ("dptoolkit.model_selection",)),
     ("applications", ("dptoolkit", "dptoolkit.__main__", "dptoolkit.cli",
@@ -160,9 +160,16 @@ def _describe(cycle, graph):
                      for a in sorted(cycle) for b in sorted(graph[a]) if b in cycle)
 
 
+#: Packages that are top-level infrastructure split into modules (the contract),
+#: not a wing: every wing uses their underscore names.
+INFRASTRUCTURE_PACKAGES = {"_private"}
+
+
 def _subpackage(module):
     """Second component of a dptoolkit module in a subpackage, else None (top level)."""
     parts = module.split(".")
+    if len(parts) >= 2 and parts[1] in INFRASTRUCTURE_PACKAGES:
+        return None
     if len(parts) >= 3 or (len(parts) == 2 and f"{module}" in MODULES
                            and MODULES[module].name == "__init__.py"):
         return parts[1]

@@ -528,8 +528,10 @@ case("epsilon_of_event-method-unknown",
 case("epsilon_of_event-huge-count",
      lambda: acc.epsilon_of_event(ev.SelfComposedEvent(ev.GaussianEvent(1.0), 2**64), 1e-5),
      Accepts(lambda r: (r[0] if isinstance(r, tuple) else r) > 1e6, "a huge epsilon"))
+case("PrivacyAccountant-composition-unknown",
+     lambda: acc.PrivacyAccountant(composition="magic"), Raises(ValueError, r"composition"))
 case("PrivacyAccountant-method-unknown", lambda: acc.PrivacyAccountant(method="magic"),
-     Raises(ValueError, r"method"))
+     Raises(ValueError, r"composition.*deprecated method"))
 case("PrivacyAccountant-compose-count-zero",
      lambda: acc.PrivacyAccountant().compose(ev.PureDPEvent(1.0), count=0),
      Raises(ValueError, r"count"))
@@ -568,7 +570,7 @@ case("event-SelfComposed-count-negative",
      lambda: ev.SelfComposedEvent(ev.PureDPEvent(1.0), -1), Raises(ValueError, r"count"))
 case("epsilon_of_event-approx-leaf-huge-count",
      lambda: acc.epsilon_of_event(ev.SelfComposedEvent(ev.ApproxDPEvent(1e-9, 1e-30),
-                                                       10**12), 1e-5, method="basic"),
+                                                       10**12), 1e-5, composition="basic"),
      Accepts(lambda e: abs(e - 1000.0) < 1e-6, "basic composition: 1e12 * 1e-9"))
 case("event-SelfComposed-count-bool",
      lambda: ev.SelfComposedEvent(ev.PureDPEvent(1.0), True),
@@ -1566,7 +1568,7 @@ case("calibrate_noise_multiplier-moments-epsilon-1e300",
 case("calibrate_parameter-epsilon-1e300",
      lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1e300,
                                      delta=1e-5, low=1e-3, high=1e6, increasing=False,
-                                     method="rdp"),
+                                     composition="rdp"),
      Accepts(lambda s: s == 1e-3, "the low end of the bracket"))
 case("calibrate_parameter-delta-one",
      lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1.0,
@@ -1616,7 +1618,8 @@ for _cls in (mech.Laplace, mech.Gaussian, mech.GaussianAnalytic):
 BAD_VALUES = {
     "delta": -0.1, "n_samples_public": 0, "accountant": "basic", "random_state": 1.5,
     "classes": 3, "l1_bound": -1.0, "max_iter": 0, "solver": "magic",
-    "selector": "magic", "accounting": "magic", "neighbouring": "magic", "loss": "magic",
+    "selector": "magic", "composition": "magic", "accounting": "magic",
+    "neighbouring": "magic", "loss": "magic",
     "penalty": "magic", "sampling": "magic", "subproblem_solver": "magic",
     "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic",
     "normalize": "l7", "refresh_tol": -1.0, "screening": 0, "screening_fraction": 2.0,
@@ -1633,7 +1636,8 @@ BAD_VALUES = {
 #: Further bad values of the parameters the audit found accepted without epsilon.
 MORE_BAD_VALUES = [("l1_bound", math.nan), ("l1_bound", True), ("delta", math.nan),
                    ("delta", 1.0), ("delta", "magic"), ("max_iter", -1.0),
-                   ("refresh_tol", math.nan), ("accounting", 0), ("neighbouring", 1.5),
+                   ("refresh_tol", math.nan), ("composition", 0), ("accounting", 0),
+                   ("neighbouring", 1.5),
                    ("clip_data", 0), ("random_state", "magic")]
 
 

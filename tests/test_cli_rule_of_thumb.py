@@ -54,7 +54,7 @@ def test_n_samples_needed_is_the_documented_formula():
     for epsilon, k, share in ((0.5, 2, 0.75), (1.0, 2, 0.75), (4.0, 20, 0.5)):
         sigma = calibrate_parameter(lambda s: GaussianEvent(s), target_epsilon=epsilon,
                                     delta=1e-5, low=1e-3, high=1e6, increasing=False,
-                                    method="rdp", rtol=1e-9)
+                                    composition="rdp", rtol=1e-9)
         want = math.sqrt(2) * k * sigma / math.sqrt(share) / TYPICAL_TEXT_MARGIN
         got = DPNBLogisticClassifier(epsilon=epsilon).n_samples_needed(k)
         assert got == pytest.approx(want, rel=1e-6)

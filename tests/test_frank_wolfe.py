@@ -167,7 +167,7 @@ def test_private_first_step_is_the_exponential_mechanism(selector, solver):
 def test_private_budget_and_attributes():
     X, y = _problem()
     clf = _fit(X, y, l1_bound=5.0, max_iter=500, epsilon=1.0, delta=1e-5,
-               accounting="advanced", random_state=0)
+               composition="advanced", random_state=0)
     # the grouped sampler's floating-point (gamma, delta) enter the split
     gamma, fp_delta = GroupedExpSampler(X.shape[1]).floating_point_bounds()
     fp_delta += 2 * 2.0 ** -53  # the sign draw
@@ -183,7 +183,7 @@ def test_private_budget_and_attributes():
                                               rel=1e-12)
     # the O(D) selectors' quantisation (gamma, delta_fp) enters the split as well
     exact = _fit(X, y, l1_bound=5.0, max_iter=500, epsilon=1.0, delta=1e-5,
-                 selector="exponential", accounting="advanced", random_state=0)
+                 selector="exponential", composition="advanced", random_state=0)
     unit = 2.0 ** -53
     fp_delta = 3 * X.shape[1] * unit + 2 * unit
     slack = 1e-5 - 500 * (1 + np.exp(eps0_max + 16 * unit)) * fp_delta
@@ -509,16 +509,16 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
 
 
 @pytest.mark.parametrize("params,exc,match", [
-    (dict(accounting="rdp"), ValueError, "accounting"),
-    (dict(accounting=None), ValueError, "accounting"),
-    (dict(epsilon=1.0, delta=1e-5, selector="laplace", accounting="zcdp"), ValueError,
+    (dict(composition="rdp"), ValueError, "composition"),
+    (dict(composition=None), ValueError, "composition"),
+    (dict(epsilon=1.0, delta=1e-5, selector="laplace", composition="zcdp"), ValueError,
      "bounded-range"),
-    (dict(epsilon=1.0, accounting="zcdp"), ValueError, "delta > 0"),
+    (dict(epsilon=1.0, composition="zcdp"), ValueError, "delta > 0"),
     (dict(screening=0), ValueError, "screening"),
     (dict(screening=2.5), TypeError, "screening"),
     (dict(screening="all"), TypeError, "screening"),
     (dict(epsilon=1.0, screening=4), ValueError, "screening"),   # pure DP: no zCDP
-    (dict(epsilon=1.0, delta=1e-5, accounting="advanced", screening=4), ValueError,
+    (dict(epsilon=1.0, delta=1e-5, composition="advanced", screening=4), ValueError,
      "screening"),
     (dict(screening_fraction=0.0), ValueError, "screening_fraction"),
     (dict(screening_fraction=1.0), ValueError, "screening_fraction"),

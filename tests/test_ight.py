@@ -296,7 +296,7 @@ def test_screening_event_and_coefficients():
     assert clf.screened_features_.shape == (4096,)
     assert set(np.flatnonzero(clf.coef_[0])) <= set(clf.screened_features_)
     assert np.count_nonzero(clf.coef_) <= 20
-    eps = epsilon_of_event(clf.privacy_event_, 1e-5, method="rdp")
+    eps = epsilon_of_event(clf.privacy_event_, 1e-5, composition="rdp")
     assert eps == pytest.approx(clf.privacy_spent_[0], rel=1e-9)
     assert clf.privacy_spent_[0] <= 1.0
     with pytest.raises(ValueError, match="screening"):

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from _skops_files import rewrite_schema
 from dptoolkit import load_model, save_model
 from dptoolkit._persistence import LEGACY_MODULES, untrusted_types
 from dptoolkit.exceptions import PrivacyLeakWarning
@@ -48,24 +49,10 @@ def _as_old_layout(path, out):
     old_of = {new: old for old, new in LEGACY_MODULES.items()}
 
     def rename(node):
-        if isinstance(node, dict):
-            if node.get("__module__") in old_of:
-                node["__module__"] = old_of[node["__module__"]]
-            for value in node.values():
-                rename(value)
-        elif isinstance(node, list):
-            for value in node:
-                rename(value)
+        if node.get("__module__") in old_of:
+            node["__module__"] = old_of[node["__module__"]]
 
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
-        for name in src.namelist():
-            data = src.read(name)
-            if name == "schema.json":
-                schema = json.loads(data)
-                rename(schema)
-                data = json.dumps(schema).encode()
-            dst.writestr(name, data)
-    return out
+    return rewrite_schema(path, out, rename)
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))

@@ -62,7 +62,7 @@ def test_search_event_matches_dp_accounting():
         ev = RepeatAndSelectEvent(run, 10.0, shape)
         acc = dpa.rdp.RdpAccountant()
         acc.compose(ev.to_dp_accounting())
-        assert epsilon_of_event(ev, 1e-6, method="rdp") == pytest.approx(
+        assert epsilon_of_event(ev, 1e-6, composition="rdp") == pytest.approx(
             acc.get_epsilon(1e-6), rel=1e-6)
 
 

@@ -174,7 +174,7 @@ def test_privacy_parameters_and_accountant():
     n, T, eps, delta = X.shape[0], 200, 1.0, 1e-4
     acc = BudgetAccountant(epsilon=3.0, delta=1e-3)
     clf = FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=T, epsilon=eps, delta=delta,
-                                    accounting="advanced", accountant=acc,
+                                    composition="advanced", accountant=acc,
                                     random_state=0).fit(X, y)
     assert clf.privacy_spent_ == (epsilon_of_event(clf.privacy_event_, delta), delta)
     assert clf.privacy_spent_[0] <= eps

@@ -50,7 +50,7 @@ def test_guarantee_is_the_composition_of_release_and_steps():
                                     steps=clf.n_steps_)
     eps = acc.get_epsilon(1e-6)
     assert eps <= 0.7 and eps == pytest.approx(0.7, rel=1e-4)
-    assert epsilon_of_event(clf.privacy_event_, 1e-6, method="rdp") == pytest.approx(
+    assert epsilon_of_event(clf.privacy_event_, 1e-6, composition="rdp") == pytest.approx(
         eps, rel=1e-9)
     assert clf.privacy_spent_ == (epsilon_of_event(clf.privacy_event_, 1e-6), 1e-6)
     assert clf.n_steps_ == 100

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
-from dptoolkit._plan import PrivacyPlan
+from dptoolkit._private._plan import PrivacyPlan
 from dptoolkit._private import PrivateEstimatorMixin, plan_spend
 
 import test_noise_handles as walk

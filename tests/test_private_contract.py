@@ -94,9 +94,9 @@ CASES = [
     Case("FrankWolfe-pure-exponential",
          functools.partial(_fw, delta=None, selector="exponential"), "binary",
          _FW_KERNELS),
-    Case("FrankWolfe-advanced", functools.partial(_fw, accounting="advanced"), "binary",
+    Case("FrankWolfe-advanced", functools.partial(_fw, composition="advanced"), "binary",
          _FW_KERNELS, exact=False,
-         why_looser="accounting='advanced' splits the budget by Dwork-Rothblum-Vadhan "
+         why_looser="composition='advanced' splits the budget by Dwork-Rothblum-Vadhan "
                     "(reproduction of Raff, Khanna and Lu (2023)); the accountant composes the same "
                     "exponential-mechanism steps in Renyi DP, which is tighter"),
     Case("FrankWolfe-laplace", functools.partial(_fw, selector="laplace"), "binary",

@@ -2,7 +2,7 @@
 
 :class:`PrivacyAccountant` composes :mod:`~dptoolkit.accounting.events` and
 converts the composition to an (epsilon, delta) guarantee by one of several
-valid methods; ``method="best"`` (the default) takes the smallest epsilon
+valid methods, chosen by ``composition``; ``composition="best"`` (the default) takes the smallest epsilon
 among those that apply, which is valid because each is a valid guarantee at
 the same delta.
 
@@ -43,7 +43,8 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_positive_int, check_scalar_range
+from .._docstrings import fill_doc
+from .._validation import check_positive_int, check_renamed, check_scalar_range, renamed_state
 from . import events as ev
 from .rdp import (
     _check_orders,
@@ -317,7 +318,8 @@ def _rdp(event, delta, orders):
 _METHODS = {"basic": _basic, "advanced": _advanced}
 
 
-def epsilon_of_event(event, delta, *, method="best", orders=None):
+@fill_doc
+def epsilon_of_event(event, delta, *, composition="best", orders=None, method="deprecated"):
     """Epsilon of an event at a given delta.
 
     Parameters
@@ -325,10 +327,11 @@ def epsilon_of_event(event, delta, *, method="best", orders=None):
     event : PrivacyEvent
     delta : float
         In [0, 1).  ``0`` allows only pure-DP methods (``"basic"``).
-    method : {"best", "rdp", "advanced", "basic"}, default="best"
-        See :mod:`dptoolkit.accounting.accountant`.
+    composition : {"best", "rdp", "advanced", "basic"}, default="best"
+        How the event's parts compose; see :mod:`dptoolkit.accounting.accountant`.
     orders : array-like of float, default=None
         RDP orders (``None``: :data:`~dptoolkit.accounting.DEFAULT_RDP_ORDERS`).
+    %(deprecated_method)s
 
     Returns
     -------
@@ -340,14 +343,14 @@ def epsilon_of_event(event, delta, *, method="best", orders=None):
     TypeError
         ``event`` is not a :class:`~dptoolkit.accounting.events.PrivacyEvent`.
     ValueError
-        ``delta`` or ``method`` out of range.
+        ``delta`` or ``composition`` out of range.
     """
     ev._check_event(event, "event")
     delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, high_open=True)
-    if method not in ACCOUNTING_METHODS:
-        raise ValueError(f"method must be one of {ACCOUNTING_METHODS}, got {method!r}")
+    composition = check_renamed(composition, method, name="composition", old_name="method",
+                                default="best", choices=ACCOUNTING_METHODS)
     orders = _check_orders(orders)
-    methods = ("basic", "advanced", "rdp") if method == "best" else (method,)
+    methods = ("basic", "advanced", "rdp") if composition == "best" else (composition,)
     best = math.inf
     for m in methods:
         if m != "basic" and delta == 0.0:
@@ -415,8 +418,10 @@ def _at_floor(on_floor, low):
     return float(low)
 
 
-def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method="best",
-                        increasing=True, rtol=1e-9, orders=None, initial=None):
+@fill_doc
+def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composition="best",
+                        increasing=True, rtol=1e-9, orders=None, initial=None,
+                        method="deprecated"):
     """Largest (or smallest) parameter whose event meets a target epsilon.
 
     The one calibration routine of the toolkit: every estimator finds its noise
@@ -433,8 +438,8 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
         In [0, 1).
     low, high : float
         ``0 < low < high``; the range searched.
-    method : str, default="best"
-        How :func:`epsilon_of_event` converts the event.
+    composition : str, default="best"
+        How :func:`epsilon_of_event` composes the event's parts.
     increasing : bool, default=True
         ``True``: epsilon increases with ``x`` (a per-step epsilon); the
         largest feasible ``x`` is returned.  ``False``: epsilon decreases with
@@ -450,6 +455,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
         evaluations when the answer is near ``initial``; an answer at
         ``low`` (the target is met at the smallest value searched) is
         returned with a ``UserWarning`` that less than the target is spent.
+    %(deprecated_method)s
 
     Returns
     -------
@@ -474,9 +480,11 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
     if low >= high:
         raise ValueError(f"low must be < high (the bracket [low, high]), got low={low!r}, "
                          f"high={high!r}")
+    composition = check_renamed(composition, method, name="composition", old_name="method",
+                                default="best", choices=ACCOUNTING_METHODS)
 
     def ok(x):
-        return epsilon_of_event(make_event(x), delta, method=method,
+        return epsilon_of_event(make_event(x), delta, composition=composition,
                                 orders=orders) <= target
 
     if initial is not None:
@@ -488,7 +496,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
         def floor_warning(x):
             warnings.warn(
                 f"target_epsilon={target!r} is met at the floor {x!r} of the noise "
-                f"searched (epsilon {epsilon_of_event(make_event(x), delta, method=method, orders=orders):.6g}); "
+                f"searched (epsilon {epsilon_of_event(make_event(x), delta, composition=composition, orders=orders):.6g}); "
                 "the noise is not lowered further, so less than the target is spent",
                 UserWarning, stacklevel=3)
         try:
@@ -496,7 +504,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, method=
                                   on_floor=floor_warning)
         except ValueError:
             raise ValueError(f"no parameter in [{low:g}, {high:g}] meets epsilon={target!r} "
-                             f"at delta={delta!r} with method {method!r}") from None
+                             f"at delta={delta!r} with composition {composition!r}") from None
     feasible, infeasible = (low, high) if increasing else (high, low)
     if not ok(feasible):
         raise ValueError(f"no parameter in [{low:g}, {high:g}] meets epsilon={target!r} at "
@@ -559,16 +567,18 @@ def accounted_spend(event, claimed):
     return accounted, delta
 
 
+@fill_doc
 class PrivacyAccountant:
     """Composes privacy events and reports the guarantee.
 
     Parameters
     ----------
-    method : {"best", "rdp", "advanced", "basic"}, default="best"
-        How the composition is converted to (epsilon, delta); see the module
+    composition : {"best", "rdp", "advanced", "basic"}, default="best"
+        How the events compose into (epsilon, delta); see the module
         docstring.  ``"best"`` takes the smallest valid epsilon.
     orders : array-like of float, default=None
         RDP orders.
+    %(deprecated_method)s
 
     Attributes
     ----------
@@ -589,15 +599,21 @@ class PrivacyAccountant:
     True
     """
 
-    def __init__(self, *, method="best", orders=None):
-        if method not in ACCOUNTING_METHODS:
-            raise ValueError(f"method must be one of {ACCOUNTING_METHODS}, got {method!r}")
-        self.method = method
+    def __init__(self, *, composition="best", orders=None, method="deprecated"):
+        self.composition = check_renamed(composition, method, name="composition",
+                                         old_name="method", default="best",
+                                         choices=ACCOUNTING_METHODS)
         self.orders = None if orders is None else _check_orders(orders)
         self.events = []
 
+    def __setstate__(self, state):
+        # accountants saved before ``method`` became ``composition``
+        self.__dict__.update(renamed_state(state, name="composition", old_name="method",
+                                           keep_old=False))
+
     def __repr__(self):
-        return f"PrivacyAccountant(method={self.method!r}, n_events={len(self.events)})"
+        return (f"PrivacyAccountant(composition={self.composition!r}, "
+                f"n_events={len(self.events)})")
 
     @property
     def event(self):
@@ -613,7 +629,8 @@ class PrivacyAccountant:
 
     def get_epsilon(self, delta):
         """Epsilon of the composition at ``delta`` (see :func:`epsilon_of_event`)."""
-        return epsilon_of_event(self.event, delta, method=self.method, orders=self.orders)
+        return epsilon_of_event(self.event, delta, composition=self.composition,
+                                orders=self.orders)
 
     def get_guarantee(self, delta):
         """``(epsilon, delta)`` of the composition."""

@@ -81,7 +81,7 @@ _GENERIC = ("n_samples_public", "neighbouring")
 
 _FW_PARAMS = {"l1_bound": "l1_bound", "max_iter": "max_iter", "solver": "solver",
               "selector": "selector", "refresh_tol": "refresh_tol",
-              "accounting": "accounting", "neighbouring": "neighbouring",
+              "composition": "composition", "neighbouring": "neighbouring",
               "n_samples_public": "n_samples_public"}
 _LINF = "||x_i||_inf <= 1 (entries clipped to [-1, 1])"
 _L2 = "||x_i||_2 <= 1 (rows normalised)"
@@ -94,7 +94,7 @@ MODELS = {
     "sparsifier": ModelSpec(
         "sparsifier", SparsifiedLassoClassifier,
         {"l1_bound": "l1_bound", "max_iter": "max_iter", "selector": "selector",
-         "refresh_tol": "refresh_tol", "accounting": "accounting",
+         "refresh_tol": "refresh_tol", "composition": "composition",
          "neighbouring": "neighbouring", "epsilon_count": "epsilon_count",
          "nonprivate_max_iter": "nonprivate_max_iter"}, True,
         "SparsifiedLassoClassifier: private count of non-zeros, private LASSO, keep the "

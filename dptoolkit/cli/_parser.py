@@ -136,7 +136,7 @@ _ESTIMATOR_OPTIONS = [
                             "grouped, exponential, noisy_max, laplace, argmax, ...)"),
     ("refresh_tol", _nonnegative_float, None, "staleness bound rho of the fast solver "
                                               "(inf: the paper's Algorithm 2)"),
-    ("accounting", str, ("auto", "zcdp", "advanced"), "composition of the Frank-Wolfe steps"),
+    ("composition", str, ("auto", "zcdp", "advanced"), "how the Frank-Wolfe steps compose"),
     ("neighbouring", str, ("add_remove", "replace_one"), "neighbouring relation"),
     ("n_samples_public", _positive_int, None,
      "public size N of the training data (after a random split, about (1 - test size) x "
@@ -165,6 +165,19 @@ _ESTIMATOR_OPTIONS = [
 
 def _flag(dest):
     return "--" + dest.replace("_", "-")
+
+
+#: Former spellings of renamed estimator options, still accepted (with a note).
+_RENAMED_FLAGS = {"composition": "--accounting"}
+
+
+class _RenamedFlag(argparse.Action):
+    """The former spelling of an option: stores into the option's dest, with a note."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"note: {option_string} was renamed {_flag(self.dest)}; the old spelling "
+              "will be removed", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def _default_text(dest):
@@ -246,12 +259,10 @@ def build_parser():
     _add_data_options(tr, train=True)
     grp = tr.add_mutually_exclusive_group()
     grp.add_argument("--test", help="LIBSVM test file (LIBSVM --data only)")
-    grp.add_argument("--test-size", type=_open_unit, default=None,
-                     help="expected held-out fraction of the random split made when there "
-                          "is no test set (default: 0.25)")
-    tr.add_argument("--split-seed", type=_seed, default=None,
-                    help="seed of that split and of the synthetic problem: public, not "
-                         "noise (default: 0)")
+    _add_split_options(grp, tr, test_size_help="expected held-out fraction of the random "
+                       "split made when there is no test set (default: 0.25)",
+                       split_seed_help="seed of that split and of the synthetic problem: "
+                       "public, not noise (default: 0)")
     tr.add_argument("--synthetic-samples", type=_size_int, default=None,
                     help="rows of the synthetic problem (no --data; default: 20000)")
     tr.add_argument("--synthetic-features", type=_size_int, default=None,
@@ -327,11 +338,18 @@ def _add_subset_options(p):
                    help="examples to score: a corpus's own split, else the part of the "
                         "random split train makes (--test-size, --split-seed); default: "
                         "test for a corpus, all for a LIBSVM file")
-    p.add_argument("--test-size", type=_open_unit, default=None,
-                   help="held-out fraction of that split, as given to train (default: "
-                        "0.25)")
-    p.add_argument("--split-seed", type=_seed, default=None,
-                   help="seed of that split, as given to train (default: 0)")
+    _add_split_options(p, p, test_size_help="held-out fraction of that split, as given to "
+                       "train (default: 0.25)",
+                       split_seed_help="seed of that split, as given to train (default: 0)")
+
+
+def _add_split_options(test_size_to, split_seed_to, *, test_size_help, split_seed_help):
+    """--test-size and --split-seed, the random split train makes and the commands
+    that score a LIBSVM file repeat (one type and default for both)."""
+    test_size_to.add_argument("--test-size", type=_open_unit, default=None,
+                              help=test_size_help)
+    split_seed_to.add_argument("--split-seed", type=_seed, default=None,
+                               help=split_seed_help)
 
 
 def _search_cls():
@@ -391,6 +409,9 @@ def _add_estimator_options(p):
     for dest, typ, choices, text in _ESTIMATOR_OPTIONS:
         p.add_argument(_flag(dest), dest=dest, type=typ, choices=choices, default=None,
                        help=f"{text}; applies to {_default_text(dest)}")
+        if dest in _RENAMED_FLAGS:
+            p.add_argument(_RENAMED_FLAGS[dest], dest=dest, type=typ, choices=choices,
+                           default=None, action=_RenamedFlag, help=argparse.SUPPRESS)
 
 
 # ---------------------------------------------------------------------------

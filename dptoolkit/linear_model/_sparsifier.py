@@ -6,21 +6,21 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_memory, validate_data
+from sklearn.utils.validation import check_memory
 
 from .._docstrings import fill_doc
 from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
-from .._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
-                           Checked, CLASSES, DELTA_OPTIONAL, Interval, NEIGHBOURING, Options,
-                           POSITIVE, PRIVATE_COMMON, validate_params)
+from .._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
+                           Checked, CLASSES, DELTA_OPTIONAL, Interval,
+                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, renamed_state,
+                           validate_params)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from .._estimator import _ClassifierOutputs, _store_params
 from ._glm._base import MAX_ITER
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 from ._l1_ball import l1_ball_logistic, project_l1_rows
-from ._frank_wolfe._budget import ACCOUNTING_CHOICES, NONPRIVATE_L1_BOUND
+from ._frank_wolfe._budget import COMPOSITION_CHOICES, NONPRIVATE_L1_BOUND
 
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",
            "keep_largest", "l1_ball_logistic", "project_l1_rows"]
@@ -191,15 +191,18 @@ def _check_memory(value):
 @dataclasses.dataclass(frozen=True)
 class SparsifierParams:
     """The validated parameters of a Sparsifier fit (its plan's ``params``):
-    epsilon None for a non-private fit; ``count_bounds`` checked for ``n_coef``."""
+    epsilon None for a non-private fit; ``count_bounds`` checked for ``n_coef``;
+    ``composition`` under its current name (``accounting`` resolved)."""
     epsilon: float
     epsilon_count: float
     precision: float
     nonprivate_max_iter: int
     n_coef: int
     count_bounds: tuple
+    composition: str
 
 
+@fill_doc
 class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                                 BaseEstimator):
     r"""Sparse private L1-constrained logistic regression: the Sparsifier.
@@ -330,8 +333,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     refresh_tol : float, default=0.3
         Staleness bound of the fast kernels (both fits).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
-    accounting : {"auto", "zcdp", "advanced"}, default="auto"
-        Budget split of the private fit (see
+    composition : {"auto", "zcdp", "advanced"}, default="auto"
+        How the private fit's steps compose, which sets their budget split (see
         :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`).
     n_samples_public : int or None, default=None
         Public dataset size N for the private fit's ``max_iter="auto"``; None
@@ -363,6 +366,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         a release): fresh OS entropy.  A seed or a Generator makes the noise
         reproducible by whoever knows it (a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning`, once per process).
+    %(deprecated_accounting)s
 
     Attributes
     ----------
@@ -423,7 +427,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "selector": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
                              "noisy_max")],
         "refresh_tol": [Interval("real", 0.0, math.inf)], "neighbouring": NEIGHBOURING,
-        "accounting": [Options(*ACCOUNTING_CHOICES)], "clip_data": [Boolean()],
+        "composition": [Options(*COMPOSITION_CHOICES)], "clip_data": [Boolean()],
+        "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
         "classes": CLASSES,
         "memory": [None, Checked(_check_memory, "a str or a joblib.Memory")],
     }
@@ -432,10 +437,14 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                  delta=None, count_bounds="sqrt", precision=1.0,
                  nonprivate_solver="projected_gradient", nonprivate_max_iter=2000,
                  nonprivate_tol=1e-4, selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", accounting="auto", n_samples_public=None,
+                 neighbouring="add_remove", composition="auto", n_samples_public=None,
                  clip_data=True, classes=None, memory=None, accountant=None,
-                 random_state=None):
+                 random_state=None, accounting="deprecated"):
         _store_params(self, locals())
+
+    def __setstate__(self, state):
+        # models saved before ``accounting`` became ``composition``
+        super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     def _check_params(self):
         epsilon, _ = self._check_budget(optional=True)
@@ -460,7 +469,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                              f"'grouped', 'exponential', 'noisy_max', got {self.selector!r}")
         if not isinstance(self.clip_data, (bool, np.bool_)):
             raise TypeError(f"clip_data must be a bool, got {type(self.clip_data).__name__}")
-        return epsilon, epsilon_count, precision, nonprivate_max_iter
+        composition = check_renamed(self.composition, self.accounting, name="composition",
+                                    old_name="accounting", default="auto",
+                                    choices=COMPOSITION_CHOICES)
+        return epsilon, epsilon_count, precision, nonprivate_max_iter, composition
 
     @fill_doc
     def fit(self, X, y):
@@ -491,14 +503,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Non-numeric parameters or data.
         """
         validate_params(self)
-        check_X_y_named(X, y)
-        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=False)
-        check_classification_targets(y)
-        classes = self._resolve_classes(y, private=self.epsilon is not None)
+        X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
-        epsilon, epsilon_count, precision, nonprivate_max_iter, n_coef, bounds = \
-            dataclasses.astuple(plan.params)
+        (epsilon, epsilon_count, precision, nonprivate_max_iter, n_coef, bounds,
+         composition) = dataclasses.astuple(plan.params)
         memory = check_memory(self.memory)
         X = sp.csr_array(X, dtype=np.float64)
         auto_radius = isinstance(self.l1_bound, str)   # "auto" (validate_params)
@@ -527,7 +535,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
         # (3) first (its spend is part of the plan checked here, before any work);
         # the order of the fits does not change the output.
-        private = self._private_estimator(epsilon - epsilon_count, classes)
+        private = self._private_estimator(epsilon - epsilon_count, classes, composition)
         self._check_spend(plan.event, plan.spent)
         fit_with_stream(private, fit_stream, X, y)
         # the radius of both fits: "auto" is the private fit's (public quantities only)
@@ -550,13 +558,13 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.estimator_ = private
         return self._record_spend(plan.event, plan.spent)
 
-    def _private_estimator(self, epsilon, classes):
+    def _private_estimator(self, epsilon, classes, composition):
         """The private fit of step (3), with its share ``epsilon`` of the budget."""
         return FrankWolfeLassoClassifier(
             l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=epsilon,
             delta=self.delta, solver="fast", selector=self.selector,
             refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
-            accounting=self.accounting, n_samples_public=self.n_samples_public,
+            composition=composition, n_samples_public=self.n_samples_public,
             clip_data=False, classes=classes, random_state=None)
 
     def _privacy_plan(self, n_samples, n_features, classes):
@@ -564,17 +572,20 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         the count (``PureDPEvent(epsilon_count)``) composed with the private fit's
         event; ``params`` a :class:`SparsifierParams`."""
         classes = self._planned_classes(classes)
-        epsilon, epsilon_count, precision, nonprivate_max_iter = self._check_params()
+        (epsilon, epsilon_count, precision, nonprivate_max_iter,
+         composition) = self._check_params()
         if classes.size < 2:
             raise ValueError(f"y needs at least two classes (or declare them in classes), "
                              f"got {classes.size} class")
         n_coef = (1 if classes.size == 2 else classes.size) * n_features
         params = SparsifierParams(epsilon, epsilon_count, precision, nonprivate_max_iter,
-                                  n_coef, check_count_bounds(self.count_bounds, n_coef))
+                                  n_coef, check_count_bounds(self.count_bounds, n_coef),
+                                  composition)
         if epsilon is None:
             return self._plan(None, None, params)
-        budget = self._private_estimator(epsilon - epsilon_count, classes).budget(
-            n_features, classes.size, n_samples=self.n_samples_public or n_samples)
+        private = self._private_estimator(epsilon - epsilon_count, classes, composition)
+        budget = private.budget(n_features, classes.size,
+                                n_samples=self.n_samples_public or n_samples)
         # the count (double-geometric, epsilon_1-DP) and the private fit compose
         event = ComposedEvent((PureDPEvent(epsilon_count), budget.event))
         return self._plan(event, (epsilon_count + budget.epsilon, budget.delta), params)

@@ -31,7 +31,7 @@ replace-one).
   composition).  ``"laplace_talwar"`` is the printed scale, kept for
   reproduction with the guarantee it really gives.
 
-**Budget split** (``accounting``):
+**Budget split** (``composition``):
 
 ``"zcdp"``
     :math:`\varepsilon'` is the largest per-step parameter whose T-fold
@@ -68,11 +68,11 @@ from ...accounting.events import (ApproxDPEvent, ComposedEvent, ExponentialMecha
 
 __all__ = ["SELECTORS", "SelectorSpec", "FWBudget", "resolve_selector", "split_budget",
            "nonprivate_fast_selector", "HEAP_UPDATE_COST",
-           "floating_point_bounds", "ACCOUNTING_CHOICES", "private_defaults",
+           "floating_point_bounds", "COMPOSITION_CHOICES", "private_defaults",
            "NONPRIVATE_L1_BOUND", "NONPRIVATE_MAX_ITER", "MAX_AUTO_ITER",
            "MIN_AUTO_CANDIDATES", "resolve_auto"]
 
-ACCOUNTING_CHOICES = ("auto", "zcdp", "advanced")
+COMPOSITION_CHOICES = ("auto", "zcdp", "advanced")
 
 #: ``l1_bound="auto"`` and ``max_iter="auto"`` of a non-private fit (the setting of
 #: Raff, Khanna and Lu's (2023) experiments, Table 3, lambda = 50; T = 1000).
@@ -236,7 +236,8 @@ class FWBudget:
 class FWParams:
     """The validated parameters of a Frank-Wolfe fit (its privacy plan's ``params``).
 
-    ``l1_bound``, ``max_iter`` and ``screening`` are None while ``"auto"`` (before
+    ``composition`` is the parameter under its current name (``accounting``
+    resolved).  ``l1_bound``, ``max_iter`` and ``screening`` are None while ``"auto"`` (before
     they are resolved from the public N, D and K); ``epsilon`` and ``delta`` are
     None for a non-private fit; ``spec`` is the resolved selector; ``budget`` is the
     :class:`FWBudget` of a private fit (None before it is split, or non-private).
@@ -251,6 +252,7 @@ class FWParams:
     group_size: int
     tol: float
     screening_fraction: float
+    composition: str
     screening: int = None
     budget: FWBudget = None
 
@@ -298,7 +300,7 @@ def _step_event(mechanism, eps_pure, gamma):
 
 
 def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_classes=1,
-                 neighbouring="add_remove", lipschitz=1.0, accounting="auto",
+                 neighbouring="add_remove", lipschitz=1.0, composition="auto",
                  screening_fraction=0.0, n_candidates=None):
     r"""Split (epsilon, delta) over ``max_iter`` steps of selector ``spec``.
 
@@ -321,7 +323,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
     neighbouring : {"add_remove", "replace_one"}
     lipschitz : float, default=1.0
         L of the loss (1 binary logistic, 2 multinomial).
-    accounting : {"auto", "zcdp", "advanced"}, default="auto"
+    composition : {"auto", "zcdp", "advanced"}, default="auto"
     screening_fraction : float, default=0.0
         Fraction of the zCDP budget rho (the largest rho that is (epsilon,
         delta)-DP) given to the Gaussian candidate screening, whose noise
@@ -342,24 +344,24 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
     Raises
     ------
     ValueError
-        ``accounting="zcdp"`` with a Laplace selector (not bounded range) or with
+        ``composition="zcdp"`` with a Laplace selector (not bounded range) or with
         delta = 0; a delta below the floating-point delta; a per-step epsilon
         below the floating-point error.
     """
     from ...accounting.talwar import laplace_selector_parameters
 
-    if accounting not in ACCOUNTING_CHOICES:
-        raise ValueError(f"accounting must be one of {ACCOUNTING_CHOICES}, got "
-                         f"{accounting!r}")
-    if accounting == "zcdp" and spec.mechanism != "exponential":
-        raise ValueError(f"accounting='zcdp' needs an exponential-mechanism selector: "
+    if composition not in COMPOSITION_CHOICES:
+        raise ValueError(f"composition must be one of {COMPOSITION_CHOICES}, got "
+                         f"{composition!r}")
+    if composition == "zcdp" and spec.mechanism != "exponential":
+        raise ValueError(f"composition='zcdp' needs an exponential-mechanism selector: "
                          f"{spec.name!r} is Laplace report-noisy-max, which is not a "
                          "bounded-range mechanism, so the epsilon^2/8 zCDP bound does not "
-                         "hold for it (use accounting='advanced' or 'auto')")
-    if accounting == "zcdp" and delta <= 0:
-        raise ValueError("accounting='zcdp' needs delta > 0 (zCDP converts to "
+                         "hold for it (use composition='advanced' or 'auto')")
+    if composition == "zcdp" and delta <= 0:
+        raise ValueError("composition='zcdp' needs delta > 0 (zCDP converts to "
                          "(epsilon, delta)-DP with delta > 0)")
-    use_zcdp = spec.mechanism == "exponential" and delta > 0 and accounting != "advanced"
+    use_zcdp = spec.mechanism == "exponential" and delta > 0 and composition != "advanced"
     factor = sensitivity_factor(neighbouring)
     sensitivity = factor * lipschitz
     if spec.name == "laplace_talwar":
@@ -400,7 +402,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
     if screened:
         rho = calibrate_parameter(
             lambda r: ComposedEvent((ZCDPEvent(r), ApproxDPEvent(0.0, delta_steps))),
-            target_epsilon=epsilon, delta=delta, low=1e-12, high=1e6, method="rdp")
+            target_epsilon=epsilon, delta=delta, low=1e-12, high=1e6, composition="rdp")
         screen_sigma = 1.0 / math.sqrt(2.0 * screening_fraction * rho)
         eps_z = _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma)
         if eps_z <= 2.0 * gamma:
@@ -456,7 +458,7 @@ def _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma=None):
 
     try:
         return calibrate_parameter(event, target_epsilon=epsilon, delta=delta,
-                                   low=1e-12 * epsilon, high=epsilon, method="rdp",
+                                   low=1e-12 * epsilon, high=epsilon, composition="rdp",
                                    rtol=1e-10)
     except ValueError:
         return 0.0
@@ -580,7 +582,7 @@ def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring,
         if not zcdp:
             raise ValueError("screening needs a private fit with an exponential-"
                              "mechanism selector, delta > 0 and zCDP accounting "
-                             "(accounting='auto' or 'zcdp')")
+                             "(composition='auto' or 'zcdp')")
         k = k if k < n_features else None
     p = dataclasses.replace(p, screening=k)
     if not p.private:

@@ -6,19 +6,19 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _distributed as _fw_distributed, _fw_fast, _kernels, _multinomial as _fw_multinomial
 from ...distributed import is_dask_array
+from ..._docstrings import fill_doc
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
-from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
-                            CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval, NEIGHBOURING,
-                            NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON, SCREENING,
-                            validate_params)
+from ..._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
+                            CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval,
+                            NEIGHBOURING, NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON,
+                            renamed_state, SCREENING, validate_params)
 from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
-from ._budget import (ACCOUNTING_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
+from ._budget import (COMPOSITION_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
                       split_budget)
 from ._screening import private_top_columns
 
@@ -31,6 +31,7 @@ __all__ = ["FrankWolfeLassoClassifier"]
 DEFAULT_REFRESH_TOL = 0.3
 
 
+@fill_doc
 class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                                 BaseEstimator):
     r"""L1-constrained logistic regression by Frank-Wolfe, optionally differentially private.
@@ -119,8 +120,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
         Neighbouring relation of the guarantee; ``"replace_one"`` doubles the
         sensitivity.
-    accounting : {"auto", "zcdp", "advanced"}, default="auto"
-        How the budget is split over the ``max_iter`` steps
+    composition : {"auto", "zcdp", "advanced"}, default="auto"
+        How the steps compose, which sets the budget split over the ``max_iter`` steps
         (``dptoolkit.linear_model._frank_wolfe._budget``).  ``"zcdp"``: each
         exponential-mechanism step is :math:`\varepsilon'^2/8`-zCDP (a
         bounded-range mechanism, Cesar and Rogers 2021), composed as Renyi DP and
@@ -176,6 +177,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         fit given one warns (PrivacyLeakWarning, once per process).
     verbose : int, default=0
         If > 0, show a tqdm progress bar (the kernel then runs in ~100 chunks).
+    %(deprecated_accounting)s
 
     Attributes
     ----------
@@ -215,7 +217,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ``"zcdp"`` (Renyi DP of bounded-range steps), ``"advanced"``
         (Dwork-Rothblum-Vadhan, full bound, inverted exactly) or ``"basic"``
         (:math:`\varepsilon' = \varepsilon/T`), whichever gives the larger
-        valid :math:`\varepsilon'` among those ``accounting`` allows.
+        valid :math:`\varepsilon'` among those ``composition`` allows.
     solver_stats_ : dict
         Work counters: iterations and refreshes, and for non-private fits also the
         rows and non-zeros touched and the selector updates.  Private fits keep only
@@ -335,7 +337,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "solver": [Options("fast", "standard")],
         "selector": [Options("auto", *SELECTORS)],
         "refresh_tol": [Interval("real", 0.0, math.inf)],
-        "neighbouring": NEIGHBOURING, "accounting": [Options(*ACCOUNTING_CHOICES)],
+        "neighbouring": NEIGHBOURING, "composition": [Options(*COMPOSITION_CHOICES)],
+        "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
         "screening": SCREENING, "screening_fraction": FRACTION_OPEN,
         "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
         "tol": NON_NEGATIVE, "classes": CLASSES,
@@ -344,11 +347,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", accounting="auto", screening="auto",
+                 neighbouring="add_remove", composition="auto", screening="auto",
                  screening_fraction=0.25, n_samples_public=None, group_size=None,
                  clip_data=True, tol=0.0, classes=None, accountant=None, random_state=None,
-                 verbose=0):
+                 verbose=0, accounting="deprecated"):
         _store_params(self, locals())
+
+    def __setstate__(self, state):
+        # models saved before ``accounting`` became ``composition``
+        super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, multinomial=False):
@@ -377,9 +384,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                 multinomial=multinomial)
         refresh_tol = check_scalar_range(self.refresh_tol, "refresh_tol", low=0.0,
                                          allow_inf=True)
-        if not isinstance(self.accounting, str) or self.accounting not in ACCOUNTING_CHOICES:
-            raise ValueError(f"accounting must be one of {ACCOUNTING_CHOICES}, got "
-                             f"{self.accounting!r}")
+        composition = check_renamed(self.composition, self.accounting, name="composition",
+                                    old_name="accounting", default="auto",
+                                    choices=COMPOSITION_CHOICES)
         if self.neighbouring not in ("add_remove", "replace_one"):
             raise ValueError("neighbouring must be 'add_remove' or 'replace_one', got "
                              f"{self.neighbouring!r}")
@@ -395,7 +402,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         return FWParams(l1_bound=l1_bound, max_iter=max_iter, private=private,
                         epsilon=epsilon, delta=delta, spec=spec, refresh_tol=refresh_tol,
                         group_size=group_size, tol=tol,
-                        screening_fraction=screening_fraction)
+                        screening_fraction=screening_fraction, composition=composition)
 
     def budget(self, n_features, n_classes=2, n_samples=None):
         """The budget split a private fit on ``n_features`` features would use.
@@ -443,7 +450,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             group_size=p.group_size, n_classes=n_classes,
                             neighbouring=self.neighbouring,
                             lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
-                            accounting=self.accounting,
+                            composition=p.composition,
                             screening_fraction=(float(self.screening_fraction)
                                                 if p.screening else 0.0),
                             n_candidates=p.screening or None)
@@ -454,7 +461,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         n_rows, n_features = shape
         return resolve_auto(
             p, screening=self.screening, n_features=n_features, n_classes=n_classes,
-            advanced=self.accounting == "advanced", neighbouring=self.neighbouring,
+            advanced=p.composition == "advanced", neighbouring=self.neighbouring,
             n_samples=lambda: self._n_samples(n_rows, private=warn,
                                               uses="l1_bound and max_iter 'auto'"))
 
@@ -513,11 +520,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         validate_params(self)
         if is_dask_array(X):  # X stays on the workers: binary, fast solver
             return _fw_distributed.fit_dask(self, X, y)
-        check_X_y_named(X, y)
-        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=False)
-        check_classification_targets(y)
-        classes = self._resolve_classes(y, private=self.epsilon is not None)
+        X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
         self._check_spend(plan.event, plan.spent)
         self.classes_ = classes

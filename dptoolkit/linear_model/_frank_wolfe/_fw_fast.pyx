@@ -64,6 +64,39 @@ cdef extern from *:
 # Prefetch distance (items) of the loops that gather/scatter by index.
 cdef intp_t PF = 16
 
+cdef inline intp_t _scatter_rows(double[::1] alpha, const int32_t[::1] rows,
+                                 const double[::1] gam, intp_t n_rows,
+                                 const index_t[::1] indptr, const int32_t[::1] idx,
+                                 const float64_t[::1] data, bint binary,
+                                 unsigned char[::1] dirty, int32_t[::1] dirty_list,
+                                 bint mark) noexcept nogil:
+    """alpha += X^T gamma over the listed rows (CSR scatter, prefetching PF
+    non-zeros ahead; binary X: x * 1.0 == x, no multiply).  With ``mark``, every
+    coordinate written is flagged in dirty[] and listed once in dirty_list
+    (branch-free append: dirty_list has room for one more than the features);
+    returns the number listed."""
+    cdef intp_t m, k, n_dirty = 0
+    cdef index_t p, lo, hi
+    cdef double g
+    for m in range(n_rows):
+        g = gam[m]
+        lo = indptr[rows[m]]
+        hi = indptr[rows[m] + 1]
+        for p in range(lo, hi):
+            if p + PF < hi:
+                prefetch(&alpha[idx[p + PF]])
+            k = idx[p]
+            if binary:
+                alpha[k] = alpha[k] + g
+            else:
+                alpha[k] = alpha[k] + g * data[p]
+            if mark:
+                dirty_list[n_dirty] = <int32_t> k
+                n_dirty += 1 - dirty[k]
+                dirty[k] = 1
+    return n_dirty
+
+
 # FastFW refresh: how alpha = X^T q is brought up to date (module comment).
 cdef enum:
     RF_AUTO = 0
@@ -518,6 +551,23 @@ cdef class _FWBase:
         self.t = 0
         self.stats = FWStats()
 
+    def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
+        """Run ``n_steps`` iterations, writing the (sum-form) FW gap of each to
+        ``gaps[t]``.  Stops early when gap <= tol.  Returns the steps done."""
+        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
+        cdef long done = 0
+        if n_steps < 0 or gaps.shape[0] < self.t + n_steps:
+            raise ValueError(f"gaps must have room for iterations {self.t + 1}.."
+                             f"{self.t + n_steps}, it has {gaps.shape[0]} entries")
+        with self.bit_generator.lock, nogil:
+            done = self._run(n_steps, gaps, tol, rng)
+        return done
+
+    cdef long _run(self, long n_steps, double[::1] gaps, double tol,
+                   bitgen_t* rng) noexcept nogil:
+        # the solver's iterations (subclasses)
+        return 0
+
     cdef void xt_q(self, const double[::1] q) noexcept nogil:
         # alpha = X^T q by columns (CSC gather: sequential writes)
         # (local memoryviews: C cannot hoist self->buffer loads out of the loop)
@@ -614,18 +664,6 @@ cdef class StandardFW(_FWBase):
         self.w = np.zeros(self.n_features)
         self.v = np.zeros(self.n_samples)
         self.q = np.zeros(self.n_samples)
-
-    def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
-        """Run ``n_steps`` iterations, writing the (sum-form) FW gap of each to
-        ``gaps[t]``.  Stops early when gap <= tol.  Returns the steps done."""
-        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
-        cdef long done = 0
-        if n_steps < 0 or gaps.shape[0] < self.t + n_steps:
-            raise ValueError(f"gaps must have room for iterations {self.t + 1}.."
-                             f"{self.t + n_steps}, it has {gaps.shape[0]} entries")
-        with self.bit_generator.lock, nogil:
-            done = self._run(n_steps, gaps, tol, rng)
-        return done
 
     cdef long _run(self, long n_steps, double[::1] gaps, double tol,
                    bitgen_t* rng) noexcept nogil:
@@ -794,14 +832,8 @@ cdef class FastFW(_FWBase):
             self.lw_buf = np.zeros(self.n_features + 1)
 
     def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
-        """Run ``n_steps`` iterations (see StandardFW.run)."""
-        cdef bitgen_t* rng = get_bitgen(self.bit_generator)
-        cdef long done = 0
-        if n_steps < 0 or gaps.shape[0] < self.t + n_steps:
-            raise ValueError(f"gaps must have room for iterations {self.t + 1}.."
-                             f"{self.t + n_steps}, it has {gaps.shape[0]} entries")
-        with self.bit_generator.lock, nogil:
-            done = self._run(n_steps, gaps, tol, rng)
+        """Run ``n_steps`` iterations (see _FWBase.run)."""
+        cdef long done = _FWBase.run(self, n_steps, gaps, tol)
         if self.sampler is not None:
             self.stats.sampler_group_resums = self.sampler.n_group_resums
             self.stats.sampler_rebuilds = self.sampler.n_rebuilds
@@ -839,34 +871,6 @@ cdef class FastFW(_FWBase):
             if mark:
                 dirty[j] = acc != alpha[j]
             alpha[j] = acc
-
-    cdef void scatter_rows(self, intp_t n_rows, bint mark) noexcept nogil:
-        # alpha += X^T gamma over the listed rows (CSR scatter); with ``mark``,
-        # dirty[k] = 1 for every coordinate written (no branch, no list)
-        cdef intp_t r, k
-        cdef index_t p, lo, hi
-        cdef double g
-        cdef double[::1] alpha = self.alpha
-        cdef const double[::1] gam = self.gam
-        cdef const int32_t[::1] rows = self.rows, idx = self.r_idx
-        cdef const index_t[::1] indptr = self.r_indptr
-        cdef const float64_t[::1] data = self.r_data
-        cdef unsigned char[::1] dirty = self.dirty
-        cdef bint binary = self.binary
-        for r in range(n_rows):
-            g = gam[r]
-            lo = indptr[rows[r]]
-            hi = indptr[rows[r] + 1]
-            for p in range(lo, hi):
-                if p + PF < hi:
-                    prefetch(&alpha[idx[p + PF]])
-                k = idx[p]
-                if binary:
-                    alpha[k] = alpha[k] + g
-                else:
-                    alpha[k] = alpha[k] + g * data[p]
-                if mark:
-                    dirty[k] = 1
 
     cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
         # one queue/sampler update per listed coordinate; clears the dirty flags
@@ -983,7 +987,8 @@ cdef class FastFW(_FWBase):
             work = self.nnz
             self.stats.n_full_refresh += 1
         else:
-            self.scatter_rows(n_rows, track)
+            _scatter_rows(self.alpha, rows, gam, n_rows, r_indptr, self.r_idx, self.r_data,
+                          self.binary, dirty, dirty_list, track)
             self.drift_nnz += work
         # gap term over the chosen coordinates, in increasing order
         if not self.support_sorted:
@@ -1008,8 +1013,8 @@ cdef class FastFW(_FWBase):
 
     cdef long _run(self, long n_steps, double[::1] gaps, double tol,
                    bitgen_t* rng) noexcept nogil:
-        cdef intp_t i, j, k, n_dirty
-        cdef index_t p, r, lo, hi
+        cdef intp_t i, j, n_dirty
+        cdef index_t p
         cdef long step
         cdef double eta, s, sigma = 1.0, gap, delta, qn, gamma, vti, c = self.mech_coef
         cdef double w_m, h
@@ -1024,7 +1029,7 @@ cdef class FastFW(_FWBase):
         cdef bint track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
                            or selector == SEL_GROUPED)
         cdef long touched_rows = 0, touched_nnz = 0, work
-        cdef intp_t n_rows, m
+        cdef intp_t n_rows
         cdef int32_t[::1] rows = self.rows
         cdef double[::1] gam = self.gam
         if n_steps <= 0:
@@ -1100,23 +1105,8 @@ cdef class FastFW(_FWBase):
             else:
                 # alpha += X^T gamma over those rows, each changed coordinate
                 # listed once (branch-free), then one selector update each
-                n_dirty = 0
-                for m in range(n_rows):
-                    gamma = gam[m]
-                    lo = r_indptr[rows[m]]
-                    hi = r_indptr[rows[m] + 1]
-                    for r in range(lo, hi):
-                        if r + PF < hi:
-                            prefetch(&alpha[r_idx[r + PF]])
-                        k = r_idx[r]
-                        if binary:
-                            alpha[k] = alpha[k] + gamma
-                        else:
-                            alpha[k] = alpha[k] + gamma * r_data[r]
-                        if track:
-                            dirty_list[n_dirty] = <int32_t> k
-                            n_dirty += 1 - dirty[k]
-                            dirty[k] = 1
+                n_dirty = _scatter_rows(alpha, rows, gam, n_rows, r_indptr, r_idx, r_data,
+                                        binary, dirty, dirty_list, track)
                 touched_nnz += work
                 self.update_selector(n_dirty)
             self.stats.n_iter += 1

@@ -436,6 +436,13 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
             return int(n_rows)
         return p.n_samples_public
 
+    def _example_lot(self, N, *, public, batch_size=None):
+        """The lot (mini-batch) size ``batch_size`` (default: the estimator's) resolves to
+        over ``N`` examples; an error names N as ``n_samples_public`` (``public``) or
+        ``n_samples``."""
+        batch_size = self.batch_size if batch_size is None else batch_size
+        return self._batch(batch_size, N, "n_samples_public" if public else "n_samples")
+
     @staticmethod
     def _batch(batch_size, limit, what):
         if isinstance(batch_size, str):

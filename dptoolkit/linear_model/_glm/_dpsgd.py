@@ -128,9 +128,7 @@ class _BaseSGD(_BaseLinearDP):
             # privacy cost grows more slowly (De et al. 2022; Ponomareva et al. 2023)
             L = max(1, int(round(N / 25)))
         else:
-            L = self._batch(self.batch_size, N,
-                            "n_samples_public" if private and p.n_samples_public
-                            else "n_samples")
+            L = self._example_lot(N, public=private and p.n_samples_public)
         if private:
             q = L / N
             n_steps = int(math.ceil(p.n_epochs / q))

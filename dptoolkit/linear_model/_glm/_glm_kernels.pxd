@@ -27,6 +27,14 @@ cdef struct NormalState:
     double spare
 
 
+cdef inline NormalState _normal_state() noexcept nogil:
+    """A fresh polar-method state (no spare normal)."""
+    cdef NormalState st
+    st.has_spare = 0
+    st.spare = 0.0
+    return st
+
+
 cdef inline double _normal(bitgen_t* rng, NormalState* st) noexcept nogil:
     """Standard normal by Marsaglia's polar method (two per accepted pair)."""
     cdef double u, w, s, f
@@ -95,6 +103,53 @@ cdef inline index_t _next_chunk(bitgen_t* rng, index_t* perm, index_t n,
         out[k] = perm[pos[0] + k]
     pos[0] += cnt
     return cnt
+
+
+# Mini-batches ("lots"): Poisson with sampling_rate > 0 (_poisson_batch), else
+# consecutive chunks of batch_size of a permutation reshuffled at every pass
+# (_next_chunk, non-private).
+cdef struct Lots:
+    index_t* batch          # the lot drawn (room for n indices)
+    index_t* perm           # the permutation the chunks come from
+    index_t n
+    index_t pos             # next position in perm (n: reshuffle first)
+    index_t batch_size
+    double sampling_rate
+
+
+cdef inline Lots _lots(index_t[::1] buf, double sampling_rate, index_t batch_size):
+    """Lots over 0 .. n-1 in ``buf`` (2 n int64, owned by the caller: batch, then
+    the permutation, set to the identity)."""
+    cdef Lots lots
+    cdef index_t i
+    lots.n = buf.shape[0] // 2
+    lots.batch = &buf[0] if lots.n > 0 else NULL
+    lots.perm = lots.batch + lots.n if lots.n > 0 else NULL
+    for i in range(lots.n):
+        lots.perm[i] = i
+    lots.pos = lots.n
+    lots.batch_size = batch_size
+    lots.sampling_rate = sampling_rate
+    return lots
+
+
+cdef inline index_t _next_lot(bitgen_t* rng, Lots* lots) noexcept nogil:
+    """Draw the next lot into lots.batch; returns its size."""
+    if lots.sampling_rate > 0.0:
+        return _poisson_batch(rng, lots.n, lots.sampling_rate, lots.batch)
+    return _next_chunk(rng, lots.perm, lots.n, &lots.pos, lots.batch_size, lots.batch)
+
+
+cdef inline void _record(double[:, ::1] trace, const index_t[::1] record_steps,
+                         index_t* r, index_t t, const double* x,
+                         index_t size) noexcept nogil:
+    """Copy x[:size] into trace[r] for every r from r[0] on with record_steps[r] == t
+    (record_steps increasing), advancing r[0]."""
+    cdef index_t m
+    while r[0] < record_steps.shape[0] and record_steps[r[0]] == t:
+        for m in range(size):
+            trace[r[0], m] = x[m]
+        r[0] += 1
 
 
 # ---------------------------------------------------------------------------

@@ -5,15 +5,13 @@ import math
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from . import _ight_fast
 from ..._docstrings import fill_doc
 from ..._private import (check_neighbouring, data_dependent_error, PrivateEstimatorMixin,
                          sensitivity_factor)
-from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
-                            CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, Interval, NEIGHBOURING,
+from ..._validation import (Boolean, check_positive_int, check_scalar_range, CLASSES,
+                            DELTA_GAUSSIAN, FRACTION_OPEN, Interval, NEIGHBOURING,
                             Options, POSITIVE, PRIVATE_COMMON, SCREENING, validate_params)
 from ...accounting import calibrate_parameter, epsilon_of_event
 from ...accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
@@ -311,7 +309,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             # the candidate screening gets a share of the zCDP budget (as for
             # Frank-Wolfe: dptoolkit.linear_model._frank_wolfe._screening)
             rho = calibrate_parameter(lambda r: ZCDPEvent(r), target_epsilon=epsilon,
-                                      delta=delta, low=1e-12, high=1e6, method="rdp")
+                                      delta=delta, low=1e-12, high=1e6, composition="rdp")
             screen = (GaussianEvent(
                 1.0 / math.sqrt(2.0 * float(self.screening_fraction) * rho)),)
 
@@ -348,11 +346,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             Non-numeric parameters or data.
         """
         validate_params(self)
-        check_X_y_named(X, y)
-        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=False)
-        check_classification_targets(y)
-        classes = self._resolve_classes(y, private=self.epsilon is not None)
+        X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
         params = plan.params
         private, sparsity, max_iter, eta, bound, screening, sigma, n_public = (

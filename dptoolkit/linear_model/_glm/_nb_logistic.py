@@ -418,7 +418,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         n_steps = int(math.ceil(p.n_epochs / q))
         sigma_all = calibrate_parameter(lambda s: GaussianEvent(s), target_epsilon=eps,
                                         delta=delta, low=1e-3, high=1e6, increasing=False,
-                                        method="rdp", rtol=1e-9)
+                                        composition="rdp", rtol=1e-9)
         sigma1 = sigma_all / math.sqrt(f)
 
         def event_of(sigma2):

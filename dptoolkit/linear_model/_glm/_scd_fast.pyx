@@ -30,7 +30,7 @@
 # Either way zeta_j is a deterministic function of (alpha_j, x_j, y_j, v), scaled
 # to |zeta_j| <= C: the sensitivity of Lemma 1 does not depend on the solver.
 #
-# Scale of the updates (why the clip C must be small, see _scd._auto_clip): with
+# Scale of the updates (why the clip C must be small, see _scd_defaults._auto_clip): with
 # sigma' = L and ||x_j|| = 1 the minimiser is about r lam N / (lam N + L) for a
 # dual residual r (|r| <= 1 for the logistic and hinge losses), e.g. 0.03 for
 # lam = 1e-4, N = 32561 (a9a), L = 100.  Noise proportional to C = 1 is then 30
@@ -58,9 +58,9 @@ import numpy as np
 from dptoolkit._typedefs cimport float64_t, index_t
 from dptoolkit._random cimport get_bitgen, uniform, uniform_open
 from dptoolkit._math cimport sigmoid, log1pexp
-from dptoolkit.linear_model._glm._glm_kernels cimport (LOSS_SQUARED, LOSS_LOGISTIC, LOSS_HINGE, NormalState,
-                                     _normal, _poisson_batch, _shuffle_prefix,
-                                     _next_chunk, _loss, _dloss, _d2loss)
+from dptoolkit.linear_model._glm._glm_kernels cimport (
+    LOSS_SQUARED, LOSS_LOGISTIC, LOSS_HINGE, NormalState, Lots, _normal, _normal_state,
+    _poisson_batch, _shuffle_prefix, _lots, _next_lot, _record, _loss, _dloss, _d2loss)
 
 LOSS_CODES = {"squared": LOSS_SQUARED, "logistic": LOSS_LOGISTIC, "hinge": LOSS_HINGE}
 
@@ -246,41 +246,29 @@ def dual_scd(const double[::1] data, const index_t[::1] indices, const index_t[:
     appeared and the run stopped.
     """
     cdef index_t N = y.shape[0]
-    cdef index_t M = v.shape[0]
-    cdef index_t t = 0, m, cnt, pos = N, r = 0, n_rec = record_steps.shape[0]
+    cdef index_t t = 0, cnt, r = 0
     cdef bitgen_t* rng = get_bitgen(bit_generator)
-    cdef NormalState ns
+    cdef NormalState ns = _normal_state()
     cdef int bad = 0
-    ns.has_spare = 0
-    ns.spare = 0.0
-    batch_np = np.empty(N, dtype=np.int64)
-    perm_np = np.arange(N, dtype=np.int64)
-    zeta_np = np.zeros(N, dtype=np.float64)
-    last_np = np.zeros(N, dtype=np.int64)
-    cdef index_t[::1] batch = batch_np
-    cdef index_t[::1] perm = perm_np
-    cdef double[::1] zeta = zeta_np
-    cdef index_t[::1] last = last_np
+    lots_np = np.empty(2 * N, dtype=np.int64)
+    cdef Lots lots = _lots(lots_np, sampling_rate, batch_size)
+    cdef double[::1] zeta = np.zeros(N, dtype=np.float64)
+    cdef index_t[::1] last = np.zeros(N, dtype=np.int64)
     with bit_generator.lock, nogil:
         for t in range(n_steps):
-            if sampling_rate > 0.0:
-                cnt = _poisson_batch(rng, N, sampling_rate, &batch[0])
-                if sequential:
-                    if cnt > batch_cap:
-                        _shuffle_prefix(rng, &batch[0], cnt, batch_cap)
-                        cnt = batch_cap
-                    else:
-                        _shuffle_prefix(rng, &batch[0], cnt, cnt)
-            else:
-                cnt = _next_chunk(rng, &perm[0], N, &pos, batch_size, &batch[0])
-            bad = _dual_step(data, indices, indptr, y, sqnorm, alpha, v, &batch[0], cnt,
+            cnt = _next_lot(rng, &lots)
+            if sequential and sampling_rate > 0.0:
+                # a Poisson lot in uniformly random order, at most batch_cap long
+                if cnt > batch_cap:
+                    _shuffle_prefix(rng, lots.batch, cnt, batch_cap)
+                    cnt = batch_cap
+                else:
+                    _shuffle_prefix(rng, lots.batch, cnt, cnt)
+            bad = _dual_step(data, indices, indptr, y, sqnorm, alpha, v, lots.batch, cnt,
                              &zeta[0], &last[0], t, loss, sequential, sigma_p, lam_n,
                              clip, exact, box, noise_v, noise_alpha, alpha_noise_all,
                              rng, &ns)
-            while r < n_rec and record_steps[r] == t:
-                for m in range(M):
-                    trace[r, m] = v[m]
-                r += 1
+            _record(trace, record_steps, &r, t, &v[0], v.shape[0])
             if bad:
                 break
     return (STATUS_NONFINITE if bad else STATUS_OK), (t + 1 if n_steps > 0 else 0)
@@ -296,11 +284,9 @@ def dual_step(const double[::1] data, const index_t[::1] indices, const index_t[
 
     Returns the status (0 ok, 1 non-finite).
     """
-    cdef NormalState ns
+    cdef NormalState ns = _normal_state()
     cdef bitgen_t* rng = NULL
     cdef index_t cnt = batch.shape[0]
-    ns.has_spare = 0
-    ns.spare = 0.0
     if noise_v > 0.0 or noise_alpha > 0.0:
         if bit_generator is None:
             raise ValueError("bit_generator is needed when noise is added")
@@ -376,24 +362,20 @@ def primal_scd(const double[::1] data, const index_t[::1] indices, const index_t
     ``record_steps[r]``.  Returns (status, steps run).
     """
     cdef index_t M = theta.shape[0]
-    cdef index_t t = 0, m, k, j, p, cnt, pos = M, r = 0, n_rec = record_steps.shape[0]
+    cdef index_t t = 0, k, j, p, cnt, r = 0
     cdef bitgen_t* rng = get_bitgen(bit_generator)
-    cdef NormalState ns
+    cdef NormalState ns = _normal_state()
     cdef double inv_n = 1.0 / n_public, z
     cdef int bad = 0
-    ns.has_spare = 0
-    ns.spare = 0.0
-    batch_np = np.empty(M, dtype=np.int64)
-    perm_np = np.arange(M, dtype=np.int64)
-    zeta_np = np.zeros(M, dtype=np.float64)
-    cdef index_t[::1] batch = batch_np
-    cdef index_t[::1] perm = perm_np
-    cdef double[::1] zeta = zeta_np
+    # lots of features: permutation chunks (sampling_rate 0)
+    lots_np = np.empty(2 * M, dtype=np.int64)
+    cdef Lots lots = _lots(lots_np, 0.0, batch_size)
+    cdef double[::1] zeta = np.zeros(M, dtype=np.float64)
     with bit_generator.lock, nogil:
         for t in range(n_steps):
-            cnt = _next_chunk(rng, &perm[0], M, &pos, batch_size, &batch[0])
+            cnt = _next_lot(rng, &lots)
             for k in range(cnt):
-                j = batch[k]
+                j = lots.batch[k]
                 z = _clip(_primal_delta(data, indices, indptr[j], indptr[j + 1], y, v,
                                         theta[j], loss, sigma_p, inv_n, lam), clip)
                 if not isfinite(z):
@@ -401,17 +383,14 @@ def primal_scd(const double[::1] data, const index_t[::1] indices, const index_t
                     z = 0.0
                 zeta[k] = z
             for k in range(cnt):
-                j = batch[k]
+                j = lots.batch[k]
                 z = zeta[k]
                 if noise_theta > 0.0:
                     z += noise_theta * _normal(rng, &ns)
                 theta[j] += z
                 for p in range(indptr[j], indptr[j + 1]):
                     v[indices[p]] += z * data[p]
-            while r < n_rec and record_steps[r] == t:
-                for m in range(M):
-                    trace[r, m] = theta[m]
-                r += 1
+            _record(trace, record_steps, &r, t, &theta[0], M)
             if bad:
                 break
     return (STATUS_NONFINITE if bad else STATUS_OK), (t + 1 if n_steps > 0 else 0)
@@ -446,12 +425,10 @@ def poisson_batches(index_t n, double sampling_rate, index_t n_steps, object bit
 def standard_normals(index_t n, object bit_generator):
     """``n`` draws of the kernels' Gaussian sampler (tests)."""
     cdef bitgen_t* rng = get_bitgen(bit_generator)
-    cdef NormalState ns
+    cdef NormalState ns = _normal_state()
     out_np = np.empty(n, dtype=np.float64)
     cdef double[::1] out = out_np
     cdef index_t i
-    ns.has_spare = 0
-    ns.spare = 0.0
     with bit_generator.lock, nogil:
         for i in range(n):
             out[i] = _normal(rng, &ns)

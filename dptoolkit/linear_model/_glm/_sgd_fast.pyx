@@ -46,8 +46,9 @@ import numpy as np
 
 from dptoolkit._typedefs cimport index_t
 from dptoolkit._random cimport get_bitgen
-from dptoolkit.linear_model._glm._glm_kernels cimport (LOSS_SQUARED, LOSS_LOGISTIC, LOSS_HINGE, NormalState,
-                                     _normal, _poisson_batch, _next_chunk, _dloss)
+from dptoolkit.linear_model._glm._glm_kernels cimport (
+    LOSS_SQUARED, LOSS_LOGISTIC, LOSS_HINGE, NormalState, Lots, _normal, _normal_state,
+    _lots, _next_lot, _record, _dloss)
 
 LOSS_CODES = {"squared": LOSS_SQUARED, "logistic": LOSS_LOGISTIC, "hinge": LOSS_HINGE}
 
@@ -56,21 +57,28 @@ STATUS_OK = 0
 STATUS_NONFINITE = 1
 
 
-# per-coordinate clocks, interleaved so that one cache line holds a coordinate's
-# three: [3m] the step theta[m]'s decay clock starts at, [3m + 1] the first step
-# whose noise it lacks, [3m + 2] the last step that read it
-cdef inline void _catch_up(double* theta, index_t* clock, index_t m, index_t t,
-                           const double* dpow, const double* sqrt_s, double c,
-                           bitgen_t* rng, NormalState* ns) noexcept nogil:
-    """Bring coordinate m to the start of step t: decay, then the pending noise."""
-    cdef index_t* st = clock + 3 * m
-    if st[0] != t:
-        theta[m] *= dpow[t - st[0]]
-        st[0] = t
-    if st[1] != t:
-        if c > 0.0:
-            theta[m] += c * sqrt_s[t - st[1]] * _normal(rng, ns)
-        st[1] = t
+# ---------------------------------------------------------------------------
+# The lazy state both kernels share.  Weights theta of shape (M, K), row-major:
+# feature m holds K weights (K = 1 for the binary kernel), read together, so
+# the clocks are per feature, interleaved so that one cache line holds a
+# feature's three: [3m] the step its decay clock starts at, [3m + 1] the first
+# step whose noise it lacks, [3m + 2] the last step that read it.
+# ---------------------------------------------------------------------------
+cdef struct _Lazy:
+    double* theta
+    index_t M
+    index_t K
+    index_t* clock
+    index_t* touched        # the features the current lot read, in first-read order
+    index_t n_touched
+    const double* dpow      # dpow[k] = decay^k, k = 0 .. n_steps
+    const double* sqrt_s    # sqrt_s[k] = sqrt(sum_{i<k} decay^(2i))
+    double c                # std of one step's noise on a weight, 0 without noise
+    bitgen_t* rng
+    NormalState ns
+    Lots lots
+    double* grad            # M K: the lot's summed clipped gradients
+    double* marg            # K per row of the lot: margins, then residuals
 
 
 cdef inline void _decay_tables(double* dpow, double* sqrt_s, index_t n_steps,
@@ -86,6 +94,191 @@ cdef inline void _decay_tables(double* dpow, double* sqrt_s, index_t n_steps,
         dpow[k] = dpow[k - 1] * decay
         s = s * decay * decay + 1.0
         sqrt_s[k] = sqrt(s)
+
+
+cdef inline void _catch_up(_Lazy* L, index_t m, index_t t) noexcept nogil:
+    """Bring the K weights of feature m to the start of step t: decay, then the
+    pending noise (K normals, class order)."""
+    cdef index_t* st = L.clock + 3 * m
+    cdef double* w = L.theta + m * L.K
+    cdef index_t l
+    cdef double f, sd
+    if st[0] != t:
+        f = L.dpow[t - st[0]]
+        for l in range(L.K):
+            w[l] *= f
+        st[0] = t
+    if st[1] != t:
+        if L.c > 0.0:
+            sd = L.c * L.sqrt_s[t - st[1]]
+            for l in range(L.K):
+                w[l] += sd * _normal(L.rng, &L.ns)
+        st[1] = t
+
+
+cdef inline void _read(_Lazy* L, index_t j, index_t t) noexcept nogil:
+    """A lot of step t reads feature j: on its first read in the step, list it
+    and bring it to the start of the step."""
+    cdef index_t* st = L.clock + 3 * j
+    if st[2] != t:
+        st[2] = t
+        L.touched[L.n_touched] = j
+        L.n_touched += 1
+        _catch_up(L, j, t)
+
+
+cdef inline bint _step(_Lazy* L, double decay, double learning_rate, double den,
+                       index_t t) noexcept nogil:
+    """The step on the features read (their noise of step t is pending; the
+    others only decay and gather noise, lazily): theta <- decay theta -
+    learning_rate grad / den, grad zeroed.  Returns 1 if a weight is not finite."""
+    cdef index_t k, j, l, m
+    cdef bint bad = 0
+    for k in range(L.n_touched):
+        j = L.touched[k]
+        for l in range(L.K):
+            m = j * L.K + l
+            L.theta[m] = decay * L.theta[m] - learning_rate * L.grad[m] / den
+            L.grad[m] = 0.0
+            if not isfinite(L.theta[m]):
+                bad = 1
+        L.clock[3 * j] = t + 1
+    L.n_touched = 0
+    return bad
+
+
+cdef inline bint _catch_up_all(_Lazy* L, index_t t) noexcept nogil:
+    """Every weight brought to the start of step t; returns 1 if one is not finite."""
+    cdef index_t m, l
+    cdef bint bad = 0
+    for m in range(L.M):
+        _catch_up(L, m, t)
+        for l in range(L.K):
+            if not isfinite(L.theta[m * L.K + l]):
+                bad = 1
+    return bad
+
+
+cdef inline double _lot_denominator(double denominator, index_t cnt) noexcept nogil:
+    """The constant denominator, or (denominator <= 0, without noise) the lot's size."""
+    if denominator > 0.0:
+        return denominator
+    return <double> cnt if cnt > 0 else 1.0
+
+
+ctypedef fused label_t:
+    double      # binary losses, labels -1/+1 (squared: any real), K = 1
+    index_t     # softmax, labels 0 .. K-1, K >= 2
+
+
+cdef object _run(const double[::1] data, const index_t[::1] indices,
+                 const index_t[::1] indptr, const label_t[::1] y,
+                 const double[::1] rownorm, double* theta, index_t M, index_t K, int loss,
+                 double lam, double learning_rate, double clip, double sampling_rate,
+                 index_t batch_size, double denominator, index_t n_steps,
+                 double noise_std, object bit_generator,
+                 const index_t[::1] record_steps, double[:, ::1] trace):
+    """The run of either kernel (arguments validated); returns (status, steps run)."""
+    cdef index_t N = y.shape[0]
+    cdef index_t t = 0, k, i, p, j, l, cnt, r = 0, done
+    cdef double s, gn, amax, z, v, decay = 1.0 - learning_rate * lam
+    cdef double* a
+    cdef bint bad = 0
+    cdef _Lazy L
+    if noise_std > 0.0 and denominator <= 0.0:
+        raise ValueError("noise_std > 0 needs a constant denominator > 0")
+    L.c = learning_rate * noise_std / denominator if noise_std > 0.0 else 0.0
+    clock_np = np.zeros(3 * M + 1, dtype=np.int64)  # +1: never empty
+    clock_np[2:3 * M:3] = -1
+    cdef index_t[::1] clock = clock_np
+    cdef index_t[::1] touched = np.empty(M + 1, dtype=np.int64)
+    cdef index_t[::1] lots = np.empty(2 * N, dtype=np.int64)
+    cdef double[::1] tables = np.empty(2 * (n_steps + 1), dtype=np.float64)
+    cdef double[::1] grad = np.zeros(M * K + 1, dtype=np.float64)
+    cdef double[::1] marg = np.zeros((N + 1) * K, dtype=np.float64)
+    L.theta = theta
+    L.M = M
+    L.K = K
+    L.clock = &clock[0]
+    L.touched = &touched[0]
+    L.n_touched = 0
+    L.dpow = &tables[0]
+    L.sqrt_s = &tables[n_steps + 1]
+    L.rng = get_bitgen(bit_generator)
+    L.ns = _normal_state()
+    L.lots = _lots(lots, sampling_rate, batch_size)
+    L.grad = &grad[0]
+    L.marg = &marg[0]
+    with bit_generator.lock, nogil:
+        _decay_tables(&tables[0], &tables[n_steps + 1], n_steps, decay)
+        for t in range(n_steps):
+            cnt = _next_lot(L.rng, &L.lots)
+            # margins at the start of the step, each feature the lot reads
+            # brought there when first read
+            for k in range(cnt):
+                i = L.lots.batch[k]
+                a = L.marg + k * K
+                for l in range(K):
+                    a[l] = 0.0
+                z = 0.0     # K = 1: the margin, summed in a register
+                for p in range(indptr[i], indptr[i + 1]):
+                    j = indices[p]
+                    _read(&L, j, t)
+                    v = data[p]
+                    if label_t is double:
+                        z += v * theta[j]
+                    else:
+                        for l in range(K):
+                            a[l] += v * theta[j * K + l]
+                if label_t is double:
+                    a[0] = z
+            # clipped per-example gradients, accumulated
+            for k in range(cnt):
+                i = L.lots.batch[k]
+                a = L.marg + k * K
+                if label_t is double:
+                    s = _dloss(loss, a[0], y[i])
+                    gn = fabs(s) * rownorm[i]
+                    if gn > clip:
+                        s = s * (clip / gn)
+                    for p in range(indptr[i], indptr[i + 1]):
+                        L.grad[indices[p]] += s * data[p]
+                else:
+                    # residuals p - e_y in place of the margins
+                    amax = a[0]
+                    for l in range(1, K):
+                        if a[l] > amax:
+                            amax = a[l]
+                    z = 0.0
+                    for l in range(K):
+                        a[l] = exp(a[l] - amax)
+                        z += a[l]
+                    gn = 0.0
+                    for l in range(K):
+                        a[l] = a[l] / z
+                    a[y[i]] -= 1.0
+                    for l in range(K):
+                        gn += a[l] * a[l]
+                    gn = sqrt(gn) * rownorm[i]
+                    s = 1.0
+                    if gn > clip:
+                        s = clip / gn
+                    for p in range(indptr[i], indptr[i + 1]):
+                        j = indices[p]
+                        v = s * data[p]
+                        for l in range(K):
+                            L.grad[j * K + l] += v * a[l]
+            if _step(&L, decay, learning_rate, _lot_denominator(denominator, cnt), t):
+                bad = 1
+            if r < record_steps.shape[0] and record_steps[r] == t:
+                _catch_up_all(&L, t + 1)
+                _record(trace, record_steps, &r, t, theta, M * K)
+            if bad:
+                break
+        done = t + 1 if n_steps > 0 else 0
+        if _catch_up_all(&L, done):
+            bad = 1
+    return (STATUS_NONFINITE if bad else STATUS_OK), done
 
 
 def dpsgd(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
@@ -104,103 +297,13 @@ def dpsgd(const double[::1] data, const index_t[::1] indices, const index_t[::1]
     ``denominator <= 0`` means "divide by the actual batch size" (only without
     noise).  ``clip = inf`` disables clipping.  Returns (status, steps run).
     """
-    cdef index_t N = y.shape[0]
-    cdef index_t M = theta.shape[0]
-    cdef index_t t = 0, k, i, p, j, m, cnt, n_touched, pos = N, r = 0
-    cdef index_t n_rec = record_steps.shape[0], done
-    cdef bitgen_t* rng = get_bitgen(bit_generator)
-    cdef NormalState ns
-    cdef double a, s, gn, den, decay = 1.0 - learning_rate * lam, c = 0.0
-    cdef int bad = 0
-    if noise_std > 0.0:
-        if denominator <= 0.0:
-            raise ValueError("noise_std > 0 needs a constant denominator > 0")
-        c = learning_rate * noise_std / denominator
-    ns.has_spare = 0
-    ns.spare = 0.0
-    batch_np = np.empty(N, dtype=np.int64)
-    perm_np = np.arange(N, dtype=np.int64)
-    grad_np = np.zeros(M, dtype=np.float64)
-    marg_np = np.zeros(N, dtype=np.float64)
-    clock_np = np.zeros(3 * M, dtype=np.int64)
-    clock_np[2::3] = -1
-    touched_np = np.empty(M, dtype=np.int64)
-    # d^k and sqrt(S_k), S_k = sum_{j<k} d^(2j), for k = 0 .. n_steps
-    dpow_np = np.empty(n_steps + 1, dtype=np.float64)
-    sqrt_s_np = np.empty(n_steps + 1, dtype=np.float64)
-    cdef index_t[::1] batch = batch_np
-    cdef index_t[::1] perm = perm_np
-    cdef double[::1] grad = grad_np
-    cdef double[::1] marg = marg_np
-    cdef index_t[::1] clock = clock_np
-    cdef index_t[::1] touched = touched_np
-    cdef double[::1] dpow = dpow_np
-    cdef double[::1] sqrt_s = sqrt_s_np
-    with bit_generator.lock, nogil:
-        _decay_tables(&dpow[0], &sqrt_s[0], n_steps, decay)
-        for t in range(n_steps):
-            if sampling_rate > 0.0:
-                cnt = _poisson_batch(rng, N, sampling_rate, &batch[0])
-            else:
-                cnt = _next_chunk(rng, &perm[0], N, &pos, batch_size, &batch[0])
-            # margins at the start of the step, each coordinate the lot reads
-            # brought there when first read
-            n_touched = 0
-            for k in range(cnt):
-                i = batch[k]
-                a = 0.0
-                for p in range(indptr[i], indptr[i + 1]):
-                    j = indices[p]
-                    if clock[3 * j + 2] != t:
-                        clock[3 * j + 2] = t
-                        touched[n_touched] = j
-                        n_touched += 1
-                        _catch_up(&theta[0], &clock[0], j, t, &dpow[0], &sqrt_s[0], c,
-                                  rng, &ns)
-                    a += data[p] * theta[j]
-                marg[k] = a
-            for k in range(cnt):
-                i = batch[k]
-                s = _dloss(loss, marg[k], y[i])
-                gn = fabs(s) * rownorm[i]
-                if gn > clip:
-                    s = s * (clip / gn)
-                for p in range(indptr[i], indptr[i + 1]):
-                    grad[indices[p]] += s * data[p]
-            den = denominator
-            if den <= 0.0:
-                den = <double> cnt if cnt > 0 else 1.0
-            # the step on the coordinates read (their noise of step t is pending);
-            # the others only decay and gather noise, lazily
-            for k in range(n_touched):
-                j = touched[k]
-                theta[j] = decay * theta[j] - learning_rate * grad[j] / den
-                grad[j] = 0.0
-                clock[3 * j] = t + 1
-                if not isfinite(theta[j]):
-                    bad = 1
-            if r < n_rec and record_steps[r] == t:
-                for m in range(M):
-                    _catch_up(&theta[0], &clock[0], m, t + 1, &dpow[0], &sqrt_s[0], c,
-                              rng, &ns)
-                while r < n_rec and record_steps[r] == t:
-                    for m in range(M):
-                        trace[r, m] = theta[m]
-                    r += 1
-            if bad:
-                break
-        done = t + 1 if n_steps > 0 else 0
-        for m in range(M):
-            _catch_up(&theta[0], &clock[0], m, done, &dpow[0], &sqrt_s[0], c, rng, &ns)
-            if not isfinite(theta[m]):
-                bad = 1
-    return (STATUS_NONFINITE if bad else STATUS_OK), done
+    return _run(data, indices, indptr, y, rownorm, &theta[0], theta.shape[0], 1, loss, lam,
+                learning_rate, clip, sampling_rate, batch_size, denominator, n_steps,
+                noise_std, bit_generator, record_steps, trace)
 
 
 # ---------------------------------------------------------------------------
-# Multinomial (softmax) logistic regression.  Weights theta of shape (M, K),
-# row-major: coordinate m holds the K class weights of feature m, so the lazy
-# clocks above stay per feature (all K entries of a feature are read together).
+# Multinomial (softmax) logistic regression: K >= 2 weights per feature.
 # Per-example loss l_i(Theta) = -log softmax(Theta^T x_i)_{y_i}; its gradient
 # is x_i (p_i - e_{y_i})^T with Frobenius norm ||x_i|| ||p_i - e_{y_i}|| <=
 # sqrt(2) ||x_i|| (||p - e_y||^2 = (1 - p_y)^2 + sum_{c != y} p_c^2 <=
@@ -215,26 +318,6 @@ def dpsgd(const double[::1] data, const index_t[::1] indices, const index_t[::1]
 # after each recorded step and after the last, those of every feature in
 # index order.
 # ---------------------------------------------------------------------------
-cdef inline void _catch_up_rows(double* theta, index_t K, index_t* clock, index_t m,
-                                index_t t, const double* dpow, const double* sqrt_s,
-                                double c, bitgen_t* rng, NormalState* ns) noexcept nogil:
-    """Bring the K weights of feature m to the start of step t."""
-    cdef index_t* st = clock + 3 * m
-    cdef index_t l
-    cdef double f, sd
-    if st[0] != t:
-        f = dpow[t - st[0]]
-        for l in range(K):
-            theta[m * K + l] *= f
-        st[0] = t
-    if st[1] != t:
-        if c > 0.0:
-            sd = c * sqrt_s[t - st[1]]
-            for l in range(K):
-                theta[m * K + l] += sd * _normal(rng, ns)
-        st[1] = t
-
-
 def dpsgd_softmax(const double[::1] data, const index_t[::1] indices,
                   const index_t[::1] indptr, const index_t[::1] y,
                   const double[::1] rownorm, double[:, ::1] theta, *, double lam,
@@ -255,14 +338,7 @@ def dpsgd_softmax(const double[::1] data, const index_t[::1] indices,
     cdef index_t N = y.shape[0]
     cdef index_t M = theta.shape[0]
     cdef index_t K = theta.shape[1]
-    cdef index_t t = 0, k, i, p, j, m, l, cnt, n_touched, pos = N, r = 0
-    cdef index_t n_rec = record_steps.shape[0], done
-    cdef bitgen_t* rng
-    cdef NormalState ns
-    cdef double s, gn, den, amax, z, v, decay = 1.0 - learning_rate * lam, c = 0.0
-    cdef double* th
-    cdef double* a
-    cdef int bad = 0
+    cdef index_t i, n_rec = record_steps.shape[0]
     if K < 2:
         raise ValueError(f"theta needs K >= 2 columns (classes), got {K}")
     if indptr.shape[0] != N + 1 or rownorm.shape[0] != N:
@@ -272,109 +348,6 @@ def dpsgd_softmax(const double[::1] data, const index_t[::1] indices,
     for i in range(N):
         if y[i] < 0 or y[i] >= K:
             raise ValueError(f"labels must be in [0, {K - 1}] (the columns of theta)")
-    if noise_std > 0.0:
-        if denominator <= 0.0:
-            raise ValueError("noise_std > 0 needs a constant denominator > 0")
-        c = learning_rate * noise_std / denominator
-    rng = get_bitgen(bit_generator)
-    ns.has_spare = 0
-    ns.spare = 0.0
-    batch_np = np.empty(N, dtype=np.int64)
-    perm_np = np.arange(N, dtype=np.int64)
-    grad_np = np.zeros(M * K, dtype=np.float64)
-    marg_np = np.zeros(max(N, 1) * K, dtype=np.float64)
-    clock_np = np.zeros(3 * M, dtype=np.int64)
-    clock_np[2::3] = -1
-    touched_np = np.empty(M, dtype=np.int64)
-    dpow_np = np.empty(n_steps + 1, dtype=np.float64)
-    sqrt_s_np = np.empty(n_steps + 1, dtype=np.float64)
-    cdef index_t[::1] batch = batch_np
-    cdef index_t[::1] perm = perm_np
-    cdef double[::1] grad = grad_np
-    cdef double[::1] marg = marg_np
-    cdef index_t[::1] clock = clock_np
-    cdef index_t[::1] touched = touched_np
-    cdef double[::1] dpow = dpow_np
-    cdef double[::1] sqrt_s = sqrt_s_np
-    th = &theta[0, 0] if M > 0 else NULL
-    with bit_generator.lock, nogil:
-        _decay_tables(&dpow[0], &sqrt_s[0], n_steps, decay)
-        for t in range(n_steps):
-            if sampling_rate > 0.0:
-                cnt = _poisson_batch(rng, N, sampling_rate, &batch[0])
-            else:
-                cnt = _next_chunk(rng, &perm[0], N, &pos, batch_size, &batch[0])
-            # margins (K per row) at the start of the step
-            n_touched = 0
-            for k in range(cnt):
-                i = batch[k]
-                a = &marg[k * K]
-                for l in range(K):
-                    a[l] = 0.0
-                for p in range(indptr[i], indptr[i + 1]):
-                    j = indices[p]
-                    if clock[3 * j + 2] != t:
-                        clock[3 * j + 2] = t
-                        touched[n_touched] = j
-                        n_touched += 1
-                        _catch_up_rows(th, K, &clock[0], j, t, &dpow[0], &sqrt_s[0], c,
-                                       rng, &ns)
-                    v = data[p]
-                    for l in range(K):
-                        a[l] += v * th[j * K + l]
-            # residuals p - e_y in place of the margins, clipped, then accumulated
-            for k in range(cnt):
-                i = batch[k]
-                a = &marg[k * K]
-                amax = a[0]
-                for l in range(1, K):
-                    if a[l] > amax:
-                        amax = a[l]
-                z = 0.0
-                for l in range(K):
-                    a[l] = exp(a[l] - amax)
-                    z += a[l]
-                gn = 0.0
-                for l in range(K):
-                    a[l] = a[l] / z
-                a[y[i]] -= 1.0
-                for l in range(K):
-                    gn += a[l] * a[l]
-                gn = sqrt(gn) * rownorm[i]
-                s = 1.0
-                if gn > clip:
-                    s = clip / gn
-                for p in range(indptr[i], indptr[i + 1]):
-                    j = indices[p]
-                    v = s * data[p]
-                    for l in range(K):
-                        grad[j * K + l] += v * a[l]
-            den = denominator
-            if den <= 0.0:
-                den = <double> cnt if cnt > 0 else 1.0
-            for k in range(n_touched):
-                j = touched[k]
-                for l in range(K):
-                    m = j * K + l
-                    th[m] = decay * th[m] - learning_rate * grad[m] / den
-                    grad[m] = 0.0
-                    if not isfinite(th[m]):
-                        bad = 1
-                clock[3 * j] = t + 1
-            if r < n_rec and record_steps[r] == t:
-                for m in range(M):
-                    _catch_up_rows(th, K, &clock[0], m, t + 1, &dpow[0], &sqrt_s[0], c,
-                                   rng, &ns)
-                while r < n_rec and record_steps[r] == t:
-                    for m in range(M * K):
-                        trace[r, m] = th[m]
-                    r += 1
-            if bad:
-                break
-        done = t + 1 if n_steps > 0 else 0
-        for m in range(M):
-            _catch_up_rows(th, K, &clock[0], m, done, &dpow[0], &sqrt_s[0], c, rng, &ns)
-            for l in range(K):
-                if not isfinite(th[m * K + l]):
-                    bad = 1
-    return (STATUS_NONFINITE if bad else STATUS_OK), done
+    return _run(data, indices, indptr, y, rownorm, &theta[0, 0] if M > 0 else NULL, M, K,
+                0, lam, learning_rate, clip, sampling_rate, batch_size, denominator,
+                n_steps, noise_std, bit_generator, record_steps, trace)

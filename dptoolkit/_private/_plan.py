@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from ._validation import check_classes, check_positive_int, validate_params
+from .._validation import check_classes, check_positive_int, validate_params
 
 __all__ = ["PrivacyPlan", "plan_spend"]
 

@@ -13,7 +13,7 @@ A private fit is **check -> work -> spend** (as in diffprivlib):
    accountant with both.
 
 The check is the estimator's :meth:`PrivateEstimatorMixin._privacy_plan`
-(a :class:`~dptoolkit._plan.PrivacyPlan`: the event, the spend and the frozen
+(a :class:`~dptoolkit._private._plan.PrivacyPlan`: the event, the spend and the frozen
 validated parameters), which ``fit`` calls first and :func:`plan_spend` calls
 without a fit.  An estimator adopting :class:`PrivateEstimatorMixin` implements
 its plan and its work; validation, bounds, the dataset-size rule, the label set
@@ -58,19 +58,22 @@ Running time is a third channel, documented with the sparse solvers (the
 Notes of :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` and the
 privacy notes of the architecture page): it is not covered either.
 """
-import contextlib
-import contextvars
 import math
 import sys
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
 
 from ._plan import PrivacyPlan, plan_spend
-from ._validation import (check_accountant, check_classes, check_positive_int, check_random_state,
-                          check_scalar_range)
-from .exceptions import DataClippedWarning, PrivacyLeakWarning
+from ._streams import (_CHARGING_PARENT, _FIXED_NOISE_WARNED, _describe_random_state,  # noqa: F401
+                       _inside_private_fit, _stream_for, fit_with_stream, fixed_noise_message,
+                       fixed_noise_warning_scope, nested_fits, warn_fixed_noise)
+from .._validation import (check_accountant, check_classes, check_positive_int, check_random_state,
+                          check_scalar_range, check_X_y_named)
+from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
            "check_accountant", "sensitivity_factor", "plan_spend", "check_classes",
@@ -143,131 +146,6 @@ def data_dependent_error(what, exc_type=ValueError):
     return exc_type(data_dependent_message(what))
 
 
-# ------------------------------------------------------------------ noise handles
-#: ``(estimator, Generator)``: the child stream a parent hands to the nested fit it
-#: is running (see :func:`fit_with_stream`); never stored on either object.
-_PARENT_STREAM = contextvars.ContextVar("dptoolkit_parent_stream", default=(None, None))
-#: The private estimator whose running ``fit`` charges for the fits nested in it
-#: (see :func:`nested_fits`); None at the top level.
-_CHARGING_PARENT = contextvars.ContextVar("dptoolkit_charging_parent", default=None)
-
-
-@contextlib.contextmanager
-def nested_fits(parent):
-    """Fits run in this block are parts of ``parent``'s fit, which charges for them.
-
-    A composite (search, pipeline, Sparsifier) runs its nested private fits here
-    or through :func:`fit_with_stream` (which opens one): their spends are
-    recorded on them but not charged to the default ledger, a nested non-private
-    fit does not warn, and ``parent`` charges the composed event once.  An
-    explicit context variable, not an inspection of the call stack.
-    """
-    token = _CHARGING_PARENT.set(parent)
-    try:
-        yield
-    finally:
-        _CHARGING_PARENT.reset(token)
-
-#: Whether :func:`warn_fixed_noise` has warned in this process (it warns once).
-_FIXED_NOISE_WARNED = [False]
-
-
-def fit_with_stream(estimator, stream, *args, **kwargs):
-    """``estimator.fit(*args, **kwargs)`` with its noise drawn from ``stream``.
-
-    The stream is visible to that one call only (a context variable read by
-    :meth:`PrivateEstimatorMixin._noise_rng`); it is not set as a parameter or
-    an attribute, so the fitted ``estimator`` keeps its own ``random_state``
-    (the user's value, normally None) and holds no handle on its noise.
-
-    Parameters
-    ----------
-    estimator : PrivateEstimatorMixin
-        The nested estimator (a clone owned by the parent).
-    stream : numpy.random.Generator
-        A child stream of the parent's generator (``rng.spawn(1)[0]``).
-
-    Returns
-    -------
-    The return value of ``estimator.fit`` (the estimator).
-    """
-    if not isinstance(stream, np.random.Generator):
-        raise TypeError(f"stream must be a numpy.random.Generator, got "
-                        f"{type(stream).__name__}")
-    token = _PARENT_STREAM.set((estimator, stream))
-    try:
-        with nested_fits(_CHARGING_PARENT.get() or _NESTED):
-            return estimator.fit(*args, **kwargs)
-    finally:
-        _PARENT_STREAM.reset(token)
-
-
-def _stream_for(estimator):
-    """The stream a parent handed to ``estimator``'s running fit, else None."""
-    owner, stream = _PARENT_STREAM.get()
-    return stream if owner is estimator else None
-
-
-def fixed_noise_message(what):
-    """The text of the fixed-noise warning; ``what`` names the seed's source."""
-    return (f"{what} fixes the noise of the private mechanisms: anyone who knows it "
-            "can regenerate the noise and remove it from the released model, so the "
-            "guarantee does not hold against them (a Generator given as random_state "
-            "is also kept, in its final state, on the fitted estimator).  Use a seed "
-            "for tests and debugging only; with random_state=None (no --seed) the "
-            "noise comes from fresh OS entropy and nothing on the fitted model can "
-            "regenerate it.  [Shown once per process.]")
-
-
-def warn_fixed_noise(what, *, stacklevel=2):
-    """Warn, once per process, that a given seed makes the noise reproducible.
-
-    Called by every private fit given a ``random_state`` (through
-    :meth:`PrivateEstimatorMixin._check_spend`) and by the command line for
-    ``--seed`` (which runs first, so its wording wins and the fit adds nothing).
-
-    Parameters
-    ----------
-    what : str
-        The source of the seed, e.g. ``"random_state=0"`` or ``"--seed 7"``.
-    stacklevel : int, default=2
-        As for :func:`warnings.warn`, counted from the caller of this function.
-
-    Returns
-    -------
-    bool
-        Whether it warned (False: already warned in this process).
-    """
-    if _FIXED_NOISE_WARNED[0]:
-        return False
-    _FIXED_NOISE_WARNED[0] = True
-    warnings.warn(fixed_noise_message(what), PrivacyLeakWarning, stacklevel=stacklevel + 1)
-    return True
-
-
-@contextlib.contextmanager
-def fixed_noise_warning_scope():
-    """A scope with its own "once": :func:`warn_fixed_noise` warns again inside it.
-
-    The command line runs each command in one (a command is one process when run
-    from a shell; tests run several in one interpreter), and tests of the warning
-    use it; the process-wide state is restored on exit.
-    """
-    saved = _FIXED_NOISE_WARNED[0]
-    _FIXED_NOISE_WARNED[0] = False
-    try:
-        yield
-    finally:
-        _FIXED_NOISE_WARNED[0] = saved
-
-
-def _describe_random_state(random_state):
-    if isinstance(random_state, (np.random.Generator, np.random.BitGenerator,
-                                 np.random.SeedSequence, np.random.RandomState)):
-        return f"random_state (a {type(random_state).__name__})"
-    return f"random_state={random_state!r}"
-
-
 #: Neighbouring relations: ``"add_remove"`` (one example added or removed) and
 #: ``"replace_one"`` (one example replaced; sensitivities double for sums).
 NEIGHBOURING_RELATIONS = ("add_remove", "replace_one")
@@ -288,7 +166,7 @@ def sensitivity_factor(neighbouring):
 def _spent_of(event, claimed):
     """The accountant's figure for a claimed spend
     (:func:`dptoolkit.accounting.accountant.accounted_spend`)."""
-    from .accounting.accountant import accounted_spend
+    from ..accounting.accountant import accounted_spend
 
     return accounted_spend(event, claimed)
 
@@ -386,6 +264,16 @@ class PrivateEstimatorMixin:
                 "different N.  Pass the public dataset size as n_samples_public.",
                 PrivacyLeakWarning, stacklevel=3)
         return int(n_rows)
+
+    def _classifier_data(self, X, y):
+        """The start of a classifier's fit: ``X`` and ``y`` validated (float64,
+        finite, sparse accepted, equal lengths) and the label set
+        (:meth:`_resolve_classes`); returns ``(X, y, classes)``."""
+        check_X_y_named(X, y)
+        X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
+                             ensure_all_finite=True, y_numeric=False)
+        check_classification_targets(y)
+        return X, y, self._resolve_classes(y, private=self.epsilon is not None)
 
     def _resolve_classes(self, y, *, private, n_classes=None):
         """The label set of a fit: the declared ``classes`` when given.
@@ -665,13 +553,13 @@ class PrivateEstimatorMixin:
         if accountant is not None:
             accountant.spend(spent[0], spent[1], event=event, label=label)
         elif math.isfinite(spent[0]) and not _inside_private_fit(self):
-            from .accounting import default_accountant
+            from ..accounting import default_accountant
 
             accountant = default_accountant()
             accountant.spend(spent[0], spent[1], event=event, label=label)
         else:
             return self
-        from .accounting.budget import warn_model_selection
+        from ..accounting.budget import warn_model_selection
 
         warn_model_selection(self, accountant, given=getattr(self, "accountant", None)
                               is not None)
@@ -685,15 +573,3 @@ def _caller_stacklevel():
             "dptoolkit"):
         frame, level = frame.f_back, level + 1
     return level
-
-
-#: The charging parent of a fit run through :func:`fit_with_stream` outside any
-#: :func:`nested_fits` block (a stream given by a parent always means nesting).
-_NESTED = object()
-
-
-def _inside_private_fit(estimator):
-    """True when ``estimator.fit`` runs nested in another private estimator's fit
-    (inside :func:`nested_fits` or :func:`fit_with_stream`)."""
-    parent = _CHARGING_PARENT.get()
-    return parent is not None and parent is not estimator
