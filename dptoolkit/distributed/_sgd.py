@@ -36,6 +36,20 @@ law: the two fits are the same randomised algorithm (same privacy event) but
 do not consume the generator in the same order, so they are not equal draw
 for draw; the in-memory kernel keeps its order (reference fits).
 
+**Engines.**  The rounds are sequential (a step's margins need the previous
+step's noisy :math:`\theta`), so their latency bounds the fit's time.  With a
+:class:`distributed.Client`, the transformed blocks are persisted on the
+workers (results of pure tasks) and each worker gets one Dask actor holding
+its blocks: a step is one direct call per worker carrying :math:`\theta` and
+returning its blocks' ``(columns, sums, lot size)``, a few milliseconds, where
+a graph of ``n_blocks`` tasks through the scheduler costs tens.  The actor's
+call is the pure :func:`_lot_gradient` of each block, so when a worker dies its
+blocks are recomputed from their lineage, the actors rebuilt and the step
+computed again with the same result; after more losses than
+``distributed.scheduler.allowed-failures`` the fit stops (``RuntimeError``).
+Without a client (Dask's local threads) a step is a graph of block tasks.
+In memory, the matrix is one block.
+
 **Privacy.**  Add/remove-one neighbours with the public ``N``
 (``n_samples_public``; block sizes are never used as N).  The summed clipped
 gradient has L2 sensitivity :math:`C` whatever the partition; the lot is a
@@ -139,7 +153,9 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     Xt, rownorm, t = prep[:3]
     rows = np.flatnonzero(_step_stream(words, step).random(Xt.shape[0]) < sampling_rate)
     Xs = Xt[rows]
-    cols, inv = np.unique(Xs.indices, return_inverse=True)
+    # the columns the lot touches, sorted (a count per column: O(nnz + M), where
+    # np.unique would sort the lot's indices)
+    cols = np.flatnonzero(np.bincount(Xs.indices, minlength=Xt.shape[1]))
     if loss == "softmax":
         resid = softmax(np.asarray(Xs @ theta), axis=1)
         resid[np.arange(rows.size), t[rows].astype(np.int64)] -= 1.0
@@ -147,16 +163,16 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
         over = gn > clip
         resid[over] *= (clip / gn[over])[:, None]
         # the lot's rows on the columns they touch: X_lot^T resid, (n_cols, K)
-        compact = sp.csr_array((Xs.data, inv.ravel(), Xs.indptr),
+        compact = sp.csr_array((Xs.data, np.searchsorted(cols, Xs.indices), Xs.indptr),
                                shape=(rows.size, cols.size))
         return cols, np.asarray(compact.T @ resid), rows.size
     s = _dloss(loss, np.asarray(Xs @ theta).ravel(), t[rows])
     gn = np.abs(s) * rownorm[rows]
     over = gn > clip
     s[over] *= clip / gn[over]
-    sums = np.bincount(inv.ravel(), weights=Xs.data * np.repeat(s, np.diff(Xs.indptr)),
-                       minlength=cols.size)
-    return cols, sums, rows.size
+    sums = np.bincount(Xs.indices, weights=Xs.data * np.repeat(s, np.diff(Xs.indptr)),
+                       minlength=Xt.shape[1])
+    return cols, sums[cols], rows.size
 
 
 class _LocalBlocks:

@@ -422,8 +422,12 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             Non-negative features (e.g. binary bag of words); any scale (rows are
             normalised).  Or a :class:`dask.array.Array` of CSR row blocks
             (chunked along rows only, ``y`` with the same chunks): the release's
-            sums and the transformed rows are computed on the workers, the noise
-            on the client (:mod:`dptoolkit.distributed`).
+            sums, the transformed rows and DP-SGD's clipped gradient sums are
+            computed on the workers (no row comes to the client), the noise on
+            the client (:func:`dptoolkit.distributed.sgd_over_blocks`).  DP-SGD's
+            lots are then drawn per block: the same randomised algorithm and
+            privacy event as in memory, not the same draws, so the released
+            model differs from the in-memory one as two seeds' models do.
         y : array-like of shape (n_samples,)
             Class labels (two or more; with two, ``classes_[1]`` is the positive
             one).  With ``classes`` declared, labels from it (some may be absent).
