@@ -145,8 +145,9 @@ def _dloss(loss, a, y):
 def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     """The block's Poisson lot of ``step`` and the sum of its clipped gradients.
 
-    Returns ``(columns, sums, lot_size)``: the columns the lot touches (sorted)
-    and the summed clipped gradient on them (one row per column, K entries each
+    Returns ``(columns, sums, lot_size)``: the columns the lot touches (sorted;
+    ``slice(None)``, all of them, when they are most of them) and the summed
+    clipped gradient on them (one row per column, K entries each
     for ``"softmax"``, whose per-example gradient :math:`x (p - e_y)^\top` is
     clipped in Frobenius norm).  Pure: a function of the block and of public
     arguments (the seed words, the step, theta)."""
@@ -172,6 +173,8 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     s[over] *= clip / gn[over]
     sums = np.bincount(Xs.indices, weights=Xs.data * np.repeat(s, np.diff(Xs.indptr)),
                        minlength=Xt.shape[1])
+    if 2 * cols.size > Xt.shape[1]:   # most columns: dense is half the bytes
+        return slice(None), sums, rows.size
     return cols, sums[cols], rows.size
 
 
