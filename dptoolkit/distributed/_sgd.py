@@ -267,9 +267,9 @@ class _ActorRounds:
 
     def _build(self):
         """One actor per worker, holding the transformed blocks stored there."""
-        mid_fit = self.rounds > 0
         from distributed import wait
 
+        mid_fit = self.rounds > 0
         self.actors = ()
         wait(self.prep)
         for pb in self.prep:
