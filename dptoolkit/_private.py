@@ -12,9 +12,12 @@ A private fit is **check -> work -> spend** (as in diffprivlib):
 3. *spend*: record ``privacy_event_`` and ``privacy_spent_`` and charge the
    accountant with both.
 
-An estimator adopting :class:`PrivateEstimatorMixin` implements its event and
-its work; validation, bounds, the dataset-size rule, the label set and the
-ledger live here.
+The check is the estimator's :meth:`PrivateEstimatorMixin._privacy_plan`
+(a :class:`~dptoolkit._plan.PrivacyPlan`: the event, the spend and the frozen
+validated parameters), which ``fit`` calls first and :func:`plan_spend` calls
+without a fit.  An estimator adopting :class:`PrivateEstimatorMixin` implements
+its plan and its work; validation, bounds, the dataset-size rule, the label set
+and the ledger live here.
 
 Side channels
 -------------
@@ -64,6 +67,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from ._plan import PrivacyPlan, plan_spend
 from ._validation import (check_accountant, check_classes, check_positive_int, check_random_state,
                           check_scalar_range)
 from .exceptions import DataClippedWarning, PrivacyLeakWarning
@@ -71,7 +75,7 @@ from .exceptions import DataClippedWarning, PrivacyLeakWarning
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
            "check_accountant", "sensitivity_factor", "plan_spend", "check_classes",
            "data_dependent_warning", "data_dependent_error", "data_dependent_message",
-           "DATA_DEPENDENT_NOTE", "fit_with_stream", "warn_fixed_noise",
+           "DATA_DEPENDENT_NOTE", "PrivacyPlan", "fit_with_stream", "warn_fixed_noise",
            "fixed_noise_warning_scope"]
 
 #: The standard note every data-dependent warning and error ends with.
@@ -137,7 +141,6 @@ def data_dependent_error(what, exc_type=ValueError):
         ``exc_type(data_dependent_message(what))``.
     """
     return exc_type(data_dependent_message(what))
-
 
 
 # ------------------------------------------------------------------ noise handles
@@ -299,14 +302,17 @@ class PrivateEstimatorMixin:
 
     .. code-block:: python
 
-        epsilon, delta = self._check_budget()          # validation
-        classes = self._resolve_classes(y, private=epsilon is not None)  # label set
+        validate_params(self); X, y = validate_data(self, X, y)       # validation
+        classes = self._resolve_classes(y, private=self.epsilon is not None)
         X = self._enforce_public_bound(X, "linf", 1.0)  # public bound
-        event, spent = ...                              # public quantities only
-        self._check_spend(event, spent)                 # BudgetExceededError: no work
+        plan = self._privacy_plan(*X.shape, classes)    # public quantities only
+        self._check_spend(plan.event, plan.spent)       # BudgetExceededError: no work
         rng = self._noise_rng()                         # local: never an attribute
-        ...                                             # the mechanism
-        self._record_spend(event, spent)                # privacy_event_, privacy_spent_
+        ...                                             # the mechanism, plan.params
+        self._record_spend(plan.event, plan.spent)      # privacy_event_, privacy_spent_
+
+    and ``_privacy_plan(n_samples, n_features, classes)``: ``_check_budget``,
+    ``_n_samples``, the calibration, ``return self._plan(event, spent, params)``.
 
     Non-private fits call ``self._record_spend(None, None)``; for an estimator
     named ``DP...`` (see ``_warn_if_not_private``) this warns with a
@@ -533,6 +539,69 @@ class PrivateEstimatorMixin:
             return X
         return X * scale[:, None]
 
+    # ------------------------------------------------------------------ plan
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's event, spend and parameters, from public quantities only.
+
+        ``fit`` calls it first (after validating the parameters and the data, before
+        any work); :func:`plan_spend`, the pipeline, the search and the command line
+        call it without a fit.  It validates what the parameter constraints do not,
+        derives the fit's parameters (noise multipliers, sampling rate, steps,
+        ``l1_bound``, ...) and builds the event; it reads nothing else, draws no noise.
+
+        Parameters
+        ----------
+        n_samples : int
+            Rows of ``X``; ``n_samples_public`` replaces it when set (else a private
+            fit under add/remove warns, as the fit does).
+        n_features : int
+        classes : ndarray of shape (n_classes,) or None
+            A classifier's label set (None: its declared ``classes``); None for
+            regressors and selectors.
+
+        Returns
+        -------
+        PrivacyPlan
+            ``event`` and ``(epsilon, delta)`` as the fit records them (None when not
+            private) and ``params``, the estimator's frozen dataclass of parameters.
+
+        Raises
+        ------
+        TypeError
+            On the mixin: the estimator does not implement its plan.
+        """
+        raise TypeError(
+            f"{type(self).__name__} follows the private-estimator contract but does not "
+            "implement _privacy_plan(n_samples, n_features, classes), so its spend "
+            "cannot be planned without a fit: implement it (see "
+            "dptoolkit._private.PrivateEstimatorMixin._privacy_plan) and call it in fit")
+
+    def _planned_classes(self, classes):
+        """The label set a plan is for: ``classes``, else the declared ``classes``.
+
+        Raises
+        ------
+        ValueError
+            Neither given: the label set decides the model and its event.
+        """
+        if classes is not None:             # resolved by fit or checked by plan_spend
+            return np.asarray(classes)
+        if getattr(self, "classes", None) is None:
+            raise ValueError(f"planning {type(self).__name__} needs the label set: "
+                             "declare classes, or pass classes or y to plan_spend")
+        return check_classes(self.classes)
+
+    def _label_set(self, y):
+        """A fit's label set (:func:`plan_spend`): declared, else ``y``'s; None without
+        a ``classes`` parameter."""
+        if "classes" not in self.get_params(deep=False):
+            return None
+        return self._resolve_classes(y, private=getattr(self, "epsilon", None) is not None)
+
+    def _plan(self, event, spent, params=None):
+        """:class:`PrivacyPlan` of ``event``, with the accountant's figure for ``spent``."""
+        return PrivacyPlan(event, *(_spent_of(event, spent) or (None, None)), params)
+
     # ------------------------------------------------------------ randomness
     def _noise_rng(self):
         """The generator of this fit's noise: the parent's stream, else ``random_state``.
@@ -552,8 +621,8 @@ class PrivateEstimatorMixin:
 
         A private fit whose noise comes from a ``random_state`` given by the user
         (not from a parent's stream) warns here, once per process
-        (:func:`warn_fixed_noise`): after :func:`plan_spend` stops, so that a
-        planning run never uses up the one warning.
+        (:func:`warn_fixed_noise`), not in :meth:`_privacy_plan`: planning never
+        uses up the one warning.
 
         Raises
         ------
@@ -562,8 +631,6 @@ class PrivateEstimatorMixin:
         """
         accountant = check_accountant(getattr(self, "accountant", None))
         spent = _spent_of(event, spent)
-        if getattr(self, "_plan_only", False):      # plan_spend: stop before any work
-            raise _PlannedSpend(event, spent)
         if accountant is not None and spent is not None:
             accountant.check(spent[0], spent[1], event=event)
         random_state = getattr(self, "random_state", None)
@@ -611,12 +678,6 @@ class PrivateEstimatorMixin:
         return self
 
 
-
-
-
-
-
-
 def _caller_stacklevel():
     """``stacklevel`` of the first frame outside dptoolkit (the user's ``fit`` call)."""
     frame, level = sys._getframe(1), 1
@@ -624,8 +685,6 @@ def _caller_stacklevel():
             "dptoolkit"):
         frame, level = frame.f_back, level + 1
     return level
-
-
 
 
 #: The charging parent of a fit run through :func:`fit_with_stream` outside any
@@ -638,62 +697,3 @@ def _inside_private_fit(estimator):
     (inside :func:`nested_fits` or :func:`fit_with_stream`)."""
     parent = _CHARGING_PARENT.get()
     return parent is not None and parent is not estimator
-
-
-class _PlannedSpend(Exception):
-    """Raised by ``_check_spend`` of an estimator in plan mode (see :func:`plan_spend`)."""
-
-    def __init__(self, event, spent):
-        super().__init__("planned spend")
-        self.event = event
-        self.spent = spent
-
-
-def plan_spend(estimator, X, y=None):
-    """The ``(privacy_event_, privacy_spent_)`` a private fit would charge, without the work.
-
-    A clone of ``estimator`` runs its ``fit`` up to the *check* step of the
-    contract (:meth:`PrivateEstimatorMixin._check_spend`, which every private
-    estimator and selector of the toolkit calls after validation and before
-    any work) and stops there: the event and the spend are the ones the fit
-    computes from public quantities (hyper-parameters, the shape of ``X``, the
-    label set: the declared ``classes``, else the labels of ``y``,
-    ``n_samples_public``), so ``X`` may be a public stand-in of the right shape
-    (e.g. zeros).  No mechanism runs, nothing is charged.
-    Warnings raised by the validation (e.g. a
-    :class:`~dptoolkit.exceptions.PrivacyLeakWarning`) are emitted as in a fit.
-
-    Parameters
-    ----------
-    estimator : PrivateEstimatorMixin
-        Unfitted private estimator or selector (it is cloned, not modified).
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,), optional
-
-    Returns
-    -------
-    event : PrivacyEvent or None
-    spent : tuple (epsilon, delta) or None
-        ``(None, None)`` for a non-private fit that calls the check.
-
-    Raises
-    ------
-    TypeError
-        ``estimator`` does not follow the contract.
-    RuntimeError
-        ``fit`` returned without reaching the check (e.g. a non-private fit
-        that skips it); the clone then did its work on ``X``.
-    """
-    from sklearn.base import clone
-
-    if not isinstance(estimator, PrivateEstimatorMixin):
-        raise TypeError(f"{type(estimator).__name__} does not follow the private-estimator "
-                        "contract (PrivateEstimatorMixin)")
-    est = clone(estimator)
-    est._plan_only = True
-    try:
-        est.fit(X, y)
-    except _PlannedSpend as planned:
-        return planned.event, planned.spent
-    raise RuntimeError(f"{type(estimator).__name__}.fit returned without a privacy check "
-                       "(a non-private fit?)")

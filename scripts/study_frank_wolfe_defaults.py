@@ -5,13 +5,21 @@ set given), the test accuracy of :class:`~dptoolkit.linear_model.FrankWolfeLasso
 at its defaults (``l1_bound`` and ``max_iter`` "auto") and at the former defaults
 (``l1_bound=50``, ``max_iter`` = ceil((N epsilon)^(2/3))), mean of ``--seeds`` seeds.
 
+``--against screening`` compares instead with the former candidate screening
+(``screening=4096``, ``screening_fraction=0.1``; now at least 1024 candidates and
+0.25 of the budget).
+
 Usage::
 
     python scripts/study_frank_wolfe_defaults.py --corpus comp-vs-rec --epsilons 0.25 1 4
     python scripts/study_frank_wolfe_defaults.py --corpus a9a --epsilons 0.25 1 4 --seeds 3
+    python scripts/study_frank_wolfe_defaults.py --corpus comp-vs-rec --against screening \
+        --epsilons 0.5 1 2 4 --seeds 8
+    python scripts/study_frank_wolfe_defaults.py --corpus r8 --against screening \
+        --epsilons 1 2 4 --seeds 4
 
-Develop on ``comp-vs-rec`` (20 Newsgroups comp.* vs rec.*) and ``a9a``; ``imdb`` is
-a report set.  Page: docs/studies/frank_wolfe_defaults.rst.
+Develop on ``comp-vs-rec`` (20 Newsgroups comp.* vs rec.*), ``a9a`` and ``r8``
+(Reuters R8, 8 classes); ``imdb`` is a report set.  Page: docs/studies/frank_wolfe_defaults.rst.
 """
 import argparse
 import math
@@ -30,6 +38,8 @@ def load(corpus):
         return X, y, Xt, yt
     if corpus == "imdb":
         path, kw = get_data_path("text/aclImdb-train-test.tar.xz"), {}
+    elif corpus == "r8":
+        path, kw = get_data_path("text/reuters21578.tar.xz"), {}
     else:
         path = get_data_path("text/20news-bydate.tar.xz")
         kw = dict(positive="rec.", negative="comp.")
@@ -40,11 +50,14 @@ def load(corpus):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", choices=["comp-vs-rec", "a9a", "imdb"],
+    parser.add_argument("--corpus", choices=["comp-vs-rec", "a9a", "r8", "imdb"],
                         default="comp-vs-rec")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.25, 1, 4])
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--seeds", type=int, default=6)
+    parser.add_argument("--against", choices=["former", "screening"], default="former",
+                        help="former: l1_bound=50, T=(N eps)^(2/3); screening: "
+                             "screening=4096, screening_fraction=0.1")
     args = parser.parse_args()
     X, y, Xt, yt = load(args.corpus)
     classes = np.unique(np.concatenate([y, yt]))
@@ -55,7 +68,11 @@ def main():
     print(f"{'epsilon':>8} {'new':>7} {'T':>6} {'l1_bound':>9} {'old':>7} {'T old':>6}")
     for eps in args.epsilons:
         old_T = int(min(1e5, max(10, math.ceil((N * eps) ** (2 / 3)))))
-        settings = {"new": {}, "old": dict(l1_bound=50.0, max_iter=old_T)}
+        if args.against == "screening":
+            old_T = "auto"
+            settings = {"new": {}, "old": dict(screening=4096, screening_fraction=0.1)}
+        else:
+            settings = {"new": {}, "old": dict(l1_bound=50.0, max_iter=old_T)}
         acc, fitted = {}, {}
         for name, kw in settings.items():
             scores = []

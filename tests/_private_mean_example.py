@@ -18,6 +18,8 @@ Foundations of Differential Privacy*, 2014, Appendix A), released as
 :math:`z` is the smallest for which the accountant certifies
 ``(epsilon, delta)`` (step 3), never a formula copied from a paper.
 """
+import dataclasses
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -50,6 +52,14 @@ def noisy_sum(X, scale, rng):
     """The work (a kernel would go here): column sums plus Gaussian noise."""
     total = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
     return total + rng.normal(0.0, scale, size=total.shape)
+
+
+@dataclasses.dataclass(frozen=True)
+class MeanParams:
+    """The validated and derived parameters of a fit (its plan's ``params``)."""
+    n_samples: int              # public N, the divisor
+    noise_multiplier: float     # z
+    sensitivity: float          # Delta_2 of the sum
 
 
 class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
@@ -104,21 +114,28 @@ class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
             The accountant cannot pay; nothing ran.
         """
         validate_params(self)
-        epsilon, delta = self._check_budget(optional=False, delta_required=True)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         X = self._enforce_public_bound(X, "l2", self.row_norm_bound)
-        n = self._n_samples(X.shape[0], private=True, uses="the divisor of the mean")
         # check: the event and its spend from public quantities only
-        z = calibrate_noise(epsilon, delta)
-        event = gaussian_event(z)
-        spent = (epsilon_of_event(event, delta), delta)
-        self._check_spend(event, spent)
+        plan = self._privacy_plan(*X.shape, None)
+        self._check_spend(plan.event, plan.spent)
         # work: the noise generator is local, never an attribute
-        scale = z * sensitivity_factor(self.neighbouring) * self.row_norm_bound
-        self.mean_ = noisy_sum(X, scale, self._noise_rng()) / n
-        self.noise_multiplier_ = z
+        scale = plan.params.noise_multiplier * plan.params.sensitivity
+        self.mean_ = noisy_sum(X, scale, self._noise_rng()) / plan.params.n_samples
+        self.noise_multiplier_ = plan.params.noise_multiplier
         # spend
-        return self._record_spend(event, spent)
+        return self._record_spend(plan.event, plan.spent)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The event, spend and parameters of a fit on ``n_samples`` rows: public
+        quantities only (``plan_spend`` calls it without a fit)."""
+        epsilon, delta = self._check_budget(optional=False, delta_required=True)
+        n = self._n_samples(n_samples, private=True, uses="the divisor of the mean")
+        z = calibrate_noise(epsilon, delta)
+        params = MeanParams(n_samples=n, noise_multiplier=z, sensitivity=sensitivity_factor(
+            self.neighbouring) * self.row_norm_bound)
+        event = gaussian_event(z)
+        return self._plan(event, (epsilon_of_event(event, delta), delta), params)
 
     def transform(self, X):
         """Centre ``X`` on the private mean (dense output)."""

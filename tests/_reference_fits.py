@@ -39,8 +39,9 @@ def _synthetic_multiclass():
 
 def cases():
     """name -> (estimator class, keyword arguments, data factory or None)."""
-    from dptoolkit.linear_model import (DPIGHTClassifier, DPSGDClassifier,
-                                        FrankWolfeLassoClassifier, SparsifiedLassoClassifier)
+    from dptoolkit.linear_model import (DPIGHTClassifier, DPNBLogisticClassifier,
+                                        DPSGDClassifier, FrankWolfeLassoClassifier,
+                                        SparsifiedLassoClassifier)
 
     FW = FrankWolfeLassoClassifier
     fw = dict(l1_bound=20.0, max_iter=200, random_state=0)
@@ -66,6 +67,12 @@ def cases():
         "dpight": (DPIGHTClassifier, dict(epsilon=1.0, delta=1e-5, max_iter=20,
                                           sparsity=10, learning_rate=1.0, screening=None,
                                           random_state=0), None),
+        # the default model at its defaults (the vocabulary and the step from the noise)
+        "dpnb": (DPNBLogisticClassifier, dict(epsilon=1.0, delta=1e-5, n_epochs=2,
+                                              random_state=0), None),
+        "dpnb_multiclass": (DPNBLogisticClassifier, dict(epsilon=1.0, delta=1e-5,
+                                                         n_epochs=2, random_state=0),
+                            _synthetic_multiclass),
     }
 
 

@@ -46,7 +46,7 @@ LAYERS = (
                     "dptoolkit._docstrings")),
     ("privacy primitives and data", ("dptoolkit.accounting", "dptoolkit.mechanisms",
                                      "dptoolkit.datasets", "dptoolkit.distributed")),
-    ("contract", ("dptoolkit._private", "dptoolkit._estimator")),
+    ("contract", ("dptoolkit._private", "dptoolkit._plan", "dptoolkit._estimator")),
     ("algorithms", ("dptoolkit.linear_model", "dptoolkit.dsal", "dptoolkit.selection")),
     ("model selection", ("dptoolkit.model_selection",)),
     ("applications", ("dptoolkit", "dptoolkit.__main__", "dptoolkit.cli",

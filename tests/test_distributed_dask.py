@@ -207,7 +207,8 @@ def _dpnb_sgd_reference(model, X, y, seed, theta0=None):
     from PCG64(SeedSequence(words_b, spawn_key=(s,))), words_b = generate_state(8) of
     the b-th child spawned from the estimator's generator; each per-example gradient
     (logistic, or softmax clipped to Frobenius norm 1); dense noise from the
-    generator after the release's; the average of the recorded iterates."""
+    generator after the release's; the average of the iterates of the last half
+    of the steps (fewer than 25 here, so all of them)."""
     K = model.classes_.size
     Z = _transform(X, model.feature_indices_, model.log_count_ratios_).toarray()
     M = Z.shape[1]
@@ -216,10 +217,12 @@ def _dpnb_sgd_reference(model, X, y, seed, theta0=None):
     if sigma1:
         noise_rng.normal(0.0, sigma1, (K, D))          # the release's noise
     words = [c.generate_state(8) for c in words_rng.bit_generator.seed_seq.spawn(N // CHUNK)]
-    q, lr, lam, T = model.sampling_rate, model.learning_rate, model.alpha, model.n_steps_
+    q, lr, lam, T = model.sampling_rate, model.learning_rate_, model.alpha, model.n_steps_
     L = q * N
     shape = (M,) if K == 2 else (M, K)
-    theta = np.zeros(shape) if theta0 is None else theta0.copy()
+    if theta0 is None:     # two classes: naive Bayes's start, (1, ..., 1, 0)
+        theta0 = np.append(np.ones(M - 1), 0.0)
+    theta = theta0.copy()
     start = int(np.floor((1 - model.averaging_fraction) * T))
     trace = []
     for s in range(T):
@@ -686,7 +689,7 @@ def test_dpsgd_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
 
 
 # ------------------------------------------------------------- Frank-Wolfe
-D_FW = 4200   # more than the 4096 candidates of screening="auto"
+D_FW = 4200   # more than the 1024 candidates of screening="auto"
 
 
 def _fw_data(seed=0):
@@ -722,7 +725,7 @@ def _assert_same_fw(a, b):
 
 
 def test_frank_wolfe_on_dask_matches_in_memory(live):
-    """Default screening (4096 of 4200 candidates), grouped sampler: the same
+    """Default screening (1024 of 4200 candidates), grouped sampler: the same
     candidates, model, event and generator state as in memory; entries above the
     public bound 1 are clipped on the workers with the in-memory warning."""
     X, y = _fw_data()
@@ -730,7 +733,7 @@ def test_frank_wolfe_on_dask_matches_in_memory(live):
     r_mem, r_dist = np.random.default_rng(4), np.random.default_rng(4)
     mem, clip_mem = _fw_fit(X, y, r_mem)
     dist, clip_dist = _fw_fit(Xd, yd, r_dist)
-    assert mem.screened_features_.size == 4096
+    assert mem.screened_features_.size == 1024   # MIN_AUTO_CANDIDATES
     assert clip_mem and clip_dist
     _assert_same_fw(dist, mem)
     assert r_dist.bit_generator.state == r_mem.bit_generator.state

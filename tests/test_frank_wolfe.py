@@ -623,3 +623,31 @@ def test_auto_l1_bound_and_max_iter_are_resolved_from_public_quantities():
     # non-private: the paper's setting
     nonpriv = FrankWolfeLassoClassifier().fit(X, y)
     assert nonpriv.n_iter_ == 1000 and np.abs(nonpriv.coef_).sum() <= 50.0 + 1e-9
+
+
+def test_auto_screening_keeps_at_least_max_iter_candidates():
+    """screening="auto": MIN_AUTO_CANDIDATES candidates, or max_iter when the fit takes
+    more steps (T steps can reach T distinct features); the radius and the steps of
+    "auto" are those of the candidates drawn from, at screening_fraction 0.25."""
+    from dptoolkit.linear_model._frank_wolfe._budget import (MIN_AUTO_CANDIDATES,
+                                                             private_defaults)
+
+    X, y = _problem(n=400, d=3000, density=0.01)
+    common = dict(epsilon=1.0, delta=1e-5, n_samples_public=400, classes=[0, 1],
+                  random_state=0)
+    est = FrankWolfeLassoClassifier(**common).fit(X, y)
+    assert est.screened_features_.size == MIN_AUTO_CANDIDATES == 1024
+    assert FrankWolfeLassoClassifier().screening_fraction == 0.25
+    lam, T = private_defaults(n_samples=400, epsilon=1.0, delta=1e-5, n_drawn=1024,
+                              screening_fraction=0.25)
+    assert est.l1_bound_ == lam and est.n_iter_ == T
+    more = FrankWolfeLassoClassifier(max_iter=1500, **common).fit(X, y)
+    assert more.screened_features_.size == 1500
+    assert more.l1_bound_ == private_defaults(n_samples=400, epsilon=1.0, delta=1e-5,
+                                              n_drawn=1500, screening_fraction=0.25)[0]
+    # as many steps as features: nothing to screen
+    every = FrankWolfeLassoClassifier(max_iter=3000, **common).fit(X, y)
+    assert every.screened_features_ is None
+    # the budget's event is that of the candidates used
+    b = FrankWolfeLassoClassifier(max_iter=1500, **common).budget(3000, n_samples=400)
+    assert b.screening_noise_multiplier is not None

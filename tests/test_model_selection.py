@@ -184,16 +184,17 @@ def test_warnings_of_the_runs_reach_the_user_once():
 
 
 def _spy_fits(monkeypatch):
-    """Record (rows, n_samples_public) of every fit: the runs' and the calibration's
-    (on the public stand-in of the training part)."""
+    """Record (rows, n_samples_public) of every privacy plan: the runs' (each fit
+    plans first) and the calibration's (the public size of the training part, no
+    fit)."""
     seen = []
-    orig = FrankWolfeLassoClassifier.fit
+    orig = FrankWolfeLassoClassifier._privacy_plan
 
-    def fit(self, X, y):
-        seen.append((X.shape[0], self.n_samples_public))
-        return orig(self, X, y)
+    def plan(self, n_samples, n_features, classes):
+        seen.append((n_samples, self.n_samples_public))
+        return orig(self, n_samples, n_features, classes)
 
-    monkeypatch.setattr(FrankWolfeLassoClassifier, "fit", fit)
+    monkeypatch.setattr(FrankWolfeLassoClassifier, "_privacy_plan", plan)
     return seen
 
 

@@ -1,4 +1,5 @@
 """Multinomial private LASSO (Khanna, Lu and Raff, Appendix A, Algorithm 3)."""
+import dataclasses
 import math
 
 import numpy as np
@@ -319,7 +320,7 @@ def test_one_fit_skeleton_kernel_factory():
     for classes, solver, kind in ((np.arange(3), "fast", _fw_multinomial_fast.MultinomialFW),
                                   (np.arange(2), "fast", _fw_fast.FastFW),
                                   (np.arange(2), "standard", _fw_fast.StandardFW)):
-        p2 = dict(p, spec=p["spec"], l1_bound=1.0)
+        p2 = dataclasses.replace(p, l1_bound=1.0)
         yy = np.minimum(y, classes.size - 1)
         csr_v, csc_v = views(_kernels.index_dtype(classes.size, solver))
         kernel, spec = _kernels.make_kernel(

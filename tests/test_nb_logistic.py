@@ -75,8 +75,12 @@ def test_release_matches_a_python_reference(monkeypatch):
     top = np.sort(np.argsort(-(noisy[0] + noisy[1]))[:15])
     np.testing.assert_array_equal(clf.feature_indices_, top)
     s = clf.noise_multipliers_[0]
-    r = np.log(np.maximum(noisy[1, top], 0) + s) - np.log(np.maximum(noisy[0, top], 0) + s)
-    np.testing.assert_allclose(clf.log_count_ratios_, r, rtol=1e-12)
+    # the multinomial naive-Bayes log-count ratios: each class's smoothed sums
+    # normalised to a distribution over the kept features (Wang and Manning 2012)
+    pos = np.maximum(noisy[:, top], 0) + s
+    p1, p0 = pos[1] / pos[1].sum(), pos[0] / pos[0].sum()
+    r = np.log(p1) - np.log(p0)
+    np.testing.assert_allclose(clf.log_count_ratios_, r, rtol=1e-10, atol=1e-12)
     Z = _transform(X, top, r).toarray()
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0)
     ref = np.hstack([Xd[:, top] * r, np.ones((500, 1))])
@@ -198,15 +202,82 @@ def test_multiclass_rows_scaled_by_the_spread_of_the_release():
 def test_auto_defaults_depend_on_public_quantities_only():
     from dptoolkit.linear_model._glm._nb_logistic import _auto_defaults
 
-    auto = {"k": "auto", "f": "auto"}
-    assert _auto_defaults(auto, 2) == {"k": 5000, "f": 0.75}
+    from types import SimpleNamespace as validated   # the fields of NBValidated used
+
+    auto = validated(k="auto", f="auto")
+    assert _auto_defaults(auto, 2) == {"f": 0.75}   # k: after the calibration
     assert _auto_defaults(auto, 20) == {"k": 50_000, "f": 0.5}
     assert _auto_defaults(auto, 100) == {"k": 2**20 // 100, "f": 0.5}
-    assert _auto_defaults({"k": 7, "f": 0.3}, 20) == {}
+    assert _auto_defaults(validated(k=7, f=0.3), 20) == {}
     with pytest.raises(ValueError, match="n_features_kept"):
         DPNBLogisticClassifier(n_features_kept="many").fit(*_text_like(n=50, d=10))
     with pytest.raises(ValueError, match="release_fraction"):
         DPNBLogisticClassifier(release_fraction="half").fit(*_text_like(n=50, d=10))
+    with pytest.raises(ValueError, match="learning_rate"):
+        DPNBLogisticClassifier(learning_rate="fast").fit(*_text_like(n=50, d=10))
+
+
+def test_binary_vocabulary_and_step_from_the_noise():
+    """Two classes: ``n_features_kept="auto"`` is the largest k whose step noise
+    ``rho = sqrt(k + 1) sigma_2 / (qN)`` is at most 1, within [5000, 50000], and
+    ``learning_rate="auto"`` is ``4 / sqrt(1 + rho^2)``: functions of (sigma_2, q, N)
+    only, so the same public quantities give the same values whatever the data."""
+    from dptoolkit.linear_model._glm._nb_logistic import (
+        _auto_learning_rate, _binary_vocabulary, _gradient_noise_ratio)
+
+    assert _binary_vocabulary(0.0, 0.04, 100) == 50_000          # no noise: the maximum
+    assert _binary_vocabulary(7.31, 0.04, 25_000) == 18_712  # floor((1000 / 7.31)^2) - 1
+    assert _binary_vocabulary(7.31, 0.04, 5_000) == 5000          # the floor
+    assert _binary_vocabulary(1.0, 0.04, 25_000) == 50_000        # the cap
+    k = _binary_vocabulary(6.0, 0.04, 25_000)
+    assert _gradient_noise_ratio(k, 6.0, 0.04, 25_000) <= 1.0 < \
+        _gradient_noise_ratio(k + 1, 6.0, 0.04, 25_000)
+    assert _auto_learning_rate(k, 2, 0.0, 0.04, 100) == 4.0
+    rho = _gradient_noise_ratio(5000, 7.31, 0.04, 5_000)
+    assert _auto_learning_rate(5000, 2, 7.31, 0.04, 5_000) == pytest.approx(
+        4.0 / np.sqrt(1 + rho ** 2), rel=1e-15)
+    assert _auto_learning_rate(5000, 20, 7.31, 0.04, 5_000) == 4.0   # K > 2: unchanged
+    # in a fit: two data sets of the same public size get the same k and step
+    fits = []
+    for seed in (0, 1):
+        X, y = _text_like(n=2000, d=30_000 if seed else 9000, seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            fits.append(DPNBLogisticClassifier(epsilon=1.0, n_samples_public=3000,
+                                               classes=[0, 1], n_epochs=2,
+                                               random_state=seed).fit(X, y))
+    s2 = fits[0].noise_multipliers_[1]
+    assert fits[0].noise_multipliers_ == fits[1].noise_multipliers_
+    assert fits[1].feature_indices_.size == _binary_vocabulary(s2, 0.04, 3000) == 5000
+    assert fits[0].feature_indices_.size == 5000    # n_features 9000 > 5000: not capped
+    for clf in fits:
+        assert clf.learning_rate_ == _auto_learning_rate(5000, 2, s2, 0.04, 3000)
+    fixed = DPNBLogisticClassifier(epsilon=1.0, n_samples_public=2000, classes=[0, 1],
+                                   n_epochs=1, learning_rate=0.5, n_features_kept=7,
+                                   random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        fixed.fit(*_text_like(n=2000, d=50))
+    assert fixed.learning_rate_ == 0.5 and fixed.feature_indices_.size == 7
+
+
+def test_binary_fit_starts_from_naive_bayes():
+    """Two classes: before any step the model is multinomial naive Bayes with a
+    uniform prior on the kept features (theta = (1, ..., 1, 0), coef_[S] = r), so its
+    predictions are naive Bayes's; post-processing of the release."""
+    X, y = _text_like(n=1500)
+    Xt, _ = _text_like(n=500, seed=1)
+    zero = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=80, n_samples_public=1500,
+                                  classes=[0, 1], n_epochs=1e-6, learning_rate=1e-12,
+                                  random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        zero.fit(X, y)
+    top, r = zero.feature_indices_, zero.log_count_ratios_
+    np.testing.assert_allclose(zero.coef_[0, top], r, rtol=1e-6, atol=1e-9)
+    assert abs(zero.intercept_[0]) < 1e-9
+    nb = (Xt[:, top] @ r > 0).astype(int)
+    np.testing.assert_array_equal(zero.predict(Xt), nb)
 
 
 def test_multiclass_declared_class_may_be_absent():

@@ -1210,19 +1210,29 @@ def test_sklearn_estimator_checks():
 
 
 def test_auto_epochs_from_public_n_and_epsilon_only():
-    """n_epochs="auto": sqrt(epsilon N) / 18 in [1, 10] with N = n_samples_public,
-    whatever the rows present; 10 without privacy."""
+    """batch_size="auto" of a private dual fit: ceil(3 sqrt(N)) in [100, 1000], at most N;
+    n_epochs="auto": sqrt(epsilon N L) / 180 in [1, 10] with N = n_samples_public,
+    whatever the rows present; 10 without privacy; the sequential variant keeps
+    L = 100 and the former sqrt(epsilon N) / 18."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 6))
     y = (X[:, 0] > 0).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for eps, n_public, expected in [(1.0, 5325, math.sqrt(5325) / 18), (0.1, 2000, 1.0),
-                                        (4.0, 10**5, 10.0)]:
+        for eps, n_public, L, expected in [
+                (1.0, 5325, 219, math.sqrt(5325 * 219) / 180), (0.1, 2000, 135, 1.0),
+                (4.0, 10**5, 949, 10.0), (1.0, 1000, 100, math.sqrt(1000) / 18),
+                (1e-4, 10**7, 1000, math.sqrt(1e-4 * 10**7 * 1000) / 180)]:
             fits = [DPSCDClassifier(epsilon=eps, n_samples_public=n_public, classes=[0, 1],
                                     random_state=0).fit(X[:m], y[:m]) for m in (300, 400)]
+            assert fits[0].batch_size_ == L
             assert fits[0].n_epochs_ == pytest.approx(expected, rel=1e-12)
             assert fits[0].n_steps_ == fits[1].n_steps_
             assert fits[0].privacy_spent_ == fits[1].privacy_spent_
+        seq = DPSCDClassifier(epsilon=1.0, n_samples_public=5325, classes=[0, 1],
+                              variant="sequential", random_state=0).fit(X, y)
+        assert seq.batch_size_ == 100
+        assert seq.n_epochs_ == pytest.approx(math.sqrt(5325) / 18, rel=1e-12)
         assert DPSCDClassifier().fit(X, y).n_epochs_ == 10.0
+        assert DPSCDClassifier().fit(X, y).batch_size_ == 100
         assert DPSCDRegressor(n_epochs="auto").fit(X, X[:, 0]).n_epochs_ == 10.0

@@ -634,3 +634,33 @@ def test_sparsifier_takes_n_from_n_samples_public_only():
     with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
         SparsifiedLassoClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1],
                                   random_state=0).fit(X, y)
+
+
+def test_auto_radius_is_the_private_fits_for_both_fits(monkeypatch):
+    """l1_bound="auto" (the default): a private fit uses the radius the private
+    Frank-Wolfe fit chooses from public quantities at epsilon - epsilon_count, and the
+    non-private count is taken at that radius; a non-private fit uses 50."""
+    from dptoolkit.linear_model import _sparsifier
+    from dptoolkit.linear_model._frank_wolfe._budget import private_defaults
+
+    X, y = _problem(n=300, d=60, seed=3)
+    radii = []
+    real = _sparsifier._nonprivate_coef
+
+    def spy(X, y, l1_bound, *args):
+        radii.append(l1_bound)
+        return real(X, y, l1_bound, *args)
+
+    monkeypatch.setattr(_sparsifier, "_nonprivate_coef", spy)
+    assert SparsifiedLassoClassifier().l1_bound == "auto"
+    est = SparsifiedLassoClassifier(epsilon=1.05, epsilon_count=0.05, delta=1e-5,
+                                    n_samples_public=300, classes=[0, 1],
+                                    random_state=0).fit(X, y)
+    lam, T = private_defaults(n_samples=300, epsilon=1.0, delta=1e-5, n_drawn=60)
+    assert est.estimator_.l1_bound_ == pytest.approx(lam, rel=1e-12)
+    assert est.estimator_.n_iter_ == T
+    assert radii == [est.estimator_.l1_bound_]
+    SparsifiedLassoClassifier().fit(X, y)
+    assert radii[-1] == 50.0
+    with pytest.raises(ValueError, match="l1_bound"):
+        SparsifiedLassoClassifier(l1_bound="big").fit(X, y)

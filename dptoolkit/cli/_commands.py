@@ -138,13 +138,12 @@ def _check_corpus_or_libsvm(args, *, train):
 
 
 def _preflight(estimator, args, n_samples=None, n_features=None, n_classes=2):
-    """Run the estimator's own checks on a zero stand-in (no data is read).
+    """Run the estimator's own checks on public quantities (no data is read, no fit).
 
-    Private fits stop at their privacy check (:func:`dptoolkit._private.plan_spend`),
-    so the stand-in only needs the right shape; non-private fits run on a tiny one.
+    Its privacy plan (:func:`dptoolkit._private.plan_spend`) validates the
+    options and computes the event from the shape and the label set alone;
+    a non-private estimator's plan validates them too.
     """
-    import scipy.sparse as sp
-
     from .._private import plan_spend
 
     private = _models.is_private(args)
@@ -156,9 +155,7 @@ def _preflight(estimator, args, n_samples=None, n_features=None, n_classes=2):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            plan_spend(estimator, sp.csr_array((n, d), dtype=np.float64), y)
-        except RuntimeError:
-            pass  # a non-private fit ran to the end on the stand-in: options are valid
+            plan_spend(estimator, n_samples=n, n_features=d, y=y)
         except (ValueError, TypeError) as exc:
             raise _option_error(exc, args) from None
 
@@ -345,7 +342,6 @@ def _train(args):
         raise UsageError(f"--model {args.model} is binary only and the task has "
                          f"{n_classes} classes: choose two groups with --positive/"
                          f"--negative, or a multiclass model ({_models.multiclass_models()})")
-    estimator = _models.build_model(args, classes)
     if args.data is None and private and args.n_samples_public is None and \
             _models.option_applies("n_samples_public", args):
         # synthetic data are public, so the size of their training part is too
@@ -353,6 +349,8 @@ def _train(args):
         estimator = _models.build_model(args, classes)
         print(f"  N = {args.n_samples_public}: the size of the synthetic training part "
               "(public: the data are synthetic)")
+    else:   # the estimator checked before reading, with the label set now known
+        estimator = _models.declare_classes(estimator, classes)
     note = data_budget_note(estimator, n_classes) if private else None
     if note is not None:
         print(note, file=sys.stderr)
@@ -635,8 +633,6 @@ def _evaluate(args):
 
 
 def _account(args):
-    import scipy.sparse as sp
-
     from .._private import plan_spend
 
     if args.n_classes > 2 and not _models.supports_multiclass(args):
@@ -651,12 +647,11 @@ def _account(args):
     args.verbose = 0
     estimator = _models.build_model(args)
     n, d = args.n_samples, args.n_features
-    standin = sp.csr_array((n, d), dtype=np.float64)
-    y = np.arange(n) % args.n_classes
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # N is public here (--n-samples)
         try:
-            event, spent = plan_spend(estimator, standin, y)
+            event, spent = plan_spend(estimator, n_samples=n, n_features=d,
+                                      y=np.arange(n) % args.n_classes)
         except (ValueError, TypeError) as exc:
             raise _option_error(exc, args) from None
     print(f"model: {model_name} ({type(estimator).__name__}), N = {n}, D = {d}, "

@@ -18,7 +18,7 @@ from ..model_selection import PrivateHyperparameterSearch
 from ..selection import DPSIS, PrivateSelectThenFit
 
 __all__ = ["DEFAULT_MODEL", "MODELS", "SEARCH_GRIDS",
-           "SELECT_FRACTION", "build_model",
+           "SELECT_FRACTION", "build_model", "declare_classes",
            "resolve_model", "option_applies", "default_of"]
 
 #: The model ``--model default`` stands for: the toolkit's best private sparse model
@@ -276,6 +276,14 @@ def build_model(args, classes=None):
         return PrivateHyperparameterSearch(
             est, grid, **_with_classes(PrivateHyperparameterSearch, kw, classes))
     return _base(model, args, epsilon=args.epsilon, delta=args.delta, classes=classes)
+
+
+def declare_classes(estimator, classes):
+    """``estimator`` (built without ``classes``) with the public label set ``classes``
+    on it and on every nested estimator that takes it, as :func:`build_model` with
+    ``classes`` would build it."""
+    keys = [k for k in estimator.get_params(deep=True) if k.split("__")[-1] == "classes"]
+    return estimator.set_params(**{k: list(classes) for k in keys})
 
 
 def is_private(args):

@@ -10,6 +10,7 @@ whole search costs about two to three times one run in Renyi DP, however many
 runs it makes (Papernot and Steinke 2022, Theorem 2); with pure-DP runs and a
 geometric K it is 3 epsilon-DP (Liu and Talwar 2019, Theorem 3.4).
 """
+import dataclasses
 import math
 import warnings
 
@@ -40,6 +41,36 @@ _DISTRIBUTIONS = ("negative_binomial", "geometric", "logarithmic")
 # training events): the calibration is a nested bisection and does not depend on the
 # data's values
 _CALIBRATIONS = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchParams:
+    """The validated parameters of a search: its budget, the mean and shape of the
+    number of runs, the validation fraction, the score's noise (None: "auto"
+    until planned), the distributions, their grid and probes."""
+    epsilon: float
+    delta: float
+    mean: float
+    shape: float
+    frac: float
+    noise: float
+    dists: list
+    grid: list
+    probes: list
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchPlan:
+    """The parameters a search runs with (its privacy plan's ``params``): the
+    validated parameters (read-only), the unfitted template of the runs, each
+    run's epsilon and the candidates' distinct training events, N and the
+    validation part's size."""
+    validated: SearchParams
+    template: object
+    epsilon_run: float
+    train_events: tuple
+    n_samples: int
+    n_val: int
 
 # where a distribution of param_distributions is probed: quantiles, plus the finite
 # ends of its support (draws with fixed seeds for a distribution without ppf)
@@ -208,8 +239,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         rows wherever it enters the guarantee: the size of the validation part,
         ``n_val = max(1, min(round(validation_fraction * N), N - 1))`` (the
         other rows, however many, train), the scale of ``best_score_``
-        (a noisy count divided by ``n_val``), the shape of the stand-in data on
-        which the runs' budget is calibrated, and the runs' dataset size
+        (a noisy count divided by ``n_val``), the shape from which the runs'
+        budget is calibrated (their plans, no fit), and the runs' dataset size
         ``N - n_val``, passed on as ``n_samples_public`` to an estimator that
         has that parameter unset (one that declares its own keeps it).  None:
         :math:`N` is the number of rows, and the search warns with a
@@ -338,23 +369,25 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             noise = check_scalar_range(self.score_noise, "score_noise", low=0.0,
                                        low_open=True)
         grid, probes = _candidates(dists)
-        return dict(epsilon=epsilon, delta=delta, mean=mean, shape=shape, frac=frac,
-                    noise=noise, dists=dists, grid=grid, probes=probes)
+        return SearchParams(epsilon=epsilon, delta=delta, mean=mean, shape=shape, frac=frac,
+                            noise=noise, dists=dists, grid=grid, probes=probes)
 
     # ----------------------------------------------------------- calibration
-    def _train_events(self, p, template, standin, y_standin, points, eps_run, memo):
+    def _train_events(self, p, template, shape, y_standin, points, eps_run, memo):
         """The training event of each of ``points`` (hyperparameters) at ``eps_run``,
-        planned on the public stand-in (no mechanism runs); ``memo`` keeps them."""
+        planned from the public shape of the training part and its label set (the
+        runs' ``_privacy_plan``: no fit); ``memo`` keeps them."""
         out = []
         for params in points:
             key = (repr(sorted(params.items())), eps_run)
             if key not in memo:
                 est = clone(template).set_params(
                     **params, epsilon=eps_run, accountant=None,
-                    **({"delta": p["delta"]} if p["delta"] > 0 else {}))
+                    **({"delta": p.delta} if p.delta > 0 else {}))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    memo[key] = plan_spend(est, standin, y_standin)[0]
+                    memo[key] = plan_spend(est, n_samples=shape[0], n_features=shape[1],
+                                           y=y_standin)[0]
             out.append(memo[key])
         return out
 
@@ -367,26 +400,26 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         score."""
         train_events = self._distinct(train_events)
         training = train_events[0] if len(train_events) == 1 else MaxOfEvents(train_events)
-        if p["delta"] == 0:  # the score gets 1/9 of the training epsilon (10% of the run)
+        if p.delta == 0:  # the score gets 1/9 of the training epsilon (10% of the run)
             return ComposedEvent((training, LaplaceEvent(9.0 / eps_run)))
-        return ComposedEvent((training, GaussianEvent(p["noise"])))
+        return ComposedEvent((training, GaussianEvent(p.noise)))
 
     def _search_event(self, p, run_event):
-        return RepeatAndSelectEvent(run_event, p["mean"], p["shape"])
+        return RepeatAndSelectEvent(run_event, p.mean, p.shape)
 
-    def _calibrate(self, p, template, standin, y_standin):
+    def _calibrate(self, p, template, shape, y_standin):
         """Each run's epsilon and the candidates' distinct training events at it."""
-        grid, probes = p["grid"], p["probes"]
+        grid, probes = p.grid, p.probes
         memo = {}
 
         def events(points, e):
-            return self._train_events(p, template, standin, y_standin, points, e, memo)
+            return self._train_events(p, template, shape, y_standin, points, e, memo)
 
-        if p["delta"] == 0.0:
-            eps_run = 0.9 * p["epsilon"] / 3.0
+        if p.delta == 0.0:
+            eps_run = 0.9 * p.epsilon / 3.0
             train = events(grid, eps_run)
             eps_b, delta_b = basic_guarantee(self._run_event(p, train, eps_run))
-            if eps_b > p["epsilon"] / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
+            if eps_b > p.epsilon / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
                 raise ValueError("a pure-DP search (delta=0) needs a pure-DP estimator: "
                                  f"{type(self.estimator).__name__} with delta unset is not "
                                  "epsilon-DP by basic composition (at some point of "
@@ -397,13 +430,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                     return self._search_event(p, self._run_event(p, events(points, e), e))
 
                 return calibrate_parameter(
-                    search, target_epsilon=p["epsilon"], delta=p["delta"], low=1e-4 * p["epsilon"],
-                    high=p["epsilon"], rtol=1e-3)
+                    search, target_epsilon=p.epsilon, delta=p.delta, low=1e-4 * p.epsilon,
+                    high=p.epsilon, rtol=1e-3)
 
             # one point per distinct event at the top of the bracket; every point's event
             # at the result is then checked to be among theirs (else all points are used)
             first = {}
-            for point, event in zip(grid, events(grid, p["epsilon"])):
+            for point, event in zip(grid, events(grid, p.epsilon)):
                 first.setdefault(event, point)
             eps_run = calibrate(list(first.values()))
             train = events(grid, eps_run)
@@ -431,11 +464,11 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     # --------------------------------------------------------------------- fit
     def _draw_k(self, p, rng):
         """K >= 1 from the truncated negative binomial of mean ``n_runs``."""
-        gamma = tnb_success_probability(p["shape"], p["mean"])
-        if p["shape"] == 0.0:  # logarithmic: P(K=k) proportional to (1-gamma)^k / k
+        gamma = tnb_success_probability(p.shape, p.mean)
+        if p.shape == 0.0:  # logarithmic: P(K=k) proportional to (1-gamma)^k / k
             return int(rng.logseries(1.0 - gamma))
         while True:
-            k = int(rng.negative_binomial(p["shape"], gamma))
+            k = int(rng.negative_binomial(p.shape, gamma))
             if k >= 1:
                 return k
 
@@ -478,62 +511,31 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             other runs' other warnings are not passed on: they would tell which
             hyperparameters, and how many runs, the search tried.
         """
-        p = self._check_params()
-        rng = self._noise_rng()
         y = np.asarray(y)
         n = y.shape[0]
-        if self.n_samples_public is not None:
-            N = check_positive_int(self.n_samples_public, "n_samples_public")
-            if N < 4:
-                raise ValueError("n_samples_public must be at least 4 for the search (runs "
-                                 "train on one part and are scored on another), got "
-                                 f"{N}")
-        else:
-            N = self._n_samples(n, private=True, uses="the sizes of the validation and "
-                                "training splits, the runs' dataset size and the scale "
-                                "of best_score_")
-            if N < 4:
-                raise data_dependent_error("X and y need at least 4 examples for the "
-                                           "search (runs train on one part and are "
-                                           "scored on another)")
+        N, n_val = self._split_sizes(n)
+        rng = self._noise_rng()
         # public split sizes (from n_samples_public); only the permutation sees n
-        n_val = min(max(1, int(round(p["frac"] * N))), N - 1)
         if n <= n_val:
             raise data_dependent_error(
                 f"X and y have too few examples for a validation part of {n_val} "
                 "(validation_fraction * n_samples_public) and a training part")
+        if self.classes is not None:    # y checked against the declared label set
+            self._resolve_classes(y, private=True)
         perm = rng.permutation(n)  # the split: uniform, of public sizes
         val, train = perm[:n_val], perm[n_val:]
-        template = self._declare_classes_on(clone(self.estimator), y)
-        params = template.get_params()
-        if "n_samples_public" in params and params["n_samples_public"] is None:
-            # the runs train on the training part: its size, public with N
-            template.set_params(n_samples_public=N - n_val)
         Xs = sp.csr_array(X) if sp.issparse(X) else np.asarray(X)
         X_train, y_train, X_val, y_val = Xs[train], y[train], Xs[val], y[val]
-        # the label set enters the runs' events: the declared one, else the data's
-        label_set = (tuple(np.unique(y_train).tolist()) if self.classes is None
-                     else tuple(template.get_params()["classes"].tolist()))
-        if p["noise"] is None:
-            p["noise"] = 30.0 / p["epsilon"]
-        # public stand-in of the training part: N - n_val rows, the label set's labels
-        standin = sp.csr_array((N - n_val, Xs.shape[1]), dtype=np.float64)
-        y_standin = np.resize(np.asarray(label_set), N - n_val)
-        key = (repr(sorted(template.get_params().items())), type(template),
-               repr(sorted((k, v) for k, v in p.items() if k != "dists")), standin.shape,
-               label_set)
-        if key not in _CALIBRATIONS:  # a function of public quantities only
-            if len(_CALIBRATIONS) > 64:
-                _CALIBRATIONS.clear()
-            _CALIBRATIONS[key] = self._calibrate(p, template, standin, y_standin)
-        eps_run, train_events = _CALIBRATIONS[key]
-        run_event = self._run_event(p, train_events, eps_run)
-        event = self._search_event(p, run_event)
-        # pure search: the runs' floating-point deltas, union bound over E[K] runs
-        spent = (p["epsilon"],
-                 p["delta"] or p["mean"] * basic_guarantee(run_event)[1])
-        self._check_spend(event, spent)
-
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the split sizes warned above
+            # the label set enters the runs' events: the declared one, else the data's
+            plan = self._privacy_plan(n, Xs.shape[1], None if self.classes is not None
+                                      else np.unique(y_train))
+        p, template, eps_run, train_events = (plan.params.validated, plan.params.template,
+                                              plan.params.epsilon_run,
+                                              plan.params.train_events)
+        self._check_spend(plan.event, plan.spent)
+        event, spent = plan.event, plan.spent
         k = self._draw_k(p, rng)  # K stays local: the theorems release the best run only
         best = (-math.inf, None, None, [])
         data_dependent = []
@@ -541,10 +543,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             # each run draws its hyperparameters independently (with replacement:
             # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
             params = next(iter(ParameterSampler(
-                p["dists"], n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
+                p.dists, n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
             est = clone(template).set_params(
                 **params, epsilon=eps_run, accountant=None,
-                **({"delta": p["delta"]} if p["delta"] > 0 else {}))
+                **({"delta": p.delta} if p.delta > 0 else {}))
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 # the run's noise: a child stream for this fit only, never a seed
@@ -558,8 +560,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             data_dependent.extend(w for w in caught
                                   if DATA_DEPENDENT_NOTE in str(w.message))
             correct = float(np.sum(est.predict(X_val) == y_val))
-            if p["delta"] > 0:
-                noisy = correct + rng.normal(0.0, p["noise"])
+            if p.delta > 0:
+                noisy = correct + rng.normal(0.0, p.noise)
             else:
                 noisy = correct + rng.laplace(0.0, 9.0 / eps_run)
             score = noisy / n_val
@@ -578,12 +580,70 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         self.n_features_in_ = Xs.shape[1]
         return self._record_spend(event, spent)
 
+    def _split_sizes(self, n_samples):
+        """``(N, n_val)``: the public dataset size and validation-part size."""
+        frac = check_scalar_range(self.validation_fraction, "validation_fraction",
+                                  low=0.0, high=1.0, low_open=True, high_open=True)
+        if self.n_samples_public is not None:
+            N = check_positive_int(self.n_samples_public, "n_samples_public")
+            if N < 4:
+                raise ValueError("n_samples_public must be at least 4 for the search (runs "
+                                 "train on one part and are scored on another), got "
+                                 f"{N}")
+        else:
+            N = self._n_samples(n_samples, private=True, uses="the sizes of the validation "
+                                "and training splits, the runs' dataset size and the "
+                                "scale of best_score_")
+            if N < 4:
+                raise data_dependent_error("X and y need at least 4 examples for the "
+                                           "search (runs train on one part and are "
+                                           "scored on another)")
+        return N, min(max(1, int(round(frac * N))), N - 1)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        the calibrated runs' events repeated a random number of times; ``params`` a
+        :class:`SearchPlan`.  ``classes``: the training part's label set (the
+        declared ``classes`` when set)."""
+        p = self._check_params()
+        N, n_val = self._split_sizes(n_samples)
+        template = self._declare_classes_on(clone(self.estimator), ())
+        params = template.get_params()
+        if "n_samples_public" in params and params["n_samples_public"] is None:
+            # the runs train on the training part: its size, public with N
+            template.set_params(n_samples_public=N - n_val)
+        if self.classes is not None or classes is None:
+            classes = template.get_params().get("classes")
+        if classes is None:
+            raise ValueError("planning the search needs the label set: declare classes, "
+                             "or pass classes or y to plan_spend")
+        label_set = tuple(np.asarray(classes).tolist())
+        if p.noise is None:
+            p = dataclasses.replace(p, noise=30.0 / p.epsilon)
+        # the training part's public shape, and labels of the label set
+        shape = (N - n_val, n_features)
+        y_standin = np.resize(np.asarray(label_set), N - n_val)
+        key = (repr(sorted(template.get_params().items())), type(template),
+               repr([(f.name, getattr(p, f.name)) for f in dataclasses.fields(p)
+                     if f.name != "dists"]), shape,
+               label_set)
+        if key not in _CALIBRATIONS:  # a function of public quantities only
+            if len(_CALIBRATIONS) > 64:
+                _CALIBRATIONS.clear()
+            _CALIBRATIONS[key] = self._calibrate(p, template, shape, y_standin)
+        eps_run, train_events = _CALIBRATIONS[key]
+        run_event = self._run_event(p, train_events, eps_run)
+        # pure search: the runs' floating-point deltas, union bound over E[K] runs
+        spent = (p.epsilon, p.delta or p.mean * basic_guarantee(run_event)[1])
+        return self._plan(self._search_event(p, run_event), spent, SearchPlan(
+            p, template, eps_run, train_events, N, n_val))
+
     @staticmethod
     def _check_run_event(p, est, params, train_events):
         """The run's own event must be one the budget covers (before any release)."""
         if est.privacy_event_ in train_events:
             return
-        drawn = sorted({k for d in p["dists"] for k, v in d.items()
+        drawn = sorted({k for d in p.dists for k, v in d.items()
                         if hasattr(v, "rvs") and k in params})
         if drawn:
             raise ValueError(

@@ -1,9 +1,9 @@
 """Private feature selection followed by a private model, under one budget."""
 import numbers
+from typing import NamedTuple
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -48,22 +48,21 @@ def _n_selected(selector, n_samples, n_features):
     return int(k)
 
 
-def _plan(step, n_samples, n_features, y, name):
+def _plan(step, n_samples, n_features, classes, name):
     """``(event, (epsilon, delta))`` of a step, from public quantities only.
 
     Steps following the toolkit's contract are planned by :func:`plan_spend`
-    on an all-zero stand-in of the data's shape (their event depends only on
-    the hyper-parameters, the shape, the label set and ``n_samples_public``);
-    other steps by their ``epsilon`` / ``delta`` hyper-parameters, as an
-    :class:`~dptoolkit.accounting.events.ApproxDPEvent`.
+    (their ``_privacy_plan``: the hyper-parameters, the shape, the label set and
+    ``n_samples_public``; no fit); other steps by their ``epsilon`` / ``delta``
+    hyper-parameters, as an :class:`~dptoolkit.accounting.events.ApproxDPEvent`.
     """
     if not isinstance(step, PrivateEstimatorMixin):
         eps, delta = _budget_of(step, name)
         return ApproxDPEvent(eps, delta), (eps, delta)
-    standin = sp.csr_array((n_samples, n_features), dtype=np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # the real fit emits its own warnings
-        event, spent = plan_spend(step, standin, y)
+        event, spent = plan_spend(step, n_samples=n_samples, n_features=n_features,
+                                  classes=classes)
     if spent is None:
         raise ValueError(f"{name} must be private: its fit reports no privacy spend; the "
                          "pipeline composes two private steps")
@@ -78,6 +77,15 @@ def _fitted_spend(step, name):
     spent = (float(spent[0]), float(spent[1]))
     event = getattr(step, "privacy_event_", None)
     return (ApproxDPEvent(*spent) if event is None else event), spent
+
+
+class PipelineSteps(NamedTuple):
+    """The plan's ``params``: the validated, unfitted clones of the steps and their
+    planned ``(event, (epsilon, delta))`` (an immutable tuple)."""
+    selector: object
+    estimator: object
+    planned_selector: tuple
+    planned_estimator: tuple
 
 
 class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
@@ -108,8 +116,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     **Check -> work -> spend.**  Before any work, both steps' events and
     spends are computed from public quantities (hyper-parameters, the number
     of samples and features, ``selector.k``, the label set, ``n_samples_public``:
-    ``dptoolkit._private.plan_spend()`` runs each step's ``fit`` on an
-    all-zero stand-in up to its privacy check), and the ``accountant`` is
+    each step's ``_privacy_plan``, through ``dptoolkit._private.plan_spend()``,
+    without a fit), and the ``accountant`` is
     asked once for the composed event and the summed spend; a
     :class:`~dptoolkit.exceptions.BudgetExceededError` leaves it untouched
     and nothing is fitted.  After both fits the accountant is charged once
@@ -191,32 +199,10 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             fitted one).
         """
         check_accountant(self.accountant)
-        for name in ("selector", "estimator"):
-            step = getattr(self, name)
-            if not (hasattr(step, "get_params") and hasattr(step, "fit")):
-                raise TypeError(f"{name} must be a scikit-learn estimator (with get_params "
-                                f"and fit), got {type(step).__name__}")
-        selector = clone(self.selector)
-        estimator = clone(self.estimator)
-        for step in (selector, estimator):
-            if "accountant" in step.get_params(deep=False):
-                step.set_params(accountant=None)
-        _budget_of(selector, "selector")
-        _budget_of(estimator, "estimator")
-        estimator = self._declare_classes_on(estimator, y)
-        rel1 = getattr(selector, "neighbouring", None)
-        rel2 = getattr(estimator, "neighbouring", None)
-        if rel1 is not None and rel2 is not None and rel1 != rel2:
-            raise ValueError(f"selector and estimator use different neighbouring relations "
-                             f"({rel1!r} vs {rel2!r}); their guarantees do not compose as "
-                             "stated")
-        # check: both steps' events from public quantities, one accountant check
         n_samples, n_features = X.shape if hasattr(X, "shape") else np.shape(X)
-        k = _n_selected(selector, n_samples, n_features) if isinstance(estimator, PrivateEstimatorMixin) else 0
-        planned1 = _plan(selector, n_samples, n_features, y, "selector")
-        planned2 = _plan(estimator, n_samples, k, y, "estimator")
-        planned = self._compose(planned1, planned2)
-        self._check_spend(*planned)
+        plan = self._privacy_plan(n_samples, n_features, self._label_set(y))
+        selector, estimator, planned1, planned2 = plan.params
+        self._check_spend(plan.event, plan.spent)
         # work; run by a parent with a stream (PrivateHyperparameterSearch), the
         # steps draw from two children of it, stored nowhere
         stream = _stream_for(self)
@@ -250,6 +236,48 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
                     f"the {name}'s fitted privacy event {done!r} differs from the one "
                     f"planned before the fit {plan!r}", RuntimeError)
         return self
+
+    def _label_set(self, y):
+        """The estimator's label set for a fit on ``y`` (checked against ``classes``);
+        None for an estimator without a ``classes`` parameter."""
+        if self.classes is not None:
+            return self._resolve_classes(y, private=True)
+        if (not isinstance(self.estimator, PrivateEstimatorMixin)
+                or "classes" not in self.estimator.get_params(deep=False)):
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the estimator's fit emits its own
+            return clone(self.estimator)._label_set(y)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        both steps' planned events, composed; ``params`` a :class:`PipelineSteps`
+        (the validated clones the fit runs and their planned events)."""
+        for name in ("selector", "estimator"):
+            step = getattr(self, name)
+            if not (hasattr(step, "get_params") and hasattr(step, "fit")):
+                raise TypeError(f"{name} must be a scikit-learn estimator (with get_params "
+                                f"and fit), got {type(step).__name__}")
+        selector = clone(self.selector)
+        estimator = clone(self.estimator)
+        for step in (selector, estimator):
+            if "accountant" in step.get_params(deep=False):
+                step.set_params(accountant=None)
+        _budget_of(selector, "selector")
+        _budget_of(estimator, "estimator")
+        estimator = self._declare_classes_on(estimator, ())   # y checked by _label_set
+        rel1 = getattr(selector, "neighbouring", None)
+        rel2 = getattr(estimator, "neighbouring", None)
+        if rel1 is not None and rel2 is not None and rel1 != rel2:
+            raise ValueError(f"selector and estimator use different neighbouring relations "
+                             f"({rel1!r} vs {rel2!r}); their guarantees do not compose as "
+                             "stated")
+        k = (_n_selected(selector, n_samples, n_features)
+             if isinstance(estimator, PrivateEstimatorMixin) else 0)
+        planned1 = _plan(selector, n_samples, n_features, None, "selector")
+        planned2 = _plan(estimator, n_samples, k, classes, "estimator")
+        return self._plan(*self._compose(planned1, planned2),
+                          PipelineSteps(selector, estimator, planned1, planned2))
 
     @staticmethod
     def _compose(first, second):

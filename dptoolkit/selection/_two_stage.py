@@ -1,6 +1,7 @@
 """The first stage of Kifer, Smith & Thakurta's two-stage private sparse regression:
 LASSO supports on disjoint blocks, then private selection of the features chosen
 most often."""
+import dataclasses
 import math
 import numbers
 import warnings
@@ -218,6 +219,22 @@ def block_support_counts(X, y, *, n_blocks, alpha=0.1, alpha_scale="absolute",
 
 
 @fill_doc
+@dataclasses.dataclass(frozen=True)
+class TwoStageParams:
+    """The parameters a TwoStageSelector fit runs with (its privacy plan's ``params``)."""
+    k: int
+    epsilon: float
+    neighbouring: str
+    selector: str
+    block_support: str
+    gamma: float
+    alpha: float
+    alpha_scale: object
+    lasso_max_iter: int
+    lasso_tol: float
+    n_blocks: int
+
+
 class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
                        BaseEstimator):
     r"""Private feature selection by the first stage of Kifer, Smith & Thakurta (2012).
@@ -370,31 +387,12 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         """
         X, y = _validate_X_y(self, X, y)
         n, d = X.shape
-        k = _check_k_features(self.k, d)
-        # epsilon > 0 or None (non-private), neighbouring relation, accountant type
-        epsilon, _ = self._check_budget(optional=True)
+        plan = self._privacy_plan(n, d, None)
+        (k, epsilon, neighbouring, selector, block_support, gamma, alpha, alpha_scale,
+         lasso_max_iter, lasso_tol, n_blocks) = dataclasses.astuple(plan.params)
         private = epsilon is not None
-        neighbouring = check_neighbouring(self.neighbouring)
-        selector = _check_choice(self.selector, "selector", _SELECTORS)
-        block_support = _check_choice(self.block_support, "block_support", ("nonzero", "top_k"))
-        gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
-        alpha, alpha_scale = _check_alpha(self.alpha, self.alpha_scale)
-        lasso_max_iter = check_positive_int(self.lasso_max_iter, "lasso_max_iter")
-        lasso_tol = check_scalar_range(self.lasso_tol, "lasso_tol", low=0.0)
         rng = self._noise_rng()
-        if self.n_blocks is None:
-            n_blocks = max(1, math.isqrt(n))
-            if private and neighbouring == "add_remove":
-                warnings.warn("n_blocks=None uses floor(sqrt(n_samples)), but n_samples is "
-                              "not public under add/remove neighbouring; pass a public "
-                              "n_blocks", PrivacyLeakWarning, stacklevel=2)
-        else:
-            n_blocks = self.n_blocks
-        n_blocks = _check_n_blocks(n_blocks, n)
-        # one top-k release on counts of l-infinity sensitivity 1
-        event, spent = (_top_k_privacy(selector, epsilon, k) if private
-                        else (None, None))
-        self._check_spend(event, spent)     # before any work on the data
+        self._check_spend(plan.event, plan.spent)     # before any work on the data
         labels = _block_labels(n, n_blocks, neighbouring, True, rng)
         counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale,
                                  k if block_support == "top_k" else None,
@@ -415,7 +413,37 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         self.support_ = np.zeros(d, dtype=bool)
         self.support_[sel] = True
         self.n_blocks_ = int(n_blocks)
-        return self._record_spend(event, spent)
+        return self._record_spend(plan.event, plan.spent)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        one top-k release on counts of l-infinity sensitivity 1; ``params`` a
+        :class:`TwoStageParams`."""
+        k = _check_k_features(self.k, n_features)
+        # epsilon > 0 or None (non-private), neighbouring relation, accountant type
+        epsilon, _ = self._check_budget(optional=True)
+        private = epsilon is not None
+        neighbouring = check_neighbouring(self.neighbouring)
+        selector = _check_choice(self.selector, "selector", _SELECTORS)
+        block_support = _check_choice(self.block_support, "block_support", ("nonzero", "top_k"))
+        gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
+        alpha, alpha_scale = _check_alpha(self.alpha, self.alpha_scale)
+        lasso_max_iter = check_positive_int(self.lasso_max_iter, "lasso_max_iter")
+        lasso_tol = check_scalar_range(self.lasso_tol, "lasso_tol", low=0.0)
+        if self.n_blocks is None:
+            n_blocks = max(1, math.isqrt(n_samples))
+            if private and neighbouring == "add_remove":
+                warnings.warn("n_blocks=None uses floor(sqrt(n_samples)), but n_samples is "
+                              "not public under add/remove neighbouring; pass a public "
+                              "n_blocks", PrivacyLeakWarning, stacklevel=3)
+        else:
+            n_blocks = self.n_blocks
+        n_blocks = _check_n_blocks(n_blocks, n_samples)
+        event, spent = (_top_k_privacy(selector, epsilon, k) if private
+                        else (None, None))
+        return self._plan(event, spent, TwoStageParams(
+            k, epsilon, neighbouring, selector, block_support, gamma, alpha, alpha_scale,
+            lasso_max_iter, lasso_tol, n_blocks))
 
     def _get_support_mask(self):
         check_is_fitted(self, "support_")

@@ -112,34 +112,32 @@ def fit_dask(est, X, y):
         with ``max_iter="auto"`` without ``n_samples_public``; the errors of the
         in-memory fit.
     """
-    p0 = est._check_params()
-    X, y_local, _ = validate_dask_X_y(est, X, y, private=p0["private"]
-                                      and est.max_iter == "auto")
+    private = est._check_budget()[0] is not None
+    X, y_local, _ = validate_dask_X_y(est, X, y, private=private and est.max_iter == "auto")
     from sklearn.utils.multiclass import check_classification_targets
 
     check_classification_targets(y_local)
-    classes = est._resolve_classes(y_local, private=p0["private"])
+    classes = est._resolve_classes(y_local, private=private)
     if classes.size != 2:
         raise ValueError("FrankWolfeLassoClassifier on a Dask array is binary only: got "
                          f"{classes.size} classes (fit the multinomial model in memory)")
     if est.solver != "fast":
         raise ValueError("FrankWolfeLassoClassifier on a Dask array needs solver='fast' "
                          f"(Algorithm 2), got solver={est.solver!r}")
-    p = est._resolve_auto(p0, X.shape)
-    spec = p["spec"]
-    if p["private"] and spec.name != "grouped":
+    plan = est._privacy_plan(*X.shape, classes)
+    p, budget = plan.params, plan.params.budget
+    if p.private and p.spec.name != "grouped":
         raise ValueError("a private FrankWolfeLassoClassifier on a Dask array uses "
                          f"selector='grouped' (or 'auto'), got {est.selector!r}")
-    if not p["private"] and est.selector not in ("auto", "argmax"):
+    if not p.private and est.selector not in ("auto", "argmax"):
         raise ValueError("a non-private FrankWolfeLassoClassifier on a Dask array uses "
                          f"selector='argmax' (or 'auto'), got {est.selector!r}")
+    est._check_spend(plan.event, plan.spent)
     est.classes_ = classes
     y01 = row_aligned((y_local == classes[1]).astype(np.float64), X)
     D = X.shape[1]
-    budget = est._budget(p, D) if p["private"] else None
-    est._check_spend_budget(budget)
     rng = est._noise_rng()
-    bound = 1.0 if p["private"] else None
+    bound = 1.0 if p.private else None
     columns = None
     if bound is not None:
         screened = budget.screening_noise_multiplier is not None
@@ -158,20 +156,20 @@ def fit_dask(est, X, y):
             masses += rng.normal(0.0, budget.screening_noise_multiplier * sens,
                                  masses.shape)
             np.negative(masses, out=masses)
-            k = p["screening"]
+            k = p.screening
             columns = np.sort(np.argpartition(masses, k - 1)[:k]).astype(np.int64)
             del masses
     n_kept = D if columns is None else columns.size
-    if p["private"]:
-        selector = _GroupedSelector(n_kept, p["group_size"], budget.kernel_parameter, rng)
+    if p.private:
+        selector = _GroupedSelector(n_kept, p.group_size, budget.kernel_parameter, rng)
     else:
         selector = _ArgmaxSelector()
-    stop = p["tol"] * X.shape[0] if p["tol"] > 0 else -np.inf
+    stop = p.tol * X.shape[0] if p.tol > 0 else -np.inf
     coef, gaps, n_done, n_refresh = frank_wolfe_over_blocks(
-        X, y01, columns=columns, bound=bound, l1_bound=p["l1_bound"],
-        max_iter=p["max_iter"], refresh_tol=p["refresh_tol"], selector=selector,
+        X, y01, columns=columns, bound=bound, l1_bound=p.l1_bound,
+        max_iter=p.max_iter, refresh_tol=p.refresh_tol, selector=selector,
         stop=stop)
-    est.selector_ = "grouped" if p["private"] else "argmax"
+    est.selector_ = "grouped" if p.private else "argmax"
     est.coef_ = expand_columns(coef.reshape(1, -1), columns, D)
     est.screened_features_ = columns
     est.intercept_ = np.zeros(1)

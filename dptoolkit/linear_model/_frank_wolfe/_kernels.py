@@ -55,22 +55,22 @@ def make_kernel(*, y, classes, csr, csc, p, solver, selector, kernel_parameter,
     -------
     kernel, spec : kernel object, SelectorSpec
     """
-    spec = p["spec"]
+    spec = p.spec
     if classes.size > 2:
         labels = np.searchsorted(classes, y).astype(np.int64)
         kernel = _fw_multinomial_fast.MultinomialFW(
-            *csc, labels, classes.size, p["l1_bound"],
+            *csc, labels, classes.size, p.l1_bound,
             _fw_multinomial_fast.SELECTOR_CODES[spec.kernel], kernel_parameter,
             bit_generator)
         return kernel, spec
-    if not p["private"] and selector == "auto" and solver == "fast":
+    if not p.private and selector == "auto" and solver == "fast":
         spec = nonprivate_fast_selector(csc[2].shape[0] - 1, csr[0].shape[0])
     y01 = (y == classes[1]).astype(np.float64)
-    args = (*csr, *csc, y01, p["l1_bound"], _fw_fast.SELECTOR_CODES[spec.kernel],
+    args = (*csr, *csc, y01, p.l1_bound, _fw_fast.SELECTOR_CODES[spec.kernel],
             kernel_parameter, bit_generator)
     if solver == "fast":
-        return _fw_fast.FastFW(*args, refresh_tol=p["refresh_tol"],
-                               group_size=p["group_size"]), spec
+        return _fw_fast.FastFW(*args, refresh_tol=p.refresh_tol,
+                               group_size=p.group_size), spec
     return _fw_fast.StandardFW(*args), spec
 
 

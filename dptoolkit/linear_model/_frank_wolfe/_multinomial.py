@@ -38,7 +38,7 @@ step are bounded-range mechanisms with ranges :math:`2cf r_k`, so the step is
 budget split is :func:`dptoolkit.linear_model._frank_wolfe._budget.split_budget`.
 
 **Screening and the floating-point delta.**  With ``screening`` (the default
-above 4096 features at zCDP accounting), one Gaussian release of the column
+above 1024 features at zCDP accounting), one Gaussian release of the column
 masses of the row-normalised data (sensitivity 1 under add/remove, no label
 used; ``_screening``) picks the candidate
 features first, and every class's exponential mechanism then ranges over the

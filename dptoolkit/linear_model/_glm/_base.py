@@ -20,6 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._docstrings import fill_doc
+from ._params import GLMParams, GLMSteps
 from ..._private import data_dependent_warning, PrivateEstimatorMixin
 from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_GAUSSIAN, Interval, Options, POSITIVE,
@@ -407,9 +408,9 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         n_public = self.n_samples_public
         if n_public is not None:
             n_public = check_positive_int(n_public, "n_samples_public")
-        return dict(private=private, epsilon=epsilon, delta=delta, alpha=alpha, clip=clip,
-                    n_epochs=n_epochs, intercept_scaling=intercept_scaling,
-                    n_samples_public=n_public)
+        return GLMParams(private=private, epsilon=epsilon, delta=delta, alpha=alpha,
+                         clip=clip, n_epochs=n_epochs, intercept_scaling=intercept_scaling,
+                         n_samples_public=n_public)
 
     @staticmethod
     def _n_constant(p, n_rows, *, warn=True,
@@ -421,9 +422,9 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         to the number of rows with a PrivacyLeakWarning (``warn``) naming what
         :math:`N` enters (``uses``).  A non-private fit uses the number of rows.
         """
-        if not p["private"]:
+        if not p.private:
             return int(n_rows)
-        if p["n_samples_public"] is None:
+        if p.n_samples_public is None:
             if warn:
                 warnings.warn(  # N itself is not printed: it is the private quantity
                     "n_samples_public is None: the dataset size N = X.shape[0] was "
@@ -433,7 +434,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                     "only neighbouring datasets of the same size.  Pass the public "
                     "dataset size as n_samples_public.", PrivacyLeakWarning, stacklevel=3)
             return int(n_rows)
-        return p["n_samples_public"]
+        return p.n_samples_public
 
     @staticmethod
     def _batch(batch_size, limit, what):
@@ -475,7 +476,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         return t
 
     def _prepare(self, X, p):
-        return _transform_rows(X, self.normalize, self.fit_intercept, p["intercept_scaling"])
+        return _transform_rows(X, self.normalize, self.fit_intercept, p.intercept_scaling)
 
     def _check_multiclass_loss(self):
         """Hook: refuse a ``loss`` that has no multiclass form (nothing by default)."""
@@ -525,37 +526,55 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                 self.coef_path_ = path.copy()
                 self.intercept_path_ = np.zeros(path.shape[:2])
 
-    def _finish(self, w, path, rec_epochs, p, *, L, n_steps, sensitivity, q, sigma,
-                noise_std, n_constant):
-        """Set the fitted attributes shared by every estimator of this family."""
-        self.n_samples_used_ = int(n_constant)
+    def _finish(self, w, path, rec_epochs, plan):
+        """Set the fitted attributes shared by every estimator of this family and
+        record the ``plan``'s spend."""
+        steps = plan.params
+        self.n_samples_used_ = int(steps.n_constant)
         if path is not None:
             path = np.concatenate([np.zeros((1,) + w.shape), path])
             self.epoch_path_ = np.concatenate([[0.0], rec_epochs])
         self._set_coef(w, path)
-        self.batch_size_ = int(L)
-        self.n_steps_ = int(n_steps)
-        self.n_epochs_ = float(p["n_epochs"])
-        self.sensitivity_ = float(sensitivity)
-        if p["private"]:
-            self.sampling_rate_ = float(q)
-            self.noise_multiplier_ = float(sigma)
-            self.noise_std_ = float(noise_std)
+        self.batch_size_ = int(steps.batch_size)
+        self.n_steps_ = int(steps.total_steps)
+        self.n_epochs_ = float(steps.validated.n_epochs)
+        self.sensitivity_ = float(steps.sensitivity)
+        if steps.validated.private:
+            self.sampling_rate_ = float(steps.sampling_rate)
+            self.noise_multiplier_ = float(steps.noise_multiplier)
+            self.noise_std_ = float(steps.noise_std)
         else:
             self.sampling_rate_ = None
             self.noise_multiplier_ = None
             self.noise_std_ = None
-        self._record_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
+        self._record_spend(plan.event, plan.spent)
+
+    def _planned_n_classes(self, classes):
+        """K of a plan: the label set's size for a classifier (K > 2 checked against
+        ``loss``), 2 for a regressor."""
+        if not isinstance(self, ClassifierMixin):
+            return 2
+        k = self._planned_classes(classes).size
+        if k > 2:
+            self._check_multiclass_loss()
+        return k
+
+    def _steps_plan(self, p, **steps):
+        """The :class:`PrivacyPlan` of ``steps`` (the fields of :class:`GLMSteps`)."""
+        params = GLMSteps(validated=p, **steps)
+        return self._plan(*self._privacy_of(p, q=params.sampling_rate,
+                                            sigma=params.noise_multiplier,
+                                            n_steps=params.total_steps), params)
 
     @staticmethod
     def _privacy_of(p, *, q, sigma, n_steps):
         """``(privacy_event_, privacy_spent_)`` of a fit: ``n_steps`` Poisson-subsampled
         Gaussian steps (rate q, noise multiplier sigma), RDP-accounted; ``(None,
         None)`` for a non-private fit."""
-        if not p["private"]:
+        if not p.private:
             return None, None
         event = subsampled_gaussian_steps(sigma, q, n_steps)
-        spent = (_epsilon_spent(event, p["delta"]), p["delta"])
+        spent = (_epsilon_spent(event, p.delta), p.delta)
         return event, spent
 
     def _full_weights(self):
@@ -642,14 +661,6 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                     else np.append(w, b / float(self.intercept_scaling))
             out.append(self._objective_on(Xt, y, w))
         return np.asarray(out)
-
-
-
-
-
-
-
-
 
 
 _transform_rows = transform_rows

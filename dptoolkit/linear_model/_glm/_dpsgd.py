@@ -6,6 +6,7 @@ per-example normalisation), with per-example gradient clipping, Gaussian noise
 on the summed clipped gradients, Poisson-sampled lots and RDP accounting.
 """
 import math
+from types import MappingProxyType
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
@@ -36,61 +37,36 @@ class _BaseSGD(_BaseLinearDP):
               warns="Private fit", n_enters=" (hence :math:`q` and the number of steps)")
     def fit(self, X, y):
         validate_params(self)
-        p = self._check_common()
-        private = p["private"]
-        if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
-            lr = None  # 1 / beta of the loss, set below from alpha
-        else:
-            lr = check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
-                                    low_open=True)
         distributed = is_dask_array(X)
         if distributed:  # X stays on the workers (dptoolkit.distributed.sgd_over_blocks)
-            X, y_local, y = validate_dask_X_y(self, X, y, private=private)
+            X, y_local, y = validate_dask_X_y(self, X, y, private=self.epsilon is not None)
             if isinstance(self, ClassifierMixin):
                 check_classification_targets(y_local)
             t = self._targets(y_local)
-            n_rows, M = X.shape[0], X.shape[1] + bool(self.fit_intercept)
         else:
             X, t = self._validate_xy(X, y)
-            Xt, sq = self._prepare(X, p)
-            n_rows, M = Xt.shape
         # K > 2 classes: one multinomial (softmax) model, weights of shape (M, K)
-        K = self.classes_.size if isinstance(self, ClassifierMixin) else 2
-        if distributed and K > 2:
+        classes = getattr(self, "classes_", None) if isinstance(self, ClassifierMixin) else None
+        if distributed and classes is not None and classes.size > 2:
             raise ValueError(f"{type(self).__name__} fits a Dask X for two classes only "
-                             f"(got {K} classes in classes): pass X in memory")
-        # N enters only q = L/N and the number of steps; public for a private fit
-        N = self._n_constant(p, n_rows,
-                             uses="the sampling rate q = L/N and the number of steps")
-        if lr is None:
-            lr = 1.0 / (_SMOOTHNESS["softmax" if K > 2 else self.loss] + p["alpha"])
-        if private and isinstance(self.batch_size, str):
-            # large lots (q = 1/25): the noise per example shrinks as 1/L while the
-            # privacy cost grows more slowly (De et al. 2022; Ponomareva et al. 2023)
-            L = max(1, int(round(N / 25)))
+                             f"(got {classes.size} classes in classes): pass X in memory")
+        plan = self._privacy_plan(*X.shape, classes)
+        steps, p = plan.params, plan.params.validated
+        private, K, N, L, clip = p.private, steps.n_classes, steps.n_constant, \
+            steps.batch_size, steps.clip
+        q, n_steps, noise_std = steps.sampling_rate, steps.n_steps, steps.noise_std
+        lr, denominator = steps.extra["learning_rate"], steps.extra["denominator"]
+        if not distributed:
+            Xt, sq = self._prepare(X, p)
+            M = Xt.shape[1]
         else:
-            L = self._batch(self.batch_size, N,
-                            "n_samples_public" if private and p["n_samples_public"]
-                            else "n_samples")
-        clip = p["clip"]
-        if private:
-            q = L / N
-            n_steps = int(math.ceil(p["n_epochs"] / q))
-            sigma = _calibrate(epsilon=p["epsilon"], delta=p["delta"], sampling_rate=q,
-                               steps=n_steps)
-            noise_std = sigma * clip
-            denominator = float(L)
-        else:
-            q = None
-            n_steps = int(math.ceil(p["n_epochs"] * math.ceil(N / L)))
-            sigma = noise_std = 0.0
-            denominator = 0.0  # the actual batch size
-        self._check_spend(*self._privacy_of(p, q=q, sigma=sigma, n_steps=n_steps))
-        rec_steps, rec_epochs = _record_steps(n_steps, p["n_epochs"])
+            M = X.shape[1] + bool(self.fit_intercept)
+        self._check_spend(plan.event, plan.spent)
+        rec_steps, rec_epochs = _record_steps(n_steps, p.n_epochs)
         if not self.keep_coef_path:
             rec_steps = rec_steps[:0]
         rng = self._noise_rng()
-        step_args = dict(lam=p["alpha"], learning_rate=lr, clip=clip,
+        step_args = dict(lam=p.alpha, learning_rate=lr, clip=clip,
                          sampling_rate=q if private else 0.0, batch_size=L,
                          denominator=denominator, n_steps=n_steps, noise_std=noise_std,
                          bit_generator=rng.bit_generator, record_steps=rec_steps)
@@ -98,8 +74,8 @@ class _BaseSGD(_BaseLinearDP):
             theta, trace, finite, done = sgd_over_blocks(
                 X, row_aligned(t, X), transform=transform_rows,
                 transform_args=(self.normalize, self.fit_intercept,
-                                p["intercept_scaling"]),
-                n_features=M, loss=self.loss, alpha=p["alpha"], learning_rate=lr,
+                                p.intercept_scaling),
+                n_features=M, loss=self.loss, alpha=p.alpha, learning_rate=lr,
                 clip=clip, sampling_rate=q if private else min(1.0, L / N),
                 denominator=denominator, n_steps=n_steps, noise_std=noise_std, rng=rng,
                 record_steps=rec_steps)
@@ -127,10 +103,50 @@ class _BaseSGD(_BaseLinearDP):
                                            "problem")
             raise ValueError(f"SGD diverged (non-finite weights after {done} of {n_steps} "
                              f"steps): learning_rate={lr} is too large for this problem")
-        self._finish(theta, trace if self.keep_coef_path else None, rec_epochs, p, L=L,
-                     n_steps=n_steps, sensitivity=clip, q=q, sigma=sigma,
-                     noise_std=noise_std, n_constant=N)
+        self._finish(theta, trace if self.keep_coef_path else None, rec_epochs, plan)
         return self
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        ``n_steps`` Poisson-subsampled Gaussian steps; ``params`` a :class:`GLMSteps`
+        (``extra``: the learning rate and the lot's denominator)."""
+        p = self._check_common()
+        private = p.private
+        if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
+            lr = None  # 1 / beta of the loss, set below from alpha
+        else:
+            lr = check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
+                                    low_open=True)
+        K = self._planned_n_classes(classes)
+        # N enters only q = L/N and the number of steps; public for a private fit
+        N = self._n_constant(p, n_samples,
+                             uses="the sampling rate q = L/N and the number of steps")
+        if lr is None:
+            lr = 1.0 / (_SMOOTHNESS["softmax" if K > 2 else self.loss] + p.alpha)
+        if private and isinstance(self.batch_size, str):
+            # large lots (q = 1/25): the noise per example shrinks as 1/L while the
+            # privacy cost grows more slowly (De et al. 2022; Ponomareva et al. 2023)
+            L = max(1, int(round(N / 25)))
+        else:
+            L = self._batch(self.batch_size, N,
+                            "n_samples_public" if private and p.n_samples_public
+                            else "n_samples")
+        if private:
+            q = L / N
+            n_steps = int(math.ceil(p.n_epochs / q))
+            sigma = _calibrate(epsilon=p.epsilon, delta=p.delta, sampling_rate=q,
+                               steps=n_steps)
+            denominator = float(L)
+        else:
+            q = None
+            n_steps = int(math.ceil(p.n_epochs * math.ceil(N / L)))
+            sigma = 0.0
+            denominator = 0.0  # the actual batch size
+        return self._steps_plan(
+            p, n_constant=N, batch_size=L, sampling_rate=q, n_steps=n_steps,
+            total_steps=n_steps, noise_multiplier=sigma, sensitivity=p.clip,
+            noise_std=sigma * p.clip if private else 0.0, clip=p.clip, n_classes=K,
+            extra=MappingProxyType({"learning_rate": lr, "denominator": denominator}))
 
 
 _SGD_DOC_PARAMS = r"""

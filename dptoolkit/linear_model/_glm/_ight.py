@@ -1,4 +1,5 @@
 r"""Iterative gradient hard thresholding, private or not (Wang & Gu, IJCAI 2019)."""
+import dataclasses
 import math
 
 import numpy as np
@@ -29,6 +30,21 @@ _SMOOTH_STEP = {False: 4.0, True: 2.0}
 
 
 @fill_doc
+@dataclasses.dataclass(frozen=True)
+class IGHTParams:
+    """The parameters a DP-IGHT fit runs with (its privacy plan's ``params``);
+    the noise multipliers are None for a non-private fit."""
+    private: bool
+    sparsity: int
+    max_iter: int
+    learning_rate: float
+    row_norm_bound: float
+    screening: int
+    noise_multiplier: float
+    screening_noise_multiplier: float
+    n_samples: int
+
+
 class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                        BaseEstimator):
     r"""Sparse logistic regression by (DP) iterative gradient hard thresholding
@@ -332,18 +348,16 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             Non-numeric parameters or data.
         """
         validate_params(self)
-        epsilon, delta = self._check_budget(optional=True, delta_required=True)
-        private = epsilon is not None
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
                              ensure_all_finite=True, y_numeric=False)
-        sparsity, max_iter, eta, bound, screening = self._check_params(X.shape[1], private)
         check_classification_targets(y)
-        classes = self._resolve_classes(y, private=private)
-        if classes.size < 2:   # only without declared classes (a declared set has two)
-            raise ValueError(f"DPIGHTClassifier needs at least two classes in y, got "
-                             f"{classes.size} class; declare the public label set as "
-                             "classes=")
+        classes = self._resolve_classes(y, private=self.epsilon is not None)
+        plan = self._privacy_plan(*X.shape, classes)
+        params = plan.params
+        private, sparsity, max_iter, eta, bound, screening, sigma, n_public = (
+            params.private, params.sparsity, params.max_iter, params.learning_rate,
+            params.row_norm_bound, params.screening, params.noise_multiplier, params.n_samples)
         # K > 2 classes: one multinomial model, same event (see Notes)
         multinomial = classes.size > 2
         # one conversion: the kernel reads CSC arrays, dense input included
@@ -351,29 +365,21 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         if private:
             Xr = self._enforce_public_bound(Xr, "l2", bound)
         n_rows, n_features = Xr.shape
-        if private:
-            event, spent, sigma, sigma_screen = self._privacy(epsilon, delta, max_iter,
-                                                              screening)
-            if eta is None:
-                eta = _SMOOTH_STEP[multinomial] / bound ** 2
-        else:
-            event = spent = sigma = None
-            if eta is None:
-                with np.errstate(over="ignore"):
-                    sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
-                eta = _SMOOTH_STEP[multinomial] / max(float(sq.max(initial=0.0)), 1e-300)
-        n_public = self._n_samples(n_rows, private=private, uses="the step eta / N")
+        if eta is None:     # non-private learning_rate="auto": from the data
+            with np.errstate(over="ignore"):
+                sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
+            eta = _SMOOTH_STEP[multinomial] / max(float(sq.max(initial=0.0)), 1e-300)
         if not private and self.learning_rate == "auto" and not eta / n_public > 0.0:
             # 4 / max ||x_i||^2 underflows (or the squares overflow): no step exists
             raise ValueError("X has entries too large for float64 arithmetic: the step "
                              "4 / (N max_i ||x_i||_2^2) of learning_rate='auto' is 0 "
                              "(squared row norms overflow beyond about 1e154); rescale X")
-        self._check_spend(event, spent)
+        self._check_spend(plan.event, plan.spent)
         rng = self._noise_rng()
         columns = None
         factor = sensitivity_factor(self.neighbouring)
         if screening is not None:
-            columns = private_top_columns(Xr, screening, sigma_screen, rng,
+            columns = private_top_columns(Xr, screening, params.screening_noise_multiplier, rng,
                                           sensitivity=factor)
             Xc = sp.csc_array(Xr[:, columns])
         else:
@@ -411,7 +417,30 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         self.n_iter_ = max_iter
         self.learning_rate_ = float(eta)
         self.noise_multiplier_ = sigma
-        return self._record_spend(event, spent)
+        return self._record_spend(plan.event, plan.spent)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`);
+        ``params`` an :class:`IGHTParams` (``learning_rate`` None for a non-private
+        ``"auto"``: the fit takes it from the data)."""
+        classes = self._planned_classes(classes)
+        epsilon, delta = self._check_budget(optional=True, delta_required=True)
+        private = epsilon is not None
+        sparsity, max_iter, eta, bound, screening = self._check_params(n_features, private)
+        if classes.size < 2:   # only without declared classes (a declared set has two)
+            raise ValueError(f"DPIGHTClassifier needs at least two classes in y, got "
+                             f"{classes.size} class; declare the public label set as "
+                             "classes=")
+        event = spent = sigma = sigma_screen = None
+        if private:
+            event, spent, sigma, sigma_screen = self._privacy(epsilon, delta, max_iter,
+                                                              screening)
+            if eta is None:
+                eta = _SMOOTH_STEP[classes.size > 2] / bound ** 2
+        n_public = self._n_samples(n_samples, private=private, uses="the step eta / N")
+        return self._plan(event, spent, IGHTParams(
+            private, sparsity, max_iter, eta, bound, screening, sigma, sigma_screen,
+            n_public))
 
     _poor_score = True  # private: noisy by design
     _multi_class = True

@@ -12,10 +12,13 @@ data with a public bound, and they share one release:
    release is the Gaussian mechanism with noise multiplier :math:`\sigma_1`
    (Mironov 2017, Proposition 7), for any number of classes K.  These sums are
    the document frequencies (the vocabulary) and the naive-Bayes statistics at once.
-2. **Post-processing.**  Keep the ``n_features_kept`` features of largest noisy
-   total :math:`S_0 + S_1` and compute the log-count ratios
-   :math:`r_j = \log(\max(S_{1j}, 0) + s) - \log(\max(S_{0j}, 0) + s)` with the
-   smoothing ``s`` equal to the noise standard deviation.
+2. **Post-processing.**  Keep the ``n_features_kept`` features S of largest noisy
+   total :math:`S_0 + S_1` and compute the multinomial naive-Bayes log-count
+   ratios :math:`r_j = \log(p_{1j}) - \log(p_{0j})`, :math:`p_{cj} = (\max(S_{cj},
+   0) + s) / \sum_{l \in S} (\max(S_{cl}, 0) + s)`, with the smoothing ``s`` equal
+   to the noise standard deviation (each class's sums normalised, as in Wang and
+   Manning 2012: without it a class with more examples adds the same constant to
+   every ratio).
 3. **Per-example transformation** (local): row :math:`x` becomes
    :math:`z = (x_S \odot r, 1) / \|(x_S \odot r, 1)\|_2`; the constant entry is
    the intercept.  With K > 2 classes there is no single ratio: with
@@ -32,15 +35,24 @@ data with a public bound, and they share one release:
    unscaled rows (mean of 2 seeds); on Reuters R8 it changed nothing (0.783 / 0.841
    at epsilon 0.5 / 1).  Without noise it costs 0.03 on 20 Newsgroups (20 classes;
    docs/studies/data_needed.rst).
-4. **DP-SGD** (Abadi et al. 2016) on the logistic loss over the :math:`z`:
+4. **DP-SGD** (Abadi et al. 2016) on the logistic loss over the :math:`z`,
+   starting from naive Bayes: :math:`\theta = (1, \dots, 1, 0)` gives
+   :math:`z^\top\theta = \sum_{j \in S} x_j r_j / \|(x_S \odot r, 1)\|`, the
+   naive-Bayes log-odds with a uniform prior times a positive factor
+   (post-processing of the release, as for K > 2 classes):
    Poisson sampling with rate ``sampling_rate``, sum of the per-example
    gradients (norm at most 1 since :math:`\|z\| = 1` and :math:`|\ell'| < 1`, so the
    clipping bound 1 never changes one), Gaussian noise of standard deviation
    :math:`\sigma_2`, divided by the public expected batch size :math:`qN`;
-   step ``learning_rate`` (default :math:`4 = 1/\beta` for the
-   :math:`\tfrac14`-smooth logistic loss on unit rows) and L2 penalty ``alpha``.
+   step ``learning_rate`` and L2 penalty ``alpha``.  The default step is
+   :math:`(1/\beta) / \sqrt{1 + \rho^2}`: :math:`1/\beta = 4` for the
+   :math:`\tfrac14`-smooth logistic loss on unit rows, and
+   :math:`\rho = \sqrt{k + 1}\,\sigma_2 / (qN)` the norm of a step's noise over the
+   gradient bound 1, as the step of averaged SGD scales with the inverse root of
+   the stochastic gradient's second moment (Nemirovski et al. 2009, Section 2.3).
    The released model is the average of the iterates of the last
-   ``averaging_fraction`` of the steps (post-processing).  With K > 2 classes the
+   ``averaging_fraction`` of the steps (at most 25 evenly spaced ones, for
+   memory; post-processing).  With K > 2 classes the
    loss is the softmax cross-entropy, whose per-example gradient
    :math:`z (p - e_y)^\top` has Frobenius norm at most :math:`\sqrt 2`; it is
    clipped to 1, so the lot's summed gradient has L2 sensitivity 1 and the
@@ -58,20 +70,30 @@ both is ``(epsilon, delta)``-DP (bisection by
 :func:`~dptoolkit.accounting.calibrate_parameter` on the composed event of the
 release and the steps).
 
-The defaults (for two classes ``n_features_kept=5000``, ``release_fraction=0.75``;
-``sampling_rate=0.04``, ``n_epochs=20``, ``learning_rate=4``) come from the
-smoothness of the loss, the large-batch DP-SGD practice of De et al. (2022) and
-Ponomareva et al. (2023), and small a-priori grids on 20 Newsgroups and a9a
-(``docs/studies/private_utility.rst``); for more classes the vocabulary and the
-split are functions of K (``_auto_defaults()``), developed on 20 Newsgroups
-comp.* + rec.* (9 classes) and Reuters R8.  None was chosen on the data the
-toolkit reports (IMDB, 20 Newsgroups with 20 classes).
+The defaults (``sampling_rate=0.04``, ``n_epochs=20``; for two classes
+``release_fraction=0.75``) come from the smoothness of the loss, the large-batch
+DP-SGD practice of De et al. (2022) and Ponomareva et al. (2023), and small
+a-priori grids on 20 Newsgroups and a9a (``docs/studies/private_utility.rst``).
+For two classes the vocabulary and the step are functions of the public noise:
+``n_features_kept`` is the largest k with :math:`\rho \le 1`, between 5,000 and
+50,000 (``_binary_vocabulary()``; 50,000 without noise), and ``learning_rate`` is
+:math:`4 / \sqrt{1 + \rho^2}` (``_auto_learning_rate()``).  With the naive-Bayes
+start and the normalised ratios they moved 20 Newsgroups comp.* vs rec.*
+(development data, 4 seeds) from 0.766 / 0.843 / 0.911 / 0.955 to 0.803 / 0.868 /
+0.916 / 0.956 at epsilon 0.5 / 1 / 2 / 8 and a9a from 0.838-0.839 to 0.847-0.848;
+IMDB, run once after the choice: 0.804 / 0.834 / 0.851 / 0.865 to 0.819 / 0.843 /
+0.860 / 0.877 (2 seeds; ``docs/studies/private_utility.rst``).  For more classes
+the vocabulary and the split are functions of K (``_auto_defaults()``; step 4),
+developed on 20 Newsgroups comp.* + rec.* (9 classes) and Reuters R8.  None was
+chosen on the data the toolkit reports (IMDB, 20 Newsgroups with 20 classes).
 
 References
 ----------
 S. Wang, C. Manning. Baselines and Bigrams: Simple, Good Sentiment and Topic
 Classification. ACL 2012.
 M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016.
+A. Nemirovski, A. Juditsky, G. Lan, A. Shapiro. Robust Stochastic Approximation
+Approach to Stochastic Programming. SIAM J. Optim. 19(4), 2009.
 I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled
 Gaussian Mechanism. 2019.
 Z. Sun, A. T. Suresh, A. K. Menon. The Importance of Feature Preprocessing for
@@ -81,6 +103,7 @@ Differentially Private Image Classification through Scale. 2022.
 N. Ponomareva et al. How to DP-fy ML: A Practical Guide to Machine Learning with
 Differential Privacy. JAIR 2023.
 """
+import dataclasses
 import math
 
 import numpy as np
@@ -106,23 +129,30 @@ from ._base import calibrate_noise_scale, subsampled_gaussian_steps
 __all__ = ["DPNBLogisticClassifier"]
 
 
-#: ``"auto"`` defaults for two classes: the vocabulary and the release's share of the
-#: budget chosen a priori on 20 Newsgroups and a9a (docs/studies/private_utility.rst).
-BINARY_DEFAULTS = {"k": 5000, "f": 0.75}
+#: ``"auto"`` defaults for two classes: the release's share of the budget chosen a priori
+#: on 20 Newsgroups and a9a (docs/studies/private_utility.rst); the vocabulary is
+#: resolved after the calibration (:func:`_binary_vocabulary`), between these bounds.
+BINARY_DEFAULTS = {"f": 0.75}
+BINARY_MIN_FEATURES = 5000
+BINARY_MAX_FEATURES = 50_000
+#: ``1 / beta`` of the logistic loss (and of the clipped softmax cross-entropy as used
+#: here) on unit rows: the largest stable step, the ``"auto"`` step without noise.
+SMOOTH_STEP = 4.0
 #: For K > 2 classes at most this many weights (K times the kept features), and the
 #: release's share of the budget.
 MULTICLASS_MAX_WEIGHTS = 2**20
 MULTICLASS_RELEASE_FRACTION = 0.5
-#: For K > 2 classes the released weights average at most this many evenly spaced
-#: iterates of the last ``averaging_fraction`` of the steps (memory: that many copies
-#: of the K x k weights).
-MULTICLASS_AVERAGED_ITERATES = 25
+#: The released weights average at most this many evenly spaced iterates of the last
+#: ``averaging_fraction`` of the steps (memory: that many copies of the K x k weights).
+AVERAGED_ITERATES = 25
 
 
 def _auto_defaults(p, n_classes):
     """``n_features_kept`` and ``release_fraction`` for ``"auto"``: public quantities only.
 
-    Two classes: :data:`BINARY_DEFAULTS`.  K > 2 classes: the rows DP-SGD sees have
+    Two classes: the release's share from :data:`BINARY_DEFAULTS`; the vocabulary
+    stays ``"auto"`` until the noise is known (:func:`_binary_vocabulary`).  K > 2
+    classes: the rows DP-SGD sees have
     unit norm, so the noise of a margin does not grow with the number of kept
     features k; more features add signal up to the memory of K k weights
     (k = min(50000, 2**20 // K)), and the softmax model has K times the weights to
@@ -132,12 +162,56 @@ def _auto_defaults(p, n_classes):
     """
     multi = n_classes > 2
     out = {}
-    if p["k"] == "auto":
-        out["k"] = min(50_000, MULTICLASS_MAX_WEIGHTS // n_classes) if multi else \
-            BINARY_DEFAULTS["k"]
-    if p["f"] == "auto":
+    if p.k == "auto" and multi:
+        out["k"] = min(50_000, MULTICLASS_MAX_WEIGHTS // n_classes)
+    if p.f == "auto":
         out["f"] = MULTICLASS_RELEASE_FRACTION if multi else BINARY_DEFAULTS["f"]
     return out
+
+
+def _gradient_noise_ratio(k, sigma2, q, n_public):
+    """``rho``: the L2 norm of a step's noise, ``sqrt(k + 1) sigma_2 / (q N)``, over the
+    gradient bound 1 (the transformed rows have k + 1 entries and unit norm)."""
+    return math.sqrt(k + 1) * sigma2 / (q * n_public)
+
+
+def _binary_vocabulary(sigma2, q, n_public):
+    r"""``n_features_kept="auto"`` for two classes: as many features as keep ``rho <= 1``.
+
+    A larger vocabulary raises what the model can reach (on 20 Newsgroups comp.* vs
+    rec.*, development data, without noise: 0.962 with 5,000 features, 0.970 with
+    50,000), but every kept feature adds a coordinate of DP-SGD noise: the noise of
+    a step has norm :math:`\rho = \sqrt{k + 1}\, \sigma_2 / (qN)` relative to the
+    gradient bound 1.  The vocabulary is the largest k with :math:`\rho \le 1` (the
+    noise never dominates the averaged gradient's bound), kept between
+    :data:`BINARY_MIN_FEATURES` (the former fixed default) and
+    :data:`BINARY_MAX_FEATURES` (memory).  Public quantities only; without noise,
+    the maximum.
+    """
+    if sigma2 == 0.0:
+        return BINARY_MAX_FEATURES
+    k = math.floor((q * n_public / sigma2) ** 2) - 1
+    return int(min(max(k, BINARY_MIN_FEATURES), BINARY_MAX_FEATURES))
+
+
+def _auto_learning_rate(k, n_classes, sigma2, q, n_public):
+    r"""``learning_rate="auto"``: :math:`(1/\beta) / \sqrt{1 + \rho^2}` for two classes.
+
+    For averaged SGD on a convex, :math:`\beta`-smooth loss the best constant step
+    is :math:`\eta \propto R / (G \sqrt T)` with :math:`G^2` the second moment of
+    the stochastic gradient (Nemirovski, Juditsky, Lan and Shapiro 2009, Section
+    2.3); in DP-SGD on unit rows :math:`G^2 \le 1 + \rho^2`
+    (:func:`_gradient_noise_ratio`), so the step is divided by
+    :math:`\sqrt{1 + \rho^2}`; the unknown constant R/sqrt(T) is set so that the
+    step without noise is the smooth step :data:`SMOOTH_STEP` (4).  Starting from
+    naive Bayes (module docstring, step 4) the distance R is short, and the smaller
+    step under strong noise keeps the iterates near it.  K > 2 classes: 4 (the
+    multiclass model was developed with it).
+    """
+    if n_classes > 2:
+        return SMOOTH_STEP
+    rho = _gradient_noise_ratio(k, sigma2, q, n_public)
+    return SMOOTH_STEP / math.sqrt(1.0 + rho * rho)
 
 
 #: The rule of thumb's signal: the margin ``<x, mu_c - mu_c'>`` of a typical unit-norm
@@ -221,6 +295,37 @@ def _transform(X, columns, ratios):
 
 
 @fill_doc
+@dataclasses.dataclass(frozen=True)
+class NBValidated:
+    """The validated hyper-parameters of DPNB: ``epsilon`` and ``delta`` (None when not
+    private), ``k`` (``n_features_kept``) and ``f`` (``release_fraction``), either
+    ``"auto"`` until the label set is known, ``q`` (``sampling_rate``), ``n_epochs``,
+    ``lr`` (``learning_rate``), ``alpha`` and ``avg`` (``averaging_fraction``)."""
+    epsilon: float
+    delta: float
+    k: object
+    f: object
+    q: float
+    n_epochs: float
+    lr: float
+    alpha: float
+    avg: float
+
+
+@dataclasses.dataclass(frozen=True)
+class NBParams:
+    """The parameters a DPNB fit runs with (its privacy plan's ``params``):
+    ``validated`` (an :class:`NBValidated`, ``"auto"`` resolved),
+    the public N, the vocabulary size ``k``, the noise multipliers ``(sigma1,
+    sigma2)`` of the class sums and of DP-SGD (0 when not private), the steps."""
+    validated: "NBValidated"
+    private: bool
+    n_samples: int
+    k: int
+    noise_multipliers: tuple
+    n_steps: int
+
+
 class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixin,
                              BaseEstimator):
     r"""Private naive-Bayes-scaled logistic regression for sparse text (any number of classes).
@@ -240,8 +345,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         In (0, 1); ignored when ``epsilon`` is None.
     n_features_kept : int or "auto", default="auto"
         Features kept after the release (>= 1); the model's non-zeros.  ``"auto"``:
-        5000 for two classes, ``min(50000, 2**20 // K)`` for K > 2 (see
-        ``_auto_defaults()``; public quantities only).
+        for two classes the largest k whose DP-SGD step noise
+        :math:`\rho = \sqrt{k+1}\,\sigma_2 / (qN)` is at most 1, between 5000 and
+        50000 (50000 without noise; ``_binary_vocabulary()``); for K > 2
+        ``min(50000, 2**20 // K)`` (``_auto_defaults()``).  Public quantities only.
     release_fraction : float or "auto", default="auto"
         Share ``f`` of the zCDP budget given to the release, in (0, 1).  ``"auto"``:
         0.75 for two classes, 0.5 for more.
@@ -249,13 +356,16 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         Poisson sampling rate ``q`` of DP-SGD (expected batch ``qN``), in (0, 1].
     n_epochs : float, default=20
         DP-SGD steps ``T = ceil(n_epochs / q)``, > 0.
-    learning_rate : float, default=4.0
-        Step size, > 0 (``1/beta`` of the logistic loss on unit rows).
+    learning_rate : float or "auto", default="auto"
+        Step size, > 0.  ``"auto"``: for two classes :math:`4 / \sqrt{1 + \rho^2}`
+        (``4 = 1/beta`` of the logistic loss on unit rows, smaller when the step's
+        noise is large; ``_auto_learning_rate()``), 4 for K > 2.
     alpha : float, default=1e-4
         L2 penalty, >= 0.
     averaging_fraction : float, default=0.5
         The released weights average the iterates of the last
-        ``averaging_fraction`` of the steps, in (0, 1].
+        ``averaging_fraction`` of the steps (at most 25 evenly spaced ones), in
+        (0, 1].
     n_samples_public : int or None, default=None
         Public N (sets ``qN``); ``None`` reads it from the data with a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (refused for a private
@@ -286,6 +396,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     classes_ : ndarray of shape (n_classes,)
         The declared ``classes`` (sorted), else the labels of ``y``.
     noise_multipliers_ : tuple (sigma_1, sigma_2) or None
+    learning_rate_ : float
+        The step used (``learning_rate`` resolved).
     n_steps_ : int
     privacy_event_ : ComposedEvent or None
         ``GaussianEvent(sigma_1)`` then ``T`` Poisson-subsampled Gaussian steps.
@@ -313,20 +425,20 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         "release_fraction": [Options("auto")] + FRACTION_OPEN,
         "sampling_rate": [Interval("real", 0.0, 1.0, closed="right")],
         "n_epochs": [Interval("real", 0.0, 1e4, closed="right")],
-        "learning_rate": POSITIVE, "alpha": NON_NEGATIVE,
+        "learning_rate": [Options("auto")] + POSITIVE, "alpha": NON_NEGATIVE,
         "averaging_fraction": [Interval("real", 0.0, 1.0, closed="right")],
         "classes": CLASSES,
     }
 
     def __init__(self, *, epsilon=None, delta=1e-5, n_features_kept="auto",
-                 release_fraction="auto", sampling_rate=0.04, n_epochs=20, learning_rate=4.0,
+                 release_fraction="auto", sampling_rate=0.04, n_epochs=20, learning_rate="auto",
                  alpha=1e-4, averaging_fraction=0.5, n_samples_public=None, classes=None,
                  accountant=None, random_state=None):
         _store_params(self, locals())
 
     def _check_params(self):
         epsilon, delta = self._check_budget(optional=True, delta_required=True)
-        return dict(
+        return NBValidated(
             epsilon=epsilon, delta=delta,
             k=(self.n_features_kept if self.n_features_kept == "auto" else
                check_positive_int(self.n_features_kept, "n_features_kept")),
@@ -337,16 +449,17 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
                                  low_open=True),
             n_epochs=check_scalar_range(self.n_epochs, "n_epochs", low=0.0, low_open=True,
                                         high=1e4),
-            lr=check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
-                                  low_open=True),
+            lr=(self.learning_rate if self.learning_rate == "auto" else
+                check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
+                                   low_open=True)),
             alpha=check_scalar_range(self.alpha, "alpha", low=0.0),
             avg=check_scalar_range(self.averaging_fraction, "averaging_fraction", low=0.0,
                                    high=1.0, low_open=True))
 
     def _budget(self, p):
         """(sigma_1, sigma_2, T, event) from public quantities."""
-        eps, delta, f, q = p["epsilon"], p["delta"], p["f"], p["q"]
-        n_steps = int(math.ceil(p["n_epochs"] / q))
+        eps, delta, f, q = p.epsilon, p.delta, p.f, p.q
+        n_steps = int(math.ceil(p.n_epochs / q))
         sigma_all = calibrate_parameter(lambda s: GaussianEvent(s), target_epsilon=eps,
                                         delta=delta, low=1e-3, high=1e6, increasing=False,
                                         method="rdp", rtol=1e-9)
@@ -405,10 +518,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         if n_classes < 2:
             raise ValueError(f"n_classes must be >= 2, got {n_classes}")
         p = self._check_params()
-        if p["epsilon"] is None:
+        if p.epsilon is None:
             raise ValueError("epsilon is None: a non-private fit needs no data for a "
                              "budget; give epsilon")
-        p.update(_auto_defaults(p, n_classes))
+        p = dataclasses.replace(p, **_auto_defaults(p, n_classes))
         sigma1 = self._budget(p)[0]
         return math.sqrt(2.0) * n_classes * sigma1 / TYPICAL_TEXT_MARGIN
 
@@ -447,32 +560,21 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             The accountant cannot pay; nothing is computed.
         """
         validate_params(self)
-        p = self._check_params()
         distributed = is_dask_array(X)
         if distributed:  # X stays on the workers; only y comes to the client
-            X, y, y_blocks = validate_dask_X_y(self, X, y, private=p["epsilon"] is not None)
+            X, y, y_blocks = validate_dask_X_y(self, X, y, private=self.epsilon is not None)
         else:
             check_X_y_named(X, y)
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                                  ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
-        classes = self._resolve_classes(y, private=p["epsilon"] is not None)
-        if classes.size < 2:   # only without declared classes (a declared set has two)
-            raise ValueError("y has a single class; DPNBLogisticClassifier needs at least "
-                             "two classes (declare the public label set as classes=)")
-        p.update(_auto_defaults(p, classes.size))
+        classes = self._resolve_classes(y, private=self.epsilon is not None)
         n_rows, n_features = X.shape
-        private = p["epsilon"] is not None
-        N = self._n_samples(n_rows, private=private,
-                            uses="the expected batch size qN of DP-SGD")
-        k = min(p["k"], n_features)
-        if private:
-            sigma1, sigma2, n_steps, event = self._budget(p)
-            spent = (p["epsilon"], p["delta"])
-        else:  # the same algorithm without noise (NBSVM with SGD)
-            sigma1 = sigma2 = 0.0
-            n_steps, event, spent = int(math.ceil(p["n_epochs"] / p["q"])), None, None
-        self._check_spend(event, spent)
+        plan = self._privacy_plan(n_rows, n_features, classes)
+        p, private, N, k = (plan.params.validated, plan.params.private, plan.params.n_samples,
+                            plan.params.k)
+        (sigma1, sigma2), n_steps = plan.params.noise_multipliers, plan.params.n_steps
+        self._check_spend(plan.event, plan.spent)
 
         rng = self._noise_rng()
         codes = np.searchsorted(classes, y)
@@ -486,15 +588,23 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         columns = np.sort(np.argpartition(-noisy.sum(axis=0), k - 1)[:k])
         smooth = sigma1 if private else 1.0  # the noise std; Laplace smoothing without
         pos = np.maximum(noisy[:, columns], 0.0) + smooth
-        start = int(math.floor((1.0 - p["avg"]) * n_steps))
+        start = int(math.floor((1.0 - p.avg) * n_steps))
         rec = np.arange(start, n_steps, dtype=np.int64)
-        if classes.size > 2 and rec.size > MULTICLASS_AVERAGED_ITERATES:
+        if rec.size > AVERAGED_ITERATES:
             # evenly spaced iterates of the tail, the last one included
             rec = rec[np.unique(np.round(np.linspace(
-                0, rec.size - 1, MULTICLASS_AVERAGED_ITERATES)).astype(np.int64))]
+                0, rec.size - 1, AVERAGED_ITERATES)).astype(np.int64))]
         if classes.size == 2:
-            ratios = np.log(pos[1]) - np.log(pos[0])
-            theta = np.zeros(k + 1)
+            # the multinomial naive-Bayes log-count ratios (each class's sums
+            # normalised to a distribution, as in Wang and Manning 2012)
+            ratios = (np.log(pos[1]) - np.log(pos[1].sum())) - \
+                (np.log(pos[0]) - np.log(pos[0].sum()))
+            # DP-SGD starts from naive Bayes: theta = (1, ..., 1, 0) gives
+            # z @ theta = sum_j x_j r_j / ||.||, the naive-Bayes log-odds (uniform
+            # prior) of the kept features, a positive factor apart; post-processing
+            # of the release, as for K > 2 classes
+            theta = np.ones(k + 1)
+            theta[k] = 0.0
         else:
             # (2') the multinomial naive-Bayes log-probabilities of the kept features,
             # centred over the classes; a feature is scaled by their spread over the
@@ -512,12 +622,12 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         # binary case, and the event is the same
         status, trace = _dp_sgd(
             X, codes, classes.size, theta, columns, ratios, rng,
-            lam=p["alpha"], learning_rate=p["lr"], sampling_rate=p["q"],
-            denominator=p["q"] * N, batch_size=max(1, int(round(p["q"] * N))),
+            lam=p.alpha, learning_rate=p.lr, sampling_rate=p.q,
+            denominator=p.q * N, batch_size=max(1, int(round(p.q * N))),
             n_steps=n_steps, noise_std=sigma2, record_steps=rec)
         if status != _sgd_fast.STATUS_OK:
             raise data_dependent_error(  # not how many steps ran: that depends on the data
-                f"DP-SGD diverged: learning_rate={p['lr']} is too large; lower it")
+                f"DP-SGD diverged: learning_rate={p.lr} is too large; lower it")
         theta_avg = trace.mean(axis=0).reshape(theta.shape)
         self.classes_ = classes
         self.feature_indices_ = columns
@@ -529,8 +639,37 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         self.coef_ = coef
         self.intercept_ = np.atleast_1d(theta_avg[k]).astype(np.float64)
         self.noise_multipliers_ = (float(sigma1), float(sigma2)) if private else None
+        self.learning_rate_ = float(p.lr)
         self.n_steps_ = n_steps
-        return self._record_spend(event, spent)
+        return self._record_spend(plan.event, plan.spent)
+
+    def _privacy_plan(self, n_samples, n_features, classes):
+        """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
+        the Gaussian release of the class sums and the DP-SGD steps; ``params`` a
+        :class:`NBParams`."""
+        classes = self._planned_classes(classes)
+        p = self._check_params()
+        if classes.size < 2:   # only without declared classes (a declared set has two)
+            raise ValueError("y has a single class; DPNBLogisticClassifier needs at least "
+                             "two classes (declare the public label set as classes=)")
+        p = dataclasses.replace(p, **_auto_defaults(p, classes.size))
+        private = p.epsilon is not None
+        N = self._n_samples(n_samples, private=private,
+                            uses="the expected batch size qN of DP-SGD")
+        if private:
+            sigma1, sigma2, n_steps, event = self._budget(p)
+            spent = (p.epsilon, p.delta)
+        else:  # the same algorithm without noise (NBSVM with SGD)
+            sigma1 = sigma2 = 0.0
+            n_steps, event, spent = int(math.ceil(p.n_epochs / p.q)), None, None
+        if p.k == "auto":  # two classes: from the noise (public quantities only)
+            p = dataclasses.replace(p, k=_binary_vocabulary(sigma2, p.q, N))
+        k = min(p.k, n_features)
+        if p.lr == "auto":
+            p = dataclasses.replace(p, lr=_auto_learning_rate(k, classes.size, sigma2, p.q, N))
+        return self._plan(event, spent, NBParams(
+            validated=p, private=private, n_samples=N,
+            k=k, noise_multipliers=(sigma1, sigma2), n_steps=n_steps))
 
     # ----------------------------------------------------------------- outputs
     _accept_sparse = "csr"
