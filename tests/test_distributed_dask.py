@@ -750,31 +750,176 @@ def test_frank_wolfe_on_dask_non_private_gaps(live):
                                atol=1e-12)
 
 
+def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
+    """What the Frank-Wolfe block holders (Dask actors) send back, round by round;
+    with ``kill_at``, one worker process is killed (SIGKILL) just before that round."""
+    import asyncio
+    import signal
+
+    from dptoolkit.distributed import _fw
+
+    results, received, killed = _fw._results, [], []
+    pids = client.run(os.getpid) if kill_at is not None else {}
+
+    async def spy(holders, *args):
+        if kill_at is not None and len(received) + 1 == kill_at:
+            killed.append(sorted(pids)[0])
+            os.kill(pids[killed[0]], signal.SIGKILL)
+            await asyncio.sleep(0.5)     # the process is gone before the round's calls
+        out = await results(holders, *args)
+        received.append(out)
+        return out
+
+    monkeypatch.setattr(_fw, "_results", spy)
+    return received, killed
+
+
 def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
+    """A worker killed mid-fit takes its actor's margins with it: the client makes
+    a new holder for its blocks (Dask recomputes them from their pure tasks) and
+    replays the rounds so far; the released model, the privacy event, the charge
+    and the generator's state are those of the in-memory fit (no noise redrawn)."""
+    from dptoolkit.accounting import BudgetAccountant
+
     X, y = _fw_data()
-    want, _ = _fw_fit(X, y, np.random.default_rng(6))
-    calls, killed = _kill_one_worker_at(live, monkeypatch, 40)
-    got, _ = _fw_fit(*_dask(X, y), np.random.default_rng(6))
-    assert len(calls) > 40
+    acc_mem, acc_dist = (BudgetAccountant(epsilon=10.0, delta=1e-3) for _ in range(2))
+    r_mem, r_dist = np.random.default_rng(6), np.random.default_rng(6)
+    want, _ = _fw_fit(X, y, r_mem, accountant=acc_mem)
+    received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
+    got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist)
+    assert len(received) > 40 and killed          # the kill happened mid-fit
     assert killed[0] not in live.scheduler_info()["workers"]
     _assert_same_fw(got, want)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+    assert acc_dist.spends == acc_mem.spends and len(acc_dist.spends) == 1
+
+
+def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkeypatch):
+    """More lost workers than ``distributed.scheduler.allowed-failures`` (here 0)
+    stop the fit with a RuntimeError: no model, no privacy event, the accountant
+    untouched."""
+    from dptoolkit.accounting import BudgetAccountant
+
+    X, y = _fw_data()
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    model = _fw(random_state=np.random.default_rng(6), accountant=accountant)
+    received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(RuntimeError, match="lost mid-fit.*nothing was released"):
+                model.fit(*_dask(X, y))
+    assert len(received) == 40 and killed       # the 40th round found the worker gone
+    assert any(isinstance(out, Exception) for out in received[-1])
+    assert not hasattr(model, "coef_") and not hasattr(model, "privacy_event_")
+    assert accountant.spends == []
+
+
+def _rounds_of(blocks, rounds, swap_at=None, client=None):
+    """The outputs of ``rounds`` on ``blocks``; with ``swap_at``, the first holder
+    is replaced before that round by a fresh one (as if Dask had made it again)."""
+    from dptoolkit.distributed import _fw
+
+    outs = []
+    for r, (step, fold) in enumerate(rounds):
+        if r == swap_at:
+            blocks.holders[0] = client.submit(_fw._BlockHolder, *blocks.preps[0],
+                                              actor=True, pure=False).result()
+        if blocks.actors:
+            outs.append(client.sync(blocks.round_on_workers, step, fold))
+        else:
+            outs.append(blocks.round(step, fold))
+    return outs
+
+
+def test_frank_wolfe_holder_out_of_sequence_is_rebuilt_by_replay(live):
+    """A holder that has not run the rounds the client sent (one Dask made again
+    after its worker died, possibly at the old address) refuses the round; the
+    client replaces it and replays the rounds: every block's outputs are those of
+    the blocks held in this process, exactly."""
+    from dptoolkit.distributed import _fw
+
+    X, y = _fw_data()
+    Xd, yd = _dask(X, y)
+    y01 = yd.astype(np.float64)
+    rounds = [(None, 1.0), ((7, 0.5, 0.8, 1.0), None), ((3, -0.2, 0.6, 1.0), 0.6),
+              ((7, 0.1, 1.0, 1.0), None), ((11, 0.3, 0.9, 1.0), None)]
+    with dask.config.set(scheduler="synchronous"):
+        local = _fw._Blocks(Xd, y01, None, 1.0)
+    want = _rounds_of(local, rounds)
+    blocks = _fw._Blocks(Xd, y01, None, 1.0)
+    try:
+        # one holder per worker holding blocks: two, or one when the scheduler put
+        # every block on one worker (a worker just restarted by a killing test)
+        assert blocks.actors and 1 <= len(blocks.holders) <= 2
+        got = _rounds_of(blocks, rounds, swap_at=3, client=live)
+        assert blocks.n_lost == 1
+    finally:
+        blocks.close()
+    for out_got, out_want in zip(got, want):
+        for a, b in zip(out_got, out_want):
+            assert a[0] == b[0]
+            for u, v in zip(a[1:], b[1:]):
+                np.testing.assert_array_equal(u, v)
+
+
+def _refuse_gathering(monkeypatch, Xd):
+    """From now on, computing or converting ``Xd`` on the client fails the test."""
+    original = da.Array.compute
+
+    def refuse(self, *args, **kwargs):
+        if self.name == Xd.name:
+            raise AssertionError("X was gathered on the client")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(da.Array, "compute", refuse)
+    monkeypatch.setattr(da.Array, "__array__", lambda self, *a, **k: refuse(self))
 
 
 def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
-    """What comes back from the workers: sums over rows (column masses), k-vectors
-    of gradient changes and the columns they touch; never a row of X."""
+    """What comes back from the workers: sums over rows (column masses), then per
+    round and block either X_b^T q_b (a k-vector) or the non-zero entries of the
+    change of alpha; never a row of X."""
     X, y = _fw_data()
     Xd, yd = _dask(X, y)
-    received = _spy_on_results(monkeypatch)
+    _refuse_gathering(monkeypatch, Xd)
+    summed = _spy_on_results(monkeypatch)
+    rounds, _ = _spy_on_rounds(monkeypatch)
     model, _ = _fw_fit(Xd, yd, 0)
     k = model.screened_features_.size
-    # the summed column masses, then every block's k-vector in every round
-    assert len(received) == 1 + (N // CHUNK) * model.n_iter_
-    for part in received:
-        if isinstance(part, np.ndarray):
-            assert part.shape == (D_FW + 1,)
-        else:
-            assert part[0] in ("full", "delta") and part[1].shape == (k,)
+    assert len(summed) == 1 and summed[0].shape == (D_FW + 1,)   # the column masses
+    assert len(rounds) == model.n_iter_           # one round per step (the last none)
+    for holders in rounds:
+        assert sum(len(h) for h in holders) == N // CHUNK
+        for part in (p for h in holders for p in h):
+            if part[0] == "full":
+                assert part[1].shape == (k,)
+            else:
+                kind, cols, values, dh = part
+                assert kind == "delta" and cols.shape == values.shape
+                assert cols.size <= k and np.all(np.diff(cols) > 0)
+
+
+def test_frank_wolfe_steps_do_not_go_through_the_scheduler(live):
+    """The scheduler runs the same tasks for 20 steps as for 150 (set-up only):
+    the rounds are actor calls from the client to the workers."""
+    X, y = _fw_data()
+    counts = []
+    for max_iter in (20, 150):
+        with distributed.get_task_stream(live) as stream:
+            model, _ = _fw_fit(*_dask(X, y), 0, max_iter=max_iter)
+        assert model.n_iter_ == max_iter
+        counts.append(len(stream.data))
+    assert counts[0] == counts[1]
+
+
+def test_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
+    """Without a cluster (a local scheduler), the blocks are held in-process."""
+    X, y = _fw_data()
+    with dask.config.set(scheduler="synchronous"):
+        dist, _ = _fw_fit(*_dask(X, y), np.random.default_rng(4))
+    mem, _ = _fw_fit(X, y, np.random.default_rng(4))
+    _assert_same_fw(dist, mem)
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -2,7 +2,8 @@ r"""A binary :class:`FrankWolfeLassoClassifier` fit on a Dask array.
 
 The data-heavy work runs on the workers through
 :func:`dptoolkit.distributed.frank_wolfe_over_blocks` (its docstring gives the
-design: the rows' margins stay on their blocks, one round per step, the exact
+design: the rows' margins stay on their blocks, held by one Dask actor per
+worker, one round of actor calls (no tasks) per step, the exact
 refresh as a map-reduce); this module is the estimator's side: validation,
 budget, screening, and the vertex selector, which lives on the client and
 draws from the estimator's generator exactly as the fast kernel does:

@@ -494,6 +494,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             classes, labels of ``y`` outside ``classes``, data outside the public
             bound with ``clip_data=False``, or a budget the ``accountant`` cannot
             pay.
+        RuntimeError
+            On a Dask array: workers died repeatedly (more often than
+            ``distributed.scheduler.allowed-failures``); nothing is released or
+            charged.
 
         Warns
         -----
