@@ -13,11 +13,14 @@ Two measurements:
 * **accuracy and time** (default): :class:`~dptoolkit.linear_model.DPNBLogisticClassifier`
   and :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` at their
   defaults (epsilon 1, delta 1e-5, n_samples_public 25,000, classes [0, 1]),
-  for each seed: the in-memory fit and the Dask fit (X persisted on the workers
+  for each seed: the in-memory fit and the Dask fit (X loaded on the workers
   first; the fit's wall time excludes loading, as in memory), test accuracy on
-  the 25,000 test reviews, the largest difference of the coefficients;
+  the 25,000 test reviews, the largest difference of the coefficients (0 up to
+  rounding for Frank-Wolfe, which makes the in-memory draws; DP-NB's DP-SGD draws
+  its lots per block on the workers, so its models differ as two seeds' do and
+  only the mean accuracies are comparable);
 * **client memory** (``--memory``): in a fresh process that never loads X, the
-  Dask fit on ``--replicas`` copies of train+test (100,000 rows for 2): the
+  Dask fit on ``--replicas`` copies of train+test (400,000 rows, 1.6 GiB, for 8): the
   peak of Python allocations during ``fit`` (``tracemalloc``, which sees NumPy's
   buffers) and the peak resident set growth (``psutil``, sampled every 10 ms),
   against the bytes of X (data, indices and row pointers of all shards).
@@ -26,7 +29,7 @@ The machine may be shared: the 1-minute load average is printed with every row.
 Run from the source tree with ``PYTHONPATH=.``::
 
     PYTHONPATH=. python scripts/bench_distributed.py --seeds 0 1 2
-    PYTHONPATH=. python scripts/bench_distributed.py --memory --replicas 2
+    PYTHONPATH=. python scripts/bench_distributed.py --memory --replicas 8 --blocks 8
 
 (``--fw-max-iter`` shortens the memory run's Frank-Wolfe fit: ``tracemalloc``
 slows the client's task handling several times over.)
@@ -116,6 +119,12 @@ def fit(est, X, y):
     return time.perf_counter() - start
 
 
+def wait(collections):
+    from dask.distributed import futures_of, wait as wait_futures
+
+    wait_futures(futures_of(collections))
+
+
 def cluster(n_workers):
     from dask.distributed import Client, LocalCluster
 
@@ -137,8 +146,8 @@ def accuracy_and_time(args):
     shards = write_shards(Xtr, ytr, folder / "train", args.blocks)
     lc, client = cluster(args.workers)
     try:
-        Xd, yd = dask_X_y(shards, ytr)
-        Xd, yd = dask.persist(Xd, yd)   # on the workers: the fits exclude loading
+        Xd, yd = dask.persist(*dask_X_y(shards, ytr))
+        wait([Xd, yd])     # loaded on the workers: the fits exclude loading
         print(f"# IMDB train {Xtr.shape} nnz {Xtr.nnz}; {args.blocks} blocks on "
               f"{args.workers} worker processes; epsilon {EPSILON}, delta {DELTA}; "
               f"{os.cpu_count()} cores", flush=True)
@@ -187,6 +196,7 @@ def client_memory(args):
         import dask
 
         Xd, yd = dask.persist(*dask_X_y(shards, y))
+        wait([Xd, yd])     # loaded on the workers before the measured fit
         print(f"# client memory: X {n} x {N_FEATURES}, {x_bytes / 2**20:.0f} MiB in "
               f"{len(shards)} shards on {args.workers} workers", flush=True)
         for model in args.models:

@@ -1,8 +1,11 @@
 """``train --scheduler ADDRESS`` / ``--n-workers N``: the fit on a Dask cluster.
 
-A ``LocalCluster`` of two single-threaded worker processes, tiny synthetic data.  The
-cluster fit releases the in-memory model up to the rounding of the summation order,
-so the printed figures (four decimals) are the same; nothing here is statistical.
+A ``LocalCluster`` of two single-threaded worker processes, tiny synthetic data.  A
+cluster fit of Frank-Wolfe releases the in-memory model up to the rounding of the
+summation order, so the printed figures (four decimals) are the same; the fits that
+run DP-SGD over the blocks (DP-SGD, DP-NB, the default) draw their lots per block,
+so they print the in-memory guarantee and another accuracy; nothing here is
+statistical.
 """
 import logging
 
@@ -33,12 +36,23 @@ def _without_cluster_line(out):
     return [ln for ln in out.splitlines() if not ln.startswith("  cluster: ")]
 
 
-#: Models whose cluster fit draws its noise as the in-memory one does (DP-SGD's lots
-#: are drawn per block on the workers: same event, other draws).
-SAME_DRAWS = [m for m in _models.MODELS if _models.MODELS[m].dask and m != "dp-sgd"]
+#: Models whose cluster fit runs DP-SGD with its lots drawn per block on the
+#: workers: the same event as in memory, other draws.
+PER_BLOCK_LOTS = ["dp-sgd", "dp-nb-logistic", "default"]
+#: Models whose cluster fit draws its noise as the in-memory one does.
+SAME_DRAWS = [m for m in _models.MODELS
+              if _models.MODELS[m].dask and m not in PER_BLOCK_LOTS]
 
 
-@pytest.mark.parametrize("model", SAME_DRAWS + ["default"])
+def _assert_same_guarantee(local, remote):
+    """The same guarantee, N, noise and event; the accuracy line differs."""
+    local_lines, remote_lines = local.splitlines(), _without_cluster_line(remote)
+    start = next(i for i, ln in enumerate(local_lines) if ln.startswith("privacy:"))
+    assert remote_lines[start:] == local_lines[start:]
+    assert any("test accuracy" in ln for ln in remote_lines)
+
+
+@pytest.mark.parametrize("model", SAME_DRAWS)
 def test_cluster_fit_prints_the_in_memory_result(model, scheduler, capsys):
     status, local, err = _run(TINY + ["--model", model], capsys)
     assert status == 0, err
@@ -49,26 +63,27 @@ def test_cluster_fit_prints_the_in_memory_result(model, scheduler, capsys):
     assert _without_cluster_line(remote) == local.splitlines()
 
 
-def test_cluster_dp_sgd_has_the_in_memory_guarantee(scheduler, capsys):
-    status, local, err = _run(TINY + ["--model", "dp-sgd"], capsys)
+@pytest.mark.parametrize("model", PER_BLOCK_LOTS)
+def test_cluster_dp_sgd_has_the_in_memory_guarantee(model, scheduler, capsys):
+    status, local, err = _run(TINY + ["--model", model], capsys)
     assert status == 0, err
-    status, remote, err = _run(TINY + ["--model", "dp-sgd", "--scheduler", scheduler], capsys)
+    status, remote, err = _run(TINY + ["--model", model, "--scheduler", scheduler], capsys)
     assert status == 0, err
     assert f"  cluster: fit on {scheduler} (2 workers, 8 row blocks)" in remote
-    local_lines, remote_lines = local.splitlines(), _without_cluster_line(remote)
-    start = next(i for i, ln in enumerate(local_lines) if ln.startswith("privacy:"))
-    # the same guarantee, N, noise and event; the accuracy line differs (other draws)
-    assert remote_lines[start:] == local_lines[start:]
-    assert any("test accuracy" in ln for ln in remote_lines)
+    _assert_same_guarantee(local, remote)
 
 
 def test_local_cluster_of_n_workers(capsys):
-    status, local, err = _run(TINY, capsys)
+    status, local, err = _run(TINY + ["--model", "frank-wolfe"], capsys)
     assert status == 0, err
-    status, remote, err = _run(TINY + ["--n-workers", "2"], capsys)
+    status, remote, err = _run(TINY + ["--model", "frank-wolfe", "--n-workers", "2"],
+                               capsys)
     assert status == 0, err
     assert "(2 workers, 8 row blocks)" in remote
     assert _without_cluster_line(remote) == local.splitlines()
+    status, remote, err = _run(TINY + ["--n-workers", "2"], capsys)   # the default
+    assert status == 0, err
+    _assert_same_guarantee(_run(TINY, capsys)[1], remote)
 
 
 @pytest.mark.parametrize("model", [m for m in _models.MODELS if not _models.MODELS[m].dask])

@@ -7,6 +7,7 @@ Every check is exact or a comparison with the in-memory fit at the same seed
 import logging
 import os
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -23,6 +24,7 @@ import dask.array as da  # noqa: E402
 from dptoolkit.distributed import (class_feature_sums, clipped_gradient_sum,  # noqa: E402
                                    column_counts, column_sums, map_row_blocks)
 from dptoolkit.distributed import _blocksum  # noqa: E402
+from dptoolkit.distributed import _sgd as _sgd_rounds  # noqa: E402
 from dptoolkit.exceptions import PrivacyLeakWarning  # noqa: E402
 from dptoolkit.linear_model import DPNBLogisticClassifier  # noqa: E402
 from dptoolkit.linear_model._glm._nb_logistic import _transform  # noqa: E402
@@ -188,42 +190,118 @@ def test_block_functions_are_pure_and_draw_nothing(live):
 
 
 # ----------------------------------------------------------- the estimator
-def test_same_model_event_and_noise_stream_as_in_memory(live):
+def _assert_same_first_release(a, b):
+    """The release and its post-processing are the in-memory ones (the noise of the
+    release is the generator's first draw in both)."""
+    np.testing.assert_array_equal(a.feature_indices_, b.feature_indices_)
+    np.testing.assert_allclose(a.log_count_ratios_, b.log_count_ratios_, rtol=1e-9)
+    assert a.privacy_event_ == b.privacy_event_
+    assert a.privacy_spent_ == b.privacy_spent_
+    assert a.noise_multipliers_ == b.noise_multipliers_
+    assert a.n_steps_ == b.n_steps_
+
+
+def _dpnb_sgd_reference(model, X, y, seed, theta0=None):
+    """DPNB's DP-SGD stage on a Dask X, written out example by example: the rows
+    transformed with the fitted vocabulary and ratios; the lot of step s in block b
+    from PCG64(SeedSequence(words_b, spawn_key=(s,))), words_b = generate_state(8) of
+    the b-th child spawned from the estimator's generator; each per-example gradient
+    (logistic, or softmax clipped to Frobenius norm 1); dense noise from the
+    generator after the release's; the average of the iterates of the last half
+    of the steps (fewer than 25 here, so all of them)."""
+    K = model.classes_.size
+    Z = _transform(X, model.feature_indices_, model.log_count_ratios_).toarray()
+    M = Z.shape[1]
+    words_rng, noise_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+    sigma1, sigma2 = model.noise_multipliers_ or (0.0, 0.0)
+    if sigma1:
+        noise_rng.normal(0.0, sigma1, (K, D))          # the release's noise
+    words = [c.generate_state(8) for c in words_rng.bit_generator.seed_seq.spawn(N // CHUNK)]
+    q, lr, lam, T = model.sampling_rate, model.learning_rate_, model.alpha, model.n_steps_
+    L = q * N
+    shape = (M,) if K == 2 else (M, K)
+    if theta0 is None:     # two classes: naive Bayes's start, (1, ..., 1, 0)
+        theta0 = np.append(np.ones(M - 1), 0.0)
+    theta = theta0.copy()
+    start = int(np.floor((1 - model.averaging_fraction) * T))
+    trace = []
+    for s in range(T):
+        g = np.zeros(shape)
+        for b in range(N // CHUNK):
+            gen = np.random.Generator(np.random.PCG64(
+                np.random.SeedSequence([int(w) for w in words[b]], spawn_key=(s,))))
+            u = gen.random(CHUNK)
+            for i in np.flatnonzero(u < q) + b * CHUNK:
+                z = Z[i]
+                if K == 2:
+                    t = 1.0 if y[i] == 1 else -1.0
+                    g += -t / (1.0 + np.exp(t * (z @ theta))) * z
+                else:
+                    m = z @ theta
+                    p = np.exp(m - m.max()) / np.exp(m - m.max()).sum()
+                    p[y[i]] -= 1.0
+                    gi = np.outer(z, p)
+                    g += gi * min(1.0, 1.0 / np.linalg.norm(gi))
+        theta = (1 - lr * lam) * theta - lr * g / L
+        if sigma2:
+            theta += lr * sigma2 / L * noise_rng.standard_normal(shape)
+        if s >= start:
+            trace.append(theta)
+    return np.mean(trace, axis=0)
+
+
+def test_same_release_and_event_and_per_block_dp_sgd(live):
+    """The release is the in-memory one; DP-SGD runs on the workers with per-block
+    Poisson lots (the reference above, relative 1e-9): the same randomised
+    algorithm and privacy event as in memory, not the same draws."""
     X, y = _data()
     Xd, yd = _dask(X, y)
-    rng_mem, rng_dask = np.random.default_rng(7), np.random.default_rng(7)
-    mem, dist = _fit(X, y, rng_mem), _fit(Xd, yd, rng_dask)
-    _assert_same_release(dist, mem)
-    # the client's generator drew exactly the in-memory noise, nothing more
-    assert rng_dask.bit_generator.state == rng_mem.bit_generator.state
+    mem, dist = _fit(X, y, np.random.default_rng(7)), _fit(Xd, yd, np.random.default_rng(7))
+    _assert_same_first_release(dist, mem)
+    want = _dpnb_sgd_reference(dist, X, y, 7)
+    np.testing.assert_allclose(dist.theta_, want, rtol=1e-9, atol=1e-12)
     assert dist.n_features_in_ == D
-    np.testing.assert_array_equal(dist.predict(X), mem.predict(X))
+    assert np.mean(dist.predict(X) == y) > 0.8
+    # a second fit with the same seed releases the same model, bit for bit
+    np.testing.assert_array_equal(_fit(Xd, yd, np.random.default_rng(7)).theta_,
+                                  dist.theta_)
 
 
-def test_multiclass_fit_matches_in_memory(live):
-    """Three classes: the K per-class sums come from the workers, softmax DP-SGD runs
-    on the client; the same release and event as in memory."""
+def test_multiclass_fit_is_the_per_block_softmax_dp_sgd(live):
+    """Three classes: the K per-class sums come from the workers, softmax DP-SGD
+    (Frobenius clipping to 1) runs over the blocks from naive Bayes's start."""
     X, _ = _data()
     y = (X[:, :3].sum(axis=1) + X[:, 3:6].sum(axis=1) * 2).astype(np.int64) % 3
     Xd, yd = _dask(X, y)
-    rng_mem, rng_dask = np.random.default_rng(3), np.random.default_rng(3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the fixed seed
-        mem = _model(classes=[0, 1, 2], random_state=rng_mem).fit(X, y)
-        dist = _model(classes=[0, 1, 2], random_state=rng_dask).fit(Xd, yd)
-    _assert_same_release(dist, mem)
-    assert mem.coef_.shape == (3, D)
-    assert rng_dask.bit_generator.state == rng_mem.bit_generator.state
+        mem = _model(classes=[0, 1, 2], random_state=np.random.default_rng(3)).fit(X, y)
+        dist = _model(classes=[0, 1, 2], random_state=np.random.default_rng(3)).fit(Xd, yd)
+    _assert_same_first_release(dist, mem)
+    assert mem.coef_.shape == dist.coef_.shape == (3, D)
+    # naive Bayes's start, as in memory: theta_0 = centred log-probabilities / spread
+    start = np.zeros((dist.feature_indices_.size + 1, 3))
+    sums = class_feature_sums(X, y, [0, 1, 2], normalize_rows=True)
+    noisy = sums + np.random.default_rng(3).normal(0.0, dist.noise_multipliers_[0],
+                                                   sums.shape)
+    pos = np.maximum(noisy[:, dist.feature_indices_], 0.0) + dist.noise_multipliers_[0]
+    log_prob = np.log(pos) - np.log(pos.sum(axis=1, keepdims=True))
+    centred = log_prob - log_prob.mean(axis=0)
+    start[:-1] = centred.T / dist.log_count_ratios_[:, None]
+    want = _dpnb_sgd_reference(dist, X, y, 3, theta0=start)
+    np.testing.assert_allclose(dist.theta_, want, rtol=1e-9, atol=1e-12)
 
 
-def test_non_private_fit_matches_in_memory(live):
+def test_non_private_fit_on_dask(live):
     X, y = _data()
     Xd, yd = _dask(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         mem = _model(epsilon=None, random_state=0).fit(X, y)
         dist = _model(epsilon=None, random_state=0).fit(Xd, yd)
-    _assert_same_release(dist, mem)
+    _assert_same_first_release(dist, mem)
+    np.testing.assert_allclose(dist.theta_, _dpnb_sgd_reference(dist, X, y, 0),
+                               rtol=1e-9, atol=1e-12)
 
 
 def test_private_fit_without_n_samples_public_is_refused(live):
@@ -265,9 +343,40 @@ def test_worker_killed_mid_fit_releases_the_same_model(live, tmp_path):
     the noise (drawn on the client, once) is unchanged."""
     X, y = _data()
     Xd, yd = _dask(X, y, marker=str(tmp_path / "killed"), kill="once")
-    dist = _fit(Xd, yd, np.random.default_rng(11))
+    rng_a, rng_b = np.random.default_rng(11), np.random.default_rng(11)
+    dist = _fit(Xd, yd, rng_a)
     assert (tmp_path / "killed").exists()  # a worker did die mid-fit
-    _assert_same_release(dist, _fit(X, y, np.random.default_rng(11)))
+    _assert_same_release(dist, _fit(*_dask(X, y), rng_b))
+    assert rng_a.bit_generator.state == rng_b.bit_generator.state  # no redrawn noise
+
+
+def test_worker_killed_during_dp_sgd_releases_the_same_model(live, monkeypatch):
+    """A worker dies between two DP-SGD steps: its transformed blocks are
+    recomputed from their pure tasks, the step is computed again, and the model
+    is the one released without the failure; the generator is not moved twice."""
+    X, y = _data()
+    rng_a, rng_b = np.random.default_rng(4), np.random.default_rng(4)
+    want = _fit(*_dask(X, y), rng_a)
+    calls, killed = _kill_one_worker_at(live, monkeypatch, 8)
+    got = _fit(*_dask(X, y), rng_b)
+    assert len(calls) > 8 and calls[7] == "a step"     # the kill happened mid-DP-SGD
+    assert killed[0] not in live.scheduler_info()["workers"]
+    _assert_same_release(got, want)
+    np.testing.assert_array_equal(got.theta_, want.theta_)
+    assert rng_a.bit_generator.state == rng_b.bit_generator.state
+
+
+def test_workers_dying_during_dp_sgd_stop_the_fit_unreleased(live, monkeypatch):
+    """More deaths than distributed.scheduler.allowed-failures (1 here): a
+    RuntimeError, no model and nothing charged."""
+    X, y = _data()
+    _kill_one_worker_at(live, monkeypatch, 6, 10)
+    model = _model(random_state=np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(RuntimeError, match="died repeatedly.*nothing was released"):
+            model.fit(*_dask(X, y))
+    assert not hasattr(model, "coef_") and not hasattr(model, "privacy_spent_")
 
 
 def test_workers_dying_repeatedly_stop_the_fit_before_any_noise(live):
@@ -352,22 +461,30 @@ def test_gradient_sum_refuses_labels_that_are_not_class_indices(labels):
 
 
 def _spy_on_results(monkeypatch):
-    """The list of everything the workers send back to the client from now on."""
-    received, compute = [], _blocksum._compute
+    """The list of everything the workers send back to the client from now on
+    (graph results and the DP-SGD actors' replies)."""
+    received, compute, collect = [], _blocksum._compute, _sgd_rounds._collect
 
     def spy(tasks, what):
         out = compute(tasks, what)
         received.extend(out)
         return out
 
+    def spy_actors(futures):
+        out = collect(futures)
+        received.extend(out)
+        return out
+
     monkeypatch.setattr(_blocksum, "_compute", spy)
+    monkeypatch.setattr(_sgd_rounds, "_collect", spy_actors)
     return received
 
 
 def test_x_never_comes_to_the_client(live, monkeypatch):
-    """Everything the fit brings back is a sum over rows or a row block of the
-    ``n_features_kept + 1`` transformed columns, never a block of X; X itself is
-    never computed or converted on the client."""
+    """Everything the fit brings back is a sum over rows (the release; a lot's
+    clipped gradients on at most ``n_features_kept + 1`` columns) or a block's
+    warnings, never rows of X or of the transformed X; X itself is never computed
+    or converted on the client."""
     X, y = _data()
     Xd, yd = _dask(X, y)
     def refuse(self, *args, **kwargs):
@@ -380,9 +497,15 @@ def test_x_never_comes_to_the_client(live, monkeypatch):
     monkeypatch.setattr(da.Array, "compute", refuse)
     monkeypatch.setattr(da.Array, "__array__", lambda self, *a, **k: refuse(self))
     model = _fit(Xd, yd, 0)
-    assert len(received) == 1 + N // CHUNK     # the release, the transformed blocks
-    for part in received:
-        assert part.shape in {(2, D), (CHUNK, model.theta_.size)}
+    M = model.theta_.size
+    assert isinstance(received[0], np.ndarray) and received[0].shape == (2, D)
+    warned = [r for r in received[1:] if isinstance(r, tuple)]
+    steps = [r for r in received[1:] if isinstance(r, list)]
+    assert len(warned) == N // CHUNK and len(warned) + len(steps) + 1 == len(received)
+    assert len(steps) == model.n_steps_ * len(live.scheduler_info()["workers"])
+    for step in steps:      # one reply per worker: a triple per block it holds
+        for cols, sums, size in step:   # some columns, or all (dense) of the M
+            assert sums.shape == (np.arange(M)[cols].size,) and np.isscalar(size)
 
 
 # ------------------------------------------------------------------ DP-SGD
@@ -475,6 +598,35 @@ def test_dpsgd_single_dask_block_is_the_local_backend(live):
     assert out[0][1] == out[1][1]
 
 
+def test_dpsgd_actor_rounds_and_graph_rounds_agree(live, monkeypatch):
+    """With a distributed client a step is one call per worker to an actor holding
+    its blocks; without one (Dask's threads) a graph of block tasks.  Both run the
+    same pure block function: the same model bit for bit (binary and softmax)."""
+    from dptoolkit.distributed import sgd_over_blocks
+    from dptoolkit.linear_model._glm._nb_logistic import _transform_block
+
+    X, y = _data()
+    codes = (np.arange(N) % 3).astype(np.float64)
+    cols, ratios = np.arange(40), np.linspace(0.5, 2.0, 40)
+    kw = dict(transform=_transform_block, transform_args=(cols, ratios), n_features=41,
+              alpha=1e-4, learning_rate=2.0, clip=1.0, sampling_rate=0.1,
+              denominator=60.0, n_steps=6, noise_std=0.5, record_steps=[4, 5])
+    for loss, t, extra in [("logistic", np.where(y == 1, 1.0, -1.0), {}),
+                           ("softmax", codes, {"n_classes": 3})]:
+        Xd, td = _dask(X, t)
+        runs = []
+        for engine in ("actors", "graphs"):
+            if engine == "graphs":
+                monkeypatch.setattr(_sgd_rounds, "_ActorRounds",
+                                    lambda client, *a: _sgd_rounds._TaskRounds(*a))
+            runs.append(sgd_over_blocks(Xd, td, loss=loss, rng=np.random.default_rng(1),
+                                        **kw, **extra))
+            monkeypatch.undo()
+        np.testing.assert_array_equal(runs[0][0], runs[1][0])
+        np.testing.assert_array_equal(runs[0][1], runs[1][1])
+        assert runs[0][0].shape == ((41,) if loss == "logistic" else (41, 3))
+
+
 def test_dpsgd_on_dask_needs_n_samples_public(live):
     X, y = _data()
     rng = np.random.default_rng(0)
@@ -485,20 +637,33 @@ def test_dpsgd_on_dask_needs_n_samples_public(live):
     assert rng.bit_generator.state == state and not hasattr(model, "coef_")
 
 
-def _kill_one_worker_at(client, monkeypatch, call):
-    """Kill one worker process just before the ``call``-th computation of the fit
-    (its persisted blocks and states are lost: Dask recomputes them from their
-    pure tasks)."""
-    compute, calls, killed = _blocksum._compute, [], []
+def _kill_one_worker_at(client, monkeypatch, *at):
+    """Kill one worker process just before each of the ``at``-th computations or
+    DP-SGD steps of the fit (its persisted blocks and states are lost: Dask
+    recomputes them from their pure tasks)."""
+    compute, collect, calls, killed = _blocksum._compute, _sgd_rounds._collect, [], []
+
+    def kill(what):
+        calls.append(what)
+        if len(calls) in at:   # the worker holding the most results (first by name)
+            held = client.has_what()
+            killed.append(min(sorted(held), key=lambda w: -len(held[w])))
+            client.run(_exit_soon, workers=killed[-1:])
+            for _ in range(600):      # until the scheduler has seen it die
+                if killed[-1] not in client.scheduler_info()["workers"]:
+                    break
+                time.sleep(0.05)
 
     def killing(tasks, what):
-        calls.append(what)
-        if len(calls) == call:
-            killed.append(sorted(client.scheduler_info()["workers"])[0])
-            client.run(_exit_soon, workers=killed)
+        kill(what)
         return compute(tasks, what)
 
+    def killing_actors(futures):
+        kill("a step")
+        return collect(futures)
+
     monkeypatch.setattr(_blocksum, "_compute", killing)
+    monkeypatch.setattr(_sgd_rounds, "_collect", killing_actors)
     return calls, killed
 
 

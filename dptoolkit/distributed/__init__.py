@@ -7,11 +7,11 @@ workers compute exact sums of clipped per-example terms; the client adds the
 blocks' sums in block order and the estimator adds the noise once, from its own
 generator, so nothing the engine does (retries, speculative copies, partition
 sizes) changes what is released.  See ``dptoolkit.distributed._blocksum`` and
-``docs/tutorials/distributed.rst``.  The iterative fits run one round of block
-tasks per step: :func:`sgd_over_blocks` (DP-SGD, per-block Poisson lots, the
-noise drawn once per step on the client) and :func:`frank_wolfe_over_blocks`
-(Frank-Wolfe with the rows' margins kept on the workers by one Dask actor
-each, its rounds actor calls rather than tasks).  Dask is an optional dependency
+``docs/tutorials/distributed.rst``.  The iterative fits run one round per
+step, each a call per worker to a Dask actor holding its blocks:
+:func:`sgd_over_blocks` (DP-SGD, per-block Poisson lots, the noise drawn once
+per step on the client) and :func:`frank_wolfe_over_blocks` (Frank-Wolfe with
+the rows' margins kept on the workers).  Dask is an optional dependency
 (``pip install dptoolkit[dask]``); it is imported only when a Dask array is given.
 """
 from ._blocksum import (block_sum, class_feature_sums, clipped_gradient_sum, column_counts,

@@ -36,6 +36,20 @@ law: the two fits are the same randomised algorithm (same privacy event) but
 do not consume the generator in the same order, so they are not equal draw
 for draw; the in-memory kernel keeps its order (reference fits).
 
+**Engines.**  The rounds are sequential (a step's margins need the previous
+step's noisy :math:`\theta`), so their latency bounds the fit's time.  With a
+:class:`distributed.Client`, the transformed blocks are persisted on the
+workers (results of pure tasks) and each worker gets one Dask actor holding
+its blocks: a step is one direct call per worker carrying :math:`\theta` and
+returning its blocks' ``(columns, sums, lot size)``, a few milliseconds, where
+a graph of ``n_blocks`` tasks through the scheduler costs tens.  The actor's
+call is the pure :func:`_lot_gradient` of each block, so when a worker dies its
+blocks are recomputed from their lineage, the actors rebuilt and the step
+computed again with the same result; after more losses than
+``distributed.scheduler.allowed-failures`` the fit stops (``RuntimeError``).
+Without a client (Dask's local threads) a step is a graph of block tasks.
+In memory, the matrix is one block.
+
 **Privacy.**  Add/remove-one neighbours with the public ``N``
 (``n_samples_public``; block sizes are never used as N).  The summed clipped
 gradient has L2 sensitivity :math:`C` whatever the partition; the lot is a
@@ -54,15 +68,16 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
+from scipy.special import expit, softmax
 
 from . import _blocksum
 from ._blocksum import _blocks, _shared, is_dask_array
 
 __all__ = ["block_seeds", "sgd_over_blocks", "LOSSES"]
 
-#: Losses of the linear models (labels in {-1, +1} for logistic and hinge).
-LOSSES = ("squared", "logistic", "hinge")
+#: Losses of the linear models (labels in {-1, +1} for logistic and hinge; for
+#: "softmax", the multinomial cross-entropy, class indices 0 .. K-1).
+LOSSES = ("squared", "logistic", "hinge", "softmax")
 
 #: 32-bit words of seed material per block (256 bits).
 _SEED_WORDS = 8
@@ -130,25 +145,217 @@ def _dloss(loss, a, y):
 def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     """The block's Poisson lot of ``step`` and the sum of its clipped gradients.
 
-    Returns ``(columns, sums, lot_size)``: the columns the lot touches (sorted)
-    and the summed clipped gradient on them.  Pure: a function of the block and
-    of public arguments (the seed words, the step, theta)."""
+    Returns ``(columns, sums, lot_size)``: the columns the lot touches (sorted;
+    ``slice(None)``, all of them, when they are most of them) and the summed
+    clipped gradient on them (one row per column, K entries each
+    for ``"softmax"``, whose per-example gradient :math:`x (p - e_y)^\top` is
+    clipped in Frobenius norm).  Pure: a function of the block and of public
+    arguments (the seed words, the step, theta)."""
     Xt, rownorm, t = prep[:3]
     rows = np.flatnonzero(_step_stream(words, step).random(Xt.shape[0]) < sampling_rate)
     Xs = Xt[rows]
+    # the columns the lot touches, sorted (a count per column: O(nnz + M), where
+    # np.unique would sort the lot's indices)
+    cols = np.flatnonzero(np.bincount(Xs.indices, minlength=Xt.shape[1]))
+    if loss == "softmax":
+        resid = softmax(np.asarray(Xs @ theta), axis=1)
+        resid[np.arange(rows.size), t[rows].astype(np.int64)] -= 1.0
+        gn = np.sqrt((resid ** 2).sum(axis=1)) * rownorm[rows]
+        over = gn > clip
+        resid[over] *= (clip / gn[over])[:, None]
+        # the lot's rows on the columns they touch: X_lot^T resid, (n_cols, K)
+        compact = sp.csr_array((Xs.data, np.searchsorted(cols, Xs.indices), Xs.indptr),
+                               shape=(rows.size, cols.size))
+        return cols, np.asarray(compact.T @ resid), rows.size
     s = _dloss(loss, np.asarray(Xs @ theta).ravel(), t[rows])
     gn = np.abs(s) * rownorm[rows]
     over = gn > clip
     s[over] *= clip / gn[over]
-    cols, inv = np.unique(Xs.indices, return_inverse=True)
-    sums = np.bincount(inv.ravel(), weights=Xs.data * np.repeat(s, np.diff(Xs.indptr)),
-                       minlength=cols.size)
-    return cols, sums, rows.size
+    sums = np.bincount(Xs.indices, weights=Xs.data * np.repeat(s, np.diff(Xs.indptr)),
+                       minlength=Xt.shape[1])
+    if 2 * cols.size > Xt.shape[1]:   # most columns: dense is half the bytes
+        return slice(None), sums, rows.size
+    return cols, sums[cols], rows.size
+
+
+class _LocalBlocks:
+    """The local backend: X in memory is one block."""
+
+    def __init__(self, X, y, transform, transform_args):
+        self.prep = [_prepare_block(X, y, transform, transform_args)]
+        self.warnings = [self.prep[0][3]]
+
+    def lot_sums(self, words, step, args):
+        return [_lot_gradient(self.prep[0], words[0], step, *args)]
+
+    def close(self):
+        self.prep = None
+
+
+class _TaskRounds:
+    """Dask without a distributed client (local threads): the transformed blocks
+    persisted, one graph of ``n_blocks`` tasks per step."""
+
+    def __init__(self, X, y, transform, transform_args):
+        import dask
+        from dask import delayed
+
+        xs, ys = _blocks(X, y)
+        prep = [delayed(_prepare_block, pure=True)(xb, yb, transform, transform_args)
+                for xb, yb in zip(xs, ys)]
+        self.prep = list(dask.persist(*prep))
+        self.warnings = _blocksum._compute(
+            [delayed(operator.getitem, pure=True)(pb, 3) for pb in self.prep],
+            "the transformed rows")
+
+    def lot_sums(self, words, step, args):
+        from dask import delayed
+
+        fn = delayed(_lot_gradient, pure=True)
+        th = _shared((args[1],))[0]
+        return _blocksum._compute(
+            [fn(pb, wb, step, args[0], th, *args[2:]) for pb, wb in zip(self.prep, words)],
+            "the clipped gradient sums")
+
+    def close(self):
+        self.prep = None
+
+
+class _BlockRunner:
+    """A Dask actor holding the transformed blocks of one worker: one call per step
+    computes their lots' clipped sums (:func:`_lot_gradient`, pure; no noise)."""
+
+    def __init__(self, *prep):
+        self.prep = prep
+
+    def lot_sums(self, words, step, args):
+        return [_lot_gradient(p, w, step, *args) for p, w in zip(self.prep, words)]
+
+
+def _collect(futures):
+    """The results of a round's actor calls, in the order of the calls."""
+    return [f.result() for f in futures]
+
+
+def _worker_lost(exc):
+    """Whether ``exc`` says that the worker holding an actor died."""
+    return isinstance(exc, OSError) or "Actor was lost" in str(exc)
+
+
+class _ActorRounds:
+    """Dask with a distributed client: the transformed blocks are persisted on the
+    workers (results of pure tasks, recomputed from their lineage if a worker
+    dies) and each worker gets one actor holding its blocks, so a step is one
+    direct call per worker (a few milliseconds), not a graph through the
+    scheduler.  A worker lost mid-fit: its blocks are recomputed, the actors
+    rebuilt and the step computed again (the same sums: the calls are pure)."""
+
+    def __init__(self, client, X, y, transform, transform_args):
+        from dask import delayed
+
+        self.client = client
+        xs, ys = _blocks(X, y)
+        fn = delayed(_prepare_block, pure=True)
+        self.prep = client.compute([fn(xb, yb, transform, transform_args)
+                                    for xb, yb in zip(xs, ys)])
+        self.failures = self.rounds = 0
+        self.allowed = _allowed_failures()
+        self.actors, self.addresses = (), set()
+        self._build()
+        self.warnings = self._call(lambda: _collect([
+            client.submit(operator.getitem, pb, 3, pure=True) for pb in self.prep]))
+
+    def _build(self):
+        """One actor per worker, holding the transformed blocks stored there."""
+        from distributed import wait
+
+        mid_fit = self.rounds > 0
+        self.actors = ()
+        wait(self.prep)
+        for pb in self.prep:
+            if pb.status == "error":
+                exc = pb.exception()
+                if type(exc).__name__ == "KilledWorker":
+                    raise _blocksum._workers_died("the transformed rows",
+                                                  mid_fit) from exc
+                pb.result()          # the transformation's own error (NaN, ...)
+        who = self.client.who_has(self.prep)
+        groups = {}
+        for b, pb in enumerate(self.prep):
+            groups.setdefault((tuple(who.get(pb.key, ())) or ("",))[0], []).append(b)
+        self.groups = list(groups.values())
+        self.handles = [self.client.submit(_BlockRunner, *[self.prep[b] for b in blocks],
+                                           actor=True, pure=False,
+                                           workers=[addr] if addr else None,
+                                           allow_other_workers=True)
+                        for addr, blocks in groups.items()]
+        self.actors = [h.result() for h in self.handles]
+        where = self.client.who_has(self.handles)
+        self.addresses = {a for h in self.handles for a in where.get(h.key, ())}
+
+    def _call(self, run):
+        """``run()``; when a worker died, rebuild the actors and run it again."""
+        while True:
+            try:
+                return run()
+            except Exception as exc:
+                if not _worker_lost(exc):
+                    raise
+                self.failures += 1
+                if self.failures > self.allowed:
+                    raise _blocksum._workers_died("the clipped gradient sums",
+                                                  self.rounds > 0) from exc
+                self._wait_for_scheduler()
+                self._build()
+
+    def _wait_for_scheduler(self, timeout=60.0):
+        """Until the scheduler has noticed the lost worker (its blocks recomputed)."""
+        import time
+
+        stop = time.monotonic() + timeout
+        while time.monotonic() < stop:
+            if not self.addresses <= set(self.client.scheduler_info()["workers"]):
+                return
+            time.sleep(0.05)
+
+    def lot_sums(self, words, step, args):
+        self.rounds += 1
+
+        def run():
+            parts = _collect([a.lot_sums([words[b] for b in blocks], step, args)
+                              for a, blocks in zip(self.actors, self.groups)])
+            out = [None] * len(self.prep)
+            for blocks, part in zip(self.groups, parts):
+                for b, res in zip(blocks, part):
+                    out[b] = res
+            return out
+        return self._call(run)
+
+    def close(self):
+        self.actors = self.handles = self.prep = None
+
+
+def _allowed_failures():
+    import dask
+
+    return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
+
+
+def _engine(X, y, transform, transform_args):
+    """The blocks of X transformed, on the backend X's type and the session call for."""
+    if not is_dask_array(X):
+        return _LocalBlocks(X, y, transform, transform_args)
+    try:
+        from distributed import default_client
+        client = default_client()
+    except (ImportError, ValueError):      # no distributed client: Dask's threads
+        return _TaskRounds(X, y, transform, transform_args)
+    return _ActorRounds(client, X, y, transform, transform_args)
 
 
 def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
                     alpha, learning_rate, clip, sampling_rate, denominator, n_steps,
-                    noise_std, rng, record_steps=()):
+                    noise_std, rng, record_steps=(), n_classes=2, theta0=None):
     r"""Mini-batch (DP-)SGD over the row blocks of X (module docstring).
 
     Parameters
@@ -164,7 +371,11 @@ def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
     transform_args : tuple
     n_features : int
         Columns :math:`M` of the transformed rows.
-    loss : {"squared", "logistic", "hinge"}
+    loss : {"squared", "logistic", "hinge", "softmax"}
+        ``"softmax"``: the multinomial cross-entropy, ``y`` the class indices,
+        weights of shape ``(n_features, n_classes)``, each per-example gradient
+        :math:`x (p - e_y)^\top` clipped in Frobenius norm (so the lot's sum has
+        L2 sensitivity :math:`C`, as for the binary losses).
     alpha : float
         L2 regularisation :math:`\lambda`.
     learning_rate : float
@@ -184,11 +395,16 @@ def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
         from it (:func:`block_seeds`).
     record_steps : sequence of int
         0-based steps after which :math:`\theta` is recorded.
+    n_classes : int, default=2
+        K, the columns of the weights with ``loss="softmax"`` (ignored otherwise).
+    theta0 : ndarray of shape (n_features,) or (n_features, n_classes) or None
+        The starting weights (public: post-processing of earlier releases);
+        None starts from zero.
 
     Returns
     -------
-    theta : ndarray of shape (n_features,)
-    trace : ndarray of shape (len(record_steps), n_features)
+    theta : ndarray of shape (n_features,) or (n_features, n_classes)
+    trace : ndarray of shape (len(record_steps),) + theta.shape
     finite : bool
         False if :math:`\theta` became non-finite (the fit stopped there).
     done : int
@@ -197,7 +413,8 @@ def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
     Raises
     ------
     ValueError
-        Unknown ``loss``; ``noise_std > 0`` with ``denominator <= 0``; a Dask
+        Unknown ``loss``; ``noise_std > 0`` with ``denominator <= 0``;
+        ``theta0`` of the wrong shape; a Dask
         ``X``/``y`` not chunked as required; NaN or infinity in X (from the
         transformation, raised on the client).
     RuntimeError
@@ -208,57 +425,39 @@ def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
     if noise_std > 0 and denominator <= 0:
         raise ValueError("noise_std > 0 needs a constant denominator > 0")
     M = int(n_features)
-    if is_dask_array(X):
-        import dask
-        from dask import delayed
-
-        xs, ys = _blocks(X, y)
-        prep = [delayed(_prepare_block, pure=True)(xb, yb, transform, transform_args)
-                for xb, yb in zip(xs, ys)]
-        prep = list(dask.persist(*prep))      # on the workers, not on the client
-        step_fn = delayed(_lot_gradient, pure=True)
-
-        def lot_sums(words, step, theta):
-            th = _shared((theta,))[0]
-            return _blocksum._compute(
-                [step_fn(pb, wb, step, sampling_rate, th, loss, clip)
-                 for pb, wb in zip(prep, words)], "the clipped gradient sums")
-
-        seen = _blocksum._compute([delayed(operator.getitem, pure=True)(pb, 3)
-                                   for pb in prep], "the transformed rows")
-    else:
-        prep = [_prepare_block(X, y, transform, transform_args)]
-        seen = [prep[0][3]]
-
-        def lot_sums(words, step, theta):
-            return [_lot_gradient(prep[0], words[0], step, sampling_rate, theta, loss,
-                                  clip)]
-
-    for block_warnings in seen:   # once each, as the in-memory transformation warns
-        for category, message in dict.fromkeys(block_warnings):
-            warnings.warn(message, category, stacklevel=3)
-    words = block_seeds(rng, len(prep))
-    record = np.asarray(record_steps, dtype=np.int64)
-    trace = np.zeros((record.size, M))
-    theta = np.zeros(M)
-    decay = 1.0 - learning_rate * alpha
-    c = learning_rate * noise_std / denominator if noise_std > 0 else 0.0
-    r, done, finite = 0, 0, True
-    for step in range(int(n_steps)):
-        grad = np.zeros(M)
-        count = 0
-        for cols, sums, size in lot_sums(words, step, theta):   # block order
-            grad[cols] += sums
-            count += size
-        den = denominator if denominator > 0 else max(count, 1)
-        theta = decay * theta - learning_rate * grad / den
-        if c > 0:
-            theta += c * rng.standard_normal(M)     # the step's noise, once, here
-        done = step + 1
-        while r < record.size and record[r] == step:
-            trace[r] = theta
-            r += 1
-        if not np.all(np.isfinite(theta)):
-            finite = False
-            break
+    shape = (M, int(n_classes)) if loss == "softmax" else (M,)
+    theta = np.zeros(shape) if theta0 is None else np.array(theta0, dtype=np.float64)
+    if theta.shape != shape:
+        raise ValueError(f"theta0 must have shape {shape}, got {theta.shape}")
+    blocks = _engine(X, y, transform, transform_args)
+    try:
+        for block_warnings in blocks.warnings:   # once each, as in memory
+            for category, message in dict.fromkeys(block_warnings):
+                warnings.warn(message, category, stacklevel=3)
+        words = block_seeds(rng, len(blocks.warnings))
+        record = np.asarray(record_steps, dtype=np.int64)
+        trace = np.zeros((record.size,) + shape)
+        decay = 1.0 - learning_rate * alpha
+        c = learning_rate * noise_std / denominator if noise_std > 0 else 0.0
+        r, done, finite = 0, 0, True
+        for step in range(int(n_steps)):
+            grad = np.zeros(shape)
+            count = 0
+            for cols, sums, size in blocks.lot_sums(words, step, (sampling_rate, theta,
+                                                                  loss, clip)):
+                grad[cols] += sums           # block order
+                count += size
+            den = denominator if denominator > 0 else max(count, 1)
+            theta = decay * theta - learning_rate * grad / den
+            if c > 0:
+                theta += c * rng.standard_normal(shape)   # the step's noise, once, here
+            done = step + 1
+            while r < record.size and record[r] == step:
+                trace[r] = theta
+                r += 1
+            if not np.all(np.isfinite(theta)):
+                finite = False
+                break
+    finally:
+        blocks.close()
     return theta, trace, finite, done

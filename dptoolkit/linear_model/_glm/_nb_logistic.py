@@ -120,8 +120,8 @@ from ..._validation import (CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, NON_NEGATIVE
                             check_scalar_range, check_X_y_named, validate_params)
 from ...accounting import calibrate_parameter
 from ...accounting.events import ComposedEvent, GaussianEvent
-from ...distributed import (class_feature_sums, is_dask_array, map_row_blocks,
-                            validate_dask_X_y)
+from ...distributed import (class_feature_sums, is_dask_array, row_aligned,
+                            sgd_over_blocks, validate_dask_X_y)
 from ...distributed import unit_rows as _unit_rows  # noqa: F401 (the tests' reference)
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._base import calibrate_noise_scale, subsampled_gaussian_steps
@@ -234,6 +234,50 @@ def _class_spread(centred):
     spread = centred.std(axis=0)
     mean = spread.mean()
     return spread / mean if mean > 0 else np.ones_like(spread)
+
+
+def _dp_sgd(X, codes, n_classes, theta, columns, ratios, rng, *, lam, learning_rate,
+            sampling_rate, denominator, batch_size, n_steps, noise_std, record_steps):
+    """Step (4): DP-SGD on the transformed rows (clip 1: they have unit norm).
+
+    In memory, the compiled kernel (lazy per-coordinate noise; the reference
+    fits); on a Dask ``X``, :func:`~dptoolkit.distributed.sgd_over_blocks`: the
+    rows are transformed and kept on the workers, each block draws its Poisson
+    lots from its own stream and the client draws the dense noise.  The same
+    randomised algorithm and privacy event; not the same draws.  ``theta`` is the
+    starting point, updated in place in memory.  Returns ``(status, trace)``.
+    """
+    binary = n_classes == 2
+    targets = np.where(codes == 1, 1.0, -1.0) if binary else codes.astype(np.float64)
+    if is_dask_array(X):
+        _, trace, finite, _ = sgd_over_blocks(
+            X, row_aligned(targets, X), transform=_transform_block,
+            transform_args=(columns, ratios), n_features=columns.size + 1,
+            loss="logistic" if binary else "softmax", n_classes=n_classes, alpha=lam,
+            learning_rate=learning_rate, clip=1.0, sampling_rate=sampling_rate,
+            denominator=denominator, n_steps=n_steps, noise_std=noise_std, rng=rng,
+            record_steps=record_steps, theta0=theta)
+        return (_sgd_fast.STATUS_OK if finite else _sgd_fast.STATUS_NONFINITE), trace
+    Z = _transform(X, columns, ratios)
+    args = dict(lam=lam, learning_rate=learning_rate, clip=1.0, sampling_rate=sampling_rate,
+                batch_size=batch_size, denominator=denominator, n_steps=n_steps,
+                noise_std=noise_std, bit_generator=rng.bit_generator,
+                record_steps=record_steps, trace=np.zeros((record_steps.size, theta.size)))
+    if binary:
+        status, _ = _sgd_fast.dpsgd(Z.data, Z.indices, Z.indptr, targets,
+                                    np.ones(Z.shape[0]), theta,
+                                    loss=_sgd_fast.LOSS_CODES["logistic"], **args)
+    else:
+        status, _ = _sgd_fast.dpsgd_softmax(Z.data, Z.indices, Z.indptr,
+                                            codes.astype(np.int64), np.ones(Z.shape[0]),
+                                            theta, **args)
+    return status, args["trace"]
+
+
+def _transform_block(Xb, columns, ratios):
+    """A row block transformed for DP-SGD on the workers, with its squared row norms."""
+    Z = _transform(Xb, columns, ratios)
+    return Z, np.ones(Z.shape[0])
 
 
 def _transform(X, columns, ratios):
@@ -491,8 +535,12 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             Non-negative features (e.g. binary bag of words); any scale (rows are
             normalised).  Or a :class:`dask.array.Array` of CSR row blocks
             (chunked along rows only, ``y`` with the same chunks): the release's
-            sums and the transformed rows are computed on the workers, the noise
-            on the client (:mod:`dptoolkit.distributed`).
+            sums, the transformed rows and DP-SGD's clipped gradient sums are
+            computed on the workers (no row comes to the client), the noise on
+            the client (:func:`dptoolkit.distributed.sgd_over_blocks`).  DP-SGD's
+            lots are then drawn per block: the same randomised algorithm and
+            privacy event as in memory, not the same draws, so the released
+            model differs from the in-memory one as two seeds' models do.
         y : array-like of shape (n_samples,)
             Class labels (two or more; with two, ``classes_[1]`` is the positive
             one).  With ``classes`` declared, labels from it (some may be absent).
@@ -546,28 +594,17 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             # evenly spaced iterates of the tail, the last one included
             rec = rec[np.unique(np.round(np.linspace(
                 0, rec.size - 1, AVERAGED_ITERATES)).astype(np.int64))]
-        dpsgd_args = dict(
-            lam=p.alpha, learning_rate=p.lr, clip=1.0, sampling_rate=p.q,
-            batch_size=max(1, int(round(p.q * N))), denominator=p.q * N,
-            n_steps=n_steps, noise_std=sigma2, bit_generator=rng.bit_generator,
-            record_steps=rec)
         if classes.size == 2:
             # the multinomial naive-Bayes log-count ratios (each class's sums
             # normalised to a distribution, as in Wang and Manning 2012)
             ratios = (np.log(pos[1]) - np.log(pos[1].sum())) - \
                 (np.log(pos[0]) - np.log(pos[0].sum()))
-            # (3) local transformation, (4) DP-SGD on the logistic loss, from naive
-            # Bayes: theta = (1, ..., 1, 0) gives z @ theta = sum_j x_j r_j / ||.||, the
-            # naive-Bayes log-odds (uniform prior) of the kept features, a positive
-            # factor apart; post-processing of the release, as for K > 2 classes
-            Z = map_row_blocks(_transform, X, (columns, ratios))
+            # DP-SGD starts from naive Bayes: theta = (1, ..., 1, 0) gives
+            # z @ theta = sum_j x_j r_j / ||.||, the naive-Bayes log-odds (uniform
+            # prior) of the kept features, a positive factor apart; post-processing
+            # of the release, as for K > 2 classes
             theta = np.ones(k + 1)
             theta[k] = 0.0
-            trace = np.zeros((rec.size, k + 1))
-            status, _ = _sgd_fast.dpsgd(
-                Z.data, Z.indices, Z.indptr, np.where(codes == 1, 1.0, -1.0),
-                np.ones(n_rows), theta, loss=_sgd_fast.LOSS_CODES["logistic"],
-                trace=trace, **dpsgd_args)
         else:
             # (2') the multinomial naive-Bayes log-probabilities of the kept features,
             # centred over the classes; a feature is scaled by their spread over the
@@ -578,15 +615,16 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             ratios = _class_spread(centred)
             theta = np.zeros((k + 1, classes.size))
             np.divide(centred.T, ratios[:, None], out=theta[:k], where=ratios[:, None] > 0)
-            # (3) local transformation, (4) DP-SGD on the softmax cross-entropy: the
-            # per-example gradient z (p - e_y)^T has Frobenius norm <= sqrt(2); it is
-            # clipped to 1, so a lot's summed gradient has L2 sensitivity 1, as in
-            # the binary case, and the event is the same
-            Z = map_row_blocks(_transform, X, (columns, ratios))
-            trace = np.zeros((rec.size, (k + 1) * classes.size))
-            status, _ = _sgd_fast.dpsgd_softmax(
-                Z.data, Z.indices, Z.indptr, codes.astype(np.int64), np.ones(n_rows),
-                theta, trace=trace, **dpsgd_args)
+        # (3) local transformation (on the workers for a Dask X), (4) DP-SGD on the
+        # logistic loss, or with K > 2 classes on the softmax cross-entropy: its
+        # per-example gradient z (p - e_y)^T has Frobenius norm <= sqrt(2) and is
+        # clipped to 1, so a lot's summed gradient has L2 sensitivity 1, as in the
+        # binary case, and the event is the same
+        status, trace = _dp_sgd(
+            X, codes, classes.size, theta, columns, ratios, rng,
+            lam=p.alpha, learning_rate=p.lr, sampling_rate=p.q,
+            denominator=p.q * N, batch_size=max(1, int(round(p.q * N))),
+            n_steps=n_steps, noise_std=sigma2, record_steps=rec)
         if status != _sgd_fast.STATUS_OK:
             raise data_dependent_error(  # not how many steps ran: that depends on the data
                 f"DP-SGD diverged: learning_rate={p.lr} is too large; lower it")
