@@ -20,15 +20,29 @@ from .._private import (
     sensitivity_factor,
 )
 from .._validation import check_positive_int, check_scalar_range, check_X_y_named
-from ..accounting.events import ExponentialMechanismEvent, PureDPEvent, SelfComposedEvent
+from ..accounting import calibrate_parameter, epsilon_of_event
+from ..accounting.events import (
+    ExponentialMechanismEvent,
+    GaussianEvent,
+    PureDPEvent,
+    SelfComposedEvent,
+)
 from ..distributed import block_sum, is_dask_array, row_aligned, validate_dask_X_y
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 
-__all__ = ["SIS", "DPSIS", "auto_k"]
+__all__ = ["SIS", "DPSIS", "auto_k", "gaussian_auto_k"]
 
 _NEIGHBOURING = NEIGHBOURING_RELATIONS
+#: The pure-DP top-k selectors (shared with TwoStageSelector).
 _SELECTORS = ("canonical_lipschitz", "peeling")
+#: DPSIS's selectors: the pure-DP ones, the Gaussian release of all scores, or "auto".
+_DPSIS_SELECTORS = ("auto", "gaussian") + _SELECTORS
+#: Bounds of the Gaussian selector's ``k="auto"``: at least as many features as a
+#: useful text vocabulary, at most what a downstream model holds in memory (as the
+#: vocabulary of DPNBLogisticClassifier).
+GAUSSIAN_MIN_K = 100
+GAUSSIAN_MAX_K = 50_000
 
 
 def _top_k_privacy(selector, epsilon, k):
@@ -144,6 +158,69 @@ def auto_k(n_features, n_samples, epsilon, *, sensitivity=1.0, gamma=0.5,
     return min(max(k, 1), n_features - 1)
 
 
+def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_factor=1.0):
+    r"""DPSIS's ``k="auto"`` for ``selector="gaussian"``: the features that could beat the noise.
+
+    The Gaussian selector releases the score vector :math:`s = \sum_n y_n
+    \hat x_n` (rows :math:`\hat x_n` of L2 norm ``l2_bound`` :math:`B`, targets
+    in [-1, 1]) with noise of standard deviation :math:`\sigma \Delta`,
+    :math:`\Delta = c B` (``sensitivity_factor`` :math:`c`: 1 for add/remove, 2
+    for replace-one).  Among :math:`D` features of score 0 the largest noisy
+    magnitude is about :math:`t = \sigma\Delta\sqrt{2\ln(2D)}` (the expected
+    maximum of :math:`D` half-normal variables is at most this; Vershynin 2018,
+    Exercise 2.5.10), so a feature is told apart from the noise only when its
+    score exceeds :math:`t`.  By the triangle inequality
+    :math:`\|s\|_2 \le N B`, so at most
+
+    .. math:: k = \frac{\|s\|_2^2}{t^2} \le
+              \left(\frac{N}{c\,\sigma\sqrt{2\ln(2D)}}\right)^2
+
+    features can score above :math:`t`, whatever the data: past this ``k`` every
+    further slot goes to a feature below the noise.  (``B`` cancels; the bound is
+    the one of :func:`~dptoolkit.linear_model.DPNBLogisticClassifier`'s vocabulary,
+    a ratio of the signal's norm :math:`N` to the noise's, squared.)  The result is
+    kept in ``[GAUSSIAN_MIN_K, GAUSSIAN_MAX_K]`` = [100, 50,000] (a useful text
+    vocabulary; the memory of the downstream model) and below :math:`D`.  Public
+    quantities only: :math:`N` (public), :math:`D`, and :math:`\sigma`, a function
+    of epsilon and delta.
+
+    Parameters
+    ----------
+    n_features : int
+        :math:`D \ge 2`.
+    n_samples : int
+        Public dataset size :math:`N \ge 1`.
+    noise_multiplier : float
+        :math:`\sigma > 0` of the release (noise standard deviation over the L2
+        sensitivity).
+    sensitivity_factor : float, default=1.0
+        :math:`c`: 1 (add/remove) or 2 (replace-one).
+
+    Returns
+    -------
+    int
+        In ``[min(100, D - 1), min(50000, D - 1)]``.
+    """
+    n_features = int(n_features)
+    threshold = sensitivity_factor * noise_multiplier * math.sqrt(2.0 * math.log(2.0 * n_features))
+    k = math.floor((n_samples / threshold) ** 2)
+    return int(min(max(k, GAUSSIAN_MIN_K), GAUSSIAN_MAX_K, n_features - 1))
+
+
+def _gaussian_noise_multiplier(epsilon, delta):
+    r"""The smallest :math:`\sigma` whose :class:`GaussianEvent` is (epsilon, delta)-DP.
+
+    As :class:`~dptoolkit.linear_model.DPNBLogisticClassifier` calibrates its release:
+    :func:`~dptoolkit.accounting.calibrate_parameter` (the toolkit's one calibration
+    routine) on the event itself, converted by the accountant (the Renyi DP of the
+    Gaussian mechanism, Mironov 2017, Proposition 7, with the conversion of Canonne,
+    Kamath and Steinke 2020).
+    """
+    return float(calibrate_parameter(lambda s: GaussianEvent(s), target_epsilon=epsilon,
+                                     delta=delta, low=1e-3, high=1e6, increasing=False,
+                                     rtol=1e-9))
+
+
 def _check_k_features(k, n_features):
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
         raise TypeError(f"k must be an integer, got {type(k).__name__}")
@@ -210,6 +287,38 @@ def _bounded_sums_block(X, yt, lo, hi, c):
         outside = np.sum(clipped != X)
         raw = _column_sums(clipped, yt) - c * total
     return np.append(raw, float(outside))
+
+
+def _row_bounded_sums_block(X, yt, lo, hi, c, l2_bound):
+    """``sum_n B yt_n m_n / ||m_n||_2`` over a row block, with ``m_n = (clip(x_n, lo,
+    hi) - c) / scale`` the public mapping of row n (zero rows contribute 0), and (last
+    entry) the number of its values outside the bounds; a pure function of the block.
+    The entries are in the units of the mapped data (``_bounded_sums_block`` divided
+    by ``scale`` afterwards)."""
+    n, d = X.shape
+    scale = np.maximum(hi - c, c - lo)
+    if sp.issparse(X):
+        X = sp.csr_array(X, dtype=np.float64)
+        if not np.isfinite(X.data).all():
+            raise ValueError("Input X contains NaN or infinity.")
+        cols = X.indices
+        zero = (np.clip(0.0, lo, hi) - c) / scale   # mapped value of implicit zeros
+        mapped = (np.clip(X.data, lo[cols], hi[cols]) - c[cols]) / scale[cols]
+        rows = np.repeat(np.arange(n), np.diff(X.indptr))
+        # ||m_n||^2 = sum over the stored entries + sum of zero^2 over the others
+        sq = np.bincount(rows, weights=mapped**2 - zero[cols]**2, minlength=n)
+        sq += np.dot(zero, zero)
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        if not np.isfinite(X).all():
+            raise ValueError("Input X contains NaN or infinity.")
+        sq = np.einsum("ij,ij->i", *(2 * [(np.clip(X, lo, hi) - c) / scale]))
+    norm = np.sqrt(np.maximum(sq, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(norm > 0, l2_bound * np.asarray(yt, dtype=np.float64) / norm, 0.0)
+    out = _bounded_sums_block(X, w, lo, hi, c)
+    out[:-1] /= scale
+    return out
 
 
 class _SelectorTagsMixin:
@@ -340,12 +449,21 @@ def _broadcast_center(center, lo, hi, name):
 @fill_doc
 @dataclasses.dataclass(frozen=True)
 class SISParams:
-    """The parameters a DPSIS fit runs with (its privacy plan's ``params``)."""
+    """The parameters a DPSIS fit runs with (its privacy plan's ``params``).
+
+    ``selector`` is resolved (never ``"auto"``); ``sensitivity`` is the l-infinity
+    sensitivity of each score for the pure-DP selectors, the L2 sensitivity of the
+    score vector for ``"gaussian"``; ``noise_multiplier`` is the Gaussian release's
+    :math:`\sigma` (None for the other selectors and for a non-private fit).
+    """
     epsilon: float
+    delta: float
     selector: str
     gamma: float
     sensitivity: float
     k: int
+    l2_bound: float = None
+    noise_multiplier: float = None
 
 
 class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstimator):
@@ -472,13 +590,15 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     differentially private correlations. AISec 2024, Algorithm 1.
     """
 
-    def __init__(self, k="auto", *, epsilon=None, bounds=(-1.0, 1.0), center=None,
+    def __init__(self, k="auto", *, epsilon=None, delta=None, bounds=(-1.0, 1.0), center=None,
                  y_bounds=(-1.0, 1.0), y_center=None, neighbouring="add_remove",
-                 gamma=0.5, selector="canonical_lipschitz", n_samples_public=None,
+                 gamma=0.5, selector="auto", l2_bound=1.0, n_samples_public=None,
                  random_state=None, accountant=None):
         self.k = k
         self.n_samples_public = n_samples_public
         self.epsilon = epsilon
+        self.delta = delta
+        self.l2_bound = l2_bound
         self.bounds = bounds
         self.center = center
         self.y_bounds = y_bounds
@@ -507,8 +627,13 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
                                    DataClippedWarning, stacklevel=3)
         return (np.clip(y, lo, hi) - c) / max(hi - c, c - lo)
 
-    def _scores(self, X, yt):
+    def _scores(self, X, yt, l2_bound=None):
+        """``|x_(i)^T y|`` on the mapped data; with ``l2_bound``, the signed scores of
+        the rows scaled to that L2 norm (the Gaussian selector's release)."""
         d = X.shape[1]
+        if isinstance(self.bounds, str) and l2_bound is not None:
+            raise ValueError("bounds='data' is not available with selector='gaussian' "
+                             "(the L2 sensitivity needs public bounds); pass public bounds")
         if isinstance(self.bounds, str):
             if self.bounds != "data":
                 raise ValueError(f"bounds must be a pair or 'data', got {self.bounds!r}")
@@ -529,11 +654,17 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         c = _broadcast_center(self.center, lo, hi, "center")
         scale = np.maximum(hi - c, c - lo)
         # exact per-block sums (the workers' when X is a Dask array); noise comes later
-        summed = block_sum(_bounded_sums_block, X, yt, (lo, hi, c),
-                           what="the DP-SIS correlations")
+        if l2_bound is None:
+            summed = block_sum(_bounded_sums_block, X, yt, (lo, hi, c),
+                               what="the DP-SIS correlations")
+        else:
+            summed = block_sum(_row_bounded_sums_block, X, yt, (lo, hi, c, l2_bound),
+                               what="the DP-SIS correlations")
         if summed[-1] > 0:
             data_dependent_warning("feature values outside bounds were clipped",
                                    DataClippedWarning, stacklevel=3)
+        if l2_bound is not None:
+            return summed[:-1]
         return np.abs(summed[:-1]) / scale
 
     @fill_doc
@@ -576,45 +707,89 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             X, y = _validate_X_y(self, X, y)
         d = X.shape[1]
         plan = self._privacy_plan(*X.shape, None)
-        epsilon, selector, gamma, sensitivity, k = dataclasses.astuple(plan.params)
+        p = plan.params
         rng = self._noise_rng()
         self._check_spend(plan.event, plan.spent)     # before any work on the data
-        scores = self._scores(X, row_aligned(self._target(y), X))
-        if epsilon is None:
-            sel = _select_top_k(scores, k)
-        elif selector == "canonical_lipschitz":
-            sel = canonical_lipschitz_top_k(scores, k, epsilon=epsilon, sensitivity=sensitivity,
-                                            gamma=gamma, random_state=rng)
+        yt = row_aligned(self._target(y), X)
+        if p.selector == "gaussian":
+            # one Gaussian release of all D scores (drawn here, on the client), then
+            # the top k of the noisy magnitudes: post-processing
+            scores = self._scores(X, yt, l2_bound=p.l2_bound)
+            if p.epsilon is not None:
+                scores = scores + rng.normal(0.0, p.noise_multiplier * p.sensitivity, d)
+            sel = _select_top_k(np.abs(scores), p.k)
         else:
-            sel = np.sort(peeling_top_k(scores, k, epsilon=epsilon, sensitivity=sensitivity,
-                                        random_state=rng))
+            scores = self._scores(X, yt)
+            if p.epsilon is None:
+                sel = _select_top_k(scores, p.k)
+            elif p.selector == "canonical_lipschitz":
+                sel = canonical_lipschitz_top_k(scores, p.k, epsilon=p.epsilon,
+                                                sensitivity=p.sensitivity, gamma=p.gamma,
+                                                random_state=rng)
+            else:
+                sel = np.sort(peeling_top_k(scores, p.k, epsilon=p.epsilon,
+                                            sensitivity=p.sensitivity, random_state=rng))
         self.selected_features_ = sel
         self.support_ = np.zeros(d, dtype=bool)
         self.support_[sel] = True
-        self.k_ = k
-        self.sensitivity_ = sensitivity
+        self.k_ = p.k
+        self.selector_ = p.selector
+        self.sensitivity_ = p.sensitivity
+        self.noise_multiplier_ = p.noise_multiplier
         return self._record_spend(plan.event, plan.spent)
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
-        the top-k selection's event; ``params`` a :class:`SISParams`."""
-        # epsilon > 0 or None (non-private), neighbouring relation, accountant type
-        epsilon, _ = self._check_budget(optional=True)
+        the selection's event (a top-k selection's, or the Gaussian release's);
+        ``params`` a :class:`SISParams`."""
+        # epsilon > 0 or None (non-private); delta None or 0 (pure DP) or in (0, 1)
+        epsilon, delta = self._check_budget(optional=True, delta_open=False)
         check_neighbouring(self.neighbouring)
-        selector = _check_choice(self.selector, "selector", _SELECTORS)
+        selector = _check_choice(self.selector, "selector", _DPSIS_SELECTORS)
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
-        sensitivity = sensitivity_factor(self.neighbouring)
-        k = self._resolve_k(n_samples, n_features, epsilon, sensitivity, gamma, selector)
-        event, spent = (_top_k_privacy(selector, epsilon, k) if epsilon is not None
-                        else (None, None))
-        return self._plan(event, spent, SISParams(epsilon, selector, gamma, sensitivity, k))
+        l2_bound = check_scalar_range(self.l2_bound, "l2_bound", low=0.0, low_open=True)
+        if self.n_samples_public is not None:
+            check_positive_int(self.n_samples_public, "n_samples_public")
+        if selector == "auto":
+            selector = self._auto_selector(n_samples, n_features, epsilon, delta)
+        factor = sensitivity_factor(self.neighbouring)
+        if selector != "gaussian":
+            k = self._resolve_k(n_samples, n_features, epsilon, factor, gamma, selector)
+            event, spent = (_top_k_privacy(selector, epsilon, k) if epsilon is not None
+                            else (None, None))
+            return self._plan(event, spent, SISParams(epsilon, delta, selector, gamma,
+                                                      factor, k))
+        if epsilon is not None and not delta > 0.0:
+            raise ValueError(f"selector='gaussian' needs delta in (0, 1) (the Gaussian "
+                             f"mechanism is not pure DP), got delta={self.delta!r}")
+        sensitivity = factor * l2_bound        # L2 sensitivity of the score vector
+        if epsilon is None:
+            k = self._resolve_k(n_samples, n_features, None, factor, gamma, selector)
+            return self._plan(None, None, SISParams(None, None, selector, gamma,
+                                                    sensitivity, k, l2_bound))
+        sigma = _gaussian_noise_multiplier(epsilon, delta)
+        event = GaussianEvent(sigma)
+        spent = (float(epsilon_of_event(event, delta)), float(delta))
+        k = self._resolve_k(n_samples, n_features, epsilon, factor, gamma, selector,
+                            noise_multiplier=sigma)
+        return self._plan(event, spent, SISParams(epsilon, delta, selector, gamma,
+                                                  sensitivity, k, l2_bound, sigma))
+
+    def _auto_selector(self, n_rows, d, epsilon, delta):
+        """``selector="auto"``: "gaussian" for a private fit with delta > 0 and public
+        bounds on high-dimensional data (D > N, N public), else "canonical_lipschitz"."""
+        if epsilon is None or not delta > 0.0 or isinstance(self.bounds, str):
+            return "canonical_lipschitz"
+        n = self._n_samples(n_rows, private=True, uses="selector='auto'")
+        return "gaussian" if d > n else "canonical_lipschitz"
 
     def n_selected(self, n_samples, n_features):
         """The number of features a fit on data of this shape selects.
 
-        ``k``, or its ``"auto"`` value (:func:`auto_k`) from public quantities:
-        ``n_samples_public`` when given (else ``n_samples``), ``n_features``,
-        ``epsilon``, the neighbouring relation, ``gamma`` and ``selector``.
+        ``k``, or its ``"auto"`` value (:func:`auto_k`, or :func:`gaussian_auto_k`
+        for the Gaussian selector) from public quantities: ``n_samples_public``
+        when given (else ``n_samples``), ``n_features``, ``epsilon``, ``delta``,
+        the neighbouring relation, ``gamma`` and ``selector``.
 
         Parameters
         ----------
@@ -629,17 +804,11 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         ValueError, TypeError
             Invalid hyper-parameters, as :meth:`fit`.
         """
-        epsilon, _ = self._check_budget(optional=True)
-        check_neighbouring(self.neighbouring)
-        selector = _check_choice(self.selector, "selector", _SELECTORS)
-        gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
-        return self._resolve_k(int(n_samples), int(n_features), epsilon,
-                               sensitivity_factor(self.neighbouring), gamma, selector)
+        return self._privacy_plan(int(n_samples), int(n_features), None).params.k
 
-    def _resolve_k(self, n_rows, d, epsilon, sensitivity, gamma, selector):
-        """The k of this fit: the given int, or ``auto_k`` from public quantities."""
-        if self.n_samples_public is not None:
-            check_positive_int(self.n_samples_public, "n_samples_public")
+    def _resolve_k(self, n_rows, d, epsilon, sensitivity, gamma, selector, *,
+                   noise_multiplier=None):
+        """The k of this fit: the given int, or its "auto" value from public quantities."""
         if not (isinstance(self.k, str) and self.k == "auto"):
             if isinstance(self.k, str):
                 raise ValueError(f"k must be an integer or 'auto', got {self.k!r}")
@@ -649,6 +818,8 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         n = self._n_samples(n_rows, private=epsilon is not None, uses="k='auto'")
         if epsilon is None:   # Fan and Lv (2008): n / log n, no noise to beat
             return min(max(int(n / math.log(max(n, 2))), 1), d - 1)
+        if selector == "gaussian":
+            return gaussian_auto_k(d, n, noise_multiplier, sensitivity_factor=sensitivity)
         return auto_k(d, n, epsilon, sensitivity=sensitivity, gamma=gamma,
                       selector=selector)
 
