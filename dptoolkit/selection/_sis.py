@@ -695,8 +695,11 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             The ``accountant`` cannot pay ``(epsilon, 0)``; nothing is computed.
         """
         if is_dask_array(X):  # X stays on the workers; only y comes to the client
-            # N is used only by a private k="auto" (auto_k): then it must be public
-            auto = isinstance(self.k, str) and self.k == "auto"
+            # N is used only by a private k="auto" (auto_k) and by selector="auto"
+            # with delta (D > N?): then it must be public
+            auto = (isinstance(self.k, str) and self.k == "auto") or (
+                isinstance(self.selector, str) and self.selector == "auto"
+                and self.delta is not None and self.delta != 0)
             X, y, _ = validate_dask_X_y(self, X, y,
                                         private=auto and self.epsilon is not None)
             if isinstance(self.bounds, str):
@@ -829,7 +832,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
 
 
 def dpsis_scores(X, y, *, bounds=(-1.0, 1.0), center=None, y_bounds=(-1.0, 1.0),
-                 y_center=None):
+                 y_center=None, l2_bound=None):
     """The (non-private) DP-SIS scores ``|x_(i)^T y|`` after the public mapping.
 
     For studies that draw many private selections from one score vector (each
@@ -842,13 +845,26 @@ def dpsis_scores(X, y, *, bounds=(-1.0, 1.0), center=None, y_bounds=(-1.0, 1.0),
     y : array-like of shape (n_samples,)
     bounds, center, y_bounds, y_center
         As :class:`DPSIS`.
+    l2_bound : float, optional
+        None: the scores of the pure-DP selectors.  A float > 0: the signed
+        scores ``x_(i)^T y`` the Gaussian selector releases, every mapped row
+        scaled to this L2 norm (zero rows stay 0).
 
     Returns
     -------
     ndarray of shape (n_features,)
-        Scores; each has sensitivity 1 (add/remove) or 2 (replace-one) when the
-        bounds are public.
+        Scores; without ``l2_bound`` each has sensitivity 1 (add/remove) or 2
+        (replace-one) when the bounds are public; with it the vector has L2
+        sensitivity ``l2_bound`` (add/remove) or ``2 l2_bound`` (replace-one).
+
+    Raises
+    ------
+    ValueError
+        As :meth:`DPSIS.fit`; ``l2_bound`` not a finite float > 0;
+        ``bounds="data"`` with ``l2_bound``.
     """
     est = DPSIS(bounds=bounds, center=center, y_bounds=y_bounds, y_center=y_center)
+    if l2_bound is not None:
+        l2_bound = check_scalar_range(l2_bound, "l2_bound", low=0.0, low_open=True)
     X, y = _validate_X_y(None, X, y)
-    return est._scores(X, est._target(y))
+    return est._scores(X, est._target(y), l2_bound=l2_bound)
