@@ -1305,13 +1305,17 @@ def test_dpsis_auto_selector_is_gaussian_only_with_delta_on_wide_data():
 
 def test_gaussian_auto_k_is_the_noise_bound():
     from dptoolkit.selection import gaussian_auto_k
-    # k = floor((N / (c sigma sqrt(2 ln 2D)))^2), within [100, 50000] and below D
+    # k = min(floor((N / (c sigma sqrt(2 ln 2D)))^2), floor(N / ln N)), within
+    # [100, 50000] and below D
     D, sigma = 2**20, 8.0
     t = sigma * np.sqrt(2 * np.log(2 * D))
-    for n in (5325, 8000):
-        assert gaussian_auto_k(D, n, sigma) == int(np.floor((n / t) ** 2))
-    assert gaussian_auto_k(D, 5325, sigma, sensitivity_factor=2.0) == int(
-        np.floor((5325 / (2 * t)) ** 2))
+    for n in (2500, 3000):      # the noise bound binds (sigma 5 times larger)
+        k_noise = int(np.floor((n / (5 * t)) ** 2))
+        assert 100 < k_noise < n / np.log(n)
+        assert gaussian_auto_k(D, n, 5 * sigma) == k_noise
+    assert gaussian_auto_k(D, 3000, 5 * sigma, sensitivity_factor=2.0) == 100
+    for n in (5325, 25_000, 10**6):   # the non-private SIS count binds
+        assert gaussian_auto_k(D, n, sigma) == min(int(np.floor(n / np.log(n))), 50_000)
     assert gaussian_auto_k(D, 100, sigma) == 100
     assert gaussian_auto_k(D, 10**7, sigma) == 50_000
     assert gaussian_auto_k(50, 10**7, sigma) == 49
