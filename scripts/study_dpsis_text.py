@@ -124,10 +124,10 @@ def run(args):
                         writer.writerow(row)
                         fh.flush()
                         print(row, flush=True)
-    plot(path, path.with_suffix(".png"))
+    plot(path, path.with_suffix(".png"), args.spend_total)
 
 
-def plot(path, png):
+def plot(path, png, spend_total=False):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -143,7 +143,9 @@ def plot(path, png):
             m = g.groupby("epsilon").accuracy.agg(["mean", "count"])
             ax.plot(m.index, m["mean"], "o-", label=f"{label}")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("epsilon (selection and model: epsilon / 2 each)")
+        ax.set_xlabel("epsilon spent (privacy_spent_ of the composed events)"
+                      if spend_total else
+                      "epsilon (selection and model: epsilon / 2 each)")
         ax.set_ylabel("test accuracy (mean over seeds)")
         ax.set_title(f"{ds}: DPSIS -> Frank-Wolfe")
         ax.grid(alpha=0.3)
