@@ -1174,6 +1174,9 @@ def test_dpsis_gaussian_scores_are_unit_row_correlations(fmt):
         got = dpsis_scores(fmt(X), y, bounds=(lo, hi), center=c, y_bounds=(-2.0, 2.0),
                            y_center=0.5, l2_bound=2.5)
     np.testing.assert_allclose(got, ref, atol=1e-10)
+    # no stored entry at all (sparse): every row is zero, every score 0
+    np.testing.assert_array_equal(dpsis_scores(fmt(np.zeros((5, 4))), np.ones(5),
+                                               l2_bound=1.0), np.zeros(4))
     X0 = np.clip(X, -1, 1)      # default bounds, centre 0: zero rows contribute 0
     np.testing.assert_allclose(dpsis_scores(fmt(X0), np.clip(y, -1, 1), l2_bound=1.0),
                                _gaussian_reference(X0, np.clip(y, -1, 1), 1.0), atol=1e-10)

@@ -167,9 +167,9 @@ def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_fact
     :math:`\Delta = c B` (``sensitivity_factor`` :math:`c`: 1 for add/remove, 2
     for replace-one).  Among :math:`D` features of score 0 the largest noisy
     magnitude is about :math:`t = \sigma\Delta\sqrt{2\ln(2D)}` (the expected
-    maximum of :math:`D` half-normal variables is at most this; Vershynin 2018,
-    Exercise 2.5.10), so a feature is told apart from the noise only when its
-    score exceeds :math:`t`.  By the triangle inequality
+    maximum of the :math:`2D` variables :math:`\pm g_i` is at most this;
+    Boucheron, Lugosi and Massart 2013, Theorem 2.5), so a feature is told
+    apart from the noise only when its score exceeds :math:`t`.  By the triangle inequality
     :math:`\|s\|_2 \le N B`, so at most
 
     .. math:: k = \frac{\|s\|_2^2}{t^2} \le
@@ -182,13 +182,14 @@ def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_fact
     worst case (all of :math:`\|s\|` on few features); on text the scores spread
     over many features, and the count is also capped by what non-private sure
     independence screening keeps, :math:`\lfloor N / \ln N \rfloor` (the
-    :math:`d = [n / \log n]` of Fan and Lv 2008; DPSIS's non-private ``k="auto"``): a private selection
-    should not keep more than the non-private one would.  On 20 Newsgroups comp.* vs
-    rec.* (development data, 4 seeds; ``docs/studies/feature_selection.rst``) that
-    cap (k = 620 instead of 4,204-50,000) changed the select-then-fit accuracy by
-    -0.002 to +0.039 (mean +0.014 over 8 budgets).  The result is kept in ``[GAUSSIAN_MIN_K, GAUSSIAN_MAX_K]`` =
-    [100, 50,000] (a useful text vocabulary; the memory of the downstream model)
-    and below :math:`D`.  Public quantities only: :math:`N` (public), :math:`D`,
+    :math:`d = [n / \log n]` of Fan and Lv 2008; DPSIS's non-private
+    ``k="auto"``): a private selection should not keep more than the
+    non-private one would.  On 20 Newsgroups comp.* vs rec.* (development data,
+    4 seeds; ``docs/studies/feature_selection.rst``) that cap (k = 620 instead
+    of 4,204-50,000) changed the select-then-fit accuracy by -0.002 to +0.039
+    (mean +0.014 over 8 budgets).  The result is kept in
+    ``[GAUSSIAN_MIN_K, GAUSSIAN_MAX_K]`` = [100, 50,000] (a useful text
+    vocabulary; the memory of the downstream model) and below :math:`D`.  Public quantities only: :math:`N` (public), :math:`D`,
     and :math:`\sigma`, a function of epsilon and delta:
 
     .. math:: k = \min\Big(\max\big(\min(k_{\text{noise}},
@@ -215,7 +216,8 @@ def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_fact
     ----------
     J. Fan and J. Lv. Sure independence screening for ultrahigh dimensional
     feature space. JRSS-B 70(5), 2008.
-    R. Vershynin. High-Dimensional Probability. Cambridge University Press, 2018.
+    S. Boucheron, G. Lugosi, P. Massart. Concentration Inequalities. Oxford
+    University Press, 2013, Theorem 2.5.
     """
     n_features = int(n_features)
     threshold = sensitivity_factor * noise_multiplier * math.sqrt(2.0 * math.log(2.0 * n_features))
@@ -324,7 +326,9 @@ def _row_bounded_sums_block(X, yt, lo, hi, c, l2_bound):
         mapped = (np.clip(X.data, lo[cols], hi[cols]) - c[cols]) / scale[cols]
         rows = np.repeat(np.arange(n), np.diff(X.indptr))
         # ||m_n||^2 = sum over the stored entries + sum of zero^2 over the others
-        sq = np.bincount(rows, weights=mapped**2 - zero[cols]**2, minlength=n)
+        # (float: bincount of an empty block would be int64)
+        sq = np.bincount(rows, weights=mapped**2 - zero[cols]**2,
+                         minlength=n).astype(np.float64)
         sq += np.dot(zero, zero)
     else:
         X = np.asarray(X, dtype=np.float64)
