@@ -147,11 +147,13 @@ def make_private(model, eps, seed, n, memory, n_features):
         return SparsifiedLassoClassifier(epsilon=eps, epsilon_count=0.05 * eps,
                                          memory=memory, **common)
     if model == "DPSIS+FrankWolfe":
+        # selector="auto" and k="auto" (the defaults): with delta and D > N the
+        # Gaussian release of all scores, k from the public N, eps, delta and D
+        # (dptoolkit.selection.gaussian_auto_k); delta halved between the steps
         return PrivateSelectThenFit(
-            # k="auto" (the default): the k the selection can still find at eps / 2,
-            # from the public N, eps and n_features (dptoolkit.selection.auto_k)
-            DPSIS(epsilon=eps / 2, y_bounds=(0, 1), n_samples_public=n, random_state=seed),
-            FrankWolfeLassoClassifier(epsilon=eps / 2, **common),
+            DPSIS(epsilon=eps / 2, delta=DELTA / 2, y_bounds=(0, 1), n_samples_public=n,
+                  random_state=seed),
+            FrankWolfeLassoClassifier(epsilon=eps / 2, **{**common, "delta": DELTA / 2}),
         )
     raise ValueError(model)
 

@@ -727,6 +727,26 @@ case("DPSIS-neighbouring-unknown",
      Raises(ValueError, r"neighbouring"))
 case("DPSIS-y-string", lambda: sel.DPSIS(k=2).fit(X, y_str),
      Raises(ValueError, r"\by\b must be numeric"))
+case("DPSIS-gaussian-delta-none",
+     lambda: sel.DPSIS(k=2, epsilon=1.0, selector="gaussian").fit(X, yreg),
+     Raises(ValueError, r"delta"))
+case("DPSIS-gaussian-delta-zero",
+     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=0.0, selector="gaussian").fit(X, yreg),
+     Raises(ValueError, r"delta"))
+case("DPSIS-delta-one", lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1.0).fit(X, yreg),
+     Raises(ValueError, r"delta"))
+case("DPSIS-l2_bound-zero",
+     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian",
+                       l2_bound=0.0).fit(X, yreg),
+     Raises(ValueError, r"l2_bound"))
+case("DPSIS-l2_bound-inf",
+     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian",
+                       l2_bound=np.inf).fit(X, yreg),
+     Raises(ValueError, r"l2_bound"))
+case("DPSIS-gaussian-data-bounds",
+     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian",
+                       bounds="data").fit(X, yreg),
+     Raises(ValueError, r"bounds='data'"))
 case("DPSIS-accountant-wrong-type", lambda: sel.DPSIS(k=2, accountant=1.0).fit(X, yreg),
      Raises(TypeError, r"accountant"))
 case("TwoStage-alpha-scale-unknown",

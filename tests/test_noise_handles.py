@@ -115,6 +115,8 @@ FACTORIES_NESTED = {
         n_samples_public=N, classes=[0, 1]), "binary"),
     "DPSIS-peeling": (lambda: DPSIS(k=3, epsilon=1.0, selector="peeling"),
                       "regression"),
+    "DPSIS-gaussian": (lambda: DPSIS(k=3, epsilon=1.0, delta=1e-5, selector="gaussian"),
+                       "regression"),
     "FrankWolfe-multinomial": (lambda: _fw(classes=[0, 1, 2]), "multinomial"),
     "DPSGD-multinomial": (lambda: DPSGDClassifier(
         epsilon=1.0, n_samples_public=N, batch_size=10, n_epochs=2, classes=[0, 1, 2]),

@@ -1147,3 +1147,207 @@ def test_select_then_fit_plans_the_auto_k():
                                   classes=[0, 1], random_state=0)).fit(X, y)
     assert pipe.support_.sum() == auto_k(400, 2000, 1.0)
     assert pipe.score(X, y) > 0.6
+
+
+# ------------------------------------------------------- DPSIS, Gaussian selector
+def _gaussian_reference(X, y, l2_bound, lo=-1.0, hi=1.0, c=0.0, ylo=-1.0, yhi=1.0, yc=0.0):
+    """The Gaussian selector's exact scores, dense: map, scale rows to l2_bound, X^T y."""
+    M = (np.clip(X, lo, hi) - c) / np.maximum(hi - c, c - lo)
+    norms = np.linalg.norm(M, axis=1)
+    M = np.where(norms[:, None] > 0, l2_bound * M / np.where(norms > 0, norms, 1)[:, None], 0)
+    yt = (np.clip(y, ylo, yhi) - yc) / max(yhi - yc, yc - ylo)
+    return M.T @ yt
+
+
+@pytest.mark.parametrize("fmt", [np.asarray, sp.csr_array, sp.csc_array, sp.coo_array])
+def test_dpsis_gaussian_scores_are_unit_row_correlations(fmt):
+    # bounds that exclude 0 for some columns: the implicit zeros of sparse input
+    # enter the row norms and the sums like explicit ones; a zero row stays 0
+    X, y = _sparse_problem()
+    X[3] = 0.0
+    d = X.shape[1]
+    lo = np.full(d, -1.0); hi = np.full(d, 1.5)
+    lo[:5] = 0.25
+    c = 0.5 * (lo + hi)
+    ref = _gaussian_reference(X, y, 2.5, lo, hi, c, -2.0, 2.0, 0.5)
+    with pytest.warns(DataClippedWarning):
+        got = dpsis_scores(fmt(X), y, bounds=(lo, hi), center=c, y_bounds=(-2.0, 2.0),
+                           y_center=0.5, l2_bound=2.5)
+    np.testing.assert_allclose(got, ref, atol=1e-10)
+    # no stored entry at all (sparse): every row is zero, every score 0
+    np.testing.assert_array_equal(dpsis_scores(fmt(np.zeros((5, 4))), np.ones(5),
+                                               l2_bound=1.0), np.zeros(4))
+    X0 = np.clip(X, -1, 1)      # default bounds, centre 0: zero rows contribute 0
+    np.testing.assert_allclose(dpsis_scores(fmt(X0), np.clip(y, -1, 1), l2_bound=1.0),
+                               _gaussian_reference(X0, np.clip(y, -1, 1), 1.0), atol=1e-10)
+
+
+@pytest.mark.parametrize("neighbouring,factor", [("add_remove", 1.0), ("replace_one", 2.0)])
+def test_dpsis_gaussian_l2_sensitivity(neighbouring, factor):
+    # Adding/removing one example moves the score VECTOR by at most l2_bound in L2
+    # norm (a row of norm l2_bound times |y| <= 1), replacing one by at most twice
+    # that; rows with a target of +-1 attain the bound.
+    rng = np.random.default_rng(7)
+    l2_bound = 0.7
+    X = rng.uniform(-1, 1, size=(40, 25)) * (rng.random((40, 25)) < 0.4)
+    y = rng.uniform(-1, 1, size=40)
+    base = dpsis_scores(X, y, l2_bound=l2_bound)
+    worst = 0.0
+    for _ in range(200):
+        row = rng.uniform(-1, 1, size=25) * (rng.random(25) < 0.5)
+        t = rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 1.0)
+        if neighbouring == "add_remove":
+            other = dpsis_scores(np.vstack([X, row]), np.append(y, t), l2_bound=l2_bound)
+        else:
+            i = rng.integers(40)
+            X2, y2 = X.copy(), y.copy()
+            X2[i], y2[i] = row, t
+            other = dpsis_scores(X2, y2, l2_bound=l2_bound)
+        worst = max(worst, np.linalg.norm(other - base))
+    assert worst <= factor * l2_bound + 1e-12
+    assert worst > 0.75 * factor * l2_bound
+    est = DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian", l2_bound=l2_bound,
+                neighbouring=neighbouring, random_state=0).fit(X, y)
+    assert est.sensitivity_ == factor * l2_bound
+
+
+@pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])
+def test_dpsis_gaussian_event_and_spend_are_the_accountants(neighbouring):
+    from dptoolkit._plan import plan_spend
+    from dptoolkit.accounting import calibrate_parameter, epsilon_of_event
+    from dptoolkit.accounting.events import GaussianEvent
+    X, y = _sparse_problem()
+    est = DPSIS(k=3, epsilon=0.7, delta=1e-6, selector="gaussian", random_state=0,
+                neighbouring=neighbouring)
+    planned = plan_spend(est, X, y)
+    est.fit(X, y)
+    sigma = calibrate_parameter(lambda s: GaussianEvent(s), target_epsilon=0.7, delta=1e-6,
+                                low=1e-3, high=1e6, increasing=False, rtol=1e-9)
+    assert est.privacy_event_ == GaussianEvent(sigma)
+    assert est.noise_multiplier_ == sigma
+    assert est.privacy_spent_ == (epsilon_of_event(GaussianEvent(sigma), 1e-6), 1e-6)
+    assert 0.7 * (1 - 1e-6) <= est.privacy_spent_[0] <= 0.7
+    assert planned == (est.privacy_event_, est.privacy_spent_)
+    # the neighbouring relation scales the noise (sensitivity), not the event
+    assert est.selector_ == "gaussian"
+
+
+def test_dpsis_gaussian_is_top_k_of_the_noisy_release():
+    # same seed, same draw: the selection is the top k of |scores + N(0, (sigma Delta)^2)|
+    X, y = _sparse_problem(seed=5)
+    X = np.clip(X, -1, 1); y = np.clip(y / 5, -1, 1)
+    est = DPSIS(k=4, epsilon=3.0, delta=1e-5, selector="gaussian", l2_bound=2.0,
+                neighbouring="replace_one", random_state=123).fit(sp.csr_array(X), y)
+    noisy = dpsis_scores(X, y, l2_bound=2.0) + np.random.default_rng(123).normal(
+        0.0, est.noise_multiplier_ * 4.0, X.shape[1])
+    np.testing.assert_array_equal(est.selected_features_,
+                                  np.sort(np.argsort(-np.abs(noisy), kind="stable")[:4]))
+    assert not hasattr(est, "scores_")
+
+
+def test_dpsis_gaussian_finds_planted_features():
+    """Ten planted features (in 60% of the positive rows, no negative one) among
+    5,000 sparse binary features (density 1%).  The test first checks, on the exact
+    scores of this fixed data set, that the weakest planted score exceeds the
+    strongest null score by 14 noise standard deviations; the selection then fails
+    only if one of the 5,000 noise draws is beyond 7 standard deviations, which has
+    probability below 5000 * 2.6e-12 = 1.3e-8 (union bound, two-sided normal tail at
+    7): the false-failure rate of this test under any seed."""
+    rng = np.random.default_rng(2024)
+    n, d, planted = 4000, 5000, np.arange(0, 5000, 500)
+    y = (rng.random(n) < 0.5).astype(float)
+    X = (rng.random((n, d)) < 0.01).astype(float)
+    X[:, planted] = (rng.random((n, planted.size)) < 0.6) * y[:, None]
+    X = sp.csr_array(X)
+    est = DPSIS(k=10, epsilon=1.0, delta=1e-5, selector="gaussian", y_bounds=(0, 1),
+                n_samples_public=n, random_state=0).fit(X, y)
+    exact = np.abs(dpsis_scores(X, y, y_bounds=(0, 1), l2_bound=1.0))
+    null = np.delete(exact, planted)
+    std = est.noise_multiplier_ * est.sensitivity_
+    assert exact[planted].min() - null.max() > 14 * std
+    np.testing.assert_array_equal(est.selected_features_, planted)
+
+
+def test_dpsis_gaussian_bad_values_name_the_parameter():
+    X, y = _sparse_problem()
+    for delta in (None, 0.0):
+        with pytest.raises(ValueError, match="delta"):
+            DPSIS(k=3, epsilon=1.0, delta=delta, selector="gaussian").fit(X, y)
+    for delta in (-1e-5, 1.0, np.nan):
+        with pytest.raises(ValueError, match="delta"):
+            DPSIS(k=3, epsilon=1.0, delta=delta, selector="gaussian").fit(X, y)
+    for bound in (0.0, -1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="l2_bound"):
+            DPSIS(k=3, epsilon=1.0, delta=1e-5, selector="gaussian", l2_bound=bound).fit(X, y)
+        with pytest.raises(ValueError, match="l2_bound"):
+            dpsis_scores(X, y, l2_bound=bound)
+    with pytest.raises(ValueError, match="bounds='data'"):
+        DPSIS(k=3, epsilon=1.0, delta=1e-5, selector="gaussian", bounds="data").fit(X, y)
+    with pytest.raises(ValueError, match="delta"):      # delta without a private fit
+        DPSIS(k=3, delta=1e-5, selector="gaussian").fit(X, y)
+
+
+def test_dpsis_auto_selector_is_gaussian_only_with_delta_on_wide_data():
+    from dptoolkit.accounting.events import GaussianEvent, PureDPEvent
+    X, y = _sparse_problem(n=60, d=30)                 # D < N
+    wide = np.hstack([X, X, X])                         # D = 90 > N = 60
+    kw = dict(k=3, epsilon=1.0, n_samples_public=60, random_state=0)
+    assert DPSIS(**kw).fit(wide, y).selector_ == "canonical_lipschitz"   # delta None
+    assert DPSIS(delta=0.0, **kw).fit(wide, y).selector_ == "canonical_lipschitz"
+    narrow = DPSIS(delta=1e-5, **kw).fit(X, y)
+    assert narrow.selector_ == "canonical_lipschitz"
+    assert narrow.privacy_event_ == PureDPEvent(1.0) and narrow.privacy_spent_ == (1.0, 0.0)
+    est = DPSIS(delta=1e-5, **kw).fit(wide, y)
+    assert est.selector_ == "gaussian" and isinstance(est.privacy_event_, GaussianEvent)
+    # the choice uses the public N, not the data's row count
+    assert DPSIS(delta=1e-5, **{**kw, "n_samples_public": 100}).fit(
+        wide, y).selector_ == "canonical_lipschitz"
+    with pytest.warns(PrivacyLeakWarning, match="selector='auto'"):
+        DPSIS(k=3, epsilon=1.0, delta=1e-5, random_state=0).fit(wide, y)
+
+
+def test_gaussian_auto_k_is_the_noise_bound():
+    from dptoolkit.selection import gaussian_auto_k
+    # k = min(floor((N / (c sigma sqrt(2 ln 2D)))^2), floor(N / ln N)), within
+    # [100, 50000] and below D
+    D, sigma = 2**20, 8.0
+    t = sigma * np.sqrt(2 * np.log(2 * D))
+    for n in (2500, 3000):      # the noise bound binds (sigma 5 times larger)
+        k_noise = int(np.floor((n / (5 * t)) ** 2))
+        assert 100 < k_noise < n / np.log(n)
+        assert gaussian_auto_k(D, n, 5 * sigma) == k_noise
+    assert gaussian_auto_k(D, 3000, 5 * sigma, sensitivity_factor=2.0) == 100
+    for n in (5325, 25_000, 10**6):   # the non-private SIS count binds
+        assert gaussian_auto_k(D, n, sigma) == min(int(np.floor(n / np.log(n))), 50_000)
+    assert gaussian_auto_k(D, 100, sigma) == 100
+    assert gaussian_auto_k(D, 10**7, sigma) == 50_000
+    assert gaussian_auto_k(50, 10**7, sigma) == 49
+    assert gaussian_auto_k(500, 10, sigma) == 100
+    ks = [gaussian_auto_k(D, n, sigma) for n in (1000, 4000, 8000, 16000, 64000)]
+    assert ks == sorted(ks)
+    # DPSIS's k="auto" with the Gaussian selector is this, from public quantities
+    X, y = _sparse_problem(n=60, d=400)
+    est = DPSIS(epsilon=1.0, delta=1e-5, selector="gaussian", n_samples_public=20_000,
+                random_state=0)
+    assert est.n_selected(60, 400) == est.fit(X, y).k_ == gaussian_auto_k(
+        400, 20_000, est.noise_multiplier_)
+
+
+def test_pipeline_with_the_gaussian_selector_plans_what_it_spends():
+    from dptoolkit._plan import plan_spend
+    from dptoolkit.linear_model import FrankWolfeLassoClassifier
+    from dptoolkit.accounting.events import ComposedEvent, GaussianEvent
+    X, y = _sparse_problem(n=80, d=200)
+    y = (y > 0).astype(int)
+    pipe = PrivateSelectThenFit(
+        DPSIS(k=5, epsilon=0.5, delta=5e-6, selector="gaussian", y_bounds=(0, 1),
+              random_state=0),
+        FrankWolfeLassoClassifier(epsilon=0.5, delta=5e-6, n_samples_public=80,
+                                  max_iter=5, classes=[0, 1], random_state=0),
+        classes=[0, 1])
+    planned = plan_spend(pipe, X, y)
+    pipe.fit(X, y)
+    assert planned == (pipe.privacy_event_, pipe.privacy_spent_)
+    assert isinstance(pipe.privacy_event_, ComposedEvent)
+    assert isinstance(pipe.selector_.privacy_event_, GaussianEvent)
+    assert pipe.support_.sum() == 5 and pipe.predict(X).shape == (80,)

@@ -7,7 +7,7 @@ Private Correlations.* AISec 2024.
 """
 from ._metrics import order_statistics_hit, top_great_good, top_k_accuracy
 from ._pipeline import PrivateSelectThenFit
-from ._sis import DPSIS, SIS, auto_k, dpsis_scores
+from ._sis import DPSIS, SIS, auto_k, dpsis_scores, gaussian_auto_k
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 from ._two_stage import TwoStageSelector, block_support_counts
 
@@ -17,6 +17,7 @@ __all__ = [
     "SIS",
     "DPSIS",
     "auto_k",
+    "gaussian_auto_k",
     "dpsis_scores",
     "TwoStageSelector",
     "block_support_counts",
