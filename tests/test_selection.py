@@ -1213,7 +1213,7 @@ def test_dpsis_gaussian_l2_sensitivity(neighbouring, factor):
 
 @pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])
 def test_dpsis_gaussian_event_and_spend_are_the_accountants(neighbouring):
-    from dptoolkit._plan import plan_spend
+    from dptoolkit._private._plan import plan_spend
     from dptoolkit.accounting import calibrate_parameter, epsilon_of_event
     from dptoolkit.accounting.events import GaussianEvent
     X, y = _sparse_problem()
@@ -1334,7 +1334,7 @@ def test_gaussian_auto_k_is_the_noise_bound():
 
 
 def test_pipeline_with_the_gaussian_selector_plans_what_it_spends():
-    from dptoolkit._plan import plan_spend
+    from dptoolkit._private._plan import plan_spend
     from dptoolkit.linear_model import FrankWolfeLassoClassifier
     from dptoolkit.accounting.events import ComposedEvent, GaussianEvent
     X, y = _sparse_problem(n=80, d=200)
