@@ -33,6 +33,12 @@ CLOSED_FORM = {"SparsifiedLassoClassifier", "DPSIS", "TwoStageSelector", "DPSIS-
 #: Estimators composed of a closed-form part and a calibrated child.
 COMPOSED = {"PrivateSelectThenFit"}
 ALL = {**FACTORIES, **FACTORIES_NESTED}
+# advanced composition (more steps than basic composition pays for): the per-step
+# epsilon is searched on the event the fit releases
+ALL.update({f"{name}-advanced": (
+    lambda make=ALL[name][0]: make().set_params(composition="advanced", max_iter=400), kind)
+    for name, kind in (("FrankWolfeLassoClassifier", "binary"),
+                       ("FrankWolfe-multinomial", "multinomial"))})
 
 
 def _fit_with_spy(name, monkeypatch):
@@ -96,7 +102,8 @@ def test_the_noise_multiplier_is_the_calibrated_one(name, monkeypatch):
 
 
 #: Accounting utilities that an estimator must not calibrate with.
-SECOND_PATHS = {"RDPAccountant", "MomentsAccountant", "calibrate_noise_multiplier"}
+SECOND_PATHS = {"RDPAccountant", "MomentsAccountant", "calibrate_noise_multiplier",
+                "per_step_epsilon"}
 
 
 def test_no_second_calibration_routine_in_the_package():

@@ -62,7 +62,7 @@ import math
 
 from ..._private import sensitivity_factor
 from ..._validation import check_positive_int
-from ...accounting import calibrate_parameter, per_step_epsilon
+from ...accounting import calibrate_parameter
 from ...accounting.events import (ApproxDPEvent, ComposedEvent, ExponentialMechanismEvent,
                                   GaussianEvent, PureDPEvent, SelfComposedEvent, ZCDPEvent)
 
@@ -376,8 +376,8 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
     # floating-point terms (the true eps0 can only be smaller)
     eps0_max = epsilon / max_iter
     if delta > 0:
-        eps0_max = max(eps0_max, per_step_epsilon(epsilon_total=epsilon, delta_slack=delta,
-                                                  k=max_iter))
+        eps0_max = max(eps0_max, _advanced_step(epsilon, delta, max_iter, spec.mechanism,
+                                                0.0, 0.0))
         if use_zcdp:
             eps0_max = max(eps0_max, _zcdp_step(epsilon, delta, max_iter, 0.0, 0.0))
 
@@ -417,8 +417,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
                         event, screen_sigma)
     eps0, composition = epsilon / max_iter, "basic"
     if delta > 0:
-        eps_adv = per_step_epsilon(epsilon_total=epsilon, delta_slack=delta - delta_steps,
-                                   k=max_iter)
+        eps_adv = _advanced_step(epsilon, delta, max_iter, spec.mechanism, gamma, delta_steps)
         if eps_adv > eps0:
             eps0, composition = eps_adv, "advanced"
         if use_zcdp:
@@ -442,6 +441,23 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         return FWBudget(epsilon, delta, eps_step, composition, scale, event)
     return FWBudget(epsilon, delta, eps_step, composition, eps_step / (2.0 * sensitivity),
                     event)
+
+
+def _advanced_step(epsilon, delta, max_iter, mechanism, gamma, delta_steps):
+    """Largest pure per-step eps0 whose ``max_iter`` steps and the floating-point
+    delta are (epsilon, delta)-DP by advanced composition (Dwork, Rothblum and
+    Vadhan 2010, Theorem III.3; slack ``delta - delta_steps``), calibrated by the
+    accountant on the event the fit releases."""
+    def event(eps0):
+        return ComposedEvent((SelfComposedEvent(_step_event(mechanism, eps0, gamma), max_iter),
+                              ApproxDPEvent(0.0, delta_steps)))
+
+    try:
+        return calibrate_parameter(event, target_epsilon=epsilon, delta=delta,
+                                   low=1e-12 * epsilon, high=epsilon, composition="advanced",
+                                   rtol=1e-13)
+    except ValueError:
+        return 0.0
 
 
 def _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma=None):

@@ -247,7 +247,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     with ``delta`` set, :math:`\varepsilon'` is the exact inverse of the full
     Dwork-Rothblum-Vadhan bound
     :math:`\varepsilon = \varepsilon'\sqrt{2T\ln(1/\delta)} + T\varepsilon'(e^{\varepsilon'}-1)`
-    (:func:`dptoolkit.accounting.per_step_epsilon`; not the simplified formula of
+    (searched by :func:`dptoolkit.accounting.calibrate_parameter` on the released
+    event with the accountant's advanced composition; not the simplified formula of
     Raff, Khanna and Lu (2023), Appendix B.2), or :math:`\varepsilon/T` by basic composition if that is
     larger.  The released model is :math:`w_T`.  Floating-point effects: each
     selector's draw deviates from the exact law by a per-step
