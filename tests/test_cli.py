@@ -1273,3 +1273,24 @@ def test_corpus_hashing_with_progress_is_the_same_matrix(corpora):
         a, b = getattr(quiet[0], attr), getattr(shown[0], attr)
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
+
+
+def test_select_then_fit_shares_delta_so_the_selector_may_be_gaussian(capsys):
+    """--delta is split between DP-SIS and Frank-Wolfe as --epsilon is, so DP-SIS's
+    selector "auto" takes the Gaussian release when there are more features than N;
+    without --delta both stay pure (the canonical Lipschitz selector)."""
+    from dptoolkit.cli._parser import build_parser
+
+    argv = ["train", "--model", "select-then-fit", "--synthetic-samples", "300",
+            "--synthetic-features", "500", "--epsilon", "1", "--n-samples-public", "200"]
+    est = _models.build_model(build_parser().parse_args(argv + ["--delta", "1e-5"]))
+    frac = _models.SELECT_FRACTION
+    assert est.selector.delta == pytest.approx(frac * 1e-5)
+    assert est.estimator.delta == pytest.approx((1 - frac) * 1e-5)
+    assert est.selector.n_samples_public == 200
+    assert est.selector._auto_selector(200, 500, 1.0 * frac, frac * 1e-5) == "gaussian"
+    status, out, err = _run(argv + ["--delta", "1e-5"], capsys)
+    assert status == 0, err
+    assert "GaussianEvent" in out
+    pure = _models.build_model(build_parser().parse_args(argv))
+    assert pure.selector.delta is None

@@ -131,7 +131,7 @@ MODELS = {
     "select-then-fit": ModelSpec(
         "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
         "PrivateSelectThenFit: DP-SIS selects --k features with a share "
-        "--select-fraction of --epsilon, then Frank-Wolfe is fitted on them",
+        "--select-fraction of --epsilon (and of --delta), then Frank-Wolfe is fitted on them",
         "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, extra=("k",)),
     "search": ModelSpec(
         "search", None, {}, None,
@@ -256,8 +256,14 @@ def build_model(args, classes=None):
             sel_kw["k"] = args.k
         if args.neighbouring is not None:
             sel_kw["neighbouring"] = args.neighbouring
+        if getattr(args, "n_samples_public", None) is not None:
+            sel_kw["n_samples_public"] = args.n_samples_public
+        delta = args.delta
+        if delta:  # delta shared as epsilon is: DP-SIS's selector "auto" may then
+            sel_kw["delta"] = frac * delta   # take the Gaussian release of all scores
+            delta = (1.0 - frac) * delta
         est = _base("frank-wolfe", args, epsilon=(1.0 - frac) * args.epsilon,
-                    delta=args.delta, classes=classes)
+                    delta=delta, classes=classes)
         return PrivateSelectThenFit(DPSIS(**_with_classes(DPSIS, sel_kw, classes)), est,
                                     **_with_classes(PrivateSelectThenFit, {}, classes))
     if model == "search":

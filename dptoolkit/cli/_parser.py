@@ -368,7 +368,7 @@ def _add_model_option(p):
 def _add_composite_options(parser):
     """The options of select-then-fit and of the search (``train`` and ``account``)."""
     parser.add_argument("--select-fraction", type=_open_unit, default=None,
-                        help="select-then-fit: share of --epsilon spent by DP-SIS "
+                        help="select-then-fit: share of --epsilon (and of --delta) spent by DP-SIS "
                              f"(default: {_models.SELECT_FRACTION})")
     parser.add_argument("--search-model", choices=SEARCHABLE, default=None,
                         help=f"search: the model searched (default: {DEFAULT_MODEL})")
