@@ -443,41 +443,39 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
                     event)
 
 
-def _advanced_step(epsilon, delta, max_iter, mechanism, gamma, delta_steps):
-    """Largest pure per-step eps0 whose ``max_iter`` steps and the floating-point
-    delta are (epsilon, delta)-DP by advanced composition (Dwork, Rothblum and
-    Vadhan 2010, Theorem III.3; slack ``delta - delta_steps``), calibrated by the
-    accountant on the event the fit releases."""
-    def event(eps0):
-        return ComposedEvent((SelfComposedEvent(_step_event(mechanism, eps0, gamma), max_iter),
-                              ApproxDPEvent(0.0, delta_steps)))
-
-    try:
-        return calibrate_parameter(event, target_epsilon=epsilon, delta=delta,
-                                   low=1e-12 * epsilon, high=epsilon, composition="advanced",
-                                   rtol=1e-13)
-    except ValueError:
-        return 0.0
-
-
-def _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma=None):
-    """Largest eps0 (pure per-step epsilon incl. 2 gamma) whose T bounded-range steps
-    (range eps0 + 2 gamma), the screening (if any) and the floating-point delta are
-    (epsilon, delta)-DP."""
+def _calibrated_step(epsilon, delta, max_iter, mechanism, gamma, delta_steps, *,
+                     composition, screen_sigma=None):
+    """Largest pure per-step eps0 (incl. 2 gamma) whose ``max_iter`` steps of
+    ``mechanism``, the screening's Gaussian release (if ``screen_sigma``) and the
+    floating-point delta are (epsilon, delta)-DP by the accountant's ``composition``,
+    searched on the event the fit releases; 0 when no eps0 fits."""
     head = () if screen_sigma is None else (GaussianEvent(screen_sigma),)
 
     def event(eps0):
         return ComposedEvent(head + (
-            SelfComposedEvent(ExponentialMechanismEvent(eps0, bounded_range=eps0 + 2 * gamma),
-                              max_iter),
+            SelfComposedEvent(_step_event(mechanism, eps0, gamma), max_iter),
             ApproxDPEvent(0.0, delta_steps)))
 
     try:
         return calibrate_parameter(event, target_epsilon=epsilon, delta=delta,
-                                   low=1e-12 * epsilon, high=epsilon, composition="rdp",
-                                   rtol=1e-10)
+                                   low=1e-12 * epsilon, high=epsilon, composition=composition,
+                                   rtol=1e-13 if composition == "advanced" else 1e-10)
     except ValueError:
         return 0.0
+
+
+def _advanced_step(epsilon, delta, max_iter, mechanism, gamma, delta_steps):
+    """eps0 by advanced composition (Dwork, Rothblum and Vadhan 2010, Theorem III.3;
+    slack ``delta - delta_steps``)."""
+    return _calibrated_step(epsilon, delta, max_iter, mechanism, gamma, delta_steps,
+                            composition="advanced")
+
+
+def _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma=None):
+    """eps0 of T bounded-range exponential-mechanism steps (range eps0 + 2 gamma)
+    composed in Renyi DP (Cesar and Rogers 2021)."""
+    return _calibrated_step(epsilon, delta, max_iter, "exponential", gamma, delta_steps,
+                            composition="rdp", screen_sigma=screen_sigma)
 
 
 def private_defaults(*, n_samples, epsilon, delta, n_drawn, n_classes=1, lipschitz=1.0,
