@@ -7,7 +7,11 @@ at its defaults (``l1_bound`` and ``max_iter`` "auto") and at the former default
 
 ``--against screening`` compares instead with the former candidate screening
 (``screening=4096``, ``screening_fraction=0.1``; now at least 1024 candidates and
-0.25 of the budget).
+0.25 of the budget).  ``--against score`` compares the default screening score
+(the column masses) with ``screening_score="gradient"`` (the label-signed sums,
+ranked by the loss gradient at the zero model), at ``--candidates`` candidates
+(default: "auto") and ``--fraction`` of the budget (default: the estimator's) for
+both.
 
 Usage::
 
@@ -17,6 +21,10 @@ Usage::
         --epsilons 0.5 1 2 4 --seeds 8
     python scripts/study_frank_wolfe_defaults.py --corpus r8 --against screening \
         --epsilons 1 2 4 --seeds 4
+    python scripts/study_frank_wolfe_defaults.py --corpus comp-vs-rec --against score \
+        --epsilons 0.5 1 1.5 2 3 4 8 --seeds 16
+    python scripts/study_frank_wolfe_defaults.py --corpus comp-vs-rec --against score \
+        --epsilons 1 2 4 --seeds 16 --candidates 256 --fraction 0.4
 
 Develop on ``comp-vs-rec`` (20 Newsgroups comp.* vs rec.*), ``a9a`` and ``r8``
 (Reuters R8, 8 classes); ``imdb`` is a report set.  Page: docs/studies/frank_wolfe_defaults.rst.
@@ -55,9 +63,15 @@ def main():
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.25, 1, 4])
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--seeds", type=int, default=6)
-    parser.add_argument("--against", choices=["former", "screening"], default="former",
+    parser.add_argument("--against", choices=["former", "screening", "score"],
+                        default="former",
                         help="former: l1_bound=50, T=(N eps)^(2/3); screening: "
-                             "screening=4096, screening_fraction=0.1")
+                             "screening=4096, screening_fraction=0.1; score: "
+                             "screening_score='gradient'")
+    parser.add_argument("--candidates", type=int, default=None,
+                        help="--against score: candidates kept by both (default: auto)")
+    parser.add_argument("--fraction", type=float, default=None,
+                        help="--against score: screening_fraction of both")
     args = parser.parse_args()
     X, y, Xt, yt = load(args.corpus)
     classes = np.unique(np.concatenate([y, yt]))
@@ -65,12 +79,21 @@ def main():
     majority = max(np.mean(yt == c) for c in classes)
     print(f"{args.corpus}: train {N} x {X.shape[1]}, test {Xt.shape[0]}, "
           f"majority {majority:.3f}")
-    print(f"{'epsilon':>8} {'new':>7} {'T':>6} {'l1_bound':>9} {'old':>7} {'T old':>6}")
+    old = "gradient" if args.against == "score" else "old"
+    print(f"{'epsilon':>8} {'new':>7} {'T':>6} {'l1_bound':>9} {old:>8} {'T old':>6}")
     for eps in args.epsilons:
         old_T = int(min(1e5, max(10, math.ceil((N * eps) ** (2 / 3)))))
         if args.against == "screening":
             old_T = "auto"
             settings = {"new": {}, "old": dict(screening=4096, screening_fraction=0.1)}
+        elif args.against == "score":
+            old_T = "auto"
+            both = {}
+            if args.candidates is not None:
+                both["screening"] = args.candidates
+            if args.fraction is not None:
+                both["screening_fraction"] = args.fraction
+            settings = {"new": both, "old": dict(both, screening_score="gradient")}
         else:
             settings = {"new": {}, "old": dict(l1_bound=50.0, max_iter=old_T)}
         acc, fitted = {}, {}
@@ -86,7 +109,7 @@ def main():
             acc[name], fitted[name] = np.mean(scores), clf
         lam = fitted["new"].l1_bound_
         print(f"{eps:>8g} {acc['new']:>7.3f} {fitted['new'].n_iter_:>6} {lam:>9.2f} "
-              f"{acc['old']:>7.3f} {old_T:>6}", flush=True)
+              f"{acc['old']:>8.3f} {old_T:>6}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1643,6 +1643,7 @@ BAD_VALUES = {
     "penalty": "magic", "sampling": "magic", "subproblem_solver": "magic",
     "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic",
     "normalize": "l7", "refresh_tol": -1.0, "screening": 0, "screening_fraction": 2.0,
+    "screening_score": "magic",
     "group_size": 0, "clip_data": "yes", "tol": -1.0, "verbose": -1,
     "epsilon_count": 0.0, "precision": -1.0, "nonprivate_max_iter": 0,
     "nonprivate_tol": 0.0, "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,

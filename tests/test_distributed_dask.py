@@ -741,6 +741,22 @@ def test_frank_wolfe_on_dask_matches_in_memory(live):
     assert np.count_nonzero(mem.coef_) > 5
 
 
+def test_frank_wolfe_on_dask_gradient_screening(live):
+    """``screening_score="gradient"``: the label-signed column sums are summed over
+    the blocks and noised on the client; the same candidates, model, event and
+    generator state as in memory, and other candidates than the mass screening."""
+    X, y = _fw_data()
+    Xd, yd = _dask(X, y)
+    r_mem, r_dist = np.random.default_rng(4), np.random.default_rng(4)
+    mem, _ = _fw_fit(X, y, r_mem, screening_score="gradient")
+    dist, _ = _fw_fit(Xd, yd, r_dist, screening_score="gradient")
+    _assert_same_fw(dist, mem)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+    mass, _ = _fw_fit(X, y, np.random.default_rng(4))
+    assert mass.privacy_event_ == mem.privacy_event_
+    assert not np.array_equal(mass.screened_features_, mem.screened_features_)
+
+
 def test_frank_wolfe_on_dask_non_private_gaps(live):
     X, y = _fw_data(1)
     Xd, yd = _dask(X, y)

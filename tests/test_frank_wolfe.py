@@ -522,6 +522,8 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
      "screening"),
     (dict(screening_fraction=0.0), ValueError, "screening_fraction"),
     (dict(screening_fraction=1.0), ValueError, "screening_fraction"),
+    (dict(screening_score="correlation"), ValueError, "screening_score"),
+    (dict(screening_score=None), ValueError, "screening_score"),
     (dict(n_samples_public=0), ValueError, "n_samples_public"),
     (dict(n_samples_public=2.5), TypeError, "n_samples_public"),
     (dict(max_iter="many"), TypeError, "max_iter"),

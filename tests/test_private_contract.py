@@ -204,6 +204,10 @@ CASES = [
 CASES.insert(3, Case(
     "FrankWolfe-screening", functools.partial(_fw, screening=4), "binary",
     _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
+CASES.insert(4, Case(
+    "FrankWolfe-screening-gradient",
+    functools.partial(_fw, screening=4, screening_score="gradient"), "binary",
+    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
 CASES.append(Case(
     "DPNBLogistic",
     lambda **kw: DPNBLogisticClassifier(**{"epsilon": 1.0, "n_features_kept": 4,

@@ -8,9 +8,11 @@ refresh as a map-reduce); this module is the estimator's side: validation,
 budget, screening, and the vertex selector, which lives on the client and
 draws from the estimator's generator exactly as the fast kernel does:
 
-* the screening's column masses are summed over the blocks (each block clips
-  its entries to the public bound first, as in memory) and the Gaussian noise
-  is added once on the client, with the draws of
+* the screening's statistic (column masses or class differences,
+  :func:`~dptoolkit.linear_model._frank_wolfe._screening.screening_statistic`)
+  is summed over the blocks (each block clips its entries to the public bound
+  first, as in memory) and the Gaussian noise is added once on the client, with
+  the draws of
   :func:`~dptoolkit.linear_model._frank_wolfe._screening.private_top_columns`;
 * the grouped sampler (:class:`GroupedExpSampler`, Algorithm 4) holds the
   kernel's log-weights (:func:`_fw_fast.log_weight_array`), is built at the
@@ -29,7 +31,7 @@ import numpy as np
 from . import _fw_fast
 from ._grouped_sampler import GroupedExpSampler
 from ._multinomial import expand_columns
-from ._screening import column_masses
+from ._screening import noisy_top_columns, screening_statistic
 from ...distributed import block_sum, frank_wolfe_over_blocks, row_aligned, validate_dask_X_y
 from ..._private import sensitivity_factor
 
@@ -40,9 +42,9 @@ __all__ = ["fit_dask"]
 _REBUILD_FRACTION = 0.125
 
 
-def _masses_block(Xb, yb, bound):
-    """Column masses of the row-normalised |X_b| after clipping to the public
-    bound, and (last entry) whether an entry was outside it."""
+def _statistic_block(Xb, yb, bound, score):
+    """The screening statistic of block X_b (labels ``yb`` in {0, 1}) after
+    clipping to the public bound, and (last entry) whether an entry was outside it."""
     from scipy import sparse as sp
 
     Xb = sp.csr_array(Xb, dtype=np.float64)
@@ -51,7 +53,8 @@ def _masses_block(Xb, yb, bound):
         raise ValueError("Input X contains NaN or infinity")
     over = Xb.data.size > 0 and (Xb.data.max() > bound or -Xb.data.min() > bound)
     Xb.data = np.clip(Xb.data, -bound, bound)
-    return np.append(column_masses(Xb), float(over))
+    yb = None if yb is None else np.asarray(yb, dtype=np.int64)
+    return np.append(screening_statistic(Xb, score, yb, 2)[0], float(over))
 
 
 def _over_block(Xb, yb, bound):
@@ -143,8 +146,10 @@ def fit_dask(est, X, y):
     if bound is not None:
         screened = budget.screening_noise_multiplier is not None
         if screened:
-            out = block_sum(_masses_block, X, None, (bound,), what="the column masses")
-            masses, over = out[:-1], out[-1] > 0
+            score = est._screening_score()
+            out = block_sum(_statistic_block, X, y01 if score == "gradient" else None,
+                            (bound, score), what="the screening statistic")
+            statistic, over = out[None, :-1], out[-1] > 0
         else:
             over = block_sum(_over_block, X, None, (bound,), what="the bound check")[0] > 0
         if over:   # the in-memory check's error or warning, on a one-entry stand-in
@@ -153,13 +158,10 @@ def fit_dask(est, X, y):
             est._enforce_public_bound(sp.csr_array(np.array([[2.0 * bound]])), "linf",
                                       bound)
         if screened:  # the draws of private_top_columns, in place (no X to dwarf them)
-            sens = sensitivity_factor(est.neighbouring)
-            masses += rng.normal(0.0, budget.screening_noise_multiplier * sens,
-                                 masses.shape)
-            np.negative(masses, out=masses)
-            k = p.screening
-            columns = np.sort(np.argpartition(masses, k - 1)[:k]).astype(np.int64)
-            del masses
+            columns = noisy_top_columns(
+                statistic, p.screening, budget.screening_noise_multiplier, rng,
+                sensitivity=sensitivity_factor(est.neighbouring), score=score)
+            del statistic
     n_kept = D if columns is None else columns.size
     if p.private:
         selector = _GroupedSelector(n_kept, p.group_size, budget.kernel_parameter, rng)

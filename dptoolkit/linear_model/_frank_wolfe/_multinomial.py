@@ -40,7 +40,8 @@ budget split is :func:`dptoolkit.linear_model._frank_wolfe._budget.split_budget`
 **Screening and the floating-point delta.**  With ``screening`` (the default
 above 1024 features at zCDP accounting), one Gaussian release of the column
 masses of the row-normalised data (sensitivity 1 under add/remove, no label
-used; ``_screening``) picks the candidate
+used; or, with ``screening_score="gradient"``, of the K per-class sums, also
+sensitivity 1 as one row changes one class's sum; ``_screening``) picks the candidate
 features first, and every class's exponential mechanism then ranges over the
 :math:`2k` signed candidate vertices only.  The per-step floating-point delta of
 the ``K`` inverse-CDF draws is :math:`K(3k + 2)2^{-53}`
