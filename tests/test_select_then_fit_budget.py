@@ -177,6 +177,7 @@ def test_no_second_screening_of_the_selected_columns():
     ({"delta": 1.0}, ValueError, "delta must"),
     ({"delta": -1e-5}, ValueError, "delta must"),
     ({"epsilon": None, "delta": 1e-5}, ValueError, "delta is set but epsilon is None"),
+    ({"epsilon": 1e-3}, ValueError, "epsilon=0.001 at delta=1e-05 cannot be split"),
 ])
 def test_bad_budget_names_the_parameter(params, error, match):
     X, y = _text_like()

@@ -126,9 +126,16 @@ def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
 
     rho = calibrate_parameter(ZCDPEvent, target_epsilon=epsilon, delta=delta, low=1e-12,
                               high=1e12, composition="rdp")
-    inverse = calibrate_parameter(composed, target_epsilon=epsilon, delta=delta,
-                                  low=1e-3 / rho, high=1e3 / rho, increasing=False,
-                                  initial=1.0 / rho, rtol=1e-8)
+    try:
+        inverse = calibrate_parameter(composed, target_epsilon=epsilon, delta=delta,
+                                      low=1e-3 / rho, high=1e3 / rho, increasing=False,
+                                      initial=1.0 / rho, rtol=1e-8)
+    except ValueError as exc:   # from the search, or a step refusing its share
+        raise ValueError(
+            f"epsilon={epsilon!r} at delta={delta!r} cannot be split between the selector "
+            "and the estimator: the accountant's composition of their planned events "
+            "stays above epsilon down to a thousandth of the zCDP budget, or a step "
+            f"refuses its share ({exc}); raise epsilon") from exc
     set_split(1.0 / inverse)
     return plan_steps()
 
@@ -147,8 +154,10 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
     ``selector`` (e.g. :class:`DPSIS` or :class:`TwoStageSelector`) chooses the
     columns; ``estimator`` (e.g.
-    :class:`dptoolkit.linear_model.FrankWolfeLassoClassifier` with ``epsilon``
-    and ``delta`` set) is fitted on those columns of the same data.
+    :class:`dptoolkit.linear_model.FrankWolfeLassoClassifier`) is fitted on
+    those columns of the same data.  Give the pair's budget to the pipeline
+    (``epsilon``, ``delta``: it sets both steps' budgets and spends exactly
+    that), or set each step's own ``epsilon`` and ``delta``.
 
     **Privacy.**  *Neighbouring relation*: both steps are private for the same
     relation (if both declare ``neighbouring`` they must agree).
@@ -320,13 +329,18 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         Raises
         ------
         ValueError
-            A non-private step, steps declaring different neighbouring
+            ``epsilon`` not a finite float > 0, ``delta`` outside [0, 1) or set
+            without ``epsilon``, ``selection_share`` outside (0, 1), a budget
+            too small to split (the accountant's composition of the steps'
+            events cannot reach it); without ``epsilon``, a step without its
+            own ``epsilon``; steps declaring different neighbouring
             relations, ``classes`` invalid, set for an estimator without a
             ``classes`` parameter or different from the estimator's, or labels of
             ``y`` outside ``classes``.
         TypeError
             ``accountant`` is not a BudgetAccountant (or None); a selector
-            without an int ``k``.
+            without an int ``k``; with ``epsilon``, a step without ``epsilon``
+            and ``delta`` parameters; a non-numeric budget.
         BudgetExceededError
             The accountant cannot pay the total (nothing is fitted or spent).
         RuntimeError
