@@ -149,11 +149,13 @@ def make_private(model, eps, seed, n, memory, n_features):
     if model == "DPSIS+FrankWolfe":
         # selector="auto" and k="auto" (the defaults): with delta and D > N the
         # Gaussian release of all scores, k from the public N, eps, delta and D
-        # (dptoolkit.selection.gaussian_auto_k); delta halved between the steps
+        # (dptoolkit.selection.gaussian_auto_k); the pipeline's total budget sets
+        # both steps' (epsilon, delta) so that their composition spends (eps, DELTA)
+        # (selection_share at its default)
         return PrivateSelectThenFit(
-            DPSIS(epsilon=eps / 2, delta=DELTA / 2, y_bounds=(0, 1), n_samples_public=n,
-                  random_state=seed),
-            FrankWolfeLassoClassifier(epsilon=eps / 2, **{**common, "delta": DELTA / 2}),
+            DPSIS(y_bounds=(0, 1), n_samples_public=n, random_state=seed),
+            FrankWolfeLassoClassifier(n_samples_public=n, random_state=seed),
+            epsilon=eps, delta=DELTA, classes=[0, 1],
         )
     raise ValueError(model)
 

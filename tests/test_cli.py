@@ -1275,22 +1275,37 @@ def test_corpus_hashing_with_progress_is_the_same_matrix(corpora):
         np.testing.assert_array_equal(a, b)
 
 
-def test_select_then_fit_shares_delta_so_the_selector_may_be_gaussian(capsys):
-    """--delta is split between DP-SIS and Frank-Wolfe as --epsilon is, so DP-SIS's
-    selector "auto" takes the Gaussian release when there are more features than N;
-    without --delta both stay pure (the canonical Lipschitz selector)."""
+def test_select_then_fit_spends_the_total_budget(capsys):
+    """--epsilon and --delta are the pipeline's total budget: both steps' budgets are
+    set by PrivateSelectThenFit (a share --select-fraction to DP-SIS) so that their
+    composed event spends exactly (--epsilon, --delta); with a delta DP-SIS's selector
+    "auto" takes the Gaussian release when there are more features than N; without
+    --delta both steps are pure DP and share --epsilon."""
+    from dptoolkit.accounting.events import GaussianEvent
     from dptoolkit.cli._parser import build_parser
+    from dptoolkit.selection import PrivateSelectThenFit
 
     argv = ["train", "--model", "select-then-fit", "--synthetic-samples", "300",
-            "--synthetic-features", "500", "--epsilon", "1", "--n-samples-public", "200"]
+            "--synthetic-features", "500", "--epsilon", "1", "--n-samples-public", "200",
+            "--seed", "0"]
     est = _models.build_model(build_parser().parse_args(argv + ["--delta", "1e-5"]))
-    frac = _models.SELECT_FRACTION
-    assert est.selector.delta == pytest.approx(frac * 1e-5)
-    assert est.estimator.delta == pytest.approx((1 - frac) * 1e-5)
+    assert (est.epsilon, est.delta) == (1.0, 1e-5)
+    assert est.selection_share == PrivateSelectThenFit(None, None).selection_share
+    assert est.selector.epsilon is None and est.estimator.epsilon is None
     assert est.selector.n_samples_public == 200
-    assert est.selector._auto_selector(200, 500, 1.0 * frac, frac * 1e-5) == "gaussian"
     status, out, err = _run(argv + ["--delta", "1e-5"], capsys)
     assert status == 0, err
-    assert "GaussianEvent" in out
+    assert "GaussianEvent" in out and "(1, 1e-05)-DP" in out
+    shared = _models.build_model(build_parser().parse_args(
+        argv + ["--delta", "1e-5", "--select-fraction", "0.3"]))
+    assert shared.selection_share == 0.3
     pure = _models.build_model(build_parser().parse_args(argv))
-    assert pure.selector.delta is None
+    assert pure.delta is None and pure.selector.delta is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        X, y, _ = datasets.make_sparse_classification(n_samples=300, n_features=500,
+                                                      random_state=0)
+        fitted = shared.fit(X, y)
+    assert fitted.privacy_spent_[0] == pytest.approx(1.0, rel=1e-7)
+    assert fitted.privacy_spent_[1] == 1e-5
+    assert isinstance(fitted.selector_.privacy_event_, GaussianEvent)

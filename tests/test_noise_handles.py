@@ -128,6 +128,9 @@ FACTORIES_NESTED = {
         sparsity=3, max_iter=10, epsilon=1.0, delta=1e-5, n_samples_public=N,
         classes=[0, 1, 2]), "multinomial"),
     "FrankWolfe-screening": (lambda: _fw(screening=4), "binary"),
+    "PrivateSelectThenFit-total": (lambda: PrivateSelectThenFit(
+        DPSIS(k=3, y_bounds=(0.0, 1.0)), _fw(epsilon=None, delta=None),
+        epsilon=1.0, delta=1e-5, classes=[0, 1]), "binary"),
 }
 
 

@@ -31,7 +31,7 @@ from test_noise_handles import FACTORIES, FACTORIES_NESTED, _data
 CLOSED_FORM = {"SparsifiedLassoClassifier", "DPSIS", "TwoStageSelector", "DPSIS-peeling",
                "search-of-sparsifier"}
 #: Estimators composed of a closed-form part and a calibrated child.
-COMPOSED = {"PrivateSelectThenFit"}
+COMPOSED = {"PrivateSelectThenFit", "PrivateSelectThenFit-total"}
 ALL = {**FACTORIES, **FACTORIES_NESTED}
 # advanced composition (more steps than basic composition pays for): the per-step
 # epsilon is searched on the event the fit releases

@@ -200,6 +200,11 @@ CASES = [
          "binary", _SIS_WORK + _FW_KERNELS, exact=False,
          why_looser="privacy_spent_ is the basic composition (sum) of the two steps; "
                     "the composed event is accounted in Renyi DP, which can be smaller"),
+    Case("PrivateSelectThenFit-total",
+         lambda **kw: PrivateSelectThenFit(
+             DPSIS(k=3, y_bounds=(0.0, 1.0), random_state=0),
+             _fw(epsilon=None, delta=None), **{"epsilon": 1.0, "delta": 1e-5, **kw}),
+         "binary", _SIS_WORK + _FW_KERNELS),
 ]
 CASES.insert(3, Case(
     "FrankWolfe-screening", functools.partial(_fw, screening=4), "binary",

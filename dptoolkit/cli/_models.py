@@ -18,16 +18,12 @@ from ..model_selection import PrivateHyperparameterSearch
 from ..selection import DPSIS, PrivateSelectThenFit
 
 __all__ = ["DEFAULT_MODEL", "MODELS", "SEARCH_GRIDS",
-           "SELECT_FRACTION", "build_model", "declare_classes",
+           "build_model", "declare_classes",
            "resolve_model", "option_applies", "default_of"]
 
 #: The model ``--model default`` stands for: the toolkit's best private sparse model
 #: (private naive-Bayes-scaled logistic regression, any number of classes).
 DEFAULT_MODEL = "dp-nb-logistic"
-
-#: Share of ``--epsilon`` spent by DP-SIS in ``--model select-then-fit`` (the rest,
-#: and all of ``--delta``, goes to Frank-Wolfe); ``--select-fraction`` changes it.
-SELECT_FRACTION = 0.1
 
 #: Default grids of ``--model search`` (``--grid NAME=V1,V2,...`` replaces them).
 SEARCH_GRIDS = {
@@ -130,8 +126,9 @@ MODELS = {
         "then DP-SGD)", "rows normalised to ||x_i||_2 = 1 (a local operation)", dask=True),
     "select-then-fit": ModelSpec(
         "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
-        "PrivateSelectThenFit: DP-SIS selects --k features with a share "
-        "--select-fraction of --epsilon (and of --delta), then Frank-Wolfe is fitted on them",
+        "PrivateSelectThenFit: DP-SIS selects --k features, then Frank-Wolfe is fitted "
+        "on them; the pair spends exactly --epsilon and --delta (the pipeline sets both "
+        "steps' budgets, a share --select-fraction of the budget to DP-SIS)",
         "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, extra=("k",)),
     "search": ModelSpec(
         "search", None, {}, None,
@@ -250,22 +247,22 @@ def build_model(args, classes=None):
     """
     model = resolve_model(args.model)
     if model == "select-then-fit":
-        frac = SELECT_FRACTION if args.select_fraction is None else args.select_fraction
-        sel_kw = {"epsilon": frac * args.epsilon, "random_state": args.seed}
+        # one total budget: the pipeline sets both steps' epsilon and delta so that
+        # their composed event spends exactly (--epsilon, --delta); with a delta,
+        # DP-SIS's selector "auto" may take the Gaussian release of all scores
+        sel_kw = {"random_state": args.seed}
         if args.k is not None:
             sel_kw["k"] = args.k
         if args.neighbouring is not None:
             sel_kw["neighbouring"] = args.neighbouring
         if getattr(args, "n_samples_public", None) is not None:
             sel_kw["n_samples_public"] = args.n_samples_public
-        delta = args.delta
-        if delta:  # delta shared as epsilon is: DP-SIS's selector "auto" may then
-            sel_kw["delta"] = frac * delta   # take the Gaussian release of all scores
-            delta = (1.0 - frac) * delta
-        est = _base("frank-wolfe", args, epsilon=(1.0 - frac) * args.epsilon,
-                    delta=delta, classes=classes)
+        est = _base("frank-wolfe", args, epsilon=None, delta=None, classes=classes)
+        kw = {"epsilon": args.epsilon, "delta": args.delta}
+        if args.select_fraction is not None:
+            kw["selection_share"] = args.select_fraction
         return PrivateSelectThenFit(DPSIS(**_with_classes(DPSIS, sel_kw, classes)), est,
-                                    **_with_classes(PrivateSelectThenFit, {}, classes))
+                                    **_with_classes(PrivateSelectThenFit, kw, classes))
     if model == "search":
         inner = inner_model(args)
         est = _base(inner, args, epsilon=None, delta=None, classes=classes)

@@ -368,8 +368,12 @@ def _add_model_option(p):
 def _add_composite_options(parser):
     """The options of select-then-fit and of the search (``train`` and ``account``)."""
     parser.add_argument("--select-fraction", type=_open_unit, default=None,
-                        help="select-then-fit: share of --epsilon (and of --delta) spent by DP-SIS "
-                             f"(default: {_models.SELECT_FRACTION})")
+                        help="select-then-fit: DP-SIS's share of the budget, in (0, 1): of "
+                             "the zCDP budget rho with --delta, of --epsilon without; "
+                             "Frank-Wolfe gets the rest, and the two steps' budgets are "
+                             "calibrated so that their composition spends exactly --epsilon "
+                             "and --delta (default: "
+                             f"{_models.default_of(_models.PrivateSelectThenFit, 'selection_share')})")
     parser.add_argument("--search-model", choices=SEARCHABLE, default=None,
                         help=f"search: the model searched (default: {DEFAULT_MODEL})")
     parser.add_argument("--grid", type=_grid_item, action="append", default=None,

@@ -171,7 +171,7 @@ class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
 @fill_doc
 @dataclasses.dataclass(frozen=True)
 class SISParams:
-    """The parameters a DPSIS fit runs with (its privacy plan's ``params``).
+    r"""The parameters a DPSIS fit runs with (its privacy plan's ``params``).
 
     ``selector`` is resolved (never ``"auto"``); ``sensitivity`` is the l-infinity
     sensitivity of each score for the pure-DP selectors, the L2 sensitivity of the
