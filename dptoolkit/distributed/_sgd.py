@@ -25,30 +25,39 @@ backend of :func:`~dptoolkit.distributed.block_sum`).  Step :math:`t`:
    estimator's generator and sets
    :math:`\theta \leftarrow (1 - \eta\lambda)\theta - \eta g / L + (\eta\sigma C / L) z`.
 
-**Rounds per step: one** (:math:`\theta` to the workers, the sparse sums
-back).  The margins of a lot must be taken at the :math:`\theta` of the start
-of the step, which includes the noise of the previous step, and the noise of a
-coordinate cannot be drawn lazily on the client without knowing, before the
-step, which coordinates the lot reads (a second round); so the noise is dense,
-:math:`M` normals per step, drawn where the generator is.  The in-memory
-kernel's lazy noise (:mod:`dptoolkit.linear_model._glm._dpsgd`) has the same
-law: the two fits are the same randomised algorithm (same privacy event) but
-do not consume the generator in the same order, so they are not equal draw
-for draw; the in-memory kernel keeps its order (reference fits).
+**One exchange per step.**  The margins of a lot must be taken at the
+:math:`\theta` of the start of the step, which includes the noise of the
+previous step, and the noise of a coordinate cannot be drawn lazily without
+knowing, before the step, which coordinates the lot reads (a second exchange);
+so the noise is dense, :math:`M` normals per step, drawn where the generator
+is, on the client.  The in-memory kernel's lazy noise
+(:mod:`dptoolkit.linear_model._glm._dpsgd`) has the same law: the two fits are
+the same randomised algorithm (same privacy event) but do not consume the
+generator in the same order, so they are not equal draw for draw; the
+in-memory kernel keeps its order (reference fits).
 
-**Engines.**  The rounds are sequential (a step's margins need the previous
+**Engines.**  The steps are sequential (a step's margins need the previous
 step's noisy :math:`\theta`), so their latency bounds the fit's time.  With a
 :class:`distributed.Client`, the transformed blocks are persisted on the
-workers (results of pure tasks) and each worker gets one Dask actor holding
-its blocks: a step is one direct call per worker carrying :math:`\theta` and
-returning its blocks' ``(columns, sums, lot size)``, a few milliseconds, where
-a graph of ``n_blocks`` tasks through the scheduler costs tens.  The actor's
-call is the pure :func:`_lot_gradient` of each block, so when a worker dies its
-blocks are recomputed from their lineage, the actors rebuilt and the step
-computed again with the same result; after more losses than
-``distributed.scheduler.allowed-failures`` the fit stops (``RuntimeError``).
-Without a client (Dask's local threads) a step is a graph of block tasks.
-In memory, the matrix is one block.
+workers (results of pure tasks); every worker but one gets a Dask actor
+holding its blocks (:class:`_BlockRunner`) and the worker holding the most
+blocks a :class:`_Coordinator`, which holds its own blocks and runs **a chunk
+of steps per client call**: the client draws the chunk's noise
+(``standard_normal((n,) + theta.shape)``, the same draws in the same order as
+one call per step) and sends it with :math:`\theta`; at every step the
+coordinator calls the runners directly, worker to worker (no scheduler, no
+client), computes its own blocks meanwhile, adds the blocks' sums in block
+order and the step's noise (:func:`_steps`, the arithmetic of every engine),
+and returns the weights after the chunk and the iterates recorded in it.  A
+chunk holds ``_CHUNK_BYTES`` (4 MiB) of noise: 26 steps of 20,000 weights,
+10 of 50,001, so the client holds a few MiB more than one step's noise.
+Every call is a pure function of the blocks and of its arguments (the seed
+words, the steps, :math:`\theta`, the noise): when a worker dies, its blocks
+are recomputed from their lineage, the actors rebuilt and the chunk run again
+from its first step with the same :math:`\theta` and noise, to the same
+result; after more losses than ``distributed.scheduler.allowed-failures`` the
+fit stops (``RuntimeError``).  Without a client (Dask's local threads) a step
+is a graph of block tasks.  In memory, the matrix is one block.
 
 **Privacy.**  Add/remove-one neighbours with the public ``N``
 (``n_samples_public``; block sizes are never used as N).  The summed clipped
@@ -154,8 +163,9 @@ def _dloss(loss, a, y):
 def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     """The block's Poisson lot of ``step`` and the sum of its clipped gradients.
 
-    Returns ``(columns, sums, lot_size)``: the columns the lot touches (sorted;
-    ``slice(None)``, all of them, when they are most of them) and the summed
+    Returns ``(columns, sums, lot_size)``: the columns where the sum is not zero
+    (``"softmax"``: that the lot touches), sorted, or ``slice(None)``, all of
+    them, when they are most of them, and the summed
     clipped gradient on them (one row per column, K entries each
     for ``"softmax"``, whose per-example gradient :math:`x (p - e_y)^\top` is
     clipped in Frobenius norm).  Pure: a function of the block and of public
@@ -163,10 +173,10 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     Xt, rownorm, t = prep[:3]
     rows = np.flatnonzero(_step_stream(words, step).random(Xt.shape[0]) < sampling_rate)
     Xs = Xt[rows]
-    # the columns the lot touches, sorted (a count per column: O(nnz + M), where
-    # np.unique would sort the lot's indices)
-    cols = np.flatnonzero(np.bincount(Xs.indices, minlength=Xt.shape[1]))
     if loss == "softmax":
+        # the columns the lot touches, sorted (a count per column: O(nnz + M),
+        # where np.unique would sort the lot's indices)
+        cols = np.flatnonzero(np.bincount(Xs.indices, minlength=Xt.shape[1]))
         resid = softmax(np.asarray(Xs @ theta), axis=1)
         resid[np.arange(rows.size), t[rows].astype(np.int64)] -= 1.0
         gn = np.sqrt((resid ** 2).sum(axis=1)) * rownorm[rows]
@@ -182,6 +192,8 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     s[over] *= clip / gn[over]
     sums = np.bincount(Xs.indices, weights=Xs.data * np.repeat(s, np.diff(Xs.indptr)),
                        minlength=Xt.shape[1])
+    # the non-zero sums (a zero adds nothing: the same total as the touched columns)
+    cols = np.flatnonzero(sums)
     if 2 * cols.size > Xt.shape[1]:   # most columns: dense is half the bytes
         return slice(None), sums, rows.size
     return cols, sums[cols], rows.size
@@ -301,8 +313,10 @@ class _Coordinator(_BlockRunner):
         self.n_blocks = len(self.local) + sum(len(b) for _, b in self.peers)
 
     async def run(self, words, first, n, theta, noise, record, rule):
-        """:func:`_steps` from ``first``; a coroutine on this worker's event loop,
-        so that no thread hand-off adds to a step's latency."""
+        """:func:`_steps` from ``first``, a coroutine on this worker's event loop:
+        the peers' calls go out and their replies come in while a thread
+        computes this worker's blocks (computing them on the loop instead held
+        the calls back: twice the time, measured on IMDB)."""
         import asyncio
 
         async def lot_sums(step, theta):
