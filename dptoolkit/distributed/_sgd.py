@@ -20,9 +20,10 @@ backend of :func:`~dptoolkit.distributed.block_sum`).  Step :math:`t`:
    regenerated).
 2. **Clipped sum.**  Each block returns the sum over its lot rows of
    :math:`\mathrm{clip}_C(\ell'(x_i^\top\theta)\,x_i)` (sparse: the columns its
-   lot touches) and its lot size; the client adds them in block order.
+   lot touches) and its lot size; they are added in block order (by the
+   coordinating worker, below, or the client).
 3. **Noise, once.**  The client draws :math:`z \sim N(0, I_M)` from the
-   estimator's generator and sets
+   estimator's generator (for a chunk of steps at a time, below), and
    :math:`\theta \leftarrow (1 - \eta\lambda)\theta - \eta g / L + (\eta\sigma C / L) z`.
 
 **One exchange per step.**  The margins of a lot must be taken at the
