@@ -41,14 +41,14 @@ in-memory kernel keeps its order (reference fits).
 step's noisy :math:`\theta`), so their latency bounds the fit's time.  With a
 :class:`distributed.Client`, the transformed blocks are persisted on the
 workers (results of pure tasks); every worker but one gets a Dask actor
-holding its blocks (:class:`_BlockRunner`) and the worker holding the most
-blocks a :class:`_Coordinator`, which holds its own blocks and runs **a chunk
+holding its blocks (``_BlockRunner``) and the worker holding the most
+blocks a ``_Coordinator``, which holds its own blocks and runs **a chunk
 of steps per client call**: the client draws the chunk's noise
 (``standard_normal((n,) + theta.shape)``, the same draws in the same order as
 one call per step) and sends it with :math:`\theta`; at every step the
 coordinator calls the runners directly, worker to worker (no scheduler, no
 client), computes its own blocks meanwhile, adds the blocks' sums in block
-order and the step's noise (:func:`_steps`, the arithmetic of every engine),
+order and the step's noise (``_steps``, the arithmetic of every engine),
 and returns the weights after the chunk and the iterates recorded in it.  A
 chunk holds ``_CHUNK_BYTES`` (4 MiB) of noise: 26 steps of 20,000 weights,
 10 of 50,001, so the client holds a few MiB more than one step's noise.
@@ -203,7 +203,7 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
 def _steps(theta, first, noise, n, record, rule):
     """Steps ``first, ..., first + n - 1`` of the update from ``theta``, as a
     generator: it yields ``(step, theta)`` and is sent the blocks' ``(columns,
-    sums, lot_size)`` of that step's lots, in block order (:func:`_drive`).
+    sums, lot_size)`` of that step's lots, in block order (``_drive``).
 
     ``noise`` holds the steps' standard normals, shape ``(n,) + theta.shape``
     (None without noise), drawn on the client from the estimator's generator;
@@ -299,11 +299,11 @@ class _BlockRunner:
 
 class _Coordinator(_BlockRunner):
     """The Dask actor that runs chunks of steps: it holds its worker's blocks
-    (``local``, their indices) and calls the other workers' :class:`_BlockRunner`
+    (``local``, their indices) and calls the other workers' ``_BlockRunner``
     actors (``peers``: ``(actor, block indices)``) directly, worker to worker,
     with no scheduler hop and no round trip to the client per step.
 
-    A chunk is :func:`_steps` with the noise the client drew for it: the
+    A chunk is ``_steps`` with the noise the client drew for it: the
     coordinator adds it, draws nothing, and its result is a function of the
     blocks and of the call's arguments, so a chunk whose worker (or a peer's)
     was lost is run again, by new actors, to the same result."""
@@ -314,7 +314,7 @@ class _Coordinator(_BlockRunner):
         self.n_blocks = len(self.local) + sum(len(b) for _, b in self.peers)
 
     async def run(self, words, first, n, theta, noise, record, rule):
-        """:func:`_steps` from ``first``, a coroutine on this worker's event loop:
+        """``_steps`` from ``first``, a coroutine on this worker's event loop:
         the peers' calls go out and their replies come in while a thread
         computes this worker's blocks (computing them on the loop instead held
         the calls back: twice the time, measured on IMDB)."""
@@ -354,8 +354,8 @@ def _worker_lost(exc):
 class _ActorRounds:
     """Dask with a distributed client: the transformed blocks are persisted on the
     workers (results of pure tasks, recomputed from their lineage if a worker
-    dies); each worker but one gets a :class:`_BlockRunner` actor holding its
-    blocks, and the worker holding the most blocks a :class:`_Coordinator`, which
+    dies); each worker but one gets a ``_BlockRunner`` actor holding its
+    blocks, and the worker holding the most blocks a ``_Coordinator``, which
     runs a chunk of steps per client call, calling the runners directly.  A
     worker lost mid-fit: its blocks are recomputed, the actors rebuilt and the
     chunk run again from its first step with the same weights and noise (the
