@@ -500,13 +500,19 @@ def test_x_never_comes_to_the_client(live, monkeypatch):
     model = _fit(Xd, yd, 0)
     M = model.theta_.size
     assert isinstance(received[0], np.ndarray) and received[0].shape == (2, D)
-    warned = [r for r in received[1:] if isinstance(r, tuple)]
-    steps = [r for r in received[1:] if isinstance(r, list)]
-    assert len(warned) == N // CHUNK and len(warned) + len(steps) + 1 == len(received)
-    assert len(steps) == model.n_steps_ * len(live.scheduler_info()["workers"])
-    for step in steps:      # one reply per worker: a triple per block it holds
-        for cols, sums, size in step:   # some columns, or all (dense) of the M
-            assert sums.shape == (np.arange(M)[cols].size,) and np.isscalar(size)
+    chunks = [r for r in received[1:] if isinstance(r, tuple) and len(r) == 4
+              and isinstance(r[0], np.ndarray)]
+    warned = [r for r in received[1:] if not any(r is c for c in chunks)]
+    assert len(warned) == N // CHUNK and all(isinstance(w, tuple) for w in warned)
+    assert len(warned) + len(chunks) + 1 == len(received)
+    # DP-SGD: one reply per chunk of steps, the coordinator's: the noisy weights
+    # after the chunk, the chunk's recorded iterates, the steps run; never a lot's
+    # exact sum (the peers send those to the coordinator, inside the cluster)
+    chunk = _sgd_rounds._chunk_steps(M)
+    assert len(chunks) == -(-model.n_steps_ // chunk)
+    for theta, iterates, ran, finite in chunks:
+        assert theta.shape == (M,) and finite and 1 <= ran <= chunk
+        assert all(it.shape == (M,) for it in iterates)
 
 
 # ------------------------------------------------------------------ DP-SGD
@@ -521,12 +527,14 @@ def _sgd(**kw):
 
 
 def _dpsgd_reference(X, t, words_rng, noise_rng, *, q, T, lr, lam, clip, L, noise_std,
-                     loss="logistic"):
+                     loss="logistic", n_classes=2):
     """Algorithm 1 of Abadi et al. written out example by example: the lot of step
     s in block b from PCG64(SeedSequence(words_b, spawn_key=(s,))), words_b =
     generate_state(8) of the b-th child spawned from the estimator's generator;
-    dense noise N(0, I) * lr * noise_std / L from that generator after the lots."""
-    from scipy.special import expit
+    dense noise N(0, I) * lr * noise_std / L from that generator after the lots.
+    ``loss="softmax"``: weights (D, K), each example's gradient x (p - e_y)^T
+    clipped to ``clip`` in Frobenius norm."""
+    from scipy.special import expit, softmax
 
     from dptoolkit.linear_model._glm._base import transform_rows
 
@@ -534,9 +542,10 @@ def _dpsgd_reference(X, t, words_rng, noise_rng, *, q, T, lr, lam, clip, L, nois
     Xt = Xt.toarray()
     seqs = words_rng.bit_generator.seed_seq.spawn(N // CHUNK)
     words = [c.generate_state(8) for c in seqs]
-    theta = np.zeros(D)
+    shape = (D, n_classes) if loss == "softmax" else (D,)
+    theta = np.zeros(shape)
     for s in range(T):
-        g = np.zeros(D)
+        g = np.zeros(shape)
         for b in range(N // CHUNK):
             gen = np.random.Generator(np.random.PCG64(
                 np.random.SeedSequence([int(w) for w in words[b]], spawn_key=(s,))))
@@ -545,12 +554,16 @@ def _dpsgd_reference(X, t, words_rng, noise_rng, *, q, T, lr, lam, clip, L, nois
                 if u[i] < q:
                     x, ti = Xt[b * CHUNK + i], t[b * CHUNK + i]
                     a = x @ theta
-                    d = -ti * expit(-ti * a) if loss == "logistic" else a - ti
-                    gi = d * x
+                    if loss == "softmax":
+                        p = softmax(a)
+                        p[int(ti)] -= 1.0
+                        gi = np.outer(x, p)
+                    else:
+                        gi = (-ti * expit(-ti * a) if loss == "logistic" else a - ti) * x
                     norm = np.linalg.norm(gi)
                     g += gi * (min(1.0, clip / norm) if norm > 0 else 1.0)
         theta = (1 - lr * lam) * theta - lr * g / L
-        theta += lr * noise_std / L * noise_rng.standard_normal(D)
+        theta += lr * noise_std / L * noise_rng.standard_normal(shape)
     return theta
 
 
@@ -575,6 +588,58 @@ def test_dpsgd_on_dask_is_the_per_block_poisson_algorithm(live, regressor):
                             clip=0.5, L=60, noise_std=dist.noise_std_,
                             loss="squared" if regressor else "logistic")
     np.testing.assert_allclose(np.ravel(dist.coef_), want, rtol=1e-9, atol=1e-12)
+
+
+def test_dpsgd_multiclass_on_dask_is_the_per_block_softmax_algorithm(live):
+    """Three classes: the softmax model of the in-memory fit (same privacy event,
+    weights (K, D)), run over the blocks with per-block lots: the reference above
+    with Frobenius clipping, relative 1e-9."""
+    X, _ = _data()
+    y = (X[:, :3].sum(axis=1) + X[:, 3:6].sum(axis=1) * 2).astype(np.int64) % 3
+    Xd, yd = _dask(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        dist = _sgd(classes=[0, 1, 2], random_state=np.random.default_rng(5)).fit(Xd, yd)
+        mem = _sgd(classes=[0, 1, 2], random_state=5).fit(X, y)
+    assert dist.privacy_event_ == mem.privacy_event_
+    assert dist.privacy_spent_ == mem.privacy_spent_
+    assert dist.noise_multiplier_ == mem.noise_multiplier_ and dist.n_steps_ == 15
+    assert dist.coef_.shape == mem.coef_.shape == (3, D)
+    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+    want = _dpsgd_reference(X, y, r1, r2, q=60 / N, T=dist.n_steps_, lr=0.5, lam=1e-4,
+                            clip=0.5, L=60, noise_std=dist.noise_std_, loss="softmax",
+                            n_classes=3)
+    np.testing.assert_allclose(dist.coef_, want.T, rtol=1e-9, atol=1e-12)
+    assert np.isin(dist.predict(X), [0, 1, 2]).all()
+
+
+def test_dpsgd_chunks_of_steps_release_the_same_model(live, monkeypatch):
+    """The client draws the noise of a chunk of steps at once and one call runs
+    them on the coordinator: any chunk length gives the weights, the recorded
+    iterates and the generator's final state of one step per call (the rounds
+    before chunks), bit for bit, binary and softmax."""
+    from dptoolkit.distributed import sgd_over_blocks
+    from dptoolkit.linear_model._glm._nb_logistic import _transform_block
+
+    X, y = _data()
+    kw = dict(transform=_transform_block, transform_args=(np.arange(40),
+                                                          np.linspace(0.5, 2.0, 40)),
+              n_features=41, alpha=1e-4, learning_rate=2.0, clip=1.0, sampling_rate=0.1,
+              denominator=60.0, n_steps=7, noise_std=0.5, record_steps=[2, 3, 6])
+    for loss, t, extra in [("logistic", np.where(y == 1, 1.0, -1.0), {}),
+                           ("softmax", (np.arange(N) % 3).astype(np.float64),
+                            {"n_classes": 3})]:
+        Xd, td = _dask(X, t)
+        runs = []
+        for chunk in (1, 3, 100):
+            monkeypatch.setattr(_sgd_rounds, "_chunk_steps", lambda n_weights: chunk)
+            rng = np.random.default_rng(8)
+            runs.append(sgd_over_blocks(Xd, td, loss=loss, rng=rng, **kw, **extra)
+                        + (rng.bit_generator.state,))
+        for run in runs[1:]:
+            np.testing.assert_array_equal(run[0], runs[0][0])
+            np.testing.assert_array_equal(run[1], runs[0][1])
+            assert run[2:] == runs[0][2:]
 
 
 def test_dpsgd_single_dask_block_is_the_local_backend(live):
@@ -643,6 +708,9 @@ def _kill_one_worker_at(client, monkeypatch, *at):
     DP-SGD steps of the fit (its persisted blocks and states are lost: Dask
     recomputes them from their pure tasks)."""
     compute, collect, calls, killed = _blocksum._compute, _sgd_rounds._collect, [], []
+    # chunks of two steps: a fit makes several client calls, and the kill lands
+    # between two of them, mid-DP-SGD
+    monkeypatch.setattr(_sgd_rounds, "_chunk_steps", lambda n_weights: 2)
 
     def kill(what):
         calls.append(what)
@@ -672,6 +740,51 @@ def _exit_soon():
     import threading
 
     threading.Timer(0.05, os._exit, (1,)).start()
+
+
+def _die_at_lot(marker, at):
+    """In this worker process: exit at the ``at``-th lot computed here, unless the
+    marker file exists (then create it first): one worker dies, once."""
+    from dptoolkit.distributed import _sgd
+
+    original = getattr(_sgd, "_unpatched_lot_gradient", _sgd._lot_gradient)
+    _sgd._unpatched_lot_gradient = original
+    count = [0]
+
+    def dying(*args):
+        count[0] += 1
+        if count[0] == at and not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(1)
+        return original(*args)
+    _sgd._lot_gradient = dying
+
+
+def _live_again():
+    from dptoolkit.distributed import _sgd
+
+    _sgd._lot_gradient = getattr(_sgd, "_unpatched_lot_gradient", _sgd._lot_gradient)
+
+
+def test_worker_killed_inside_a_chunk_releases_the_same_model(live, tmp_path):
+    """A worker (the coordinator's or a peer's) dies in the middle of a chunk of
+    steps: the actors are rebuilt and the chunk runs again from its first step
+    with the same weights and noise, so the model is the one released without
+    the failure and the generator moved once."""
+    X, y = _data()
+    rng_a, rng_b = np.random.default_rng(6), np.random.default_rng(6)
+    want = _fit(*_dask(X, y), rng_a)
+    assert _sgd_rounds._chunk_steps(want.theta_.size) >= want.n_steps_   # one chunk
+    marker = str(tmp_path / "died")
+    live.run(_die_at_lot, marker, 21)     # 2 blocks a step each: about step 10 of 20
+    try:
+        got = _fit(*_dask(X, y), rng_b)
+    finally:
+        live.run(_live_again)
+    assert os.path.exists(marker)         # a worker did die inside the chunk
+    _assert_same_release(got, want)
+    np.testing.assert_array_equal(got.theta_, want.theta_)
+    assert rng_a.bit_generator.state == rng_b.bit_generator.state
 
 
 def test_dpsgd_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):

@@ -20,35 +20,45 @@ backend of :func:`~dptoolkit.distributed.block_sum`).  Step :math:`t`:
    regenerated).
 2. **Clipped sum.**  Each block returns the sum over its lot rows of
    :math:`\mathrm{clip}_C(\ell'(x_i^\top\theta)\,x_i)` (sparse: the columns its
-   lot touches) and its lot size; the client adds them in block order.
+   lot touches) and its lot size; they are added in block order (by the
+   coordinating worker, below, or the client).
 3. **Noise, once.**  The client draws :math:`z \sim N(0, I_M)` from the
-   estimator's generator and sets
+   estimator's generator (for a chunk of steps at a time, below), and
    :math:`\theta \leftarrow (1 - \eta\lambda)\theta - \eta g / L + (\eta\sigma C / L) z`.
 
-**Rounds per step: one** (:math:`\theta` to the workers, the sparse sums
-back).  The margins of a lot must be taken at the :math:`\theta` of the start
-of the step, which includes the noise of the previous step, and the noise of a
-coordinate cannot be drawn lazily on the client without knowing, before the
-step, which coordinates the lot reads (a second round); so the noise is dense,
-:math:`M` normals per step, drawn where the generator is.  The in-memory
-kernel's lazy noise (:mod:`dptoolkit.linear_model._glm._dpsgd`) has the same
-law: the two fits are the same randomised algorithm (same privacy event) but
-do not consume the generator in the same order, so they are not equal draw
-for draw; the in-memory kernel keeps its order (reference fits).
+**One exchange per step.**  The margins of a lot must be taken at the
+:math:`\theta` of the start of the step, which includes the noise of the
+previous step, and the noise of a coordinate cannot be drawn lazily without
+knowing, before the step, which coordinates the lot reads (a second exchange);
+so the noise is dense, :math:`M` normals per step, drawn where the generator
+is, on the client.  The in-memory kernel's lazy noise
+(:mod:`dptoolkit.linear_model._glm._dpsgd`) has the same law: the two fits are
+the same randomised algorithm (same privacy event) but do not consume the
+generator in the same order, so they are not equal draw for draw; the
+in-memory kernel keeps its order (reference fits).
 
-**Engines.**  The rounds are sequential (a step's margins need the previous
+**Engines.**  The steps are sequential (a step's margins need the previous
 step's noisy :math:`\theta`), so their latency bounds the fit's time.  With a
 :class:`distributed.Client`, the transformed blocks are persisted on the
-workers (results of pure tasks) and each worker gets one Dask actor holding
-its blocks: a step is one direct call per worker carrying :math:`\theta` and
-returning its blocks' ``(columns, sums, lot size)``, a few milliseconds, where
-a graph of ``n_blocks`` tasks through the scheduler costs tens.  The actor's
-call is the pure :func:`_lot_gradient` of each block, so when a worker dies its
-blocks are recomputed from their lineage, the actors rebuilt and the step
-computed again with the same result; after more losses than
-``distributed.scheduler.allowed-failures`` the fit stops (``RuntimeError``).
-Without a client (Dask's local threads) a step is a graph of block tasks.
-In memory, the matrix is one block.
+workers (results of pure tasks); every worker but one gets a Dask actor
+holding its blocks (``_BlockRunner``) and the worker holding the most
+blocks a ``_Coordinator``, which holds its own blocks and runs **a chunk
+of steps per client call**: the client draws the chunk's noise
+(``standard_normal((n,) + theta.shape)``, the same draws in the same order as
+one call per step) and sends it with :math:`\theta`; at every step the
+coordinator calls the runners directly, worker to worker (no scheduler, no
+client), computes its own blocks meanwhile, adds the blocks' sums in block
+order and the step's noise (``_steps``, the arithmetic of every engine),
+and returns the weights after the chunk and the iterates recorded in it.  A
+chunk holds ``_CHUNK_BYTES`` (4 MiB) of noise: 26 steps of 20,000 weights,
+10 of 50,001, so the client holds a few MiB more than one step's noise.
+Every call is a pure function of the blocks and of its arguments (the seed
+words, the steps, :math:`\theta`, the noise): when a worker dies, its blocks
+are recomputed from their lineage, the actors rebuilt and the chunk run again
+from its first step with the same :math:`\theta` and noise, to the same
+result; after more losses than ``distributed.scheduler.allowed-failures`` the
+fit stops (``RuntimeError``).  Without a client (Dask's local threads) a step
+is a graph of block tasks.  In memory, the matrix is one block.
 
 **Privacy.**  Add/remove-one neighbours with the public ``N``
 (``n_samples_public``; block sizes are never used as N).  The summed clipped
@@ -72,6 +82,7 @@ from scipy.special import expit, softmax
 
 from . import _blocksum
 from ._blocksum import _blocks, _shared, is_dask_array
+from ._fw import _drive, _drive_async
 
 __all__ = ["block_seeds", "sgd_over_blocks", "LOSSES"]
 
@@ -81,6 +92,14 @@ LOSSES = ("squared", "logistic", "hinge", "softmax")
 
 #: 32-bit words of seed material per block (256 bits).
 _SEED_WORDS = 8
+
+#: Bytes of noise the client draws and sends per call (a chunk of steps).
+_CHUNK_BYTES = 4 * 2 ** 20
+
+
+def _chunk_steps(n_weights):
+    """Steps per chunk: as many as ``_CHUNK_BYTES`` of noise hold, at least one."""
+    return max(1, _CHUNK_BYTES // (8 * int(n_weights)))
 
 
 def block_seeds(rng, n_blocks):
@@ -145,8 +164,9 @@ def _dloss(loss, a, y):
 def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     """The block's Poisson lot of ``step`` and the sum of its clipped gradients.
 
-    Returns ``(columns, sums, lot_size)``: the columns the lot touches (sorted;
-    ``slice(None)``, all of them, when they are most of them) and the summed
+    Returns ``(columns, sums, lot_size)``: the columns where the sum is not zero
+    (``"softmax"``: that the lot touches), sorted, or ``slice(None)``, all of
+    them, when they are most of them, and the summed
     clipped gradient on them (one row per column, K entries each
     for ``"softmax"``, whose per-example gradient :math:`x (p - e_y)^\top` is
     clipped in Frobenius norm).  Pure: a function of the block and of public
@@ -154,10 +174,10 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     Xt, rownorm, t = prep[:3]
     rows = np.flatnonzero(_step_stream(words, step).random(Xt.shape[0]) < sampling_rate)
     Xs = Xt[rows]
-    # the columns the lot touches, sorted (a count per column: O(nnz + M), where
-    # np.unique would sort the lot's indices)
-    cols = np.flatnonzero(np.bincount(Xs.indices, minlength=Xt.shape[1]))
     if loss == "softmax":
+        # the columns the lot touches, sorted (a count per column: O(nnz + M),
+        # where np.unique would sort the lot's indices)
+        cols = np.flatnonzero(np.bincount(Xs.indices, minlength=Xt.shape[1]))
         resid = softmax(np.asarray(Xs @ theta), axis=1)
         resid[np.arange(rows.size), t[rows].astype(np.int64)] -= 1.0
         gn = np.sqrt((resid ** 2).sum(axis=1)) * rownorm[rows]
@@ -173,9 +193,50 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     s[over] *= clip / gn[over]
     sums = np.bincount(Xs.indices, weights=Xs.data * np.repeat(s, np.diff(Xs.indptr)),
                        minlength=Xt.shape[1])
+    # the non-zero sums (a zero adds nothing: the same total as the touched columns)
+    cols = np.flatnonzero(sums)
     if 2 * cols.size > Xt.shape[1]:   # most columns: dense is half the bytes
         return slice(None), sums, rows.size
     return cols, sums[cols], rows.size
+
+
+def _steps(theta, first, noise, n, record, rule):
+    """Steps ``first, ..., first + n - 1`` of the update from ``theta``, as a
+    generator: it yields ``(step, theta)`` and is sent the blocks' ``(columns,
+    sums, lot_size)`` of that step's lots, in block order (``_drive``).
+
+    ``noise`` holds the steps' standard normals, shape ``(n,) + theta.shape``
+    (None without noise), drawn on the client from the estimator's generator;
+    ``record`` the steps (sorted) whose iterate is kept; ``rule`` the public
+    ``(sampling_rate, loss, clip, decay, learning_rate, c, denominator)``.
+    Returns ``(theta, iterates, done, finite)``: the weights after the last step
+    run, one iterate per entry of ``record`` reached, the steps run and False if
+    the weights became non-finite (the run stops there).  Every engine runs
+    this same arithmetic, so they release the same model bit for bit."""
+    _, _, _, decay, learning_rate, c, denominator = rule
+    iterates, r = [], 0
+    for i in range(int(n)):
+        step = first + i
+        grad = np.zeros(theta.shape)
+        count = 0
+        for cols, sums, size in (yield step, theta):
+            grad[cols] += sums           # block order
+            count += size
+        den = denominator if denominator > 0 else max(count, 1)
+        theta = decay * theta - learning_rate * grad / den
+        if c > 0:
+            theta += c * noise[i]        # the step's noise, drawn on the client
+        while r < len(record) and record[r] == step:
+            iterates.append(theta)
+            r += 1
+        if not np.all(np.isfinite(theta)):
+            return theta, iterates, i + 1, False
+    return theta, iterates, int(n), True
+
+
+def _lot_args(rule, theta):
+    """The arguments of :func:`_lot_gradient` after the block, its words and the step."""
+    return (rule[0], theta, rule[1], rule[2])
 
 
 class _LocalBlocks:
@@ -185,8 +246,9 @@ class _LocalBlocks:
         self.prep = [_prepare_block(X, y, transform, transform_args)]
         self.warnings = [self.prep[0][3]]
 
-    def lot_sums(self, words, step, args):
-        return [_lot_gradient(self.prep[0], words[0], step, *args)]
+    def run(self, words, first, n, theta, noise, record, rule):
+        return _drive(_steps(theta, first, noise, n, record, rule), lambda step, theta: [
+            _lot_gradient(self.prep[0], words[0], step, *_lot_args(rule, theta))])
 
     def close(self):
         self.prep = None
@@ -208,14 +270,17 @@ class _TaskRounds:
             [delayed(operator.getitem, pure=True)(pb, 3) for pb in self.prep],
             "the transformed rows")
 
-    def lot_sums(self, words, step, args):
+    def run(self, words, first, n, theta, noise, record, rule):
         from dask import delayed
 
         fn = delayed(_lot_gradient, pure=True)
-        th = _shared((args[1],))[0]
-        return _blocksum._compute(
-            [fn(pb, wb, step, args[0], th, *args[2:]) for pb, wb in zip(self.prep, words)],
-            "the clipped gradient sums")
+
+        def lot_sums(step, theta):
+            args = _lot_args(rule, _shared((theta,))[0])
+            return _blocksum._compute([fn(pb, wb, step, *args)
+                                       for pb, wb in zip(self.prep, words)],
+                                      "the clipped gradient sums")
+        return _drive(_steps(theta, first, noise, n, record, rule), lot_sums)
 
     def close(self):
         self.prep = None
@@ -232,6 +297,50 @@ class _BlockRunner:
         return [_lot_gradient(p, w, step, *args) for p, w in zip(self.prep, words)]
 
 
+class _Coordinator(_BlockRunner):
+    """The Dask actor that runs chunks of steps: it holds its worker's blocks
+    (``local``, their indices) and calls the other workers' ``_BlockRunner``
+    actors (``peers``: ``(actor, block indices)``) directly, worker to worker,
+    with no scheduler hop and no round trip to the client per step.
+
+    A chunk is ``_steps`` with the noise the client drew for it: the
+    coordinator adds it, draws nothing, and its result is a function of the
+    blocks and of the call's arguments, so a chunk whose worker (or a peer's)
+    was lost is run again, by new actors, to the same result."""
+
+    def __init__(self, local, peers, *prep):
+        super().__init__(*prep)
+        self.local, self.peers = list(local), list(peers)
+        self.n_blocks = len(self.local) + sum(len(b) for _, b in self.peers)
+
+    async def run(self, words, first, n, theta, noise, record, rule):
+        """``_steps`` from ``first``, a coroutine on this worker's event loop:
+        the peers' calls go out and their replies come in while a thread
+        computes this worker's blocks (computing them on the loop instead held
+        the calls back: twice the time, measured on IMDB)."""
+        import asyncio
+
+        async def lot_sums(step, theta):
+            args = _lot_args(rule, theta)
+            # the peers' calls first, on their event loops: they compute while this
+            # worker does its own blocks
+            calls = [(blocks, peer.lot_sums([words[b] for b in blocks], step, args,
+                                            separate_thread=False))
+                     for peer, blocks in self.peers]
+            out = [None] * self.n_blocks
+            # this worker's blocks in a thread: the event loop stays free to send
+            # the calls and read the replies meanwhile
+            mine = await asyncio.get_running_loop().run_in_executor(
+                None, self.lot_sums, [words[b] for b in self.local], step, args)
+            for b, res in zip(self.local, mine):
+                out[b] = res
+            for blocks, call in calls:
+                for b, res in zip(blocks, await call):
+                    out[b] = res
+            return out
+        return await _drive_async(_steps(theta, first, noise, n, record, rule), lot_sums)
+
+
 def _collect(futures):
     """The results of a round's actor calls, in the order of the calls."""
     return [f.result() for f in futures]
@@ -245,10 +354,12 @@ def _worker_lost(exc):
 class _ActorRounds:
     """Dask with a distributed client: the transformed blocks are persisted on the
     workers (results of pure tasks, recomputed from their lineage if a worker
-    dies) and each worker gets one actor holding its blocks, so a step is one
-    direct call per worker (a few milliseconds), not a graph through the
-    scheduler.  A worker lost mid-fit: its blocks are recomputed, the actors
-    rebuilt and the step computed again (the same sums: the calls are pure)."""
+    dies); each worker but one gets a ``_BlockRunner`` actor holding its
+    blocks, and the worker holding the most blocks a ``_Coordinator``, which
+    runs a chunk of steps per client call, calling the runners directly.  A
+    worker lost mid-fit: its blocks are recomputed, the actors rebuilt and the
+    chunk run again from its first step with the same weights and noise (the
+    same result: the calls are pure)."""
 
     def __init__(self, client, X, y, transform, transform_args):
         from dask import delayed
@@ -260,17 +371,20 @@ class _ActorRounds:
                                     for xb, yb in zip(xs, ys)])
         self.failures = self.rounds = 0
         self.allowed = _allowed_failures()
-        self.actors, self.addresses = (), set()
+        self.handles, self.addresses = [], set()
         self._build()
         self.warnings = self._call(lambda: _collect([
             client.submit(operator.getitem, pb, 3, pure=True) for pb in self.prep]))
 
     def _build(self):
-        """One actor per worker, holding the transformed blocks stored there."""
+        """A runner actor per worker but one, holding the transformed blocks stored
+        there, then the coordinator on the worker holding the most blocks."""
         from distributed import wait
 
         mid_fit = self.rounds > 0
-        self.actors = ()
+        for h in self.handles:
+            h.release()
+        self.coordinator, self.handles = None, []
         wait(self.prep)
         for pb in self.prep:
             if pb.status == "error":
@@ -283,13 +397,20 @@ class _ActorRounds:
         groups = {}
         for b, pb in enumerate(self.prep):
             groups.setdefault((tuple(who.get(pb.key, ())) or ("",))[0], []).append(b)
-        self.groups = list(groups.values())
-        self.handles = [self.client.submit(_BlockRunner, *[self.prep[b] for b in blocks],
-                                           actor=True, pure=False,
-                                           workers=[addr] if addr else None,
-                                           allow_other_workers=True)
-                        for addr, blocks in groups.items()]
-        self.actors = [h.result() for h in self.handles]
+        # the coordinator's worker: the most blocks (then the first address)
+        order = sorted(groups, key=lambda a: (-len(groups[a]), a))
+
+        def submit(cls, addr, *args):
+            return self.client.submit(cls, *args, actor=True, pure=False,
+                                      workers=[addr] if addr else None,
+                                      allow_other_workers=True)
+        self.handles = [submit(_BlockRunner, a, *[self.prep[b] for b in groups[a]])
+                        for a in order[1:]]
+        peers = [(h.result(), groups[a]) for h, a in zip(self.handles, order[1:])]
+        local = groups[order[0]]
+        self.handles.append(submit(_Coordinator, order[0], local, peers,
+                                   *[self.prep[b] for b in local]))
+        self.coordinator = self.handles[-1].result()
         where = self.client.who_has(self.handles)
         self.addresses = {a for h in self.handles for a in where.get(h.key, ())}
 
@@ -318,21 +439,15 @@ class _ActorRounds:
                 return
             time.sleep(0.05)
 
-    def lot_sums(self, words, step, args):
+    def run(self, words, first, n, theta, noise, record, rule):
         self.rounds += 1
-
-        def run():
-            parts = _collect([a.lot_sums([words[b] for b in blocks], step, args)
-                              for a, blocks in zip(self.actors, self.groups)])
-            out = [None] * len(self.prep)
-            for blocks, part in zip(self.groups, parts):
-                for b, res in zip(blocks, part):
-                    out[b] = res
-            return out
-        return self._call(run)
+        return self._call(lambda: _collect([self.coordinator.run(
+            words, first, n, theta, noise, record, rule)])[0])
 
     def close(self):
-        self.actors = self.handles = self.prep = None
+        for h in self.handles or ():
+            h.release()
+        self.coordinator = self.handles = self.prep = None
 
 
 def _allowed_failures():
@@ -437,27 +552,23 @@ def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
         words = block_seeds(rng, len(blocks.warnings))
         record = np.asarray(record_steps, dtype=np.int64)
         trace = np.zeros((record.size,) + shape)
-        decay = 1.0 - learning_rate * alpha
         c = learning_rate * noise_std / denominator if noise_std > 0 else 0.0
+        rule = (sampling_rate, loss, clip, 1.0 - learning_rate * alpha, learning_rate, c,
+                denominator)
+        chunk = _chunk_steps(theta.size)
         r, done, finite = 0, 0, True
-        for step in range(int(n_steps)):
-            grad = np.zeros(shape)
-            count = 0
-            for cols, sums, size in blocks.lot_sums(words, step, (sampling_rate, theta,
-                                                                  loss, clip)):
-                grad[cols] += sums           # block order
-                count += size
-            den = denominator if denominator > 0 else max(count, 1)
-            theta = decay * theta - learning_rate * grad / den
-            if c > 0:
-                theta += c * rng.standard_normal(shape)   # the step's noise, once, here
-            done = step + 1
-            while r < record.size and record[r] == step:
-                trace[r] = theta
+        while finite and done < int(n_steps):
+            n = min(chunk, int(n_steps) - done)
+            # the chunk's noise, from the estimator's generator: the same draws, in
+            # the same order, as one standard_normal(shape) per step
+            noise = rng.standard_normal((n,) + shape) if c > 0 else None
+            todo = record[(record >= done) & (record < done + n)]
+            theta, iterates, ran, finite = blocks.run(words, done, n, theta, noise,
+                                                      todo, rule)
+            for it in iterates:
+                trace[r] = it
                 r += 1
-            if not np.all(np.isfinite(theta)):
-                finite = False
-                break
+            done += ran
     finally:
         blocks.close()
     return theta, trace, finite, done

@@ -47,9 +47,6 @@ class _BaseSGD(_BaseLinearDP):
             X, t = self._validate_xy(X, y)
         # K > 2 classes: one multinomial (softmax) model, weights of shape (M, K)
         classes = getattr(self, "classes_", None) if isinstance(self, ClassifierMixin) else None
-        if distributed and classes is not None and classes.size > 2:
-            raise ValueError(f"{type(self).__name__} fits a Dask X for two classes only "
-                             f"(got {classes.size} classes in classes): pass X in memory")
         plan = self._privacy_plan(*X.shape, classes)
         steps, p = plan.params, plan.params.validated
         private, K, N, L, clip = p.private, steps.n_classes, steps.n_constant, \
@@ -75,7 +72,8 @@ class _BaseSGD(_BaseLinearDP):
                 X, row_aligned(t, X), transform=transform_rows,
                 transform_args=(self.normalize, self.fit_intercept,
                                 p.intercept_scaling),
-                n_features=M, loss=self.loss, alpha=p.alpha, learning_rate=lr,
+                n_features=M, loss="softmax" if K > 2 else self.loss, n_classes=K,
+                alpha=p.alpha, learning_rate=lr,
                 clip=clip, sampling_rate=q if private else min(1.0, L / N),
                 denominator=denominator, n_steps=n_steps, noise_std=noise_std, rng=rng,
                 record_steps=rec_steps)
@@ -267,11 +265,14 @@ _SGD_DOC_NOTES = r"""
 
     **On a Dask array.**  ``X`` may be a :class:`dask.array.Array` of CSR row
     blocks (``y`` a Dask array of the same row chunks): the rows stay on the
-    workers (:func:`dptoolkit.distributed.sgd_over_blocks`).  One round per
-    step: every block draws its Poisson lot from its own stream (spawned from
-    ``random_state`` on the client) and returns the sum of its lot's clipped
-    gradients; the client adds them in block order and draws the dense noise
-    once.  Per-block Poisson sampling is global Poisson sampling, so the
+    workers (:func:`dptoolkit.distributed.sgd_over_blocks`), for two classes
+    (or regression) and for :math:`K > 2` classes (the softmax model below, each
+    per-example gradient clipped in Frobenius norm).  Every block draws its
+    Poisson lot of each step from its own stream (spawned from
+    ``random_state`` on the client) and sums its lot's clipped gradients; the
+    sums are added in block order, and the dense noise is drawn on the client,
+    once per step (for a chunk of steps at a time, sent with the call that runs
+    them).  Per-block Poisson sampling is global Poisson sampling, so the
     privacy event is the in-memory one; the draws are not the in-memory
     kernel's (it draws lots and lazy noise from one stream), so the model
     differs from the in-memory model draw for draw, not in law.  A private fit
