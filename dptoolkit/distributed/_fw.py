@@ -93,6 +93,12 @@ afresh behind the client's back (at a replacement worker, possibly at the old
 address) is never taken for one that ran the steps: it is replaced and
 replayed too.
 
+The holders, their rounds' log and replay, and the handling of lost workers
+serve the multinomial model too
+(:func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks`): a holder
+is given *what* its blocks hold and a round computes (``model``: this module's
+binary :class:`_Logistic` by default).
+
 References
 ----------
 E. Raff, A. Khanna, F. Lu. Scaling Up Differentially Private LASSO Regularized

@@ -28,9 +28,9 @@ k its coordinate :math:`j_k` and the increment :math:`\delta_k` of
 :math:`\tilde V` (1 unless :math:`w_m` underflows, as in the kernel); every
 block adds :math:`\delta_k X_{b,:j_k}` to column k of its margins (the rows
 holding :math:`j_k` only, the kernel's update), recomputes its rows' softmax and
-returns its part :math:`G_b = X_b^\top Q_b` (k x K: at most
-:math:`\max(1024, T)` x K numbers with the default screening, never a row of
-X).  The client adds the parts in block order and selects the next vertices.
+returns its part :math:`G_b = X_b^\top Q_b` (k x K numbers: 1024 x K with
+``screening="auto"``, every column when the fit is not screened; never a row
+of X).  The client adds the parts in block order and selects the next vertices.
 The first round (no step) returns the gradient at :math:`W = 0`; the last step
 needs no round.  So a fit of :math:`T` steps makes :math:`T` rounds, sequential
 (each step's vertices depend on the previous gradient), each one actor call
