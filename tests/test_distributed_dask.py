@@ -1002,7 +1002,8 @@ def test_multinomial_frank_wolfe_on_dask_matches_in_memory(live, K, kw):
 
 def test_multinomial_frank_wolfe_on_dask_rounds_carry_no_rows(live, monkeypatch):
     """Each round each block returns its part of the gradient over the k
-    candidates (k x K numbers), one round per step; X is never gathered."""
+    candidates (k x K numbers, or the rows of its non-empty columns with their
+    indices when that is fewer numbers), one round per step; X is never gathered."""
     X, y = _fw_classes(3)
     Xd, yd = _dask(X, y)
     _refuse_gathering(monkeypatch, Xd)
@@ -1015,7 +1016,37 @@ def test_multinomial_frank_wolfe_on_dask_rounds_carry_no_rows(live, monkeypatch)
     for holders in rounds:
         parts = [p for h in holders for p in h]
         assert len(parts) == N // CHUNK
-        assert all(p.shape == (k, 3) and p.dtype == np.float64 for p in parts)
+        for cols, part in parts:
+            assert part.dtype == np.float64 and part.shape[1] == 3
+            if cols is None:
+                assert part.shape == (k, 3)
+            else:
+                assert cols.shape == (part.shape[0],) and part.shape[0] * 4 < k * 3
+                assert np.all(np.diff(cols) > 0) and cols[-1] < k
+
+
+def test_multinomial_gradient_parts_of_sparse_blocks_are_their_columns():
+    """A block holding few of the columns sends their rows of X_b^T Q_b and their
+    indices; a block holding most sends the k x K part: both are X_b^T Q_b."""
+    from dptoolkit.distributed import _fw, _fw_multinomial
+
+    X, y = _fw_classes(3)
+    softmax = _fw_multinomial._Softmax(3)
+    for rows in (slice(0, 150), slice(0, 20)):   # 78% then 18% of the columns
+        prep = _fw._prepare_block(X[rows], y[rows], None, 1.0)
+        state = softmax.start(prep)
+        cols, part = softmax.round(prep, state, ((5, 21, 5), (0.5, -0.25, 0.125), 0.9, 1.0))
+        V = 0.9 * state[0]
+        Q = np.exp(V - V.max(axis=1, keepdims=True))
+        Q = Q / Q.sum(axis=1, keepdims=True) - np.eye(3)[y[rows]]
+        full = np.asarray(prep[1].T @ Q)
+        if rows.stop == 150:
+            assert cols is None
+            np.testing.assert_allclose(part, full, rtol=1e-12, atol=1e-15)
+        else:
+            assert cols.size == np.count_nonzero(np.diff(prep[1].indptr)) < D_FW / 2
+            np.testing.assert_allclose(part, full[cols], rtol=1e-12, atol=1e-15)
+            assert not np.delete(full, cols, axis=0).any()
 
 
 def test_multinomial_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(

@@ -29,8 +29,9 @@ k its coordinate :math:`j_k` and the increment :math:`\delta_k` of
 block adds :math:`\delta_k X_{b,:j_k}` to column k of its margins (the rows
 holding :math:`j_k` only, the kernel's update), recomputes its rows' softmax and
 returns its part :math:`G_b = X_b^\top Q_b` (k x K numbers: 1024 x K with
-``screening="auto"``, every column when the fit is not screened; never a row
-of X).  The client adds the parts in block order and selects the next vertices.
+``screening="auto"``, every column when the fit is not screened; or, when the
+block holds few of the k columns, the rows of its non-empty ones and their
+indices, whichever is fewer numbers; never a row of X).  The client adds the parts in block order and selects the next vertices.
 The first round (no step) returns the gradient at :math:`W = 0`; the last step
 needs no round.  So a fit of :math:`T` steps makes :math:`T` rounds, sequential
 (each step's vertices depend on the previous gradient), each one actor call
@@ -65,6 +66,7 @@ A. Khanna, F. Lu, E. Raff. Sparse Private LASSO Logistic Regression, 2023,
 Appendix A (Algorithm 3).
 """
 import numpy as np
+import scipy.sparse as sp
 
 from ._fw import _Blocks, _gather
 
@@ -73,23 +75,37 @@ __all__ = ["multinomial_frank_wolfe_over_blocks"]
 
 class _Softmax:
     """What a holder runs on each block for the multinomial model: the state
-    ``[vt, labels]`` (the rows' scaled margins, N_b x K, and class indices) and
-    the round :meth:`round`."""
+    ``[vt, labels, cols, Xp]`` (the rows' scaled margins, N_b x K, their class
+    indices, and, when the block holds few of the k columns, those columns and
+    the block's CSC restricted to them, sharing its arrays) and the round
+    :meth:`round`."""
 
     def __init__(self, n_classes):
         self.n_classes = n_classes
 
     def start(self, prep):
-        labels = np.asarray(prep[2], dtype=np.int64)
-        return [np.zeros((prep[0].shape[0], self.n_classes)), labels]
+        _, Xc, y = prep
+        K = self.n_classes
+        cols, Xp = None, Xc
+        present = np.flatnonzero(np.diff(Xc.indptr))
+        # the block's other columns have G_b = 0: send the present ones with their
+        # indices when that is fewer numbers (k K against |present| (K + 1))
+        if present.size * (K + 1) < Xc.shape[1] * K:
+            indptr = np.append(Xc.indptr[present], Xc.indptr[-1])
+            cols = present
+            Xp = sp.csc_array((Xc.data, Xc.indices, indptr),
+                              shape=(Xc.shape[0], present.size))
+        return [np.zeros((Xc.shape[0], K)), np.asarray(y, dtype=np.int64), cols, Xp]
 
     @staticmethod
     def round(prep, state, step):
         """The step ``(best, delta, w_m, rescale)`` on the block's rows holding
         the chosen columns (none for the first round), then the block's part
-        :math:`X_b^\\top(\\mathrm{softmax}(w_m \\tilde V_b) - Y_b)`, shape (k, K)."""
+        :math:`X_b^\\top(\\mathrm{softmax}(w_m \\tilde V_b) - Y_b)` as ``(cols,
+        part)``: ``part`` of shape (k, K) with ``cols`` None, or its rows ``cols``
+        (the block's other columns are zero)."""
         _, Xc, _ = prep
-        vt, labels = state
+        vt, labels, cols, Xp = state
         w_m = 1.0
         if step is not None:
             best, delta, w_m, rescale = step
@@ -104,7 +120,7 @@ class _Softmax:
         q = np.exp(z)
         q /= q.sum(axis=1, keepdims=True)
         q[np.arange(q.shape[0]), labels] -= 1.0
-        return _gather(Xc, q)
+        return cols, _gather(Xp, q)
 
 
 def multinomial_frank_wolfe_over_blocks(X, codes, *, n_classes, columns, bound, l1_bound,
@@ -148,12 +164,13 @@ def multinomial_frank_wolfe_over_blocks(X, codes, *, n_classes, columns, bound, 
     """
     blocks = _Blocks(X, codes, columns, bound, model=_Softmax(int(n_classes)))
     try:
-        return blocks.run(_steps(l1_bound, max_iter, select, stop))
+        n_kept = X.shape[1] if columns is None else len(columns)
+        return blocks.run(_steps(n_kept, int(n_classes), l1_bound, max_iter, select, stop))
     finally:
         blocks.close()
 
 
-def _steps(l1_bound, max_iter, select, stop):
+def _steps(n_kept, n_classes, l1_bound, max_iter, select, stop):
     """The solver's loop on the client, as a generator: it yields each round's
     arguments ``(step,)`` and receives the blocks' parts of the gradient in
     block order; it returns the result.  The kernel's ``_run``, step for step."""
@@ -161,11 +178,14 @@ def _steps(l1_bound, max_iter, select, stop):
     gaps = np.full(max_iter, np.nan)
     wt, w_m, t = None, 1.0, 0
     for t in range(1, max_iter + 1):
-        g = outs[0].copy()
-        for part in outs[1:]:                      # block order
-            g += part
+        g = np.zeros((n_kept, n_classes))
+        for cols, part in outs:                    # block order
+            if cols is None:
+                g += part
+            else:
+                g[cols] += part
         if wt is None:
-            wt = np.zeros((g.shape[1], g.shape[0]))
+            wt = np.zeros((n_classes, n_kept))
         best, sigma = select(g)
         cls = np.arange(best.size)
         gap = w_m * sum(float(np.dot(g[:, k], wt[k])) for k in cls)
