@@ -176,19 +176,20 @@ def _steps(n_kept, n_classes, l1_bound, max_iter, select, stop):
     block order; it returns the result.  The kernel's ``_run``, step for step."""
     outs = yield (None,)
     gaps = np.full(max_iter, np.nan)
-    wt, w_m, t = None, 1.0, 0
+    wt, w_m, t = np.zeros((n_classes, n_kept)), 1.0, 0
+    g = np.empty((n_kept, n_classes))
+    cls = np.arange(n_classes)
+    support = [np.zeros(0, dtype=np.int64) for _ in cls]   # sorted, per class
     for t in range(1, max_iter + 1):
-        g = np.zeros((n_kept, n_classes))
+        g.fill(0.0)
         for cols, part in outs:                    # block order
             if cols is None:
                 g += part
             else:
                 g[cols] += part
-        if wt is None:
-            wt = np.zeros((n_classes, n_kept))
         best, sigma = select(g)
-        cls = np.arange(best.size)
-        gap = w_m * sum(float(np.dot(g[:, k], wt[k])) for k in cls)
+        # <G, W~> over each class's support: the kernel's sum less its zero terms
+        gap = w_m * sum(float(np.dot(g[support[k], k], wt[k, support[k]])) for k in cls)
         for k in cls:
             gap -= sigma[k] * l1_bound * g[best[k], k]
         gaps[t - 1] = gap
@@ -200,6 +201,9 @@ def _steps(n_kept, n_classes, l1_bound, max_iter, select, stop):
             rescale, w_m = w_m, 1.0
         delta = eta * sigma * l1_bound / w_m
         wt[cls, best] += delta
+        for k in cls:
+            if not np.isin(best[k], support[k]):
+                support[k] = np.sort(np.append(support[k], best[k]))
         if gap <= stop or t == max_iter:
             break
         outs = yield ((tuple(int(j) for j in best), tuple(float(d) for d in delta), w_m,
