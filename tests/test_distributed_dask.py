@@ -924,15 +924,17 @@ def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, monkeyp
     assert acc_dist.spends == acc_mem.spends and len(acc_dist.spends) == 1
 
 
-def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkeypatch):
+@pytest.mark.parametrize("K", [2, 3])
+def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkeypatch, K):
     """More lost workers than ``distributed.scheduler.allowed-failures`` (here 0)
     stop the fit with a RuntimeError: no model, no privacy event, the accountant
-    untouched."""
+    untouched (binary and multinomial)."""
     from dptoolkit.accounting import BudgetAccountant
 
-    X, y = _fw_data()
+    X, y = _fw_data() if K == 2 else _fw_classes(K)
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    model = _fw(random_state=np.random.default_rng(6), accountant=accountant)
+    model = _fw(random_state=np.random.default_rng(6), accountant=accountant,
+                classes=list(range(K)))
     received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         with warnings.catch_warnings():
@@ -1055,10 +1057,165 @@ def test_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
 @pytest.mark.parametrize("kw, match", [
     (dict(solver="standard", selector="exponential"), "solver='fast'"),
     (dict(selector="exponential"), "selector='grouped'"),
-    (dict(classes=[0, 1, 2]), "binary only"),
+    (dict(epsilon=None, delta=None, selector="pairing_heap"), "selector='argmax'"),
     (dict(max_iter="auto"), "n_samples_public"),
 ])
 def test_frank_wolfe_on_dask_refusals(live, kw, match):
     X, y = _fw_data()
     with pytest.raises(ValueError, match=match):
         _fw(**kw).fit(*_dask(X, y))
+
+
+# ------------------------------------------------- multinomial Frank-Wolfe
+def _fw_classes(K, seed=0):
+    """The Frank-Wolfe data with K classes: the class whose 20 columns weigh most."""
+    X, _ = _fw_data(seed)
+    mass = np.stack([X[:, 20 * k:20 * (k + 1)].sum(axis=1) for k in range(K)], axis=1)
+    return X, np.argmax(mass, axis=1)
+
+
+def _assert_same_multinomial(a, b):
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+    assert a.coef_.shape == b.coef_.shape == (len(a.classes_), D_FW)
+    np.testing.assert_array_equal(a.screened_features_, b.screened_features_)
+    assert a.privacy_event_ == b.privacy_event_ and a.privacy_spent_ == b.privacy_spent_
+    assert a.n_iter_ == b.n_iter_ and a.selector_ == b.selector_
+    assert a.l1_bound_ == b.l1_bound_
+    if a.gap_history_ is None:
+        assert b.gap_history_ is None
+    else:
+        np.testing.assert_allclose(a.gap_history_, b.gap_history_, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("K", [3, 4])
+@pytest.mark.parametrize("kw", [
+    {},                                                   # exponential, mass screening
+    dict(epsilon=None, delta=None),                       # argmax, every column
+    dict(screening_score="gradient", selector="noisy_max"),  # per-class sums, Gumbel
+    dict(selector="laplace"),                             # unscreened, advanced
+], ids=["private", "non-private", "gradient-noisy_max", "laplace"])
+def test_multinomial_frank_wolfe_on_dask_matches_in_memory(live, K, kw):
+    """K > 2 classes: the blocks return their parts of the K x k gradient, the
+    client sums them and selects with the kernel's code: the same candidates,
+    model, privacy event and generator state as in memory (summation order only)."""
+    X, y = _fw_classes(K)
+    kw = dict(classes=list(range(K)), **kw)
+    r_mem, r_dist = np.random.default_rng(5), np.random.default_rng(5)
+    mem, clip_mem = _fw_fit(X, y, r_mem, **kw)
+    dist, clip_dist = _fw_fit(*_dask(X, y), r_dist, **kw)
+    _assert_same_multinomial(dist, mem)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+    assert clip_dist == clip_mem == ("epsilon" not in kw)   # entries above 1 clipped
+    assert dist.solver_stats_["n_iter"] == 150 and np.count_nonzero(mem.coef_) > 5
+    if "epsilon" in kw:
+        assert mem.privacy_event_ is None
+    elif kw.get("selector") != "laplace":      # zCDP accounting: screened
+        assert mem.screened_features_.size == 1024
+
+
+def test_multinomial_frank_wolfe_on_dask_rounds_carry_no_rows(live, monkeypatch):
+    """Each round each block returns its part of the gradient over the k
+    candidates (k x K numbers, or the rows of its non-empty columns with their
+    indices when that is fewer numbers), one round per step; X is never gathered."""
+    X, y = _fw_classes(3)
+    Xd, yd = _dask(X, y)
+    _refuse_gathering(monkeypatch, Xd)
+    summed = _spy_on_results(monkeypatch)
+    rounds, _ = _spy_on_rounds(monkeypatch)
+    model, _ = _fw_fit(Xd, yd, 0, classes=[0, 1, 2], screening_score="gradient")
+    k = model.screened_features_.size
+    assert len(summed) == 1 and summed[0].shape == (3 * D_FW + 1,)  # per-class sums
+    assert len(rounds) == model.n_iter_ == 150
+    for holders in rounds:
+        parts = [p for h in holders for p in h]
+        assert len(parts) == N // CHUNK
+        for cols, part in parts:
+            assert part.dtype == np.float64 and part.shape[1] == 3
+            if cols is None:
+                assert part.shape == (k, 3)
+            else:
+                assert cols.shape == (part.shape[0],) and part.shape[0] * 4 < k * 3
+                assert np.all(np.diff(cols) > 0) and cols[-1] < k
+
+
+def test_multinomial_gradient_parts_of_sparse_blocks_are_their_columns():
+    """A block holding few of the columns sends their rows of X_b^T Q_b and their
+    indices; a block holding most sends the k x K part: both are X_b^T Q_b."""
+    from dptoolkit.distributed import _fw, _fw_multinomial
+
+    X, y = _fw_classes(3)
+    softmax = _fw_multinomial._Softmax(3)
+    for rows in (slice(0, 150), slice(0, 20)):   # 78% then 18% of the columns
+        prep = _fw._prepare_block(X[rows], y[rows], None, 1.0)
+        state = softmax.start(prep)
+        cols, part = softmax.round(prep, state, ((5, 21, 5), (0.5, -0.25, 0.125), 0.9, 1.0))
+        V = 0.9 * state[0]
+        Q = np.exp(V - V.max(axis=1, keepdims=True))
+        Q = Q / Q.sum(axis=1, keepdims=True) - np.eye(3)[y[rows]]
+        full = np.asarray(prep[1].T @ Q)
+        if rows.stop == 150:
+            assert cols is None
+            np.testing.assert_allclose(part, full, rtol=1e-12, atol=1e-15)
+        else:
+            assert cols.size == np.count_nonzero(np.diff(prep[1].indptr)) < D_FW / 2
+            np.testing.assert_allclose(part, full[cols], rtol=1e-12, atol=1e-15)
+            assert not np.delete(full, cols, axis=0).any()
+
+
+def test_multinomial_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(
+        live, monkeypatch):
+    """A worker killed mid-fit: its blocks' new holder replays the logged rounds
+    (the vertices sent), and the release, event, charge and generator state are
+    those of the in-memory fit."""
+    from dptoolkit.accounting import BudgetAccountant
+
+    X, y = _fw_classes(3)
+    acc_mem, acc_dist = (BudgetAccountant(epsilon=10.0, delta=1e-3) for _ in range(2))
+    r_mem, r_dist = np.random.default_rng(6), np.random.default_rng(6)
+    want, _ = _fw_fit(X, y, r_mem, accountant=acc_mem, classes=[0, 1, 2])
+    received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
+    got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist, classes=[0, 1, 2])
+    assert len(received) > 40 and killed
+    assert killed[0] not in live.scheduler_info()["workers"]
+    _assert_same_multinomial(got, want)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+    assert acc_dist.spends == acc_mem.spends and len(acc_dist.spends) == 1
+
+
+def test_multinomial_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
+    X, y = _fw_classes(4)
+    with dask.config.set(scheduler="synchronous"):
+        dist, _ = _fw_fit(*_dask(X, y), np.random.default_rng(4), classes=[0, 1, 2, 3])
+    mem, _ = _fw_fit(X, y, np.random.default_rng(4), classes=[0, 1, 2, 3])
+    _assert_same_multinomial(dist, mem)
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(max_iter="auto"), "n_samples_public"),
+    (dict(classes=[0, 1, 3]), "not in classes|outside"),
+    (dict(nan=True), "NaN or infinity"),
+    (dict(rechunk=True), "same row chunks"),
+])
+def test_multinomial_frank_wolfe_on_dask_refusals(live, change, match):
+    """Bad input and a private ``max_iter="auto"`` without ``n_samples_public``:
+    a clear error before any noise is drawn, nothing released or charged."""
+    from dptoolkit.accounting import BudgetAccountant
+
+    X, y = _fw_classes(3)
+    if change.pop("nan", False):
+        X = X.copy()
+        X.data[-1] = np.nan             # in the last block
+    Xd, yd = _dask(X, y)
+    if change.pop("rechunk", False):
+        yd = yd.rechunk(100)
+    rng, accountant = np.random.default_rng(0), BudgetAccountant(epsilon=10.0, delta=1e-3)
+    state = rng.bit_generator.state
+    model = _fw(**{"classes": [0, 1, 2], "random_state": rng, "accountant": accountant,
+                   **change})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=match):
+            model.fit(Xd, yd)
+    assert not hasattr(model, "coef_") and accountant.spends == []
+    if match != "NaN or infinity":      # found by the blocks after the screening noise
+        assert rng.bit_generator.state == state

@@ -80,6 +80,36 @@ def test_kernel_gradient_matches_numpy():
     np.testing.assert_allclose(k.gradient_sum(), G, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("code", sorted(_fw_multinomial_fast.SELECTOR_CODES.values()))
+def test_select_vertices_is_the_kernels_selection(code):
+    """``select_vertices`` on the kernel's gradient makes the kernel's step: the
+    same vertex per class and the same draws (generator states equal), step
+    after step, for every selector code (the distributed fit selects with it)."""
+    X, y = _problem(n=120, d=30, K=4, seed=3, density=0.5)
+    Xc = sp.csc_array(X)
+    l1, coef = 5.0, 0.05
+    bits, twin = np.random.PCG64(11), np.random.PCG64(11)
+    kernel = _fw_multinomial_fast.MultinomialFW(
+        Xc.data, Xc.indices.astype(np.int64), Xc.indptr.astype(np.int64),
+        y.astype(np.int64), 4, l1, code, coef, bits)
+    gaps = np.zeros(6)
+    for t in range(1, 7):
+        G = kernel.gradient_sum()                 # (K, D)
+        best, sigma = _fw_multinomial_fast.select_vertices(G.T, code, coef, twin)
+        before = kernel.coef()
+        kernel.run(1, gaps)
+        eta = 2.0 / (t + 2.0)
+        step = kernel.coef() - (1.0 - eta) * before
+        want = np.zeros_like(step)
+        want[np.arange(4), best] = eta * sigma * l1
+        np.testing.assert_allclose(step, want, rtol=1e-12, atol=1e-12)
+        assert twin.state == bits.state
+    with pytest.raises(ValueError, match="gradient must be"):
+        _fw_multinomial_fast.select_vertices(np.zeros(4), code, coef, twin)
+    with pytest.raises(ValueError, match="unknown selector code"):
+        _fw_multinomial_fast.select_vertices(np.zeros((3, 4)), 99, coef, twin)
+
+
 @pytest.mark.parametrize("selector", ["exponential", "noisy_max", "laplace",
                                       "laplace_talwar"])
 def test_private_nonprivate_limit(selector):

@@ -93,6 +93,12 @@ afresh behind the client's back (at a replacement worker, possibly at the old
 address) is never taken for one that ran the steps: it is replaced and
 replayed too.
 
+The holders, their rounds' log and replay, and the handling of lost workers
+serve the multinomial model too
+(:func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks`): a holder
+is given *what* its blocks hold and a round computes (``model``: this module's
+binary :class:`_Logistic` by default).
+
 References
 ----------
 E. Raff, A. Khanna, F. Lu. Scaling Up Differentially Private LASSO Regularized
@@ -182,6 +188,22 @@ def _gather(Xc, v):
     return np.asarray(Xc.T @ v, dtype=np.float64)
 
 
+class _Logistic:
+    """What a holder runs on each block for the binary model: the state
+    ``[vt, q]`` and the round :func:`_block_round` with arguments ``(step, fold)``.
+    (The multinomial model: :class:`dptoolkit.distributed._fw_multinomial._Softmax`.)"""
+
+    round = staticmethod(_block_round)
+
+    @staticmethod
+    def start(prep):
+        n = prep[0].shape[0]
+        return [np.zeros(n), np.zeros(n)]
+
+
+_LOGISTIC = _Logistic()
+
+
 class _BlockHolder:
     """The prepared row blocks of one worker and their states, for a whole fit.
 
@@ -190,14 +212,16 @@ class _BlockHolder:
     on the worker, without creating tasks.  Without a cluster (or in
     memory) it is an ordinary object in the client's process.  It draws no
     random number: a round is a deterministic function of the blocks and of
-    the rounds' arguments, all sent by the client."""
+    the rounds' arguments, all sent by the client.  ``model`` says what a block
+    holds and what a round computes (its ``start(prep)`` and
+    ``round(prep, state, *args)``): the binary model by default."""
 
-    def __init__(self, *preps):
-        self.preps = preps
-        self.states = [[np.zeros(p[0].shape[0]), np.zeros(p[0].shape[0])] for p in preps]
+    def __init__(self, *preps, model=_LOGISTIC):
+        self.preps, self.model = preps, model
+        self.states = [model.start(p) for p in preps]
         self.n_rounds = 0
 
-    def round(self, number, step, fold):
+    def round(self, number, *args):
         """Round ``number`` on every held block; their outputs in the order held.
 
         Raises :class:`StaleBlocksError` unless the holder has run exactly the
@@ -207,16 +231,16 @@ class _BlockHolder:
             raise StaleBlocksError(f"round {number} asked of blocks that ran "
                                    f"{self.n_rounds} rounds")
         self.n_rounds += 1
-        return [_block_round(p, s, step, fold) for p, s in zip(self.preps, self.states)]
+        return [self.model.round(p, s, *args) for p, s in zip(self.preps, self.states)]
 
     def replay(self, log):
-        """Rounds ``0, 1, ...`` with the arguments ``log`` (their ``(step, fold)``)
+        """Rounds ``0, 1, ...`` with the arguments ``log`` (a tuple per round)
         on fresh blocks; the last round's outputs.  Brings a holder made again
         after its worker died to the state of the others: a round is a
         deterministic function of the blocks and of its arguments."""
         out = None
-        for number, (step, fold) in enumerate(log):
-            out = self.round(number, step, fold)
+        for number, args in enumerate(log):
+            out = self.round(number, *args)
         return out
 
 
@@ -262,24 +286,27 @@ async def _results(holders, *args):
 
 class _Blocks:
     """The row blocks and their states: in holders, one per Dask worker (actors)
-    or one in the client's process (in memory, or Dask without a cluster)."""
+    or one in the client's process (in memory, or Dask without a cluster).
+    ``y`` is the labels the ``model`` reads (binary: {0, 1}; multinomial: the
+    class indices)."""
 
-    def __init__(self, X, y01, columns, bound):
+    def __init__(self, X, y, columns, bound, model=_LOGISTIC):
         self.actors, self.futures, self.preps = False, [], []
-        self.n_rounds, self.n_lost, self.log = 0, 0, []
+        self.n_rounds, self.n_lost, self.log, self.model = 0, 0, [], model
         if not is_dask_array(X):
-            self.holders, self.order = [_BlockHolder(_prepare_block(X, y01, columns,
-                                                                    bound))], [(0, 0)]
+            self.holders = [_BlockHolder(_prepare_block(X, y, columns, bound), model=model)]
+            self.order = [(0, 0)]
             return
         from dask import delayed
 
-        xs, ys = _blocks(X, y01)
+        xs, ys = _blocks(X, y)
         cols = delayed(columns, pure=True) if columns is not None else None
         preps = [delayed(_prepare_block, pure=True)(xb, yb, cols, bound)
                  for xb, yb in zip(xs, ys)]
         client = _distributed_client()
         if client is None:      # a local scheduler: the blocks are in this process
-            self.holders = [_BlockHolder(*_blocksum._compute(preps, "the blocks"))]
+            self.holders = [_BlockHolder(*_blocksum._compute(preps, "the blocks"),
+                                         model=model)]
             self.order = [(0, b) for b in range(len(preps))]
             return
         self.client = client
@@ -307,7 +334,7 @@ class _Blocks:
                 self.futures.append(client.submit(
                     _BlockHolder, *[futures[b] for b in held],
                     workers=[worker] if worker else None, allow_other_workers=True,
-                    actor=True, pure=False))
+                    actor=True, pure=False, model=self.model))
                 for i, b in enumerate(held):
                     self.order[b] = (h, i)
             self.holders = [f.result() for f in self.futures]
@@ -324,18 +351,18 @@ class _Blocks:
             raise
         self.actors = True
 
-    def round(self, step, fold):
+    def round(self, *args):
         """Run one round on every block (in this process); the outputs in block order."""
         number, self.n_rounds = self.n_rounds, self.n_rounds + 1
-        outs = [h.round(number, step, fold) for h in self.holders]
+        outs = [h.round(number, *args) for h in self.holders]
         return [outs[h][i] for h, i in self.order]
 
-    async def round_on_workers(self, step, fold):
+    async def round_on_workers(self, *args):
         """:meth:`round` on the actors, awaited on the client's event loop; a
         holder whose worker was lost is made again (:meth:`_replace`)."""
         number, self.n_rounds = self.n_rounds, self.n_rounds + 1
-        self.log.append((step, fold))
-        outs = await _results(self.holders, number, step, fold)
+        self.log.append(args)
+        outs = await _results(self.holders, number, *args)
         for h, out in enumerate(outs):
             if isinstance(out, Exception):
                 outs[h] = await self._replace(h, out)
@@ -356,7 +383,7 @@ class _Blocks:
             raise _lost(exc, self.n_lost) from exc
         self.futures[h].release()
         self.futures[h] = self.client.submit(_BlockHolder, *self.preps[h], actor=True,
-                                             pure=False)
+                                             pure=False, model=self.model)
         try:
             self.holders[h] = await self.futures[h]
             return await self.holders[h].replay(self.log, separate_thread=False)

@@ -1,20 +1,27 @@
-r"""A binary :class:`FrankWolfeLassoClassifier` fit on a Dask array.
+r"""A :class:`FrankWolfeLassoClassifier` fit on a Dask array.
 
 The data-heavy work runs on the workers through
-:func:`dptoolkit.distributed.frank_wolfe_over_blocks` (its docstring gives the
-design: the rows' margins stay on their blocks, held by one Dask actor per
-worker, one round of actor calls (no tasks) per step, the exact
-refresh as a map-reduce); this module is the estimator's side: validation,
-budget, screening, and the vertex selector, which lives on the client and
-draws from the estimator's generator exactly as the fast kernel does:
+:func:`dptoolkit.distributed.frank_wolfe_over_blocks` (two classes) or
+:func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks` (K > 2; their
+docstrings give the design: the rows' margins stay on their blocks, held by one
+Dask actor per worker, one round of actor calls (no tasks) per step; the binary
+exact refresh as a map-reduce, the multinomial gradient as a sum of the
+blocks' parts every step); this module is the estimator's side: validation,
+budget, screening, and the vertex selection, which lives on the client and
+draws from the estimator's generator exactly as the in-memory kernel does:
 
-* the screening's statistic (column masses or class differences,
+* the screening's statistic (column masses, class differences or per-class
+  sums,
   :func:`~dptoolkit.linear_model._frank_wolfe._screening.screening_statistic`)
   is summed over the blocks (each block clips its entries to the public bound
   first, as in memory) and the Gaussian noise is added once on the client, with
   the draws of
   :func:`~dptoolkit.linear_model._frank_wolfe._screening.private_top_columns`;
-* the grouped sampler (:class:`GroupedExpSampler`, Algorithm 4) holds the
+* K > 2 classes: each step's vertices are chosen from the summed gradient by
+  the multinomial kernel's own selection code
+  (``_fw_multinomial_fast.select_vertices``, the code of a step of
+  ``MultinomialFW``: any of its selectors);
+* two classes: the grouped sampler (:class:`GroupedExpSampler`, Algorithm 4) holds the
   kernel's log-weights (:func:`_fw_fast.log_weight_array`), is built at the
   first refresh and updated for the coordinates whose :math:`\alpha` changed
   (re-summed when more than an eighth changed, as the kernel), and each step
@@ -28,11 +35,13 @@ depends on the partition).
 """
 import numpy as np
 
-from . import _fw_fast
+from . import _fw_fast, _fw_multinomial_fast
 from ._grouped_sampler import GroupedExpSampler
 from ._multinomial import expand_columns
 from ._screening import noisy_top_columns, screening_statistic
-from ...distributed import block_sum, frank_wolfe_over_blocks, row_aligned, validate_dask_X_y
+from ...distributed import (block_sum, frank_wolfe_over_blocks,
+                            multinomial_frank_wolfe_over_blocks, row_aligned,
+                            validate_dask_X_y)
 from ..._private import sensitivity_factor
 
 __all__ = ["fit_dask"]
@@ -42,9 +51,10 @@ __all__ = ["fit_dask"]
 _REBUILD_FRACTION = 0.125
 
 
-def _statistic_block(Xb, yb, bound, score):
-    """The screening statistic of block X_b (labels ``yb`` in {0, 1}) after
-    clipping to the public bound, and (last entry) whether an entry was outside it."""
+def _statistic_block(Xb, yb, bound, score, n_classes=2):
+    """The screening statistic of block X_b (``yb``: the rows' class indices in
+    ``range(n_classes)``) after clipping to the public bound, raveled, and (last
+    entry) whether an entry was outside it."""
     from scipy import sparse as sp
 
     Xb = sp.csr_array(Xb, dtype=np.float64)
@@ -54,7 +64,7 @@ def _statistic_block(Xb, yb, bound, score):
     over = Xb.data.size > 0 and (Xb.data.max() > bound or -Xb.data.min() > bound)
     Xb.data = np.clip(Xb.data, -bound, bound)
     yb = None if yb is None else np.asarray(yb, dtype=np.int64)
-    return np.append(screening_statistic(Xb, score, yb, 2)[0], float(over))
+    return np.append(screening_statistic(Xb, score, yb, n_classes).ravel(), float(over))
 
 
 def _over_block(Xb, yb, bound):
@@ -105,16 +115,32 @@ class _ArgmaxSelector:
         return j, -(1.0 if alpha[j] > 0 else -1.0)
 
 
+class _MultinomialSelector:
+    """One vertex per class from the summed gradient, by the multinomial kernel's
+    selection (``select_vertices``) with the estimator's generator."""
+
+    def __init__(self, spec, coef, rng):
+        self.code = _fw_multinomial_fast.SELECTOR_CODES[spec.kernel]
+        self.coef, self.rng = coef, rng
+
+    def __call__(self, gradient):
+        return _fw_multinomial_fast.select_vertices(gradient, self.code, self.coef,
+                                                    self.rng.bit_generator)
+
+
 def fit_dask(est, X, y):
-    """Fit ``est`` (a binary FrankWolfeLassoClassifier) on Dask arrays X, y.
+    """Fit ``est`` (a FrankWolfeLassoClassifier) on Dask arrays X, y.
 
     Raises
     ------
     ValueError
-        More than two classes, ``solver="standard"`` or a selector other than
-        the grouped sampler (private) or the argmax (non-private); a private fit
+        Two classes with ``solver="standard"`` or a selector other than the
+        grouped sampler (private) or the argmax (non-private); a private fit
         with ``max_iter="auto"`` without ``n_samples_public``; the errors of the
         in-memory fit.
+    RuntimeError
+        Workers lost more often than ``distributed.scheduler.allowed-failures``;
+        nothing is released or charged.
     """
     private = est._check_budget()[0] is not None
     X, y_local, _ = validate_dask_X_y(est, X, y, private=private and est.max_iter == "auto")
@@ -122,60 +148,79 @@ def fit_dask(est, X, y):
 
     check_classification_targets(y_local)
     classes = est._resolve_classes(y_local, private=private)
-    if classes.size != 2:
-        raise ValueError("FrankWolfeLassoClassifier on a Dask array is binary only: got "
-                         f"{classes.size} classes (fit the multinomial model in memory)")
-    if est.solver != "fast":
-        raise ValueError("FrankWolfeLassoClassifier on a Dask array needs solver='fast' "
-                         f"(Algorithm 2), got solver={est.solver!r}")
+    binary = classes.size == 2
+    if binary and est.solver != "fast":
+        raise ValueError("a binary FrankWolfeLassoClassifier on a Dask array needs "
+                         f"solver='fast' (Algorithm 2), got solver={est.solver!r}")
     plan = est._privacy_plan(*X.shape, classes)
     p, budget = plan.params, plan.params.budget
-    if p.private and p.spec.name != "grouped":
-        raise ValueError("a private FrankWolfeLassoClassifier on a Dask array uses "
+    if binary and p.private and p.spec.name != "grouped":
+        raise ValueError("a private binary FrankWolfeLassoClassifier on a Dask array uses "
                          f"selector='grouped' (or 'auto'), got {est.selector!r}")
-    if not p.private and est.selector not in ("auto", "argmax"):
-        raise ValueError("a non-private FrankWolfeLassoClassifier on a Dask array uses "
-                         f"selector='argmax' (or 'auto'), got {est.selector!r}")
+    if binary and not p.private and est.selector not in ("auto", "argmax"):
+        raise ValueError("a non-private binary FrankWolfeLassoClassifier on a Dask array "
+                         f"uses selector='argmax' (or 'auto'), got {est.selector!r}")
     est._check_spend(plan.event, plan.spent)
     est.classes_ = classes
-    y01 = row_aligned((y_local == classes[1]).astype(np.float64), X)
+    codes = row_aligned(np.searchsorted(classes, y_local).astype(np.float64), X)
     D = X.shape[1]
     rng = est._noise_rng()
-    bound = 1.0 if p.private else None
-    columns = None
-    if bound is not None:
-        screened = budget.screening_noise_multiplier is not None
-        if screened:
-            score = est._screening_score()
-            out = block_sum(_statistic_block, X, y01 if score == "gradient" else None,
-                            (bound, score), what="the screening statistic")
-            statistic, over = out[None, :-1], out[-1] > 0
-        else:
-            over = block_sum(_over_block, X, None, (bound,), what="the bound check")[0] > 0
-        if over:   # the in-memory check's error or warning, on a one-entry stand-in
-            from scipy import sparse as sp
-
-            est._enforce_public_bound(sp.csr_array(np.array([[2.0 * bound]])), "linf",
-                                      bound)
-        if screened:  # the draws of private_top_columns, in place (no X to dwarf them)
-            columns = noisy_top_columns(
-                statistic, p.screening, budget.screening_noise_multiplier, rng,
-                sensitivity=sensitivity_factor(est.neighbouring), score=score)
-            del statistic
+    columns = _screened_columns(est, X, codes, p, budget, rng, classes.size)
     n_kept = D if columns is None else columns.size
-    if p.private:
-        selector = _GroupedSelector(n_kept, p.group_size, budget.kernel_parameter, rng)
-    else:
-        selector = _ArgmaxSelector()
+    bound = 1.0 if p.private else None
     stop = p.tol * X.shape[0] if p.tol > 0 else -np.inf
-    coef, gaps, n_done, n_refresh = frank_wolfe_over_blocks(
-        X, y01, columns=columns, bound=bound, l1_bound=p.l1_bound,
-        max_iter=p.max_iter, refresh_tol=p.refresh_tol, selector=selector,
-        stop=stop)
-    est.selector_ = "grouped" if p.private else "argmax"
-    est.coef_ = expand_columns(coef.reshape(1, -1), columns, D)
+    if binary:
+        if p.private:
+            selector = _GroupedSelector(n_kept, p.group_size, budget.kernel_parameter, rng)
+        else:
+            selector = _ArgmaxSelector()
+        coef, gaps, n_done, n_refresh = frank_wolfe_over_blocks(
+            X, codes, columns=columns, bound=bound, l1_bound=p.l1_bound,
+            max_iter=p.max_iter, refresh_tol=p.refresh_tol, selector=selector,
+            stop=stop)
+        coef = coef.reshape(1, -1)
+        est.selector_ = "grouped" if p.private else "argmax"
+        est.solver_stats_ = {"n_iter": int(n_done), "n_refresh": int(n_refresh)}
+    else:
+        select = _MultinomialSelector(p.spec, budget.kernel_parameter if budget else 0.0,
+                                      rng)
+        coef, gaps, n_done = multinomial_frank_wolfe_over_blocks(
+            X, codes, n_classes=classes.size, columns=columns, bound=bound,
+            l1_bound=p.l1_bound, max_iter=p.max_iter, select=select, stop=stop)
+        est.selector_ = p.spec.name
+        # the in-memory fit's counters less touched_nnz (a sum over the blocks'
+        # columns that no round returns)
+        est.solver_stats_ = {"n_iter": int(n_done), "solver": "multinomial"}
+    est.l1_bound_ = float(p.l1_bound)
+    est.coef_ = expand_columns(coef, columns, D)
     est.screened_features_ = columns
-    est.intercept_ = np.zeros(1)
+    est.intercept_ = np.zeros(coef.shape[0])
     est.n_iter_ = int(n_done)
-    est.solver_stats_ = {"n_iter": int(n_done), "n_refresh": int(n_refresh)}
     return est._record_guarantee(budget, gaps, n_done, X.shape[0])
+
+
+def _screened_columns(est, X, codes, p, budget, rng, n_classes):
+    """The private candidate columns of a screened fit (None otherwise), after
+    checking the public bound over the blocks (the in-memory check's error or
+    warning): the statistic summed over the blocks, the noise on the client."""
+    if not p.private:
+        return None
+    bound = 1.0
+    screened = budget.screening_noise_multiplier is not None
+    if screened:
+        score = est._screening_score()
+        out = block_sum(_statistic_block, X, codes if score == "gradient" else None,
+                        (bound, score, n_classes), what="the screening statistic")
+        statistic, over = out[:-1].reshape(-1, X.shape[1]), out[-1] > 0
+    else:
+        over = block_sum(_over_block, X, None, (bound,), what="the bound check")[0] > 0
+    if over:   # the in-memory check's error or warning, on a one-entry stand-in
+        from scipy import sparse as sp
+
+        est._enforce_public_bound(sp.csr_array(np.array([[2.0 * bound]])), "linf", bound)
+    if not screened:
+        return None
+    # the draws of private_top_columns, in place (no X to dwarf them)
+    return noisy_top_columns(statistic, p.screening, budget.screening_noise_multiplier,
+                             rng, sensitivity=sensitivity_factor(est.neighbouring),
+                             score=score)

@@ -493,12 +493,14 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data, any scipy.sparse format or dense.  Private fits need
-            entries in [-1, 1] (see ``clip_data``).  Or (two classes, the fast
-            solver, selector "grouped" or "argmax") a :class:`dask.array.Array`
-            of CSR row blocks with ``y`` of the same row chunks: the rows stay
-            on the workers and the fit releases the in-memory model up to the
-            rounding of the summation order
-            (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`).
+            entries in [-1, 1] (see ``clip_data``).  Or a
+            :class:`dask.array.Array` of CSR row blocks with ``y`` of the same
+            row chunks (two classes: the fast solver, selector "grouped" or
+            "argmax"; K > 2: any multinomial selector): the rows stay on the
+            workers and the fit releases the in-memory model up to the rounding
+            of the summation order
+            (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`,
+            :func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks`).
         y : array-like of shape (n_samples,)
             Two classes, any labels; ``classes_[1]`` is the positive class.  With
             ``classes`` declared, every label must be one of them (some may be
@@ -538,7 +540,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Non-numeric hyper-parameters or data.
         """
         validate_params(self)
-        if is_dask_array(X):  # X stays on the workers: binary, fast solver
+        if is_dask_array(X):  # X stays on the workers
             return _fw_distributed.fit_dask(self, X, y)
         X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)

@@ -54,6 +54,90 @@ SELECTOR_CODES = {
 }
 
 
+cdef void select_vertices_raw(const double[::1] g, intp_t D, intp_t K, int sel, double c,
+                              double[::1] buf, double[::1] bv, double[::1] total,
+                              double[::1] target, double[::1] acc, double[::1] sig,
+                              index_t[::1] best, bitgen_t* rng) noexcept nogil:
+    # One vertex per class (best[k], sig[k]) from the sum-form gradient g (D x K,
+    # row-major): the selection of a step of MultinomialFW, over raw arrays so that
+    # the distributed fit (select_vertices) runs the same code on a summed gradient.
+    # buf (D * K doubles) is needed by the exponential mechanism only; bv, total,
+    # target, acc are K-long scratch.
+    cdef intp_t j, k
+    cdef double a, v, m
+    for k in range(K):
+        bv[k] = -INFINITY
+        best[k] = 0
+        sig[k] = 1.0
+    if sel == SEL_ARGMAX:
+        for j in range(D):
+            for k in range(K):
+                a = fabs(g[j * K + k])
+                if a > bv[k]:
+                    bv[k] = a
+                    best[k] = j
+        for k in range(K):
+            sig[k] = -sign_of(g[best[k] * K + k])
+        return
+    if sel == SEL_NOISY_MAX or sel == SEL_LAPLACE:
+        for j in range(D):
+            for k in range(K):
+                a = g[j * K + k]
+                if sel == SEL_NOISY_MAX:
+                    a = c * a
+                    v = -a + standard_gumbel(rng)      # vertex +e_j
+                else:
+                    v = -a + laplace(rng, c)
+                if v > bv[k]:
+                    bv[k] = v
+                    best[k] = j
+                    sig[k] = 1.0
+                if sel == SEL_NOISY_MAX:
+                    v = a + standard_gumbel(rng)       # vertex -e_j
+                else:
+                    v = a + laplace(rng, c)
+                if v > bv[k]:
+                    bv[k] = v
+                    best[k] = j
+                    sig[k] = -1.0
+        return
+    # SEL_EXPONENTIAL: per class, weights exp(c|a| - M_k) + exp(-c|a| - M_k)
+    # of both signs, inverse CDF over coordinates, then the sign.
+    for k in range(K):
+        bv[k] = 0.0               # M_k / c: the largest |G[j, k]|
+        total[k] = 0.0
+        acc[k] = 0.0
+    for j in range(D):
+        for k in range(K):
+            a = fabs(g[j * K + k])
+            if a > bv[k]:
+                bv[k] = a
+    for j in range(D):
+        for k in range(K):
+            a = c * fabs(g[j * K + k])
+            m = c * bv[k]
+            v = exp(a - m) + exp(-a - m)
+            buf[j * K + k] = v
+            total[k] = total[k] + v
+    for k in range(K):
+        target[k] = uniform(rng) * total[k]
+        best[k] = -1
+    for j in range(D):
+        for k in range(K):
+            if best[k] < 0:
+                acc[k] = acc[k] + buf[j * K + k]
+                if acc[k] > target[k]:
+                    best[k] = j
+    for k in range(K):
+        if best[k] < 0:
+            best[k] = D - 1
+        a = g[best[k] * K + k]
+        if uniform(rng) < sigmoid(2.0 * c * fabs(a)):
+            sig[k] = -sign_of(a)
+        else:
+            sig[k] = sign_of(a)
+
+
 @cython.final
 cdef class MultinomialFW:
     """Algorithm 3 of Khanna, Lu and Raff (2023) (see the module comment).
@@ -156,83 +240,9 @@ cdef class MultinomialFW:
 
     cdef void select(self, bitgen_t* rng) noexcept nogil:
         # one vertex per class: best[k], sigma[k]
-        cdef intp_t j, k, K = self.n_classes, D = self.n_features
-        cdef double a, v, m, c = self.mech_coef
-        cdef double[::1] g = self.g, bv = self.best_val, sig = self.sigma, buf = self.buf
-        cdef double[::1] total = self.total, target = self.target, acc = self.acc
-        cdef index_t[::1] best = self.best
-        cdef int sel = self.selector
-        for k in range(K):
-            bv[k] = -INFINITY
-            best[k] = 0
-            sig[k] = 1.0
-        if sel == SEL_ARGMAX:
-            for j in range(D):
-                for k in range(K):
-                    a = fabs(g[j * K + k])
-                    if a > bv[k]:
-                        bv[k] = a
-                        best[k] = j
-            for k in range(K):
-                sig[k] = -sign_of(g[best[k] * K + k])
-            return
-        if sel == SEL_NOISY_MAX or sel == SEL_LAPLACE:
-            for j in range(D):
-                for k in range(K):
-                    a = g[j * K + k]
-                    if sel == SEL_NOISY_MAX:
-                        a = c * a
-                        v = -a + standard_gumbel(rng)      # vertex +e_j
-                    else:
-                        v = -a + laplace(rng, c)
-                    if v > bv[k]:
-                        bv[k] = v
-                        best[k] = j
-                        sig[k] = 1.0
-                    if sel == SEL_NOISY_MAX:
-                        v = a + standard_gumbel(rng)       # vertex -e_j
-                    else:
-                        v = a + laplace(rng, c)
-                    if v > bv[k]:
-                        bv[k] = v
-                        best[k] = j
-                        sig[k] = -1.0
-            return
-        # SEL_EXPONENTIAL: per class, weights exp(c|a| - M_k) + exp(-c|a| - M_k)
-        # of both signs, inverse CDF over coordinates, then the sign.
-        for k in range(K):
-            bv[k] = 0.0               # M_k / c: the largest |G[j, k]|
-            total[k] = 0.0
-            acc[k] = 0.0
-        for j in range(D):
-            for k in range(K):
-                a = fabs(g[j * K + k])
-                if a > bv[k]:
-                    bv[k] = a
-        for j in range(D):
-            for k in range(K):
-                a = c * fabs(g[j * K + k])
-                m = c * bv[k]
-                v = exp(a - m) + exp(-a - m)
-                buf[j * K + k] = v
-                total[k] = total[k] + v
-        for k in range(K):
-            target[k] = uniform(rng) * total[k]
-            best[k] = -1
-        for j in range(D):
-            for k in range(K):
-                if best[k] < 0:
-                    acc[k] = acc[k] + buf[j * K + k]
-                    if acc[k] > target[k]:
-                        best[k] = j
-        for k in range(K):
-            if best[k] < 0:
-                best[k] = D - 1
-            a = g[best[k] * K + k]
-            if uniform(rng) < sigmoid(2.0 * c * fabs(a)):
-                sig[k] = -sign_of(a)
-            else:
-                sig[k] = sign_of(a)
+        select_vertices_raw(self.g, self.n_features, self.n_classes, self.selector,
+                            self.mech_coef, self.buf, self.best_val, self.total,
+                            self.target, self.acc, self.sigma, self.best, rng)
 
     cdef long _run(self, long n_steps, double[::1] gaps, double tol,
                    bitgen_t* rng) noexcept nogil:
@@ -290,3 +300,50 @@ cdef class MultinomialFW:
         with nogil:
             self.gradient()
         return np.asarray(self.g).reshape(self.n_features, self.n_classes).T.copy()
+
+
+def select_vertices(gradient, int selector, double coef, bit_generator):
+    """One vertex per class from a sum-form gradient: the selection of one step of
+    :class:`MultinomialFW` (same code, same draws from ``bit_generator``).
+
+    The distributed fit sums the blocks' gradients on the client and selects
+    with this, so that with the same generator it draws what the in-memory
+    kernel draws at the same gradient.
+
+    Parameters
+    ----------
+    gradient : ndarray of shape (n_features, n_classes), float64
+        :math:`G = X^\\top(\\mathrm{softmax}(XW^\\top) - Y)` (transposed: one
+        contiguous K-vector per feature, the kernel's layout).
+    selector : int
+        A code of ``SELECTOR_CODES``.
+    coef : float
+        Exponential-mechanism coefficient c, or Laplace scale b (unused by argmax).
+    bit_generator : numpy.random.BitGenerator
+
+    Returns
+    -------
+    best : ndarray of shape (n_classes,), int64
+        The chosen coordinate of each class.
+    sigma : ndarray of shape (n_classes,), float64
+        The sign of each class's vertex :math:`\\sigma_k \\lambda e_{j_k}`.
+    """
+    if selector not in (SEL_ARGMAX, SEL_EXPONENTIAL, SEL_NOISY_MAX, SEL_LAPLACE):
+        raise ValueError(f"unknown selector code {selector}")
+    g2 = np.ascontiguousarray(gradient, dtype=np.float64)
+    if g2.ndim != 2 or g2.shape[0] < 1 or g2.shape[1] < 1:
+        raise ValueError(f"gradient must be a non-empty 2-D array, got shape {g2.shape}")
+    cdef intp_t D = g2.shape[0], K = g2.shape[1]
+    cdef const double[::1] g = g2.reshape(-1)
+    cdef double[::1] buf = np.zeros(D * K if selector == SEL_EXPONENTIAL else 0)
+    cdef double[::1] bv = np.zeros(K), total = np.zeros(K), target = np.zeros(K)
+    cdef double[::1] acc = np.zeros(K)
+    sigma = np.ones(K)
+    best = np.zeros(K, dtype=np.int64)
+    cdef double[::1] sig = sigma
+    cdef index_t[::1] b = best
+    cdef bitgen_t* rng = get_bitgen(bit_generator)
+    with bit_generator.lock, nogil:
+        select_vertices_raw(g, D, K, selector, coef, buf, bv, total, target, acc, sig, b,
+                            rng)
+    return best, sigma
