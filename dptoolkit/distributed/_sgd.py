@@ -74,13 +74,14 @@ M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016, Algorithm 1.
 Y. Zhu, Y.-X. Wang. Poisson Subsampled Renyi Differential Privacy. ICML 2019.
 """
 import operator
+import threading
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, softmax
 
-from . import _blocksum
+from . import _blocksum, _lot_fast
 from ._blocksum import _blocks, _shared, is_dask_array
 from ._fw import _drive, _drive_async
 
@@ -89,6 +90,9 @@ __all__ = ["block_seeds", "sgd_over_blocks", "LOSSES"]
 #: Losses of the linear models (labels in {-1, +1} for logistic and hinge; for
 #: "softmax", the multinomial cross-entropy, class indices 0 .. K-1).
 LOSSES = ("squared", "logistic", "hinge", "softmax")
+
+#: Codes of the compiled kernel's losses (``_lot_fast``).
+_BINARY_LOSS_CODES = {"squared": 0, "logistic": 1, "hinge": 2}
 
 #: 32-bit words of seed material per block (256 bits).
 _SEED_WORDS = 8
@@ -148,7 +152,7 @@ def _prepare_block(Xb, yb, transform, transform_args):
         Xt, sq = transform(Xb, *transform_args)
     Xt = sp.csr_array(Xt)
     return (Xt, np.sqrt(np.asarray(sq, dtype=np.float64)),
-            np.asarray(yb, dtype=np.float64),
+            np.ascontiguousarray(yb, dtype=np.float64),
             tuple((w.category, str(w.message)) for w in seen))
 
 
@@ -161,8 +165,60 @@ def _dloss(loss, a, y):
     return np.where(y * a < 1.0, -y, 0.0)
 
 
+def _lot_rows(prep, words, step, sampling_rate):
+    """The block's Poisson lot of ``step``: its rows, increasing (int64)."""
+    return np.flatnonzero(_step_stream(words, step).random(prep[0].shape[0]) < sampling_rate)
+
+
+#: Per-thread scratch of the compiled lot sums (``acc``, ``seen``, ``touched``), kept
+#: zero between calls: a Dask worker pays for every fresh allocation of the size of
+#: the model (its ``MALLOC_TRIM_THRESHOLD_`` returns freed memory at once).
+_scratch = threading.local()
+
+
+def _scratch_for(n_columns):
+    buf = getattr(_scratch, "buffers", None)
+    if buf is None or buf[0].shape[0] < n_columns:
+        buf = (np.zeros(n_columns), np.zeros(n_columns, dtype=np.uint8),
+               np.empty(n_columns, dtype=np.int64))
+        _scratch.buffers = buf
+    return buf
+
+
 def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
-    """The block's Poisson lot of ``step`` and the sum of its clipped gradients.
+    """The block's Poisson lot of ``step`` and the sum of its clipped gradients:
+    :func:`_lot_gradient_reference`'s result, by the compiled kernel
+    (``_lot_fast.lot_sums``, the same arithmetic in the same order) for the binary
+    and regression losses."""
+    if loss == "softmax":
+        return _lot_gradient_reference(prep, words, step, sampling_rate, theta, loss, clip)
+    Xt, rownorm, t = prep[:3]
+    rows = _lot_rows(prep, words, step, sampling_rate)
+    n_columns = Xt.shape[1]
+    acc, seen, touched = _scratch_for(n_columns)
+    n = _lot_fast.lot_sums(Xt.data, Xt.indices, Xt.indptr, rows, t, rownorm,
+                           np.ascontiguousarray(theta, dtype=np.float64),
+                           _BINARY_LOSS_CODES[loss], float(clip), acc, seen, touched)
+    if 2 * n > n_columns:
+        # most columns touched: copy the sums out whole and clear the scratch whole
+        dense = acc[:n_columns].copy()
+        acc[:n_columns] = 0.0
+        seen[:n_columns] = 0
+        if 2 * np.count_nonzero(dense) > n_columns:  # most columns: dense is half the bytes
+            return slice(None), dense, rows.size
+        cols = np.flatnonzero(dense)    # the non-zero sums, as the reference keeps
+        return cols, dense[cols], rows.size
+    cols = np.sort(touched[:n])
+    sums = acc[cols]
+    acc[cols] = 0.0              # the scratch is zero again for the next call
+    seen[cols] = 0
+    nonzero = sums != 0.0        # a zero adds nothing (the reference's non-zero sums)
+    return cols[nonzero], sums[nonzero], rows.size
+
+
+def _lot_gradient_reference(prep, words, step, sampling_rate, theta, loss, clip):
+    """The block's Poisson lot of ``step`` and the sum of its clipped gradients
+    (NumPy; the reference of the compiled kernel, and the softmax path).
 
     Returns ``(columns, sums, lot_size)``: the columns where the sum is not zero
     (``"softmax"``: that the lot touches), sorted, or ``slice(None)``, all of
@@ -172,7 +228,7 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     clipped in Frobenius norm).  Pure: a function of the block and of public
     arguments (the seed words, the step, theta)."""
     Xt, rownorm, t = prep[:3]
-    rows = np.flatnonzero(_step_stream(words, step).random(Xt.shape[0]) < sampling_rate)
+    rows = _lot_rows(prep, words, step, sampling_rate)
     Xs = Xt[rows]
     if loss == "softmax":
         # the columns the lot touches, sorted (a count per column: O(nnz + M),
