@@ -232,22 +232,25 @@ def _lane_bounds(c_indptr):
     return bounds
 
 
-def gather_columns(c_indptr, c_indices, c_data, q, *, binary=False):
-    """alpha = X^T q by _gather_columns, FastFW's full pass (for tests): X given by
-    CSC arrays (int64 indptr, int32 indices), q of shape (n_samples,)."""
+def gather_columns(c_indptr, c_indices, c_data, q, *, binary=False, bounds=None):
+    """alpha = X^T q by _gather_columns, FastFW's full pass (for tests and
+    benchmarks): X given by CSC arrays (int64 indptr, int32 indices), q of shape
+    (n_samples,); ``bounds``: the N_LANES + 1 lane bounds (default: FastFW's;
+    (0, 0, 0, 0, D) sums the columns one after the other)."""
     cdef const index_t[::1] indptr = np.ascontiguousarray(c_indptr, dtype=np.int64)
     cdef const int32_t[::1] idx = np.ascontiguousarray(c_indices, dtype=np.int32)
     cdef const float64_t[::1] data = np.ascontiguousarray(c_data, dtype=np.float64)
     cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
     cdef intp_t d = indptr.shape[0] - 1
-    cdef intp_t[::1] bounds = _lane_bounds(c_indptr)
+    cdef intp_t[::1] lanes = (_lane_bounds(c_indptr) if bounds is None
+                              else np.asarray(bounds, dtype=np.intp))
     alpha = np.full(d, np.nan)
     cdef double[::1] a = alpha
     cdef unsigned char[::1] dirty = np.zeros(d, dtype=np.uint8)
     if d > 0:
         _gather_columns(&indptr[0], &idx[0] if idx.shape[0] else NULL,
                         &data[0] if data.shape[0] else NULL,
-                        &qv[0] if qv.shape[0] else NULL, &a[0], &dirty[0], &bounds[0],
+                        &qv[0] if qv.shape[0] else NULL, &a[0], &dirty[0], &lanes[0],
                         False, binary)
     return alpha
 
