@@ -16,7 +16,9 @@ deterministic from ``--seed``), built block by block with no second copy.
 n_samples_public=N, classes=[0, 1])``, every other parameter at its default (fast
 solver, grouped sampler, bounded-staleness refresh, screening "auto").
 ``dpnb``: ``DPNBLogisticClassifier(epsilon=1, n_samples_public=N, classes=[0, 1])``
-at its defaults.  ``standard``: the step of the standard private Frank-Wolfe
+at its defaults.  ``fw`` also records the kernel's work counters (steps that
+updated the gradient by a full pass, non-zeros touched), which a private fit
+does not release.  ``standard``: the step of the standard private Frank-Wolfe
 (Raff, Khanna and Lu, NeurIPS 2023, Algorithm 1: margins ``X w``, the full
 gradient ``X^T q``, the exponential mechanism over the 2D vertices) by the
 toolkit's ``StandardFW`` kernel on int64 CSR/CSC views of the same data: one
@@ -82,6 +84,7 @@ def job(args):
         else:
             est = DPNBLogisticClassifier(epsilon=EPSILON, n_samples_public=X.shape[0],
                                          classes=[0.0, 1.0], random_state=args.seed)
+        kernels = _keep_kernel(est) if args.command == "fw" else []
         c0, t0 = time.process_time(), time.perf_counter()
         est.fit(X, y)
         out.update(fit_s=round(time.perf_counter() - t0, 1),
@@ -91,10 +94,26 @@ def job(args):
             out.update(n_iter=est.n_iter_, n_refresh=est.solver_stats_["n_refresh"],
                        mean_step_ms=round(1e3 * out["fit_s"] / est.n_iter_, 3),
                        screening=str(est.screened_features_ is not None))
+            # the kernel's work counters (a private fit does not release them)
+            stats = kernels[0].stats.as_dict()
+            out.update({k: stats[k] for k in ("n_full_steps", "n_full_refresh",
+                                              "touched_rows", "touched_nnz")})
         # training accuracy only as a sanity check that the fit is a model
         out["train_accuracy"] = round(float(np.mean(est.predict(X) == y)), 4)
     out.update(peak_rss_gb=peak_rss_gb(), load1_end=load1())
     print(json.dumps(out), flush=True)
+
+
+def _keep_kernel(est):
+    """Keep the fit's kernel in the returned list (its work counters: steps by a
+    full pass, non-zeros touched), by wrapping the estimator's ``_run``."""
+    kept, run = [], est._run
+
+    def keep(kernel, *a):
+        kept.append(kernel)
+        return run(kernel, *a)
+    est._run = keep
+    return kept
 
 
 def standard_steps(X, y, args):
