@@ -19,8 +19,8 @@ solver, grouped sampler, bounded-staleness refresh, screening "auto").
 at its defaults.  ``fw`` also records the kernel's work counters (steps that
 updated the gradient by a full pass, non-zeros touched), which a private fit
 does not release; ``--epsilon`` and ``--screening`` (with
-``--screening-fraction``) change its privacy and screening parameters.  ``standard``: the step of the standard private Frank-Wolfe
-(Raff, Khanna and Lu, NeurIPS 2023, Algorithm 1: margins ``X w``, the full
+``--screening-fraction``) change its privacy and screening parameters.
+``standard``: the step of the standard private Frank-Wolfe (Raff, Khanna and Lu, NeurIPS 2023, Algorithm 1: margins ``X w``, the full
 gradient ``X^T q``, the exponential mechanism over the 2D vertices) by the
 toolkit's ``StandardFW`` kernel on int64 CSR/CSC views of the same data: one
 untimed step, then ``--standard-steps`` timed; the ratio to the fast solver's
@@ -73,7 +73,8 @@ def job(args):
     X, y, gen_s = data(args.fraction, args.seed)
     out = dict(job=args.command, fraction=args.fraction, epsilon=args.epsilon,
                n_samples=X.shape[0], n_features=X.shape[1], nnz=int(X.nnz),
-               generate_s=round(gen_s, 1), rss_after_generate_gb=peak_rss_gb(), load1_start=load1())
+               generate_s=round(gen_s, 1), rss_after_generate_gb=peak_rss_gb(),
+               load1_start=load1())
     if args.command == "standard":
         out.update(standard_steps(X, y, args))
     else:
