@@ -22,7 +22,8 @@ does not release; ``--epsilon`` and ``--screening`` (with
 ``--screening-fraction``) change its privacy and screening parameters.
 ``standard``: the step of the standard private Frank-Wolfe (Raff, Khanna and
 Lu, NeurIPS 2023, Algorithm 1: margins ``X w``, the full gradient ``X^T q``, the
-exponential mechanism over the 2D vertices) by the toolkit's ``StandardFW`` kernel on int64 CSR/CSC views of the same data: one
+exponential mechanism over the 2D vertices) by the toolkit's
+``StandardFW`` kernel on int64 CSR/CSC views of the same data: one
 untimed step, then ``--standard-steps`` timed; the ratio to the fast solver's
 mean step time is the speed-up of the sparse-aware algorithm.
 
