@@ -16,10 +16,14 @@ deterministic from ``--seed``), built block by block with no second copy.
 n_samples_public=N, classes=[0, 1])``, every other parameter at its default (fast
 solver, grouped sampler, bounded-staleness refresh, screening "auto").
 ``dpnb``: ``DPNBLogisticClassifier(epsilon=1, n_samples_public=N, classes=[0, 1])``
-at its defaults.  ``standard``: the step of the standard private Frank-Wolfe
-(Raff, Khanna and Lu, NeurIPS 2023, Algorithm 1: margins ``X w``, the full
-gradient ``X^T q``, the exponential mechanism over the 2D vertices) by the
-toolkit's ``StandardFW`` kernel on int64 CSR/CSC views of the same data: one
+at its defaults.  ``fw`` also records the kernel's work counters (steps that
+updated the gradient by a full pass, non-zeros touched), which a private fit
+does not release; ``--epsilon`` and ``--screening`` (with
+``--screening-fraction``) change its privacy and screening parameters.
+``standard``: the step of the standard private Frank-Wolfe (Raff, Khanna and
+Lu, NeurIPS 2023, Algorithm 1: margins ``X w``, the full gradient ``X^T q``, the
+exponential mechanism over the 2D vertices) by the toolkit's
+``StandardFW`` kernel on int64 CSR/CSC views of the same data: one
 untimed step, then ``--standard-steps`` timed; the ratio to the fast solver's
 mean step time is the speed-up of the sparse-aware algorithm.
 
@@ -68,20 +72,24 @@ def data(fraction, seed):
 
 def job(args):
     X, y, gen_s = data(args.fraction, args.seed)
-    out = dict(job=args.command, fraction=args.fraction, n_samples=X.shape[0],
-               n_features=X.shape[1], nnz=int(X.nnz), generate_s=round(gen_s, 1),
-               rss_after_generate_gb=peak_rss_gb(), load1_start=load1())
+    out = dict(job=args.command, fraction=args.fraction, epsilon=args.epsilon,
+               n_samples=X.shape[0], n_features=X.shape[1], nnz=int(X.nnz),
+               generate_s=round(gen_s, 1), rss_after_generate_gb=peak_rss_gb(),
+               load1_start=load1())
     if args.command == "standard":
         out.update(standard_steps(X, y, args))
     else:
         from dptoolkit.linear_model import DPNBLogisticClassifier, FrankWolfeLassoClassifier
         if args.command == "fw":
-            est = FrankWolfeLassoClassifier(epsilon=EPSILON, delta=DELTA, max_iter=T,
+            screening = {} if args.screening is None else dict(
+                screening=args.screening, screening_fraction=args.screening_fraction)
+            est = FrankWolfeLassoClassifier(epsilon=args.epsilon, delta=DELTA, max_iter=T,
                                             n_samples_public=X.shape[0], classes=[0.0, 1.0],
-                                            random_state=args.seed)
+                                            random_state=args.seed, **screening)
         else:
             est = DPNBLogisticClassifier(epsilon=EPSILON, n_samples_public=X.shape[0],
                                          classes=[0.0, 1.0], random_state=args.seed)
+        kernels = _keep_kernel(est) if args.command == "fw" else []
         c0, t0 = time.process_time(), time.perf_counter()
         est.fit(X, y)
         out.update(fit_s=round(time.perf_counter() - t0, 1),
@@ -91,10 +99,26 @@ def job(args):
             out.update(n_iter=est.n_iter_, n_refresh=est.solver_stats_["n_refresh"],
                        mean_step_ms=round(1e3 * out["fit_s"] / est.n_iter_, 3),
                        screening=str(est.screened_features_ is not None))
+            # the kernel's work counters (a private fit does not release them)
+            stats = kernels[0].stats.as_dict()
+            out.update({k: stats[k] for k in ("n_full_steps", "n_full_refresh",
+                                              "touched_rows", "touched_nnz")})
         # training accuracy only as a sanity check that the fit is a model
         out["train_accuracy"] = round(float(np.mean(est.predict(X) == y)), 4)
     out.update(peak_rss_gb=peak_rss_gb(), load1_end=load1())
     print(json.dumps(out), flush=True)
+
+
+def _keep_kernel(est):
+    """Keep the fit's kernel in the returned list (its work counters: steps by a
+    full pass, non-zeros touched), by wrapping the estimator's ``_run``."""
+    kept, run = [], est._run
+
+    def keep(kernel, *a):
+        kept.append(kernel)
+        return run(kernel, *a)
+    est._run = keep
+    return kept
 
 
 def standard_steps(X, y, args):
@@ -145,7 +169,10 @@ def run_all(args):
     for name in args.jobs:
         cmd = ["/usr/bin/time", "-v", sys.executable, __file__, name,
                "--fraction", str(args.fraction), "--seed", str(args.seed),
-               "--standard-steps", str(args.standard_steps)]
+               "--standard-steps", str(args.standard_steps), "--epsilon", str(args.epsilon),
+               "--screening-fraction", str(args.screening_fraction)]
+        if args.screening is not None:
+            cmd += ["--screening", str(args.screening)]
         before = load1()
         proc = subprocess.run(cmd, capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -171,6 +198,12 @@ def main(argv=None):
                     help="fraction of KDDA's rows, in (0, 1] (D is kept)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--standard-steps", type=int, default=3)
+    ap.add_argument("--epsilon", type=float, default=EPSILON,
+                    help="fw: epsilon (10 at --fraction 0.1 keeps the full size's epsilon * N)")
+    ap.add_argument("--screening", type=int, default=None,
+                    help="fw: candidates kept by the screening (default: the estimator's 'auto')")
+    ap.add_argument("--screening-fraction", type=float, default=0.25,
+                    help="fw, with --screening: the screening's share of the budget")
     ap.add_argument("--jobs", nargs="+", default=["fw", "dpnb", "standard"],
                     choices=["fw", "dpnb", "standard"])
     ap.add_argument("--out", type=Path,
@@ -178,6 +211,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not 0 < args.fraction <= 1:
         ap.error(f"--fraction must be in (0, 1], got {args.fraction}")
+    if not (args.epsilon > 0 and 0 < args.screening_fraction < 1):
+        ap.error("--epsilon must be > 0 and --screening-fraction in (0, 1)")
+    if args.screening is not None and args.screening < 1:
+        ap.error(f"--screening must be >= 1, got {args.screening}")
     if args.standard_steps < 1:
         ap.error(f"--standard-steps must be >= 1, got {args.standard_steps}")
     if args.command == "all":

@@ -185,3 +185,60 @@ def test_nonprivate_auto_selector_rule():
         # the same iterates either way: the heap is an exact argmax
         ref = FrankWolfeLassoClassifier(max_iter=20, selector="argmax").fit(X, y)
         np.testing.assert_allclose(fast.coef_, ref.coef_, rtol=0, atol=1e-12)
+
+
+def _sequential_column_sums(Xc, q, binary):
+    """alpha_j = (((0 + x_1 q_1) + x_2 q_2) + ...) over column j's non-zeros in order."""
+    out = np.empty(Xc.shape[1])
+    for j in range(Xc.shape[1]):
+        acc = 0.0
+        for p in range(Xc.indptr[j], Xc.indptr[j + 1]):
+            acc = acc + (q[Xc.indices[p]] if binary else Xc.data[p] * q[Xc.indices[p]])
+        out[j] = acc
+    return out
+
+
+@pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.parametrize("shape, density", [((60, 90), 0.1), ((300, 3), 0.5),
+                                            ((50, 40), 0.0), ((1, 7), 1.0),
+                                            ((400, 25), 0.3)])
+def test_full_pass_sums_each_column_in_order(binary, shape, density):
+    """FastFW's full pass (_gather_columns: column ranges side by side) gives every
+    alpha_j as the sum over column j's non-zeros in order, bit for bit, whatever the
+    lane bounds (empty lanes, empty columns, fewer columns than lanes, one dense
+    column).  The q values span 1e-3 to 1e15 with both signs, so another summation
+    order gives other bits (checked against NumPy's pairwise sum)."""
+    rng = np.random.default_rng(11)
+    X = sp.random_array(shape, density=density, format="csc", rng=rng)
+    if shape == (400, 25):      # a dense first column
+        X = sp.csc_array(sp.hstack([sp.csc_array(np.ones((400, 1))), X]))
+    X.sort_indices()
+    if binary:
+        X.data[:] = 1.0
+    n, d = X.shape
+    q = rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(-3, 15, n)
+    want = _sequential_column_sums(X, q, binary)
+    indptr = X.indptr.astype(np.int64)
+    bounds_list = [None, [0, 0, 0, 0, d], [0, d, d, d, d],
+                   [0, d // 3, d // 3, 2 * d // 3, d], [0, 1 % (d + 1), d, d, d]]
+    for bounds in bounds_list:
+        got = _fw_fast.gather_columns(indptr, X.indices, X.data, q, binary=binary,
+                                      bounds=bounds)
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+    if X.nnz > 200:
+        pairwise = np.array([np.sum((1.0 if binary else X.data[X.indptr[j]:X.indptr[j + 1]])
+                                    * q[X.indices[X.indptr[j]:X.indptr[j + 1]]])
+                             for j in range(d)])
+        assert np.any(pairwise != want)
+
+
+def test_full_pass_lane_bounds_balance_the_non_zeros():
+    """Lane l starts at the first column whose non-zeros start at or after l / 4
+    of nnz(X): contiguous ranges covering every column once."""
+    indptr = np.array([0, 10, 10, 11, 12, 40, 41, 42, 44])
+    bounds = _fw_fast._lane_bounds(indptr)
+    # targets 0, 11, 22, 33 of 44: columns 3 (starts at 11) and 5 (at 40) twice
+    np.testing.assert_array_equal(bounds, [0, 3, 5, 5, 8])
+    assert np.all(np.diff(bounds) >= 0)
+    np.testing.assert_array_equal(_fw_fast._lane_bounds(np.zeros(4, np.int64)), [0, 0, 0, 0, 3])
+    np.testing.assert_array_equal(_fw_fast._lane_bounds(np.zeros(1, np.int64)), [0, 0, 0, 0, 0])

@@ -97,6 +97,164 @@ cdef inline intp_t _scatter_rows(double[::1] alpha, const int32_t[::1] rows,
     return n_dirty
 
 
+# The full pass alpha = X^T q (CSC gather) sums each column in the order of its
+# non-zeros, one floating-point add after the other: a chain of dependent adds
+# (about 4 cycles each) that the compiler may not reorder.  _gather_columns keeps
+# that order per column but walks N_LANES contiguous column ranges of about
+# nnz / N_LANES non-zeros side by side, so that N_LANES independent chains are in
+# flight: every alpha_j is the same sum in the same order, bit for bit.
+cdef enum:
+    N_LANES = 4
+
+ctypedef struct _Lane:
+    intp_t c        # current column
+    intp_t end_c    # one past the lane's last column
+    index_t p       # next non-zero of column c
+    index_t e       # end of column c
+    double acc      # partial sum of column c
+
+cdef inline _Lane _lane_store(_Lane L, const index_t* indptr, double* alpha,
+                              unsigned char* dirty, bint mark) noexcept nogil:
+    # column L.c is summed (p == e): store it (with ``mark``, flag a bitwise
+    # change) and move on to the next column with non-zeros left (empty columns
+    # store 0.0), or past the lane's range (L.c == L.end_c)
+    while True:
+        if mark:
+            dirty[L.c] = L.acc != alpha[L.c]
+        alpha[L.c] = L.acc
+        L.c += 1
+        L.acc = 0.0
+        if L.c >= L.end_c:
+            return L
+        L.e = indptr[L.c + 1]
+        if L.p < L.e:
+            return L
+
+cdef inline _Lane _lane_start(intp_t c0, intp_t c1, const index_t* indptr, double* alpha,
+                              unsigned char* dirty, bint mark) noexcept nogil:
+    cdef _Lane L
+    L.c = c0
+    L.end_c = c1
+    L.p = indptr[c0]
+    L.e = indptr[c0 + 1] if c0 < c1 else L.p
+    L.acc = 0.0
+    if c0 < c1 and L.p == L.e:
+        L = _lane_store(L, indptr, alpha, dirty, mark)
+    return L
+
+cdef inline _Lane _lane_finish(_Lane L, const index_t* indptr, const int32_t* idx,
+                               const float64_t* data, const double* q, double* alpha,
+                               unsigned char* dirty, bint mark, bint binary) noexcept nogil:
+    # the rest of the lane's columns, one after the other
+    cdef index_t p
+    while L.c < L.end_c:
+        if binary:
+            for p in range(L.p, L.e):
+                L.acc = L.acc + q[idx[p]]
+        else:
+            for p in range(L.p, L.e):
+                L.acc = L.acc + data[p] * q[idx[p]]
+        L.p = L.e
+        L = _lane_store(L, indptr, alpha, dirty, mark)
+    return L
+
+cdef inline index_t _min_index(index_t a, index_t b) noexcept nogil:
+    return a if a < b else b
+
+cdef void _gather_columns(const index_t* indptr, const int32_t* idx, const float64_t* data,
+                          const double* q, double* alpha, unsigned char* dirty,
+                          const intp_t* bounds, bint mark, bint binary) noexcept nogil:
+    """alpha_j = sum_p x_pj q_{i_p} over column j's non-zeros in order, for every
+    column (binary X: data not read); lane l sums columns bounds[l] .. bounds[l+1] - 1.
+    With ``mark``, dirty[j] = 1 where alpha_j changed (bitwise), else 0."""
+    cdef _Lane L0 = _lane_start(bounds[0], bounds[1], indptr, alpha, dirty, mark)
+    cdef _Lane L1 = _lane_start(bounds[1], bounds[2], indptr, alpha, dirty, mark)
+    cdef _Lane L2 = _lane_start(bounds[2], bounds[3], indptr, alpha, dirty, mark)
+    cdef _Lane L3 = _lane_start(bounds[3], bounds[4], indptr, alpha, dirty, mark)
+    cdef index_t n, k
+    cdef const int32_t* i0
+    cdef const int32_t* i1
+    cdef const int32_t* i2
+    cdef const int32_t* i3
+    cdef const float64_t* d0
+    cdef const float64_t* d1
+    cdef const float64_t* d2
+    cdef const float64_t* d3
+    cdef double a0, a1, a2, a3
+    while (L0.c < L0.end_c and L1.c < L1.end_c and L2.c < L2.end_c
+           and L3.c < L3.end_c):
+        # every lane is inside a column with non-zeros left: run them side by
+        # side up to the first column end (no branch in the inner loop)
+        n = _min_index(_min_index(L0.e - L0.p, L1.e - L1.p),
+                       _min_index(L2.e - L2.p, L3.e - L3.p))
+        i0, i1, i2, i3 = idx + L0.p, idx + L1.p, idx + L2.p, idx + L3.p
+        a0, a1, a2, a3 = L0.acc, L1.acc, L2.acc, L3.acc
+        if binary:
+            for k in range(n):
+                a0 = a0 + q[i0[k]]
+                a1 = a1 + q[i1[k]]
+                a2 = a2 + q[i2[k]]
+                a3 = a3 + q[i3[k]]
+        else:
+            d0, d1, d2, d3 = data + L0.p, data + L1.p, data + L2.p, data + L3.p
+            for k in range(n):
+                a0 = a0 + d0[k] * q[i0[k]]
+                a1 = a1 + d1[k] * q[i1[k]]
+                a2 = a2 + d2[k] * q[i2[k]]
+                a3 = a3 + d3[k] * q[i3[k]]
+        L0.acc, L1.acc, L2.acc, L3.acc = a0, a1, a2, a3
+        L0.p += n
+        L1.p += n
+        L2.p += n
+        L3.p += n
+        if L0.p == L0.e:
+            L0 = _lane_store(L0, indptr, alpha, dirty, mark)
+        if L1.p == L1.e:
+            L1 = _lane_store(L1, indptr, alpha, dirty, mark)
+        if L2.p == L2.e:
+            L2 = _lane_store(L2, indptr, alpha, dirty, mark)
+        if L3.p == L3.e:
+            L3 = _lane_store(L3, indptr, alpha, dirty, mark)
+    _lane_finish(L0, indptr, idx, data, q, alpha, dirty, mark, binary)
+    _lane_finish(L1, indptr, idx, data, q, alpha, dirty, mark, binary)
+    _lane_finish(L2, indptr, idx, data, q, alpha, dirty, mark, binary)
+    _lane_finish(L3, indptr, idx, data, q, alpha, dirty, mark, binary)
+
+
+def _lane_bounds(c_indptr):
+    """The N_LANES + 1 column bounds of _gather_columns: lane l starts at the first
+    column whose non-zeros begin at or after l / N_LANES of nnz(X)."""
+    c_indptr = np.asarray(c_indptr, dtype=np.int64)
+    n_cols = c_indptr.shape[0] - 1
+    targets = c_indptr[n_cols] * np.arange(N_LANES + 1) / N_LANES
+    bounds = np.searchsorted(c_indptr[:n_cols], targets, side="left").astype(np.intp)
+    bounds[0], bounds[N_LANES] = 0, n_cols
+    return bounds
+
+
+def gather_columns(c_indptr, c_indices, c_data, q, *, binary=False, bounds=None):
+    """alpha = X^T q by _gather_columns, FastFW's full pass (for tests and
+    benchmarks): X given by CSC arrays (int64 indptr, int32 indices), q of shape
+    (n_samples,); ``bounds``: the N_LANES + 1 lane bounds (default: FastFW's;
+    (0, 0, 0, 0, D) sums the columns one after the other)."""
+    cdef const index_t[::1] indptr = np.ascontiguousarray(c_indptr, dtype=np.int64)
+    cdef const int32_t[::1] idx = np.ascontiguousarray(c_indices, dtype=np.int32)
+    cdef const float64_t[::1] data = np.ascontiguousarray(c_data, dtype=np.float64)
+    cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
+    cdef intp_t d = indptr.shape[0] - 1
+    cdef intp_t[::1] lanes = (_lane_bounds(c_indptr) if bounds is None
+                              else np.asarray(bounds, dtype=np.intp))
+    alpha = np.full(d, np.nan)
+    cdef double[::1] a = alpha
+    cdef unsigned char[::1] dirty = np.zeros(d, dtype=np.uint8)
+    if d > 0:
+        _gather_columns(&indptr[0], &idx[0] if idx.shape[0] else NULL,
+                        &data[0] if data.shape[0] else NULL,
+                        &qv[0] if qv.shape[0] else NULL, &a[0], &dirty[0], &lanes[0],
+                        False, binary)
+    return alpha
+
+
 # FastFW refresh: how alpha = X^T q is brought up to date (module comment).
 cdef enum:
     RF_AUTO = 0
@@ -782,6 +940,7 @@ cdef class FastFW(_FWBase):
     cdef double full_fraction              # FULL_PASS_FRACTION(_TRACKED) for this selector
     cdef bint selector_ready               # the selector holds every coordinate
     cdef double[::1] lw_buf                # new log-weights of one batched sampler update
+    cdef intp_t[::1] lanes                 # column bounds of the full pass (_gather_columns)
 
     def __init__(self, *args, double refresh_tol=0.1, long group_size=0,
                  int refresh_mode=RF_AUTO):
@@ -795,6 +954,7 @@ cdef class FastFW(_FWBase):
         # int32 or int64 index arrays are accepted; int32 ones are used as they are
         self.r_idx = np.asarray(args[1]).astype(np.int32, copy=False)
         self.c_idx = np.asarray(args[4]).astype(np.int32, copy=False)
+        self.lanes = _lane_bounds(self.c_indptr)
         if self.r_idx.shape[0] != self.r_data.shape[0] or self.c_idx.shape[0] != self.c_data.shape[0]:
             raise ValueError("index and data arrays of X differ in length")
         self.nnz = self.r_indptr[self.n_samples]
@@ -849,28 +1009,15 @@ cdef class FastFW(_FWBase):
                     alpha=np.asarray(self.alpha).copy(), h=self.h, prod=self.prod)
 
     cdef void full_alpha(self, bint mark) noexcept nogil:
-        # alpha = X^T q by columns (CSC gather), the summation order of xt_q;
+        # alpha = X^T q by columns (CSC gather), the summation order of xt_q
+        # (_gather_columns: several columns side by side, each summed in order);
         # with ``mark``, dirty[j] = 1 where alpha_j changed (bitwise)
-        cdef intp_t j, d = self.n_features
-        cdef index_t p
-        cdef double acc
-        cdef const float64_t[::1] data = self.c_data
-        cdef const int32_t[::1] idx = self.c_idx
-        cdef const index_t[::1] indptr = self.c_indptr
-        cdef const double[::1] q = self.q
-        cdef double[::1] alpha = self.alpha
-        cdef unsigned char[::1] dirty = self.dirty
-        for j in range(d):
-            acc = 0.0
-            if self.binary:
-                for p in range(indptr[j], indptr[j + 1]):
-                    acc = acc + q[idx[p]]
-            else:
-                for p in range(indptr[j], indptr[j + 1]):
-                    acc = acc + data[p] * q[idx[p]]
-            if mark:
-                dirty[j] = acc != alpha[j]
-            alpha[j] = acc
+        if self.n_features == 0:
+            return
+        _gather_columns(&self.c_indptr[0], &self.c_idx[0] if self.nnz > 0 else NULL,
+                        &self.c_data[0] if self.c_data.shape[0] > 0 else NULL,
+                        &self.q[0] if self.n_samples > 0 else NULL, &self.alpha[0],
+                        &self.dirty[0], &self.lanes[0], mark, self.binary)
 
     cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
         # one queue/sampler update per listed coordinate; clears the dirty flags
