@@ -12,9 +12,10 @@ Compiler directives are set once, below.  Environment variables:
 ``DPTOOLKIT_NO_OPENMP=1``
     build without OpenMP even if the compiler supports it.
 
-Kernels with ``prange`` loops (``cython.parallel``) are compiled and linked with
-OpenMP when the compiler passes a compile-and-link test (as scikit-learn's build
-does), else serially: the loops then run on one thread, with the same results.
+The kernels listed in ``OPENMP_MODULES`` are compiled and linked with OpenMP
+when the compiler passes a compile-and-link test (as scikit-learn's build does),
+else serially: their ``prange`` loops then run on one thread, with the same
+results.
 """
 import os
 import tempfile
@@ -49,8 +50,13 @@ macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
 # results, fewer instructions per call in the kernels' hot loops.
 libraries = ["m"] if os.name == "posix" else []
 
+# Kernels built with OpenMP (when the compiler supports it): those with prange loops.
+OPENMP_MODULES = {
+    "dptoolkit.dsal._prox_fast",
+    "dptoolkit.linear_model._frank_wolfe._fw_fast",
+}
+
 extensions = []
-USES_OPENMP = set()  # modules with prange loops
 for pyx in sorted(Path("dptoolkit").rglob("*.pyx")):
     name = ".".join(pyx.with_suffix("").parts)
     if ONLY and name not in ONLY:
@@ -63,8 +69,6 @@ for pyx in sorted(Path("dptoolkit").rglob("*.pyx")):
         libraries=libraries,
         extra_compile_args=list(compile_args),
     )
-    if "cython.parallel" in pyx.read_text():
-        USES_OPENMP.add(name)
     extensions.append(ext)
 
 OPENMP_TEST = r"""
@@ -109,14 +113,14 @@ class ParallelBuildExt(build_ext):
 
     def build_extensions(self):
         flags = None
-        if not NO_OPENMP and any(e.name in USES_OPENMP for e in self.extensions):
+        if not NO_OPENMP and any(e.name in OPENMP_MODULES for e in self.extensions):
             flags = openmp_flags(self.compiler)
             if flags is None:
                 print("dptoolkit: the compiler does not support OpenMP; "
                       "the parallel kernels are built to run on one thread")
         if flags is not None:
             for ext in self.extensions:
-                if ext.name in USES_OPENMP:
+                if ext.name in OPENMP_MODULES:
                     ext.extra_compile_args = ext.extra_compile_args + flags[0]
                     ext.extra_link_args = ext.extra_link_args + flags[1]
         super().build_extensions()

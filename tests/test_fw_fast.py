@@ -1,4 +1,6 @@
 """Tests of the Frank-Wolfe kernels' set-up helpers (dptoolkit.linear_model._frank_wolfe._fw_fast)."""
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -321,3 +323,41 @@ def test_fit_same_bits_for_any_number_of_threads(monkeypatch, binary, private):
         np.testing.assert_array_equal(intercept, runs[0][1])
         assert stats == runs[0][2]
         np.testing.assert_array_equal(gaps, runs[0][3])   # (non-private fits only)
+
+
+def _fit_in_child(conn, X, y, params):
+    n_threads = _fw_fast._openmp_effective_n_threads()
+    est = FrankWolfeLassoClassifier(random_state=0, **params).fit(X, y)
+    conn.send((n_threads, np.asarray(est.coef_).view(np.uint64).copy()))
+    conn.close()
+
+
+@pytest.mark.skipif(not _fw_fast.OPENMP_ENABLED or not hasattr(os, "register_at_fork"),
+                    reason="built without OpenMP, or no fork")
+def test_fit_in_a_child_forked_after_threads_runs_on_one_thread(monkeypatch):
+    """GNU OpenMP's threads do not survive fork(): a child forked after the parent
+    ran a parallel loop would hang in its first one.  The kernel runs such a child
+    on one thread, with the same result (a hang fails by the 120 s timeout)."""
+    import multiprocessing
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    rng = np.random.default_rng(2)
+    n = 20000
+    X = sp.csr_array(sp.hstack([sp.csr_array(np.ones((n, 1))),
+                                sp.random_array((n, 50), density=0.05, rng=rng)]))
+    X.data[:] = 1.0
+    y = (rng.random(n) < 0.4).astype(int)
+    params = dict(max_iter=20, l1_bound=1.0, classes=[0, 1])
+    parent = _fit_bits(X, y, 2, **params)[0]     # the parent's OpenMP threads started
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_fit_in_child, args=(send, X, y, params), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        assert recv.poll(120), "the forked child's fit hangs"
+        n_threads, coef = recv.recv()
+        assert n_threads == 1
+        np.testing.assert_array_equal(coef, parent)
+    finally:
+        proc.kill()
+        proc.join()

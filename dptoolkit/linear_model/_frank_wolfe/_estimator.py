@@ -313,8 +313,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     CPUs this process may use; ``OMP_NUM_THREADS`` (when set) or a
     ``threadpoolctl.threadpool_limits(..., user_api="openmp")`` context sets their
     number.  Every sum keeps its serial order, so the fit is the same, bit for bit,
-    on any number of threads; a build without OpenMP runs them on one.  The other
-    solvers and kernels run on one thread.
+    on any number of threads; a build without OpenMP runs them on one, and so
+    does a process forked (``multiprocessing``'s ``"fork"`` start method) after its
+    parent ran a threaded fit, since GNU OpenMP's threads do not survive
+    ``fork()``.  The other solvers and kernels run on one thread.
 
     **Accuracy at the defaults.**  Two classes, delta = 1e-5, the public N and
     label set given, hashed :math:`2^{20}` binary word 1-2-grams, seeds 0 and 1:

@@ -235,11 +235,27 @@ cdef void _gather_columns(const index_t* indptr, const int32_t* idx, const float
 
 OPENMP_ENABLED = bool(DPT_OPENMP_ENABLED)   # built with OpenMP (setup.py)
 
+# GNU OpenMP's thread pool does not survive fork(): a child forked after the parent
+# ran a parallel loop hangs in its first one.  Such a child runs on one thread.
+_threads_used = False
+_forked_after_threads = False
+
+
+def _after_fork_in_child():
+    global _forked_after_threads
+    _forked_after_threads = _forked_after_threads or _threads_used
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
 
 def _openmp_effective_n_threads():
     """Threads for the parallel loops (module comment): >= 1."""
-    if not DPT_OPENMP_ENABLED:
+    global _threads_used
+    if not DPT_OPENMP_ENABLED or _forked_after_threads:
         return 1
+    _threads_used = True
     n = omp_get_max_threads()
     if not os.environ.get("OMP_NUM_THREADS"):
         cpus = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
@@ -290,6 +306,7 @@ def gather_columns(c_indptr, c_indices, c_data, q, *, bint binary=False, bounds=
     cdef const float64_t[::1] data = np.ascontiguousarray(c_data, dtype=np.float64)
     cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
     cdef intp_t d = indptr.shape[0] - 1
+    n_threads = min(n_threads, _openmp_effective_n_threads()) if n_threads > 1 else 1
     cdef intp_t[::1] lanes = (_lane_bounds(c_indptr, n_threads) if bounds is None
                               else np.asarray(bounds, dtype=np.intp))
     if (lanes.shape[0] - 1) % N_LANES or lanes.shape[0] < N_LANES + 1:
