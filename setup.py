@@ -9,8 +9,16 @@ Compiler directives are set once, below.  Environment variables:
     build only these modules (developer convenience for in-place rebuilds).
 ``DPTOOLKIT_BUILD_JOBS=N``
     parallel jobs for cythonize and the C compiler (default: the CPU count).
+``DPTOOLKIT_NO_OPENMP=1``
+    build without OpenMP even if the compiler supports it.
+
+The kernels listed in ``OPENMP_MODULES`` are compiled and linked with OpenMP
+when the compiler passes a compile-and-link test (as scikit-learn's build does),
+else serially: their ``prange`` loops then run on one thread, with the same
+results.
 """
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +28,7 @@ from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("DPTOOLKIT_CYTHON_DEBUG", "0") not in ("", "0")
 JOBS = int(os.environ.get("DPTOOLKIT_BUILD_JOBS", os.cpu_count() or 1))
+NO_OPENMP = os.environ.get("DPTOOLKIT_NO_OPENMP", "0") not in ("", "0")
 ONLY = {m.strip() for m in os.environ.get("DPTOOLKIT_EXTENSIONS", "").split(",") if m.strip()}
 
 directives = {
@@ -41,21 +50,56 @@ macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
 # results, fewer instructions per call in the kernels' hot loops.
 libraries = ["m"] if os.name == "posix" else []
 
+# Kernels built with OpenMP (when the compiler supports it): those with prange loops.
+OPENMP_MODULES = {
+    "dptoolkit.dsal._prox_fast",
+    "dptoolkit.linear_model._frank_wolfe._fw_fast",
+}
+
 extensions = []
 for pyx in sorted(Path("dptoolkit").rglob("*.pyx")):
     name = ".".join(pyx.with_suffix("").parts)
     if ONLY and name not in ONLY:
         continue
-    extensions.append(
-        Extension(
-            name,
-            [str(pyx)],
-            include_dirs=[np.get_include()],
-            define_macros=macros,
-            libraries=libraries,
-            extra_compile_args=compile_args,
-        )
+    ext = Extension(
+        name,
+        [str(pyx)],
+        include_dirs=[np.get_include()],
+        define_macros=macros,
+        libraries=libraries,
+        extra_compile_args=list(compile_args),
     )
+    extensions.append(ext)
+
+OPENMP_TEST = r"""
+#include <omp.h>
+int main(void) {
+    int n = 0;
+    #pragma omp parallel reduction(+:n)
+    n += 1;
+    return n > 0 && n <= omp_get_max_threads() ? 0 : 1;
+}
+"""
+
+
+def openmp_flags(compiler):
+    """(compile, link) flags that build and link an OpenMP program with this
+    compiler, or None when it does not support OpenMP."""
+    if compiler.compiler_type == "msvc":
+        flags = (["/openmp"], [])
+    else:
+        flags = (["-fopenmp"], ["-fopenmp"])
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "test_openmp.c")
+        with open(src, "w") as f:
+            f.write(OPENMP_TEST)
+        try:
+            objects = compiler.compile([src], output_dir=tmp, extra_postargs=flags[0])
+            compiler.link_executable(objects, "test_openmp", output_dir=tmp,
+                                     extra_postargs=flags[1])
+        except Exception:  # CompileError, LinkError: build serially
+            return None
+    return flags
 
 
 
@@ -66,6 +110,20 @@ class ParallelBuildExt(build_ext):
         super().finalize_options()
         if self.parallel is None and JOBS > 1:
             self.parallel = JOBS
+
+    def build_extensions(self):
+        flags = None
+        if not NO_OPENMP and any(e.name in OPENMP_MODULES for e in self.extensions):
+            flags = openmp_flags(self.compiler)
+            if flags is None:
+                print("dptoolkit: the compiler does not support OpenMP; "
+                      "the parallel kernels are built to run on one thread")
+        if flags is not None:
+            for ext in self.extensions:
+                if ext.name in OPENMP_MODULES:
+                    ext.extra_compile_args = ext.extra_compile_args + flags[0]
+                    ext.extra_link_args = ext.extra_link_args + flags[1]
+        super().build_extensions()
 
     def copy_file(self, infile, outfile, *args, **kwargs):
         # In-place builds: replace a compiled module by a new file instead of

@@ -1,4 +1,6 @@
 """Tests of the Frank-Wolfe kernels' set-up helpers (dptoolkit.linear_model._frank_wolfe._fw_fast)."""
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -220,10 +222,20 @@ def test_full_pass_sums_each_column_in_order(binary, shape, density):
     want = _sequential_column_sums(X, q, binary)
     indptr = X.indptr.astype(np.int64)
     bounds_list = [None, [0, 0, 0, 0, d], [0, d, d, d, d],
-                   [0, d // 3, d // 3, 2 * d // 3, d], [0, 1 % (d + 1), d, d, d]]
+                   [0, d // 3, d // 3, 2 * d // 3, d], [0, 1 % (d + 1), d, d, d],
+                   # two or three parts (one thread each): empty parts, a part
+                   # ending inside a dense run of columns
+                   [0, 0, 0, 0, 0, 0, 0, 0, d], [0, 1 % (d + 1), 2 % (d + 1), d // 2, d // 2,
+                                                 d // 2, d, d, d],
+                   [0, d, d, d, d, d, d, d, d, d, d, d, d]]
     for bounds in bounds_list:
+        for n_threads in (1, 2, 3):
+            got = _fw_fast.gather_columns(indptr, X.indices, X.data, q, binary=binary,
+                                          bounds=bounds, n_threads=n_threads)
+            np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+    for n_threads in (2, 3):   # FastFW's bounds for that many threads
         got = _fw_fast.gather_columns(indptr, X.indices, X.data, q, binary=binary,
-                                      bounds=bounds)
+                                      n_threads=n_threads)
         np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
     if X.nnz > 200:
         pairwise = np.array([np.sum((1.0 if binary else X.data[X.indptr[j]:X.indptr[j + 1]])
@@ -242,3 +254,110 @@ def test_full_pass_lane_bounds_balance_the_non_zeros():
     assert np.all(np.diff(bounds) >= 0)
     np.testing.assert_array_equal(_fw_fast._lane_bounds(np.zeros(4, np.int64)), [0, 0, 0, 0, 3])
     np.testing.assert_array_equal(_fw_fast._lane_bounds(np.zeros(1, np.int64)), [0, 0, 0, 0, 0])
+    # two parts: 8 lanes, targets 0, 5.5, 11, ..., 38.5 of 44
+    np.testing.assert_array_equal(_fw_fast._lane_bounds(indptr, 2),
+                                  [0, 1, 3, 5, 5, 5, 5, 5, 8])
+
+
+def test_full_pass_rejects_bounds_not_whole_parts():
+    indptr = np.array([0, 1, 2], dtype=np.int64)
+    with pytest.raises(ValueError, match="bounds must have"):
+        _fw_fast.gather_columns(indptr, np.array([0, 0], np.int32), np.ones(2), np.ones(1),
+                                bounds=[0, 1, 2])
+
+
+@pytest.mark.skipif(not _fw_fast.OPENMP_ENABLED, reason="built without OpenMP")
+def test_threads_follow_threadpoolctl_and_omp_num_threads(monkeypatch):
+    """The kernels' OpenMP threads are limited by threadpoolctl (as scikit-learn's)
+    and follow OMP_NUM_THREADS when it is set."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    for n in (1, 2, 3):
+        with threadpoolctl.threadpool_limits(limits=n, user_api="openmp"):
+            assert _fw_fast._openmp_effective_n_threads() == n
+
+
+def _fit_bits(X, y, n_threads, **params):
+    """coef_, intercept_ and gap_history_ bits (and solver_stats_) of a fit on n_threads OpenMP
+    threads (forced through OMP_NUM_THREADS' rule: no cap by the CPU count)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=n_threads, user_api="openmp"):
+        if _fw_fast.OPENMP_ENABLED:
+            assert _fw_fast._openmp_effective_n_threads() == n_threads
+        est = FrankWolfeLassoClassifier(random_state=0, **params).fit(X, y)
+    gaps = np.array([] if est.gap_history_ is None else est.gap_history_)
+    return (np.asarray(est.coef_).view(np.uint64).copy(),
+            np.asarray(est.intercept_).view(np.uint64).copy(), est.solver_stats_,
+            gaps.view(np.uint64))
+
+
+@pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.parametrize("private", [False, True])
+def test_fit_same_bits_for_any_number_of_threads(monkeypatch, binary, private):
+    """A fast-solver fit gives the same coefficients, bit for bit, on 1, 2 and 3
+    OpenMP threads: the full pass (columns split among the threads) and the
+    parallel row updates of long columns keep every sum in its serial order.  The
+    data have two columns in most rows (more than PARALLEL_ROWS = 16384 rows), so
+    that their steps take the parallel row updates and a full pass."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    rng = np.random.default_rng(5)
+    n, d = 24000, 400
+    X = sp.random_array((n, d), density=0.02, format="csr", rng=rng)
+    X = sp.csr_array(sp.hstack([sp.csr_array((rng.random((n, 2)) < 0.9).astype(float)), X]))
+    if binary:
+        X.data[:] = 1.0
+    else:
+        X.data[:] = rng.uniform(0.1, 1.0, X.nnz)
+    w = np.zeros(d + 2)
+    w[:2] = [1.5, -1.0]
+    w[2:20] = rng.normal(size=18)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ w - 0.25)))).astype(int)
+    params = dict(max_iter=150, l1_bound=5.0, classes=[0, 1])
+    if private:
+        params.update(epsilon=4.0, delta=1e-6, n_samples_public=n)
+    runs = [_fit_bits(X, y, t, **params) for t in (1, 2, 3)]
+    if not private:
+        assert runs[0][2]["n_full_steps"] > 0
+    for coef, intercept, stats, gaps in runs[1:]:
+        np.testing.assert_array_equal(coef, runs[0][0])
+        np.testing.assert_array_equal(intercept, runs[0][1])
+        assert stats == runs[0][2]
+        np.testing.assert_array_equal(gaps, runs[0][3])   # (non-private fits only)
+
+
+def _fit_in_child(conn, X, y, params):
+    n_threads = _fw_fast._openmp_effective_n_threads()
+    est = FrankWolfeLassoClassifier(random_state=0, **params).fit(X, y)
+    conn.send((n_threads, np.asarray(est.coef_).view(np.uint64).copy()))
+    conn.close()
+
+
+@pytest.mark.skipif(not _fw_fast.OPENMP_ENABLED or not hasattr(os, "register_at_fork"),
+                    reason="built without OpenMP, or no fork")
+def test_fit_in_a_child_forked_after_threads_runs_on_one_thread(monkeypatch):
+    """GNU OpenMP's threads do not survive fork(): a child forked after the parent
+    ran a parallel loop would hang in its first one.  The kernel runs such a child
+    on one thread, with the same result (a hang fails by the 120 s timeout)."""
+    import multiprocessing
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    rng = np.random.default_rng(2)
+    n = 20000
+    X = sp.csr_array(sp.hstack([sp.csr_array(np.ones((n, 1))),
+                                sp.random_array((n, 50), density=0.05, rng=rng)]))
+    X.data[:] = 1.0
+    y = (rng.random(n) < 0.4).astype(int)
+    params = dict(max_iter=20, l1_bound=1.0, classes=[0, 1])
+    parent = _fit_bits(X, y, 2, **params)[0]     # the parent's OpenMP threads started
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_fit_in_child, args=(send, X, y, params), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        assert recv.poll(120), "the forked child's fit hangs"
+        n_threads, coef = recv.recv()
+        assert n_threads == 1
+        np.testing.assert_array_equal(coef, parent)
+    finally:
+        proc.kill()
+        proc.join()

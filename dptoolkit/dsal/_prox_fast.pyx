@@ -1,5 +1,3 @@
-# distutils: extra_compile_args = -fopenmp
-# distutils: extra_link_args = -fopenmp
 #
 # Sparse proximal stochastic inner loops of DSAL (Bao, Wu, Xian, Huang,
 # IJCAI 2022, Section 2.1, eq. 4-6) and of the baselines ProxSVRG / ProxASAGA, without the GIL.

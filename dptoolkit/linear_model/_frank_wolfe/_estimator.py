@@ -306,6 +306,18 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     observed.  No constant-time mode is offered: padding every step of the fast
     solver to its worst case is the standard solver's cost.
 
+    **Threads.**  The binary ``"fast"`` solver runs its full passes
+    :math:`\alpha = X^\top q` (column ranges of about equal non-zeros, one per
+    thread) and the row updates of a feature in more than 16,384 rows on OpenMP
+    threads, as scikit-learn's Cython estimators do: by default as many as the
+    CPUs this process may use; ``OMP_NUM_THREADS`` (when set) or a
+    ``threadpoolctl.threadpool_limits(..., user_api="openmp")`` context sets their
+    number.  Every sum keeps its serial order, so the fit is the same, bit for bit,
+    on any number of threads; a build without OpenMP runs them on one, and so
+    does a process forked (``multiprocessing``'s ``"fork"`` start method) after its
+    parent ran a threaded fit, since GNU OpenMP's threads do not survive
+    ``fork()``.  The other solvers and kernels run on one thread.
+
     **Accuracy at the defaults.**  Two classes, delta = 1e-5, the public N and
     label set given, hashed :math:`2^{20}` binary word 1-2-grams, seeds 0 and 1:
     20 Newsgroups comp.* vs rec.* (N = 5,325, a development set) 0.775 at

@@ -39,14 +39,18 @@
 #   For selector 13 ``coef`` is the Laplace noise scale b on the score
 #   -sigma*alpha_j (sum-score units, l1_bound factored out).
 cimport cython
+from cython.parallel cimport prange
 from libc.math cimport exp, log, log1p, fabs, INFINITY, isfinite
 from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memset
 from libc.stdint cimport int32_t, int64_t
 from numpy.random cimport bitgen_t
 
+import os
+
 import numpy as np
 
+from dptoolkit._openmp cimport DPT_OPENMP_ENABLED, omp_get_max_threads
 from dptoolkit._typedefs cimport float64_t, intp_t, index_t
 from dptoolkit._random cimport get_bitgen, uniform, uniform_open, standard_gumbel, laplace
 from dptoolkit._math cimport sigmoid, sign_of
@@ -221,37 +225,102 @@ cdef void _gather_columns(const index_t* indptr, const int32_t* idx, const float
     _lane_finish(L3, indptr, idx, data, q, alpha, dirty, mark, binary)
 
 
-def _lane_bounds(c_indptr):
-    """The N_LANES + 1 column bounds of _gather_columns: lane l starts at the first
-    column whose non-zeros begin at or after l / N_LANES of nnz(X)."""
+# Threads.  The full pass runs its columns in n_parts contiguous parts of about
+# equal non-zeros, one OpenMP thread each, each part by N_LANES lanes
+# (_gather_columns): a part writes alpha and dirty at its own columns only, and
+# every column is still summed in its own order, so alpha is the same bits for any
+# number of threads.  The number of threads follows scikit-learn's practice: the
+# OpenMP maximum (OMP_NUM_THREADS, or a threadpoolctl limit, when set), else the
+# CPUs this process may run on; one when built without OpenMP.
+
+OPENMP_ENABLED = bool(DPT_OPENMP_ENABLED)   # built with OpenMP (setup.py)
+
+# GNU OpenMP's thread pool does not survive fork(): a child forked after the parent
+# ran a parallel loop hangs in its first one.  Such a child runs on one thread.
+_threads_used = False
+_forked_after_threads = False
+
+
+def _after_fork_in_child():
+    global _forked_after_threads
+    _forked_after_threads = _forked_after_threads or _threads_used
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _openmp_effective_n_threads():
+    """Threads for the parallel loops (module comment): >= 1."""
+    global _threads_used
+    if not DPT_OPENMP_ENABLED or _forked_after_threads:
+        return 1
+    _threads_used = True
+    n = omp_get_max_threads()
+    if not os.environ.get("OMP_NUM_THREADS"):
+        cpus = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                else os.cpu_count())
+        n = min(n, cpus or 1)
+    return max(1, n)
+
+
+cdef void _gather_parts(const index_t* indptr, const int32_t* idx, const float64_t* data,
+                        const double* q, double* alpha, unsigned char* dirty,
+                        const intp_t* bounds, int n_parts, int n_threads, bint mark,
+                        bint binary) noexcept nogil:
+    """_gather_columns over n_parts column ranges, part t by lanes
+    bounds[t * N_LANES] .. bounds[(t + 1) * N_LANES], on up to n_threads threads."""
+    cdef int t
+    if n_parts <= 1 or n_threads <= 1:
+        for t in range(n_parts):
+            _gather_columns(indptr, idx, data, q, alpha, dirty, bounds + t * N_LANES,
+                            mark, binary)
+        return
+    for t in prange(n_parts, num_threads=n_threads, schedule="static"):
+        _gather_columns(indptr, idx, data, q, alpha, dirty, bounds + t * N_LANES,
+                        mark, binary)
+
+
+def _lane_bounds(c_indptr, n_parts=1):
+    """The n_parts * N_LANES + 1 column bounds of _gather_parts: lane l starts at
+    the first column whose non-zeros begin at or after l / (n_parts * N_LANES) of
+    nnz(X)."""
     c_indptr = np.asarray(c_indptr, dtype=np.int64)
     n_cols = c_indptr.shape[0] - 1
-    targets = c_indptr[n_cols] * np.arange(N_LANES + 1) / N_LANES
+    n_lanes = max(1, int(n_parts)) * N_LANES
+    targets = c_indptr[n_cols] * np.arange(n_lanes + 1) / n_lanes
     bounds = np.searchsorted(c_indptr[:n_cols], targets, side="left").astype(np.intp)
-    bounds[0], bounds[N_LANES] = 0, n_cols
+    bounds[0], bounds[n_lanes] = 0, n_cols
     return bounds
 
 
-def gather_columns(c_indptr, c_indices, c_data, q, *, binary=False, bounds=None):
-    """alpha = X^T q by _gather_columns, FastFW's full pass (for tests and
+def gather_columns(c_indptr, c_indices, c_data, q, *, bint binary=False, bounds=None,
+                   int n_threads=1):
+    """alpha = X^T q by _gather_parts, FastFW's full pass (for tests and
     benchmarks): X given by CSC arrays (int64 indptr, int32 indices), q of shape
-    (n_samples,); ``bounds``: the N_LANES + 1 lane bounds (default: FastFW's;
-    (0, 0, 0, 0, D) sums the columns one after the other)."""
+    (n_samples,); ``bounds``: k * N_LANES + 1 lane bounds, k parts (default:
+    FastFW's for ``n_threads`` parts; (0, 0, 0, 0, D) sums the columns one after
+    the other).  The parts run on up to ``n_threads`` threads."""
     cdef const index_t[::1] indptr = np.ascontiguousarray(c_indptr, dtype=np.int64)
     cdef const int32_t[::1] idx = np.ascontiguousarray(c_indices, dtype=np.int32)
     cdef const float64_t[::1] data = np.ascontiguousarray(c_data, dtype=np.float64)
     cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
     cdef intp_t d = indptr.shape[0] - 1
-    cdef intp_t[::1] lanes = (_lane_bounds(c_indptr) if bounds is None
+    n_threads = min(n_threads, _openmp_effective_n_threads()) if n_threads > 1 else 1
+    cdef intp_t[::1] lanes = (_lane_bounds(c_indptr, n_threads) if bounds is None
                               else np.asarray(bounds, dtype=np.intp))
+    if (lanes.shape[0] - 1) % N_LANES or lanes.shape[0] < N_LANES + 1:
+        raise ValueError(f"bounds must have k * {N_LANES} + 1 entries, got {lanes.shape[0]}")
+    cdef int n_parts = (lanes.shape[0] - 1) // N_LANES
     alpha = np.full(d, np.nan)
     cdef double[::1] a = alpha
     cdef unsigned char[::1] dirty = np.zeros(d, dtype=np.uint8)
     if d > 0:
-        _gather_columns(&indptr[0], &idx[0] if idx.shape[0] else NULL,
-                        &data[0] if data.shape[0] else NULL,
-                        &qv[0] if qv.shape[0] else NULL, &a[0], &dirty[0], &lanes[0],
-                        False, binary)
+        with nogil:
+            _gather_parts(&indptr[0], &idx[0] if idx.shape[0] else NULL,
+                          &data[0] if data.shape[0] else NULL,
+                          &qv[0] if qv.shape[0] else NULL, &a[0], &dirty[0], &lanes[0],
+                          n_parts, n_threads, False, binary)
     return alpha
 
 
@@ -277,6 +346,35 @@ cdef double DRIFT_PASSES = 8.0
 # The selector is rebuilt (O(D)) instead of updated item by item when more than
 # this fraction of the D coordinates changed.
 cdef double REBUILD_FRACTION = 0.125
+
+
+# A step's row updates (margins, gradients) for a column of at least this many
+# rows run on the OpenMP threads (FastFW.column_rows_parallel); shorter columns on
+# one, where the threads' start would cost more than they save.
+cdef intp_t PARALLEL_ROWS = 16384
+
+
+cdef inline double _row_step(double* vt, double* q, const float64_t* y, intp_t i,
+                             double dv, double w_m) noexcept nogil:
+    # a step's update of row i: margin vt_i += dv, gradient q_i recomputed at
+    # scale w_m; returns the gradient's change
+    cdef double vti = vt[i] + dv
+    cdef double qn = sigmoid(w_m * vti) - y[i]
+    cdef double g = qn - q[i]
+    vt[i] = vti
+    q[i] = qn
+    return g
+
+
+cdef bint _rows_increase(const index_t[::1] indptr, const int32_t[::1] idx) noexcept nogil:
+    # every column's row indices strictly increase (so no row twice in a column)
+    cdef intp_t j, d = indptr.shape[0] - 1
+    cdef index_t p
+    for j in range(d):
+        for p in range(indptr[j] + 1, indptr[j + 1]):
+            if idx[p] <= idx[p - 1]:
+                return False
+    return True
 
 
 cdef int _cmp_int32(const void* a, const void* b) noexcept nogil:
@@ -940,7 +1038,9 @@ cdef class FastFW(_FWBase):
     cdef double full_fraction              # FULL_PASS_FRACTION(_TRACKED) for this selector
     cdef bint selector_ready               # the selector holds every coordinate
     cdef double[::1] lw_buf                # new log-weights of one batched sampler update
-    cdef intp_t[::1] lanes                 # column bounds of the full pass (_gather_columns)
+    cdef intp_t[::1] lanes                 # column bounds of the full pass (_gather_parts)
+    cdef int n_threads                     # OpenMP threads of the full pass and of long columns
+    cdef bint distinct_rows                # no column lists a row twice (parallel row updates)
 
     def __init__(self, *args, double refresh_tol=0.1, long group_size=0,
                  int refresh_mode=RF_AUTO):
@@ -954,11 +1054,13 @@ cdef class FastFW(_FWBase):
         # int32 or int64 index arrays are accepted; int32 ones are used as they are
         self.r_idx = np.asarray(args[1]).astype(np.int32, copy=False)
         self.c_idx = np.asarray(args[4]).astype(np.int32, copy=False)
-        self.lanes = _lane_bounds(self.c_indptr)
+        self.n_threads = 1
+        self.lanes = _lane_bounds(self.c_indptr, 1)
         if self.r_idx.shape[0] != self.r_data.shape[0] or self.c_idx.shape[0] != self.c_data.shape[0]:
             raise ValueError("index and data arrays of X differ in length")
         self.nnz = self.r_indptr[self.n_samples]
         with nogil:
+            self.distinct_rows = _rows_increase(self.c_indptr, self.c_idx)
             # (the CSC values are the CSR array itself for binary data: csr_to_csc)
             self.binary = _all_ones(self.r_data) and (
                 self.c_data.shape[0] == 0 or &self.c_data[0] == &self.r_data[0]
@@ -992,7 +1094,13 @@ cdef class FastFW(_FWBase):
             self.lw_buf = np.zeros(self.n_features + 1)
 
     def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
-        """Run ``n_steps`` iterations (see _FWBase.run)."""
+        """Run ``n_steps`` iterations (see _FWBase.run) on the OpenMP threads
+        available now (_openmp_effective_n_threads; the results do not depend
+        on their number)."""
+        cdef int n_threads = _openmp_effective_n_threads()
+        if n_threads != self.n_threads:
+            self.n_threads = n_threads
+            self.lanes = _lane_bounds(self.c_indptr, n_threads)
         cdef long done = _FWBase.run(self, n_steps, gaps, tol)
         if self.sampler is not None:
             self.stats.sampler_group_resums = self.sampler.n_group_resums
@@ -1014,10 +1122,50 @@ cdef class FastFW(_FWBase):
         # with ``mark``, dirty[j] = 1 where alpha_j changed (bitwise)
         if self.n_features == 0:
             return
-        _gather_columns(&self.c_indptr[0], &self.c_idx[0] if self.nnz > 0 else NULL,
-                        &self.c_data[0] if self.c_data.shape[0] > 0 else NULL,
-                        &self.q[0] if self.n_samples > 0 else NULL, &self.alpha[0],
-                        &self.dirty[0], &self.lanes[0], mark, self.binary)
+        _gather_parts(&self.c_indptr[0], &self.c_idx[0] if self.nnz > 0 else NULL,
+                      &self.c_data[0] if self.c_data.shape[0] > 0 else NULL,
+                      &self.q[0] if self.n_samples > 0 else NULL, &self.alpha[0],
+                      &self.dirty[0], &self.lanes[0], (self.lanes.shape[0] - 1) // N_LANES,
+                      self.n_threads, mark, self.binary)
+
+    cdef intp_t column_rows_parallel(self, intp_t j, double delta, double w_m,
+                                     double* h_io, long* work_out) noexcept nogil:
+        # A step's row updates for a long column j (the serial loop in _run, same
+        # bits): the margins, gradients and their changes gam[k] (k the position in
+        # the column) on n_threads threads, every write at a row of the column's
+        # own (its rows are distinct); then on one thread, in column order, the
+        # gap term h and the list of the rows whose gradient changed.  Returns
+        # their number; work_out: their non-zeros.
+        cdef index_t lo = self.c_indptr[j]
+        cdef intp_t k, n = self.c_indptr[j + 1] - lo, n_rows = 0, i
+        cdef const int32_t* ci = &self.c_idx[lo]
+        cdef const float64_t* cd = NULL
+        cdef double* vt = &self.vt[0]
+        cdef double* q = &self.q[0]
+        cdef double* gam = &self.gam[0]
+        cdef const float64_t* y = &self.y[0]
+        cdef const index_t* r_indptr = &self.r_indptr[0]
+        cdef int32_t* rows = &self.rows[0]
+        cdef bint binary = self.binary
+        cdef double g, h = h_io[0]
+        cdef long work = 0
+        if not binary:
+            cd = &self.c_data[lo]
+        for k in prange(n, num_threads=self.n_threads, schedule="static"):
+            gam[k] = _row_step(vt, q, y, ci[k], delta if binary else delta * cd[k], w_m)
+        for k in range(n):
+            g = gam[k]
+            if g == 0.0:
+                continue
+            i = ci[k]
+            h = h + g * vt[i]
+            rows[n_rows] = <int32_t> i
+            gam[n_rows] = g
+            n_rows += 1
+            work += r_indptr[i + 1] - r_indptr[i]
+        h_io[0] = h
+        work_out[0] = work
+        return n_rows
 
     cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
         # one queue/sampler update per listed coordinate; clears the dirty flags
@@ -1220,24 +1368,23 @@ cdef class FastFW(_FWBase):
             # rows whose gradient changed (binary X: x * 1.0 == x, no multiply)
             n_rows = 0
             work = 0
-            for p in range(c_indptr[j], c_indptr[j + 1]):
-                i = c_idx[p]
-                if binary:
-                    vti = vt[i] + delta
-                else:
-                    vti = vt[i] + delta * c_data[p]
-                vt[i] = vti
-                qn = sigmoid(w_m * vti) - y[i]
-                gamma = qn - q[i]
-                q[i] = qn
-                touched_rows += 1
-                if gamma == 0.0:
-                    continue
-                h = h + gamma * vti
-                rows[n_rows] = <int32_t> i
-                gam[n_rows] = gamma
-                n_rows += 1
-                work += r_indptr[i + 1] - r_indptr[i]
+            if (self.n_threads > 1 and self.distinct_rows
+                    and c_indptr[j + 1] - c_indptr[j] >= PARALLEL_ROWS):
+                n_rows = self.column_rows_parallel(j, delta, w_m, &h, &work)
+                touched_rows += c_indptr[j + 1] - c_indptr[j]
+            else:
+                for p in range(c_indptr[j], c_indptr[j + 1]):
+                    i = c_idx[p]
+                    gamma = _row_step(&vt[0], &q[0], &y[0], i,
+                                      delta if binary else delta * c_data[p], w_m)
+                    touched_rows += 1
+                    if gamma == 0.0:
+                        continue
+                    h = h + gamma * vt[i]
+                    rows[n_rows] = <int32_t> i
+                    gam[n_rows] = gamma
+                    n_rows += 1
+                    work += r_indptr[i + 1] - r_indptr[i]
             self.h = h
             if work > self.full_fraction * self.nnz:
                 # those rows hold most of X: alpha = X^T q by one full pass (a
