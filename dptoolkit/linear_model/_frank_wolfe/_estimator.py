@@ -20,7 +20,7 @@ from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (COMPOSITION_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
                       split_budget)
-from ._screening import SCREENING_SCORES, private_top_columns
+from ._screening import naive_bayes_start, private_top_columns, SCREENING_SCORES
 
 __all__ = ["FrankWolfeLassoClassifier"]
 
@@ -29,6 +29,21 @@ __all__ = ["FrankWolfeLassoClassifier"]
 #: exact refreshing within noise, while rho = inf, the paper's Algorithm 2,
 #: does not bound the gradient error at all).
 DEFAULT_REFRESH_TOL = 0.3
+
+#: Values of ``start`` (``"auto"`` is ``"zero"``).
+STARTS = ("auto", "zero", "naive_bayes")
+
+#: ``start_steps="auto"``: the naive-Bayes start counts as this many times
+#: ``max_iter`` steps, so it keeps the weight
+#: :math:`(t_0+1)(t_0+2)/((T+t_0+1)(T+t_0+2)) \approx (10/11)^2 = 0.83` in the
+#: released iterate (docs/studies/frank_wolfe_defaults.rst).
+START_STEPS_PER_ITER = 10
+
+#: ``screening_fraction="auto"``: the screening's share of the zCDP budget, and
+#: with the naive-Bayes start (which releases both per-class sums instead of the
+#: masses) twice that, so that the candidates' ranking (the sum of the two noisy
+#: rows) has the noise variance of the mass screening's.
+DEFAULT_SCREENING_FRACTION = 0.25
 
 
 @fill_doc
@@ -363,7 +378,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "refresh_tol": [Interval("real", 0.0, math.inf)],
         "neighbouring": NEIGHBOURING, "composition": [Options(*COMPOSITION_CHOICES)],
         "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
-        "screening": SCREENING, "screening_fraction": FRACTION_OPEN,
+        "screening": SCREENING, "screening_fraction": [Options("auto"), *FRACTION_OPEN],
+        "start": [Options(*STARTS)], "start_steps": [Options("auto"), Interval("int", 0, None)],
         "screening_score": [Options(*SCREENING_SCORES)],
         "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
         "tol": NON_NEGATIVE, "classes": CLASSES,
@@ -373,7 +389,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", composition="auto", screening="auto",
-                 screening_fraction=0.25, screening_score="auto", n_samples_public=None, group_size=None,
+                 screening_fraction="auto", screening_score="auto", start="auto",
+                 start_steps="auto", n_samples_public=None, group_size=None,
                  clip_data=True, tol=0.0, classes=None, accountant=None, random_state=None,
                  verbose=0, accounting="deprecated"):
         _store_params(self, locals())
@@ -396,9 +413,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         if not (self.screening is None
                 or (isinstance(self.screening, str) and self.screening == "auto")):
             check_positive_int(self.screening, "screening")
-        screening_fraction = check_scalar_range(self.screening_fraction,
-                                                "screening_fraction", low=0.0, high=1.0,
-                                                low_open=True, high_open=True)
+        screening_fraction = None  # "auto": resolved with the start (_resolve_auto)
+        if not (isinstance(self.screening_fraction, str) and self.screening_fraction == "auto"):
+            screening_fraction = check_scalar_range(self.screening_fraction,
+                                                    "screening_fraction", low=0.0, high=1.0,
+                                                    low_open=True, high_open=True)
+        if not isinstance(self.start, str) or self.start not in STARTS:
+            raise ValueError(f"start must be one of {STARTS}, got {self.start!r}")
+        if not (isinstance(self.start_steps, str) and self.start_steps == "auto"):
+            check_positive_int(self.start_steps, "start_steps", minimum=0)
         if self.screening_score not in SCREENING_SCORES:
             raise ValueError(f"screening_score must be one of {SCREENING_SCORES}, got "
                              f"{self.screening_score!r}")
@@ -479,23 +502,48 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             neighbouring=self.neighbouring,
                             lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
                             composition=p.composition,
-                            screening_fraction=(float(self.screening_fraction)
-                                                if p.screening else 0.0),
+                            screening_fraction=p.screening_fraction if p.screening else 0.0,
                             n_candidates=p.screening or None)
+
+    def _starts(self):
+        """Whether ``start`` asks for the naive-Bayes start (``"auto"`` is ``"zero"``)."""
+        return self.start == "naive_bayes"
 
     def _screening_score(self):
         """``screening_score`` with ``"auto"`` resolved (``"mass"``)."""
         return "mass" if self.screening_score == "auto" else self.screening_score
 
     def _resolve_auto(self, p, shape, warn=True, n_classes=1):
-        """``screening``, ``l1_bound`` and ``max_iter`` ``"auto"`` resolved for data of
-        ``shape`` (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`)."""
+        """``screening``, ``screening_fraction``, ``l1_bound``, ``max_iter``, ``start``
+        and ``start_steps`` ``"auto"`` resolved for data of ``shape``
+        (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`).
+
+        ``start="naive_bayes"`` needs a private two-class fit whose screening runs
+        (it is built from the screening's release); ``"auto"`` is ``"zero"``.
+        """
         n_rows, n_features = shape
-        return resolve_auto(
-            p, screening=self.screening, n_features=n_features, n_classes=n_classes,
+        start = "naive_bayes" if self.start == "naive_bayes" else "zero"
+        if start != "zero" and not (p.private and n_classes <= 2):
+            raise ValueError(f"start={self.start!r} needs a private fit (epsilon set) on "
+                             "two classes: it is built from the released per-class sums")
+        fraction = p.screening_fraction
+        if fraction is None:
+            fraction = DEFAULT_SCREENING_FRACTION * (2.0 if start != "zero" else 1.0)
+        p = resolve_auto(
+            dataclasses.replace(p, screening_fraction=fraction),
+            screening=self.screening, n_features=n_features, n_classes=n_classes,
             advanced=p.composition == "advanced", neighbouring=self.neighbouring,
             n_samples=lambda: self._n_samples(n_rows, private=warn,
                                               uses="l1_bound and max_iter 'auto'"))
+        if start != "zero" and not p.screening:
+            raise ValueError(f"start={self.start!r} starts from the candidate screening's "
+                             "release: it needs screening (an int or 'auto' with more than "
+                             "1024 features) and zCDP accounting (delta > 0)")
+        t0 = 0
+        if start != "zero":
+            t0 = (START_STEPS_PER_ITER * p.max_iter if self.start_steps == "auto"
+                  else int(self.start_steps))
+        return dataclasses.replace(p, start=start, start_steps=float(t0))
 
     # --------------------------------------------------------------------- fit
     def fit(self, X, y):
@@ -553,6 +601,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         """
         validate_params(self)
         if is_dask_array(X):  # X stays on the workers
+            if self._starts():
+                raise ValueError(f"start={self.start!r} is not supported on a Dask array "
+                                 "(the workers' margins start at zero): use start='zero' "
+                                 "or fit in memory")
             return _fw_distributed.fit_dask(self, X, y)
         X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
@@ -561,13 +613,18 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         p, budget = plan.params, plan.params.budget
         n_rows = classes.size if classes.size > 2 else 1  # rows of coef_
         rng = self._noise_rng()
-        csr, csc, (n_samples, _), columns = self._kernel_views(
+        csr, csc, (n_samples, _), columns, sums = self._kernel_views(
             X, p.private, budget, p, rng, y_codes=(np.searchsorted(classes, y), classes.size),
             index_dtype=_kernels.index_dtype(classes.size, self.solver))
         kernel, spec = _kernels.make_kernel(
             y=y, classes=classes, csr=csr, csc=csc, p=p, solver=self.solver,
             selector=self.selector, kernel_parameter=budget.kernel_parameter if budget else 0.0,
             bit_generator=rng.bit_generator)
+        if p.start == "naive_bayes":  # post-processing of the screening's release
+            noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
+            kernel.set_start(naive_bayes_start(sums, columns, p.l1_bound, noise_std),
+                             p.start_steps)
+        del sums  # the released sums are not kept (nor stored on the model)
         gaps = np.full(p.max_iter, np.nan)
         # kernel gaps are sum-form; private gaps can be negative (ascent vertices)
         stop = p.tol * n_samples if p.tol > 0 else -np.inf
@@ -634,8 +691,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Index of each row's class in ``classes_`` and the number of classes
             (the gradient screening score reads them).
 
-        Returns ``(csr_arrays, csc_arrays, shape, columns)`` (``columns`` None
-        without screening; ``shape`` is the restricted shape).
+        Returns ``(csr_arrays, csc_arrays, shape, columns, sums)`` (``columns`` None
+        without screening; ``shape`` is the restricted shape; ``sums`` the released
+        per-class sums of shape (n_classes, n_features) when ``p.start`` is
+        ``"naive_bayes"``, else None).
         """
         Xr = sp.csr_array(X)
         # validate_data checked every value of dense, CSR and CSC input, and the
@@ -651,12 +710,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             raise ValueError("Input X contains NaN or infinity")
         if private:
             Xr = self._enforce_public_bound(Xr, "linf", 1.0)
-        columns = None
+        columns = sums = None
         if budget is not None and budget.screening_noise_multiplier is not None:
             columns = private_top_columns(
                 Xr, p.screening, budget.screening_noise_multiplier, rng,
                 sensitivity=sensitivity_factor(self.neighbouring),
-                score=self._screening_score(), y_codes=y_codes[0], n_classes=y_codes[1])
+                score=self._screening_score(), y_codes=y_codes[0], n_classes=y_codes[1],
+                class_sums=p.start == "naive_bayes")
+            if p.start == "naive_bayes":
+                columns, sums = columns
             Xr = Xr[:, columns]
         n_rows, n_cols = Xr.shape
         data = np.ascontiguousarray(Xr.data, dtype=np.float64)
@@ -671,7 +733,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                    Xc.indptr.astype(np.int64, copy=False))
         csr = (data, indices.astype(index_dtype, copy=False), indptr)
         csc = (csc[0], csc[1].astype(index_dtype, copy=False), csc[2])
-        return csr, csc, Xr.shape, columns
+        return csr, csc, Xr.shape, columns, sums
 
     def _run(self, kernel, max_iter, gaps, stop):
         if not self.verbose:
