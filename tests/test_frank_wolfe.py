@@ -639,7 +639,10 @@ def test_auto_screening_keeps_at_least_max_iter_candidates():
                   random_state=0)
     est = FrankWolfeLassoClassifier(**common).fit(X, y)
     assert est.screened_features_.size == MIN_AUTO_CANDIDATES == 1024
-    assert FrankWolfeLassoClassifier().screening_fraction == 0.25
+    # screening_fraction="auto" is 0.25 with the zero start
+    assert FrankWolfeLassoClassifier().screening_fraction == "auto"
+    assert est.budget(3000, n_samples=400).event == FrankWolfeLassoClassifier(
+        screening_fraction=0.25, **common).budget(3000, n_samples=400).event
     lam, T = private_defaults(n_samples=400, epsilon=1.0, delta=1e-5, n_drawn=1024,
                               screening_fraction=0.25)
     assert est.l1_bound_ == lam and est.n_iter_ == T
