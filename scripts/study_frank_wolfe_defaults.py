@@ -11,10 +11,11 @@ at its defaults (``l1_bound`` and ``max_iter`` "auto") and at the former default
 (the column masses) with ``screening_score="gradient"`` (the label-signed sums,
 ranked by the loss gradient at the zero model), at ``--candidates`` candidates
 (default: "auto") and ``--fraction`` of the budget (default: the estimator's) for
-both.  ``--against start`` compares the zero start with ``start="naive_bayes"``
-(the start built from the screening's release of the per-class sums, at
-``--fraction`` of the budget, default "auto": twice the mass screening's share;
-``--start-steps`` its t0, default "auto"); the same seeds for both.
+both.  ``--against start`` compares the default start (``"auto"``: the naive-Bayes
+start built from the screening's release of the per-class sums, at ``--fraction``
+of the budget, default "auto": 0.75; ``--start-steps`` its t0, default "auto")
+with the former default, ``start="zero"`` (screening_fraction 0.25); the same
+seeds for both.
 
 Usage::
 
@@ -76,12 +77,12 @@ def main():
                         default="former",
                         help="former: l1_bound=50, T=(N eps)^(2/3); screening: "
                              "screening=4096, screening_fraction=0.1; score: "
-                             "screening_score='gradient'; start: start='naive_bayes'")
+                             "screening_score='gradient'; start: start='zero'")
     parser.add_argument("--candidates", type=int, default=None,
                         help="--against score: candidates kept by both (default: auto)")
     parser.add_argument("--fraction", type=float, default=None,
                         help="--against score: screening_fraction of both; --against "
-                             "start: of the naive-Bayes start's fit")
+                             "start: of the default (naive-Bayes start) fit")
     parser.add_argument("--start-steps", type=int, default=None,
                         help="--against start: start_steps (t0; default: auto)")
     args = parser.parse_args()
@@ -91,7 +92,7 @@ def main():
     majority = max(np.mean(yt == c) for c in classes)
     print(f"{args.corpus}: train {N} x {X.shape[1]}, test {Xt.shape[0]}, "
           f"majority {majority:.3f}")
-    old = {"score": "gradient", "start": "nb start"}.get(args.against, "old")
+    old = {"score": "gradient", "start": "zero"}.get(args.against, "old")
     print(f"{'epsilon':>8} {'new':>7} {'T':>6} {'l1_bound':>9} {old:>8} {'T old':>6}")
     for eps in args.epsilons:
         old_T = int(min(1e5, max(10, math.ceil((N * eps) ** (2 / 3)))))
@@ -108,12 +109,12 @@ def main():
             settings = {"new": both, "old": dict(both, screening_score="gradient")}
         elif args.against == "start":
             old_T = "auto"
-            start = dict(start="naive_bayes")
+            start = {}
             if args.fraction is not None:
                 start["screening_fraction"] = args.fraction
             if args.start_steps is not None:
                 start["start_steps"] = args.start_steps
-            settings = {"new": {}, "old": start}
+            settings = {"new": start, "old": dict(start="zero")}
         else:
             settings = {"new": {}, "old": dict(l1_bound=50.0, max_iter=old_T)}
         acc, fitted, spread = {}, {}, {}

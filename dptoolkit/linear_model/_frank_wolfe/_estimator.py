@@ -1,4 +1,5 @@
 """Frank-Wolfe L1-constrained logistic regression, private and non-private (Raff, Khanna and Lu, 2023)."""
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -30,20 +31,36 @@ __all__ = ["FrankWolfeLassoClassifier"]
 #: does not bound the gradient error at all).
 DEFAULT_REFRESH_TOL = 0.3
 
-#: Values of ``start`` (``"auto"`` is ``"zero"``).
+#: Values of ``start`` (``"auto"``: ``"naive_bayes"`` where it applies, see the
+#: class docstring).
 STARTS = ("auto", "zero", "naive_bayes")
 
-#: ``start_steps="auto"``: the naive-Bayes start counts as this many times
-#: ``max_iter`` steps, so it keeps the weight
-#: :math:`(t_0+1)(t_0+2)/((T+t_0+1)(T+t_0+2)) \approx (10/11)^2 = 0.83` in the
-#: released iterate (docs/studies/frank_wolfe_defaults.rst).
-START_STEPS_PER_ITER = 10
+#: ``start_steps="auto"``: :math:`t_0 = T\,\mathrm{nnz}(w_0) / 4`.  The start spreads
+#: the radius over its nnz(w0) coordinates, a step puts its weight on one: the
+#: steps' total weight in :math:`w_T`, about :math:`2T/t_0 = 8/\mathrm{nnz}(w_0)`,
+#: is that of 8 average coordinates of the start, enough for the few frequent
+#: features the loss asks for first (the model has no intercept) without
+#: washing out the start (on the development sets 10 instead of 4 lost up to
+#: 0.09 on Reuters acq against the rest at epsilon 1; t0 = 10 T lost more;
+#: docs/studies/frank_wolfe_defaults.rst).
+START_COORDINATES_PER_STEP = 4.0
 
-#: ``screening_fraction="auto"``: the screening's share of the zCDP budget, and
-#: with the naive-Bayes start (which releases both per-class sums instead of the
-#: masses) twice that, so that the candidates' ranking (the sum of the two noisy
-#: rows) has the noise variance of the mass screening's.
+#: ``screening_fraction="auto"``: the mass screening's share of the zCDP budget.
 DEFAULT_SCREENING_FRACTION = 0.25
+
+#: ``screening_fraction="auto"`` with the naive-Bayes start, whose release is the
+#: model's main statistic: the share :class:`DPNBLogisticClassifier` gives the
+#: same release (its ``release_fraction``); on the development sets 0.5 lost at
+#: epsilon 0.5-1 (docs/studies/frank_wolfe_defaults.rst).
+START_SCREENING_FRACTION = 0.75
+
+
+def _start_steps(p, w0):
+    """t0 of the start ``w0``: ``start_steps``, or for ``"auto"``
+    ``max_iter * nnz(w0) / START_COORDINATES_PER_STEP`` (a function of the release)."""
+    if p.start_steps is not None:
+        return p.start_steps
+    return float(p.max_iter) * np.count_nonzero(w0) / START_COORDINATES_PER_STEP
 
 
 @fill_doc
@@ -154,9 +171,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         fits with zCDP accounting, 1024 candidates or ``max_iter`` when larger (T
         steps can reach T distinct features), when there are more features;
         None: off.  An int needs zCDP accounting.
-    screening_fraction : float, default=0.25
+    screening_fraction : float or "auto", default="auto"
         Share of the zCDP budget :math:`\rho` the screening spends, in (0, 1).
-        The default and the 1024 candidates were chosen on the development sets
+        ``"auto"``: 0.25, and 0.5 with ``start="naive_bayes"`` (which releases
+        both per-class sums: the candidates' ranking, their sum, then has the
+        noise variance of the mass screening at 0.25).  0.25 and the 1024
+        candidates were chosen on the development sets
         (20 Newsgroups comp.* vs rec.*, Reuters R8; formerly 0.1 and 4096:
         0.746 against 0.775 at epsilon 1, 16 seeds;
         docs/studies/frank_wolfe_defaults.rst).
@@ -171,6 +191,30 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Algorithm 1).  ``"auto"``: ``"mass"``, more accurate on the development sets
         at epsilon <= 1.5 and as accurate above
         (docs/studies/frank_wolfe_defaults.rst).
+    start : {"auto", "zero", "naive_bayes"}, default="auto"
+        Where the steps start.  ``"zero"``: :math:`w_0 = 0`, step size
+        :math:`2/(t+2)`.  ``"naive_bayes"`` (private two-class fits whose
+        screening runs): the screening releases the per-class sums of the
+        row-normalised rows (one Gaussian release, L2 sensitivity 1 under
+        add/remove: the same event as the mass screening at the same share) and
+        ranks the candidates by their sum; the start is the naive-Bayes
+        log-count ratios of the candidates above 4 noise standard deviations,
+        scaled to the sphere of the L1 ball
+        (``naive_bayes_start()`` in ``_screening``; post-processing of the
+        release, no further budget), and the steps take
+        :math:`\eta_t = 2/(t + t_0 + 2)` so that :math:`w_0` keeps its weight.
+        ``"auto"``: ``"zero"``.  The start won on 20 Newsgroups comp.* vs rec.*
+        at epsilon 1-8 (e.g. 0.843 against 0.817 at epsilon 2) and lost on
+        imbalanced classes (Reuters acq against the rest: 0.774 against 0.812
+        at epsilon 1), where the steps, adding whole vertices to a start whose
+        margins are small, undo it; docs/studies/frank_wolfe_defaults.rst.
+        Not on Dask arrays.
+    start_steps : int or "auto", default="auto"
+        :math:`t_0 \ge 0`: how many steps the start counts as (Jaggi 2013,
+        Theorem 1 from a feasible start; the start keeps the weight
+        :math:`(t_0+1)(t_0+2)/((T+t_0+1)(T+t_0+2))` in :math:`w_T`).
+        ``"auto"``: ``10 * max_iter`` (weight about 0.83).  Ignored with the zero
+        start.
     n_samples_public : int or None, default=None
         Public dataset size N used by ``max_iter="auto"``.
     group_size : int or None, default=None
@@ -276,7 +320,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     (searched by :func:`dptoolkit.accounting.calibrate_parameter` on the released
     event with the accountant's advanced composition; not the simplified formula of
     Raff, Khanna and Lu (2023), Appendix B.2), or :math:`\varepsilon/T` by basic composition if that is
-    larger.  The released model is :math:`w_T`.  Floating-point effects: each
+    larger.  The released model is :math:`w_T`.  With ``start="naive_bayes"``
+    the steps start from a function of the screening's released per-class sums
+    (post-processing: the event is the screening's Gaussian release and the
+    steps, as for the zero start at the same ``screening_fraction``).  Floating-point effects: each
     selector's draw deviates from the exact law by a per-step
     :math:`(\gamma, \delta_{fp})` (quantisation to 2^-53, and in the grouped sampler
     the maintained sums and the underflow of weights a few hundred nats below the
@@ -505,8 +552,31 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             screening_fraction=p.screening_fraction if p.screening else 0.0,
                             n_candidates=p.screening or None)
 
+    def _resolve_auto_zero_start(self, p, shape, warn, n_classes):
+        """:meth:`_resolve_auto` of ``start="auto"`` where the naive-Bayes start does
+        not apply (no screening): the zero start."""
+        with self._dask_fit():   # "auto" is then "zero"
+            return self._resolve_auto(p, shape, warn, n_classes)
+
+    #: True while a fit on a Dask array resolves its parameters (``start="auto"``
+    #: is then ``"zero"``: the workers' margins start at zero).
+    _on_dask = False
+
+    @contextlib.contextmanager
+    def _dask_fit(self):
+        """Within: ``start="auto"`` resolves to ``"zero"`` (Dask fits)."""
+        before = self.__dict__.get("_on_dask")
+        self._on_dask = True
+        try:
+            yield
+        finally:
+            if before is None:
+                del self._on_dask
+            else:
+                self._on_dask = before
+
     def _starts(self):
-        """Whether ``start`` asks for the naive-Bayes start (``"auto"`` is ``"zero"``)."""
+        """Whether ``start`` asks for the naive-Bayes start explicitly."""
         return self.start == "naive_bayes"
 
     def _screening_score(self):
@@ -519,31 +589,40 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`).
 
         ``start="naive_bayes"`` needs a private two-class fit whose screening runs
-        (it is built from the screening's release); ``"auto"`` is ``"zero"``.
+        (it is built from the screening's release); ``"auto"`` is ``"naive_bayes"``
+        where that holds (and not on a Dask array), else ``"zero"``.
         """
         n_rows, n_features = shape
-        start = "naive_bayes" if self.start == "naive_bayes" else "zero"
-        if start != "zero" and not (p.private and n_classes <= 2):
-            raise ValueError(f"start={self.start!r} needs a private fit (epsilon set) on "
-                             "two classes: it is built from the released per-class sums")
+        given = p
+        start = "zero"
+        if self.start == "naive_bayes":
+            if not (p.private and n_classes <= 2):
+                raise ValueError(f"start={self.start!r} needs a private fit (epsilon set) "
+                                 "on two classes: it is built from the released per-class "
+                                 "sums")
+            start = "naive_bayes"
+        elif self.start == "auto" and p.private and n_classes <= 2 and not self._on_dask:
+            start = "naive_bayes"    # if the fit screens (below)
         fraction = p.screening_fraction
         if fraction is None:
-            fraction = DEFAULT_SCREENING_FRACTION * (2.0 if start != "zero" else 1.0)
+            fraction = (START_SCREENING_FRACTION if start != "zero"
+                        else DEFAULT_SCREENING_FRACTION)
         p = resolve_auto(
             dataclasses.replace(p, screening_fraction=fraction),
             screening=self.screening, n_features=n_features, n_classes=n_classes,
             advanced=p.composition == "advanced", neighbouring=self.neighbouring,
             n_samples=lambda: self._n_samples(n_rows, private=warn,
                                               uses="l1_bound and max_iter 'auto'"))
+        if start != "zero" and not p.screening and self.start == "auto":
+            return self._resolve_auto_zero_start(given, shape, warn, n_classes)
         if start != "zero" and not p.screening:
             raise ValueError(f"start={self.start!r} starts from the candidate screening's "
                              "release: it needs screening (an int or 'auto' with more than "
                              "1024 features) and zCDP accounting (delta > 0)")
-        t0 = 0
-        if start != "zero":
-            t0 = (START_STEPS_PER_ITER * p.max_iter if self.start_steps == "auto"
-                  else int(self.start_steps))
-        return dataclasses.replace(p, start=start, start_steps=float(t0))
+        t0 = 0.0
+        if start != "zero":  # "auto": from the start itself (fit, _start_steps)
+            t0 = None if self.start_steps == "auto" else float(self.start_steps)
+        return dataclasses.replace(p, start=start, start_steps=t0)
 
     # --------------------------------------------------------------------- fit
     def fit(self, X, y):
@@ -605,7 +684,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                 raise ValueError(f"start={self.start!r} is not supported on a Dask array "
                                  "(the workers' margins start at zero): use start='zero' "
                                  "or fit in memory")
-            return _fw_distributed.fit_dask(self, X, y)
+            with self._dask_fit():
+                return _fw_distributed.fit_dask(self, X, y)
         X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
         self._check_spend(plan.event, plan.spent)
@@ -622,8 +702,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             bit_generator=rng.bit_generator)
         if p.start == "naive_bayes":  # post-processing of the screening's release
             noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
-            kernel.set_start(naive_bayes_start(sums, columns, p.l1_bound, noise_std),
-                             p.start_steps)
+            w0 = naive_bayes_start(sums, columns, p.l1_bound, noise_std)
+            kernel.set_start(w0, _start_steps(p, w0))
         del sums  # the released sums are not kept (nor stored on the model)
         gaps = np.full(p.max_iter, np.nan)
         # kernel gaps are sum-form; private gaps can be negative (ascent vertices)

@@ -6,10 +6,12 @@
 # alpha = X^T q with q_i = sigmoid(x_i.w) - y_i is the gradient of F, and the
 # gap <alpha, w - s> is N times the gap of the mean loss (the Python layer
 # divides).  Step size eta_t = 2 / (t + 2) for t = 1..T, as in the paper, or
-# eta_t = 2 / (t + t0 + 2) from a start w0 in the L1 ball given by set_start (w0
-# counts as t0 steps; Jaggi 2013, Theorem 1 from any feasible start: if
-# h(w0) <= 2 C_f / (t0 + 2), the induction of its proof gives
-# h(w_t) <= 2 C_f / (t + t0 + 2)).
+# eta_t = 2 / (t + t0 + 2) from a start w0 in the L1 ball given by set_start: step
+# t is the step k = t + t0 of Jaggi (2013), gamma_k = 2/(k + 2), so w0 stands for
+# its iterate x_{t0+1}, and the induction of Jaggi's Theorem 1 (h_{k+1} <=
+# (1 - gamma_k) h_k + gamma_k^2 C_f / 2) gives h(w_t) <= 2 C_f / (t + t0 + 3)
+# from any feasible w0 with h(w0) <= 2 C_f / (t0 + 3) (exact linear minimisation;
+# the private steps add the mechanism's error as for the zero start).
 #
 # StandardFW  Algorithm 1: each iteration recomputes v = X w (CSR), q, alpha =
 #             X^T q (CSC) and takes one O(D) pass for the vertex and one for w.
