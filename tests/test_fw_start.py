@@ -156,8 +156,8 @@ def _fit(X, y, **kw):
 @pytest.mark.parametrize("solver", ["fast", "standard"])
 def test_start_is_post_processing_of_the_release(recorded_starts, solver):
     """The start is naive_bayes_start of the released per-class sums (the
-    screening's Gaussian draw, replayed from the seed), with t0 = 10 max_iter; the
-    candidates are the top of the sums' column sums."""
+    screening's Gaussian draw, replayed from the seed), with t0 = max_iter
+    nnz(w0) / 4; the candidates are the top of the sums' column sums."""
     X, y = _text()
     est = _fit(X, y, solver=solver, epsilon=8.0)
     (w0, t0), = recorded_starts
@@ -171,7 +171,7 @@ def test_start_is_post_processing_of_the_release(recorded_starts, solver):
                                  budget.screening_noise_multiplier)
     np.testing.assert_array_equal(w0, expected)
     assert np.abs(w0).sum() == pytest.approx(est.l1_bound_) and (w0 != 0).sum() > 10
-    assert t0 == 10 * est.n_iter_
+    assert t0 == est.n_iter_ * np.count_nonzero(w0) / 4
     assert np.abs(est.coef_).sum() <= est.l1_bound_ * (1 + 1e-12)
 
 
@@ -208,12 +208,17 @@ def test_start_spends_the_same_budget():
     assert nb.privacy_event_ == zero.privacy_event_ == nb_t0.privacy_event_
     assert nb.privacy_spent_ == zero.privacy_spent_ == nb_t0.privacy_spent_
     assert nb.n_iter_ == zero.n_iter_ and nb.l1_bound_ == zero.l1_bound_
-    # "auto": twice the zero start's 0.25 (the candidates' ranking sums two noisy rows)
-    auto = FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5, start="naive_bayes")
-    assert auto.budget(D_TEXT, n_samples=600).event == nb.privacy_event_
-    assert FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5).budget(
-        D_TEXT, n_samples=600).event == FrankWolfeLassoClassifier(
-        epsilon=2.0, delta=1e-5, screening_fraction=0.25).budget(D_TEXT, n_samples=600).event
+    # screening_fraction "auto": 0.75 with the naive-Bayes start ("auto" here), 0.25
+    # with the zero start
+    events = {kw: FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5, **dict(kw)).budget(
+        D_TEXT, n_samples=600).event for kw in [(), (("start", "naive_bayes"),),
+                                                 (("screening_fraction", 0.75),),
+                                                 (("start", "zero"),),
+                                                 (("start", "zero"), ("screening_fraction", 0.25))]}
+    assert events[()] == events[(("start", "naive_bayes"),)] == events[
+        (("screening_fraction", 0.75),)]
+    assert events[(("start", "zero"),)] == events[
+        (("start", "zero"), ("screening_fraction", 0.25))] != events[()]
     # nothing on the model holds the released sums
     assert not any(isinstance(v, np.ndarray) and v.shape == (2, D_TEXT)
                    for v in vars(nb).values())
@@ -240,3 +245,25 @@ def test_start_refused_on_dask():
     yd = da.from_array(y, chunks=300)
     with pytest.raises(ValueError, match="start.*Dask"):
         _fit(Xd, yd)
+
+
+def test_auto_start():
+    """start="auto": the naive-Bayes start for a private two-class fit that screens
+    (in memory), the zero start otherwise (no screening, K > 2, not private)."""
+    X, y = _text()
+    auto = _fit(X, y, start="auto")
+    np.testing.assert_array_equal(auto.coef_, _fit(X, y).coef_)
+    assert auto.privacy_event_ == _fit(X, y, screening_fraction=0.75).privacy_event_
+    assert not np.array_equal(auto.coef_, _fit(X, y, start="zero").coef_)
+    small = X[:, :500]                          # 500 features: no screening
+    np.testing.assert_array_equal(_fit(small, y, start="auto").coef_,
+                                  _fit(small, y, start="zero").coef_)
+    y3 = np.arange(X.shape[0]) % 3
+    np.testing.assert_array_equal(_fit(X, y3, start="auto", classes=[0, 1, 2]).coef_,
+                                  _fit(X, y3, start="zero", classes=[0, 1, 2]).coef_)
+    np.testing.assert_array_equal(
+        _fit(X, y, start="auto", epsilon=None, delta=None, max_iter=50).coef_,
+        _fit(X, y, start="zero", epsilon=None, delta=None, max_iter=50).coef_)
+    # advanced composition (no screening)
+    np.testing.assert_array_equal(_fit(X, y, start="auto", composition="advanced").coef_,
+                                  _fit(X, y, start="zero", composition="advanced").coef_)
