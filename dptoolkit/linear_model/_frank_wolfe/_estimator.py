@@ -74,7 +74,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
               \log(1 + e^{x_i^\top w}) - y_i x_i^\top w,\qquad y_i \in \{0, 1\},
 
     with ``max_iter`` Frank-Wolfe steps of size :math:`\eta_t = 2/(t+2)`, each moving
-    towards one vertex :math:`s = \pm\lambda e_j` of the L1 ball.  With ``epsilon``
+    towards one vertex :math:`s = \pm\lambda e_j` of the L1 ball (private
+    two-class fits on many features start instead from naive Bayes built from the
+    candidate screening's release, with :math:`\eta_t = 2/(t+t_0+2)`: ``start``).  With ``epsilon``
     set, the vertex is chosen by the exponential mechanism (Talwar, Thakurta and
     Zhang 2015, in the exponential-mechanism form of Raff, Khanna and Lu (2023), Section 3.3).
 
@@ -639,8 +641,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             :class:`dask.array.Array` of CSR row blocks with ``y`` of the same
             row chunks (two classes: the fast solver, selector "grouped" or
             "argmax"; K > 2: any multinomial selector): the rows stay on the
-            workers and the fit releases the in-memory model up to the rounding
-            of the summation order
+            workers and the fit releases the in-memory model with
+            ``start="zero"`` (``"auto"`` is the zero start on Dask;
+            ``"naive_bayes"`` is refused) up to the rounding of the summation order
             (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`,
             :func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks`).
         y : array-like of shape (n_samples,)

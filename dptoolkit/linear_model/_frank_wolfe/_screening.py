@@ -58,11 +58,12 @@ releases the per-class sums :math:`S_0, S_1` (``class_sums``: one example adds
 :math:`\tilde x_i` to the row of its class, L2 sensitivity 1 under add/remove,
 2 under replace-one: the same Gaussian event), ranks the candidates by
 :math:`\tilde S_0 + \tilde S_1` (the mass, for data without negative entries,
-with twice the noise variance: the estimator doubles the screening's share),
+with twice the noise variance of the mass release at the same share),
 and :func:`naive_bayes_start` turns the released sums into a starting point of
-the L1 ball (post-processing).  Measured in docs/studies/frank_wolfe_defaults.rst:
-more accurate on balanced classes at epsilon >= 1, less on imbalanced ones; not
-the default.
+the L1 ball (post-processing); the default for private two-class fits that
+screen (``start="auto"``, with 0.75 of the budget for this release), more
+accurate on every development set and epsilon measured
+(docs/studies/frank_wolfe_defaults.rst).
 """
 import numpy as np
 import scipy.sparse as sp
