@@ -510,7 +510,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def budget(self, n_features, n_classes=2, n_samples=None):
         """The budget split a private fit on ``n_features`` features would use.
 
-        Depends on public quantities only (the hyper-parameters, D and K).
+        Depends on public quantities only (the hyper-parameters, D and K).  That of
+        an in-memory fit: with ``start="auto"`` a fit on a Dask array runs the zero
+        start, whose screening share is 0.25 (``screening_fraction="auto"``).
 
         Parameters
         ----------
