@@ -11,7 +11,10 @@ the training size, the public label set {0, 1}.
 A configuration is ``K:SCREENING:SHARE``: DP-SIS's ``k`` ("auto" or an int),
 Frank-Wolfe's ``screening`` ("auto", "none" or an int: the pipeline turns "auto" off,
 an int is kept, so ``2048:1024:0.5`` screens the 2,048 selected columns again to
-1,024) and ``selection_share``; or ``before``.
+1,024), ``selection_share`` and optionally Frank-Wolfe's ``start`` (default
+"auto": with ``screening`` "auto" the pipeline keeps Frank-Wolfe's release on all the
+selected columns for the naive-Bayes start; ``auto:auto:0.5:zero`` is the former
+pipeline, without it); or ``before``.
 
 Develop on ``news20`` (comp.* vs rec.*) and ``a9a``; IMDB is the report set (its
 figures come from ``scripts/study_accuracy_vs_epsilon.py``, run once).  Output: one
@@ -56,12 +59,12 @@ def make(config, eps, seed, n):
                   random_state=seed),
             FrankWolfeLassoClassifier(epsilon=eps / 2, delta=DELTA / 2, n_samples_public=n,
                                       classes=[0, 1], random_state=seed))
-    k, screening, share = config.split(":")
+    k, screening, share, start = (config + ":auto").split(":")[:4]
     k = k if k == "auto" else int(k)
     screening = {"auto": "auto", "none": None}.get(screening) or int(screening)
     return PrivateSelectThenFit(
         DPSIS(k=k, y_bounds=(0, 1), n_samples_public=n, random_state=seed),
-        FrankWolfeLassoClassifier(n_samples_public=n, screening=screening,
+        FrankWolfeLassoClassifier(n_samples_public=n, screening=screening, start=start,
                                   random_state=seed),
         epsilon=eps, delta=DELTA, selection_share=float(share), classes=[0, 1])
 
@@ -117,11 +120,11 @@ def run(args):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--datasets", nargs="+", default=["news20"],
-                   choices=["news20", "a9a", "imdb"])
+                   choices=["news20", "a9a", "reuters-acq", "reuters-earn", "imdb"])
     p.add_argument("--epsilons", nargs="+", type=float, default=[0.5, 1.0, 2.0])
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     p.add_argument("--configs", nargs="+", default=["before", "auto:auto:0.5"],
-                   help="K:SCREENING:SHARE (see the module docstring) or 'before'")
+                   help="K:SCREENING:SHARE[:START] (see the module docstring) or 'before'")
     p.add_argument("--out", default="docs/studies/feature_selection")
     run(p.parse_args(argv))
 

@@ -84,6 +84,28 @@ def _plan(step, n_samples, n_features, classes, name):
     return event, (float(spent[0]), float(spent[1]))
 
 
+def _plan_estimator(estimator, n_samples, k, classes, starts):
+    """:func:`_plan` of the estimator on the ``k`` selected columns.
+
+    ``starts`` (:func:`_starts_from_release`): its screening keeps all ``k``
+    columns, so that its release (the per-class sums of Frank-Wolfe's
+    naive-Bayes start) buys only the start, planned in its event; where the
+    estimator refuses that screening (no zCDP accounting: pure DP, a Laplace
+    selector, ``composition="advanced"``) it runs without screening, from the
+    zero start, as Frank-Wolfe's own ``start="auto"`` does.  ``k`` depends on
+    the selector's share (DPSIS ``k="auto"``), so this runs at every split.
+    """
+    if starts:
+        estimator.set_params(screening=k)
+        try:
+            return _plan(estimator, n_samples, k, classes, "estimator")
+        except ValueError as exc:
+            if "screening" not in str(exc):
+                raise
+        estimator.set_params(screening=None)
+    return _plan(estimator, n_samples, k, classes, "estimator")
+
+
 def _fitted_spend(step, name):
     """``(privacy_event_, privacy_spent_)`` of a fitted step."""
     spent = getattr(step, "privacy_spent_", None)
@@ -96,6 +118,33 @@ def _fitted_spend(step, name):
 
 def _is_auto(value):
     return isinstance(value, str) and value == "auto"
+
+
+def _starts_from_release(estimator, total, n_samples, n_features, classes):
+    """Whether the private estimator (its own budget, or the pipeline's ``total``)
+    starts from its screening's release: Frank-Wolfe's ``start="naive_bayes"``, or
+    ``"auto"`` where Frank-Wolfe alone on the pipeline's input (``n_samples`` x
+    ``n_features``, public) would take it (two classes, zCDP accounting, more
+    columns than its screening keeps), both with ``screening="auto"``.  Its
+    screening then keeps all the selected columns (:func:`_plan_estimator`)."""
+    params = estimator.get_params(deep=False)
+    if not (isinstance(estimator, PrivateEstimatorMixin) and _is_auto(params.get("screening"))
+            and isinstance(params.get("start"), str)):
+        return False
+    if params["start"] != "auto":
+        return params["start"] == "naive_bayes"
+    probe = clone(estimator)
+    if total is not None:
+        probe.set_params(epsilon=total[0], delta=total[1] or None)
+    if probe.get_params(deep=False).get("epsilon") is None:
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the real fit emits its own warnings
+        try:
+            resolved = probe._privacy_plan(n_samples, n_features, classes).params
+        except ValueError:                  # the real plan raises it again
+            return False
+    return getattr(resolved, "start", None) == "naive_bayes"
 
 
 def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
@@ -437,9 +486,11 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
                                 f"{type(step).__name__} has no epsilon and delta "
                                 "parameters to receive its share of the budget")
         estimator = self._declare_classes_on(estimator, ())   # y checked by _label_set
+        starts = _starts_from_release(estimator, total, n_samples, n_features, classes)
         if _is_auto(estimator.get_params(deep=False).get("screening")):
             # the columns are already privately selected: screening them again
-            # would pay a second time to choose among the same candidates
+            # would pay a second time to choose among the same candidates (a
+            # naive-Bayes start keeps them all, set in plan_steps)
             estimator.set_params(screening=None)
         rel1 = getattr(selector, "neighbouring", None)
         rel2 = getattr(estimator, "neighbouring", None)
@@ -452,7 +503,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             k = (_n_selected(selector, n_samples, n_features)
                  if isinstance(estimator, PrivateEstimatorMixin) else 0)
             return (_plan(selector, n_samples, n_features, None, "selector"),
-                    _plan(estimator, n_samples, k, classes, "estimator"))
+                    _plan_estimator(estimator, n_samples, k, classes, starts))
 
         if total is None:
             planned1, planned2 = plan_steps()

@@ -618,6 +618,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             dataclasses.replace(p, screening_fraction=fraction),
             screening=self.screening, n_features=n_features, n_classes=n_classes,
             advanced=p.composition == "advanced", neighbouring=self.neighbouring,
+            keep_all=start != "zero",
             n_samples=lambda: self._n_samples(n_rows, private=warn,
                                               uses="l1_bound and max_iter 'auto'"))
         if start != "zero" and not p.screening and self.start == "auto":
