@@ -91,6 +91,10 @@ def _load_uncached(name):
         kw = dict(positive="comp.", negative="rec.")
         Xtr, ytr = load_text_corpus(path, "train", **kw)[:2]
         Xte, yte = load_text_corpus(path, "test", **kw)[:2]
+    elif name.startswith("reuters-"):  # one ModApte topic against the rest
+        path = get_data_path("text/reuters21578.tar.xz")
+        Xtr, ytr = load_text_corpus(path, "train", positive=name[8:])[:2]
+        Xte, yte = load_text_corpus(path, "test", positive=name[8:])[:2]
     elif name == "a9a":
         Xtr, ytr = load_libsvm(get_data_path("a9a.bz2"), n_features=123)[:2]
         Xte, yte = load_libsvm(get_data_path("a9a.t.bz2"), n_features=123)[:2]

@@ -8,20 +8,25 @@ their composed event spends exactly (eps, delta)) against the former split
 default: ``DPSIS(y_bounds=(0, 1))``, Frank-Wolfe at its defaults, ``n_samples_public``
 the training size, the public label set {0, 1}.
 
-A configuration is ``K:SCREENING:SHARE``: DP-SIS's ``k`` ("auto" or an int),
-Frank-Wolfe's ``screening`` ("auto", "none" or an int: the pipeline turns "auto" off,
-an int is kept, so ``2048:1024:0.5`` screens the 2,048 selected columns again to
-1,024) and ``selection_share``; or ``before``.
+A configuration is ``K:SCREENING:SHARE[:START]``: DP-SIS's ``k`` ("auto" or an
+int), Frank-Wolfe's ``screening`` ("auto", "none" or an int; an int is kept, so
+``2048:1024:0.5`` screens the 2,048 selected columns again to 1,024),
+``selection_share``, and Frank-Wolfe's ``start`` (default "auto": with
+``screening`` "auto" the pipeline keeps Frank-Wolfe's release of the per-class
+sums on all the selected columns for its naive-Bayes start; ``:zero`` is the
+former pipeline, ``screening`` "auto" turned off and the zero start); or
+``before``.
 
-Develop on ``news20`` (comp.* vs rec.*) and ``a9a``; IMDB is the report set (its
-figures come from ``scripts/study_accuracy_vs_epsilon.py``, run once).  Output: one
+Develop on ``news20`` (comp.* vs rec.*), ``reuters-acq`` (ModApte acq against the
+rest) and ``a9a``; IMDB (``imdb``) is the report set, run once after the choices.  Output: one
 row per fit appended to ``<out>/select_then_fit_budget.csv`` (rows present are
 skipped).  From the repository root::
 
     python scripts/study_select_then_fit_budget.py --datasets news20 a9a \
-        --configs before auto:auto:0.25 auto:auto:0.5 auto:auto:0.75
-    python scripts/study_select_then_fit_budget.py --datasets news20 \
-        --seeds 0 1 2 3 4 5 6 7 --configs 2048:auto:0.5 2048:1024:0.5
+        --configs before auto:auto:0.25:zero auto:auto:0.5:zero auto:auto:0.75:zero
+    python scripts/study_select_then_fit_budget.py --datasets news20 reuters-acq \
+        --epsilons 0.5 1 2 8 --seeds 0 1 2 3 4 5 6 7 \
+        --configs auto:auto:0.5:zero auto:auto:0.25 auto:auto:0.5 auto:auto:0.75
 """
 import os
 
@@ -56,12 +61,12 @@ def make(config, eps, seed, n):
                   random_state=seed),
             FrankWolfeLassoClassifier(epsilon=eps / 2, delta=DELTA / 2, n_samples_public=n,
                                       classes=[0, 1], random_state=seed))
-    k, screening, share = config.split(":")
+    k, screening, share, start = (config + ":auto").split(":")[:4]
     k = k if k == "auto" else int(k)
     screening = {"auto": "auto", "none": None}.get(screening) or int(screening)
     return PrivateSelectThenFit(
         DPSIS(k=k, y_bounds=(0, 1), n_samples_public=n, random_state=seed),
-        FrankWolfeLassoClassifier(n_samples_public=n, screening=screening,
+        FrankWolfeLassoClassifier(n_samples_public=n, screening=screening, start=start,
                                   random_state=seed),
         epsilon=eps, delta=DELTA, selection_share=float(share), classes=[0, 1])
 
@@ -117,11 +122,11 @@ def run(args):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--datasets", nargs="+", default=["news20"],
-                   choices=["news20", "a9a", "imdb"])
+                   choices=["news20", "a9a", "reuters-acq", "reuters-earn", "imdb"])
     p.add_argument("--epsilons", nargs="+", type=float, default=[0.5, 1.0, 2.0])
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     p.add_argument("--configs", nargs="+", default=["before", "auto:auto:0.5"],
-                   help="K:SCREENING:SHARE (see the module docstring) or 'before'")
+                   help="K:SCREENING:SHARE[:START] (see the module docstring) or 'before'")
     p.add_argument("--out", default="docs/studies/feature_selection")
     run(p.parse_args(argv))
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from dptoolkit.accounting.events import GaussianEvent
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 from dptoolkit.linear_model._frank_wolfe import _estimator as fw_estimator, _fw_fast
 from dptoolkit.linear_model._frank_wolfe._screening import (naive_bayes_start,
@@ -267,3 +268,15 @@ def test_auto_start():
     # advanced composition (no screening)
     np.testing.assert_array_equal(_fit(X, y, start="auto", composition="advanced").coef_,
                                   _fit(X, y, start="zero", composition="advanced").coef_)
+
+
+def test_screening_all_columns_buys_only_the_start():
+    """An int screening of at least n_features with the naive-Bayes start keeps
+    every column as a candidate (the release buys only the start; the former code
+    refused: nothing screened); without the start it still screens nothing."""
+    X, y = _text(d=800)
+    est = _fit(X, y, screening=800)
+    np.testing.assert_array_equal(est.screened_features_, np.arange(800))
+    assert est.privacy_event_ == _fit(X, y, screening=5000).privacy_event_
+    assert any(isinstance(e, GaussianEvent) for e in est.privacy_event_.events)
+    assert _fit(X, y, screening=800, start="zero").screened_features_ is None

@@ -206,6 +206,14 @@ CASES = [
              _fw(epsilon=None, delta=None), **{"epsilon": 1.0, "delta": 1e-5, **kw}),
          "binary", _SIS_WORK + _FW_KERNELS),
 ]
+CASES.append(Case(       # Frank-Wolfe's release on all the selected columns: its start
+    "PrivateSelectThenFit-start",
+    lambda **kw: PrivateSelectThenFit(
+        DPSIS(k=3, y_bounds=(0.0, 1.0), random_state=0),
+        _fw(epsilon=None, delta=None, start="naive_bayes"),
+        **{"epsilon": 1.0, "delta": 1e-5, **kw}),
+    "binary", _SIS_WORK + _FW_KERNELS
+    + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
 CASES.insert(3, Case(
     "FrankWolfe-screening", functools.partial(_fw, screening=4), "binary",
     _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))

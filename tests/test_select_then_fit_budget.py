@@ -8,7 +8,8 @@
 * pure DP (no delta): the shares of epsilon, basic composition;
 * the plan is the fit's spend; the accountant is charged once and stays shared under
   ``sklearn.clone``; the user's objects are never modified;
-* Frank-Wolfe's ``screening="auto"`` does not screen the selected columns again;
+* Frank-Wolfe's ``screening="auto"`` does not screen the selected columns again
+  (from the zero start);
 * bad values name the parameter.
 
 Every test fails on the pipeline without a total budget (no ``epsilon`` parameter).
@@ -147,10 +148,13 @@ def test_the_accountant_is_charged_once_and_stays_shared():
 
 def test_no_second_screening_of_the_selected_columns():
     """Frank-Wolfe's screening="auto" screens more than 1024 columns with a quarter
-    of its budget; inside the pipeline the columns are already selected."""
+    of its budget; inside the pipeline the columns are already selected (from the
+    zero start; the naive-Bayes start keeps them all, tests/test_pipeline_start.py)."""
     X, y = _text_like()
     pipe = _fit(_pipe(selector=DPSIS(k=1500, y_bounds=(0, 1), n_samples_public=N,
-                                     random_state=0)), X, y)
+                                     random_state=0),
+                      estimator=FrankWolfeLassoClassifier(n_samples_public=N, start="zero",
+                                                          random_state=0)), X, y)
     assert pipe.support_.sum() == 1500
     assert pipe.estimator_.screening is None
     assert pipe.estimator_.screened_features_ is None

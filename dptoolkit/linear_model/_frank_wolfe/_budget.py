@@ -568,7 +568,8 @@ def private_defaults(*, n_samples, epsilon, delta, n_drawn, n_classes=1, lipschi
     return float(lam), int(max(MIN_AUTO_ITER, math.ceil(T)))
 
 
-def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring, n_samples):
+def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring, n_samples,
+                 keep_all=False):
     r"""Resolve ``screening``, ``l1_bound`` and ``max_iter`` ``"auto"`` of a
     :class:`FWParams` ``p`` (``None`` in ``p`` means "auto") for ``n_features`` columns.
 
@@ -579,7 +580,11 @@ def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring,
     excess-risk bound of :func:`private_defaults` (public N, epsilon, delta, the
     number of candidate features and K); non-private: 50 and 1000.
     ``n_samples`` is a callable giving the public N (called only when needed, as it
-    may warn).  Returns the resolved :class:`FWParams`.
+    may warn).  An int ``screening`` of at least ``n_features`` screens nothing
+    (None), unless ``keep_all`` (a fit whose naive-Bayes start is built from the
+    screening's release): then every column is a candidate (``screening`` is
+    ``n_features``) and the release buys only the start.  Returns the resolved
+    :class:`FWParams`.
 
     Raises
     ------
@@ -599,7 +604,7 @@ def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring,
             raise ValueError("screening needs a private fit with an exponential-"
                              "mechanism selector, delta > 0 and zCDP accounting "
                              "(composition='auto' or 'zcdp')")
-        k = k if k < n_features else None
+        k = k if k < n_features else (n_features if keep_all else None)
     p = dataclasses.replace(p, screening=k)
     if not p.private:
         return dataclasses.replace(p, l1_bound=p.l1_bound or NONPRIVATE_L1_BOUND,

@@ -172,7 +172,11 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         is not swamped by millions of near-zero vertices.  ``"auto"``: for private
         fits with zCDP accounting, 1024 candidates or ``max_iter`` when larger (T
         steps can reach T distinct features), when there are more features;
-        None: off.  An int needs zCDP accounting.
+        None: off.  An int needs zCDP accounting; one of at least the number of
+        features screens nothing, except with the naive-Bayes start
+        (``start``), whose release then keeps every feature as a candidate and
+        buys only the start (as inside
+        :class:`~dptoolkit.selection.PrivateSelectThenFit`).
     screening_fraction : float or "auto", default="auto"
         Share of the zCDP budget :math:`\rho` the screening spends, in (0, 1).
         ``"auto"``: 0.25, and 0.75 with the naive-Bayes start (``start``), whose
@@ -618,6 +622,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             dataclasses.replace(p, screening_fraction=fraction),
             screening=self.screening, n_features=n_features, n_classes=n_classes,
             advanced=p.composition == "advanced", neighbouring=self.neighbouring,
+            keep_all=start != "zero",
             n_samples=lambda: self._n_samples(n_rows, private=warn,
                                               uses="l1_bound and max_iter 'auto'"))
         if start != "zero" and not p.screening and self.start == "auto":
