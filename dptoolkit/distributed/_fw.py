@@ -183,6 +183,16 @@ def _block_round(prep, state, step, fold):
 _FULL_PASS_FRACTION = 0.35
 
 
+#: Steps a coordinator runs per client call.  A call costs a round trip and the
+#: solver's state both ways (O(k)); a lost worker costs the rerun of at most a
+#: chunk.
+_CHUNK_STEPS = 128
+
+#: Uniforms the client draws for a chunk beyond ``uniforms_per_step`` a step: the
+#: sampler's rejections (probability about 4e-10 a step) take more.
+_SPARE_UNIFORMS = 8
+
+
 def _gather(Xc, v):
     """X_b^T v by columns (CSC: one gather per column), float64."""
     return np.asarray(Xc.T @ v, dtype=np.float64)
@@ -248,6 +258,62 @@ class StaleBlocksError(RuntimeError):
     """A block holder's state is not the one the client's rounds built."""
 
 
+class _PeerLostError(RuntimeError):
+    """A worker holding blocks could not be reached from the coordinator."""
+
+
+class _Coordinator(_BlockHolder):
+    """The holder that runs chunks of steps (a Dask actor on the worker holding
+    the most blocks): it holds its worker's blocks and calls the other holders
+    (``peers``) directly, worker to worker, once a round.
+
+    ``order[b] = (h, i)``: block ``b`` is the ``i``-th of holder ``h`` (0: this
+    one, ``h >= 1``: ``peers[h - 1]``).  A chunk is :func:`_run_steps` with the
+    uniforms the client drew: the coordinator draws nothing, and a chunk is a
+    function of the blocks' state at its start and of its arguments, so a chunk
+    broken by a lost worker runs again, on new holders replayed to its start,
+    to the same result."""
+
+    def __init__(self, peers, order, *preps, model=_LOGISTIC):
+        super().__init__(*preps, model=model)
+        self.peers, self.order = list(peers), list(order)
+
+    async def run(self, loop, uniforms, n_steps, params, selector=None):
+        """At most ``n_steps`` steps from ``loop`` (None: from the start, with
+        ``selector``), the selector drawing from ``uniforms`` (None: it needs
+        none); a coroutine on this worker's event loop.  Returns ``(loop, gaps,
+        log, consumed)``: the state after the last step run, their gaps, the
+        arguments of the rounds run (the client's log, for replays) and the
+        uniforms consumed."""
+        import asyncio
+
+        log = []
+
+        async def round_on_blocks(*args):
+            number = self.n_rounds
+            # the peers' calls go out first; this worker's blocks meanwhile
+            calls = [p.round(number, *args, separate_thread=False) for p in self.peers]
+            await asyncio.sleep(0)        # the calls leave before the arithmetic
+            outs = [self.round(number, *args)]
+            for call in calls:
+                try:
+                    outs.append(await call)
+                except StaleBlocksError:
+                    raise
+                except (OSError, RuntimeError) as exc:
+                    raise _PeerLostError(f"{type(exc).__name__}: {exc}") from None
+            log.append(args)
+            return [outs[h][i] for h, i in self.order]
+
+        chosen = loop.selector if loop is not None else selector
+        chosen.feed(uniforms)
+        loop, gaps = await _drive_async(_run_steps(loop, n_steps, params, selector),
+                                        round_on_blocks)
+        consumed = loop.selector.consumed
+        loop.selector.feed(None)
+        return loop, gaps, log, consumed
+
+
 def _lost(exc, n_lost):
     """The error of a fit whose lost block holders (Dask actors) could not all be
     made again."""
@@ -290,8 +356,9 @@ class _Blocks:
     ``y`` is the labels the ``model`` reads (binary: {0, 1}; multinomial: the
     class indices)."""
 
-    def __init__(self, X, y, columns, bound, model=_LOGISTIC):
+    def __init__(self, X, y, columns, bound, model=_LOGISTIC, coordinated=False):
         self.actors, self.futures, self.preps = False, [], []
+        self.coordinated, self.blocks = coordinated, []
         self.n_rounds, self.n_lost, self.log, self.model = 0, 0, [], model
         if not is_dask_array(X):
             self.holders = [_BlockHolder(_prepare_block(X, y, columns, bound), model=model)]
@@ -318,26 +385,9 @@ class _Blocks:
         from distributed import wait
 
         futures = client.compute(preps)
+        self.blocks = futures
         try:
-            wait(futures)
-            bad = [f for f in futures if f.status == "error"]
-            if bad:
-                bad[0].result()             # the block's own error (NaN, ...)
-            where = client.who_has(futures)
-            by_worker = {}
-            for b, f in enumerate(futures):     # "": just lost, Dask will recompute it
-                by_worker.setdefault(min(where.get(f.key) or [""]), []).append(b)
-            self.order = [None] * len(futures)
-            self.futures, self.preps = [], []
-            for h, (worker, held) in enumerate(sorted(by_worker.items())):
-                self.preps.append([futures[b] for b in held])
-                self.futures.append(client.submit(
-                    _BlockHolder, *[futures[b] for b in held],
-                    workers=[worker] if worker else None, allow_other_workers=True,
-                    actor=True, pure=False, model=self.model))
-                for i, b in enumerate(held):
-                    self.order[b] = (h, i)
-            self.holders = [f.result() for f in self.futures]
+            self._place(futures)
         except Exception as exc:
             self.close()
             if type(exc).__name__ == "KilledWorker":
@@ -350,6 +400,119 @@ class _Blocks:
                 raise _lost(exc, 1) from exc
             raise
         self.actors = True
+
+    def _place(self, futures):
+        """One holder actor per worker with the prepared blocks it holds (their
+        pure tasks recomputed by Dask where lost); coordinated: the worker
+        holding the most blocks gets the :class:`_Coordinator`, made last with
+        the others' handles."""
+        from distributed import wait
+
+        client = self.client
+        wait(futures)
+        bad = [f for f in futures if f.status == "error"]
+        if bad:
+            bad[0].result()             # the block's own error (NaN, ...)
+        where = client.who_has(futures)
+        by_worker = {}
+        for b, f in enumerate(futures):     # "": just lost, Dask will recompute it
+            by_worker.setdefault(min(where.get(f.key) or [""]), []).append(b)
+        groups = sorted(by_worker.items())
+        if self.coordinated:     # the coordinator's worker first: most blocks
+            groups.sort(key=lambda g: -len(g[1]))
+        self.order = [None] * len(futures)
+        self.futures, self.preps = [], []
+        for h, (worker, held) in enumerate(groups):
+            self.preps.append([futures[b] for b in held])
+            for i, b in enumerate(held):
+                self.order[b] = (h, i)
+        for h, (worker, held) in enumerate(groups):
+            if self.coordinated and h == 0:
+                continue
+            self.futures.append(client.submit(
+                _BlockHolder, *self.preps[h], workers=[worker] if worker else None,
+                allow_other_workers=True, actor=True, pure=False, model=self.model))
+        if self.coordinated:
+            peers = [f.result() for f in self.futures]
+            worker = groups[0][0]
+            self.futures.insert(0, client.submit(
+                _Coordinator, peers, self.order, *self.preps[0],
+                workers=[worker] if worker else None, allow_other_workers=True,
+                actor=True, pure=False, model=self.model))
+        self.holders = [f.result() for f in self.futures]
+        placed = client.who_has(self.futures)
+        self.addresses = {a for f in self.futures for a in placed.get(f.key, ())}
+
+    def run_chunks(self, params, selector):
+        """The solver's steps, chunks of them run by the coordinator; the
+        selector's uniforms drawn here, from its generator, for a chunk at a
+        time; a chunk broken by a lost worker runs again (:meth:`_rebuild`).
+        Returns :func:`frank_wolfe_over_blocks`'s result."""
+        rng, per_step = selector.rng, selector.uniforms_per_step
+        loop, gaps, spare = None, [], _SPARE_UNIFORMS
+        while loop is None or not loop.done:
+            n = min(_CHUNK_STEPS, params[1] - (loop.t if loop is not None else 0))
+            uniforms = state = None
+            if per_step:
+                # the generator's state is put back after the chunk and moved by
+                # the uniforms consumed only: after the fit it is the in-memory
+                # fit's, whatever the chunks
+                state = rng.bit_generator.state
+                uniforms = rng.random(per_step * n + spare)
+            while True:
+                try:
+                    out = self._chunk(loop, uniforms, n, params,
+                                      selector if loop is None else None)
+                    break
+                except (OSError, RuntimeError) as exc:
+                    self._rebuild(exc)
+            ran = out[0].t - (loop.t if loop is not None else 0)
+            loop, log, consumed = out[0], out[2], out[3]
+            gaps.extend(out[1])
+            self.log.extend(log)
+            if per_step:
+                rng.bit_generator.state = state
+                rng.random(consumed)
+            # a chunk without a step (rejections ate the spare uniforms): more spare
+            spare = (_SPARE_UNIFORMS if ran > 0 or loop.done
+                     else 2 * abs(spare) + per_step * n)
+        return loop.result(gaps, params[1])
+
+    def _chunk(self, loop, uniforms, n, params, selector):
+        """One chunk on the coordinator: ``(loop, gaps, log, consumed)``."""
+        return self.holders[0].run(loop, uniforms, n, params, selector).result()
+
+    def _rebuild(self, exc):
+        """New holders for every block after a lost worker (the survivors are past
+        the chunk's start), replayed to the chunk's start from the client's log
+        of the rounds.  More losses than ``distributed.scheduler.allowed-failures``
+        stop the fit."""
+        import dask
+
+        self.n_lost += 1
+        if self.n_lost > dask.config.get("distributed.scheduler.allowed-failures", 3):
+            raise _lost(exc, self.n_lost) from exc
+        try:
+            if not isinstance(exc, StaleBlocksError):
+                self._wait_for_scheduler()
+            for f in self.futures:
+                f.release()
+            self._place(self.blocks)
+            for call in [h.replay(self.log) for h in self.holders]:
+                call.result()
+        except (OSError, RuntimeError) as again:  # lost again, or no blocks to rebuild
+            raise _lost(again, self.n_lost) from again
+
+    def _wait_for_scheduler(self, timeout=60.0):
+        """Until the scheduler has noticed a lost worker (its blocks are then
+        recomputed elsewhere), at most ``timeout`` seconds."""
+        import time
+
+        stop = time.monotonic() + timeout
+        while time.monotonic() < stop:
+            if not self.addresses <= set(self.client.scheduler_info()["workers"]):
+                return
+            time.sleep(0.05)
 
     def round(self, *args):
         """Run one round on every block (in this process); the outputs in block order."""
@@ -393,16 +556,17 @@ class _Blocks:
     def run(self, steps):
         """Drive the solver's generator ``steps`` (it yields a round's arguments
         and receives the round's outputs) to its return value.  On a cluster the
-        whole loop runs as one coroutine on the client's event loop."""
+        whole loop runs as one coroutine on the client's event loop (the
+        multinomial model; the binary one runs :meth:`run_chunks`)."""
         if not self.actors:
             return _drive(steps, self.round)
         return self.client.sync(_drive_async, steps, self.round_on_workers)
 
     def close(self):
         """Release the actors and the blocks (they leave the workers' memory)."""
-        for f in self.futures + [f for held in self.preps for f in held]:
+        for f in self.futures + [f for held in self.preps for f in held] + self.blocks:
             f.release()
-        self.futures, self.holders, self.preps = [], [], []
+        self.futures, self.holders, self.preps, self.blocks = [], [], [], []
 
 
 def _drive(steps, round_fn):
@@ -482,8 +646,10 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
         ``distributed.scheduler.allowed-failures``; the fit stops and releases
         nothing.
     """
-    blocks = _Blocks(X, y01, columns, bound)
+    blocks = _Blocks(X, y01, columns, bound, coordinated=True)
     try:
+        if blocks.actors:
+            return blocks.run_chunks((l1_bound, max_iter, refresh_tol, stop), selector)
         return blocks.run(_steps(l1_bound, max_iter, refresh_tol, selector, stop))
     finally:
         blocks.close()   # the actors' blocks and states leave the workers
@@ -493,58 +659,103 @@ def _steps(l1_bound, max_iter, refresh_tol, selector, stop):
     """The solver's loop on the client (:func:`frank_wolfe_over_blocks`), as a
     generator: it yields each round's ``(step, fold)`` and receives the blocks'
     outputs in block order; it returns the result."""
-    alpha = np.zeros(0)
-    for out in (yield None, 1.0):     # set-up and the first refresh (t = 1)
-        alpha = out[1].copy() if alpha.size == 0 else alpha + out[1]
-    k = alpha.size
-    selector.update(alpha, np.arange(k), True)
-    wt = np.zeros(k)
-    support = []
-    w_m, prod, h, n_refresh = 1.0, 1.0, 0.0, 1
-    gaps = np.full(max_iter, np.nan)
-    t = 0
-    for t in range(1, max_iter + 1):
-        j, sign = selector.select(alpha)
+    loop, gaps = yield from _run_steps(None, max_iter,
+                                       (l1_bound, max_iter, refresh_tol, stop), selector)
+    return loop.result(gaps, max_iter)
+
+
+class _Loop:
+    r"""The solver's state between two steps (:func:`_run_steps`): :math:`\alpha`,
+    :math:`\tilde w`, its support (in the order first chosen), :math:`w_m`, the
+    product of :math:`(1-\eta)` since the last refresh, the gap term :math:`h`,
+    the refreshes and steps done, and the selector (its sampler's state).  Pickled
+    whole between the client and the coordinator (``O(k)``); the selector's
+    generator never is (:class:`~dptoolkit.linear_model._frank_wolfe._distributed._GroupedSelector`)."""
+
+    def __init__(self, alpha, selector):
+        self.alpha, self.selector = alpha, selector
+        self.wt = np.zeros(alpha.size)
+        self.support = []
+        self.w_m, self.prod, self.h, self.n_refresh, self.t = 1.0, 1.0, 0.0, 1, 0
+        self.done = False
+
+    def result(self, gaps, max_iter):
+        """``(coef, gaps, n_iter, n_refresh)`` of :func:`frank_wolfe_over_blocks`
+        from the steps' gaps (a list of every step's)."""
+        full = np.full(max_iter, np.nan)
+        full[:len(gaps)] = gaps
+        return self.wt * self.w_m, full, self.t, self.n_refresh
+
+
+def _run_steps(loop, n_steps, params, selector=None):
+    """At most ``n_steps`` steps of the solver from ``loop`` (None: from the
+    start, with ``selector``, after the set-up round), as a generator: it yields
+    each round's ``(step, fold)`` and receives the blocks' outputs in block
+    order; it returns ``(loop, gaps)``, the state after the last step run and
+    their gaps.  Ends early, at a step boundary, when the selector has no draw
+    (``select`` returns None: its uniforms ran out) or the fit is done
+    (``loop.done``).  ``params``: ``(l1_bound, max_iter, refresh_tol, stop)``.
+    Every engine runs this code, so they release the same model."""
+    l1_bound, max_iter, refresh_tol, stop = params
+    if loop is None:
+        alpha = np.zeros(0)
+        for out in (yield None, 1.0):     # set-up and the first refresh (t = 1)
+            alpha = out[1].copy() if alpha.size == 0 else alpha + out[1]
+        selector.update(alpha, np.arange(alpha.size), True)
+        loop = _Loop(alpha, selector)
+    alpha, wt, support, selector = loop.alpha, loop.wt, loop.support, loop.selector
+    gaps = []
+    for _ in range(n_steps):
+        if loop.done:
+            break
+        pick = selector.select(alpha)
+        if pick is None:                  # out of uniforms: the client sends more
+            break
+        j, sign = pick
+        t = loop.t = loop.t + 1
         s = sign * l1_bound
-        gap = w_m * h - s * alpha[j]
-        gaps[t - 1] = gap
+        gap = loop.w_m * loop.h - s * alpha[j]
+        gaps.append(gap)
         eta = 2.0 / (t + 2.0)
-        w_m *= 1.0 - eta
-        prod *= 1.0 - eta
+        loop.w_m *= 1.0 - eta
+        loop.prod *= 1.0 - eta
         rescale = 1.0
-        if w_m < 1e-150:    # keep wt finite (never for T < 1e70), as the kernel
-            wt *= w_m
-            h *= w_m
-            rescale, w_m = w_m, 1.0
+        if loop.w_m < 1e-150:    # keep wt finite (never for T < 1e70), as the kernel
+            wt *= loop.w_m
+            loop.h *= loop.w_m
+            rescale, loop.w_m = loop.w_m, 1.0
+        w_m = loop.w_m
         delta = eta * s / w_m
         wt[j] += delta
         if j not in support:
             support.append(j)
-        h += alpha[j] * delta
+        loop.h += alpha[j] * delta
         if gap <= stop or t == max_iter:
+            loop.done = True
             break
-        refresh = prod < 1.0 - refresh_tol          # before step t + 1: public
+        refresh = loop.prod < 1.0 - refresh_tol          # before step t + 1: public
         outs = yield (int(j), delta, w_m, rescale), w_m if refresh else None
         if refresh:
             if w_m != 1.0:
                 wt[support] *= w_m
-                w_m = 1.0
+                loop.w_m = 1.0
             new = outs[0][1].copy()
             for out in outs[1:]:                     # block order
                 new += out[1]
             items = np.flatnonzero(new != alpha)
-            alpha = new
+            alpha[:] = new
             h = 0.0
             for c in sorted(support):
                 h += alpha[c] * wt[c]
-            prod = 1.0
-            n_refresh += 1
+            loop.h = h
+            loop.prod = 1.0
+            loop.n_refresh += 1
         else:
-            changed = np.zeros(k, dtype=bool)
+            changed = np.zeros(alpha.size, dtype=bool)
             for _, cols, values, dh in outs:         # block order
                 alpha[cols] += values
-                h += dh
+                loop.h += dh
                 changed[cols] = True
             items = np.flatnonzero(changed)
         selector.update(alpha, items, False)
-    return wt * w_m, gaps, t, n_refresh
+    return loop, gaps

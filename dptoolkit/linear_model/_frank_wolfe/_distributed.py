@@ -78,11 +78,31 @@ def _over_block(Xb, yb, bound):
 
 
 class _GroupedSelector:
-    """The exponential mechanism by the grouped sampler, as the fast kernel runs it."""
+    """The exponential mechanism by the grouped sampler, as the fast kernel runs it.
+
+    Its uniforms come from the estimator's generator ``rng`` (on the client), or
+    from a buffer the client drew from it (:meth:`feed`: on the coordinating
+    worker, which holds no generator; a pickled selector leaves ``rng`` behind).
+    A step consumes the sampler's draw (two uniforms, more after a rare
+    rejection) then one for the sign, in the kernel's order; ``rng.random(n)``
+    returns the doubles the kernel's ``uniform(rng)`` calls would, in order, so
+    the two sources make the same draws."""
+
+    #: Uniforms a step consumes without a rejection: group, item, sign.
+    uniforms_per_step = 3
 
     def __init__(self, n_items, group_size, coef, rng):
         self.sampler = GroupedExpSampler(n_items, group_size or None)
         self.coef, self.rng = coef, rng
+        self.uniforms, self.consumed = None, 0
+
+    def __getstate__(self):
+        # never the generator: a worker must not be able to regenerate the noise
+        return {**self.__dict__, "rng": None}
+
+    def feed(self, uniforms):
+        """Draw from ``uniforms`` (shape (n,), drawn by the client) from now on."""
+        self.uniforms, self.consumed = uniforms, 0
 
     def update(self, alpha, items, first):
         if items.size == 0:
@@ -94,18 +114,33 @@ class _GroupedSelector:
             self.sampler.update_items_batched(items, logw)
 
     def select(self, alpha):
-        j = int(self.sampler.draw(1, random_state=self.rng)[0])
+        """The vertex ``(j, sign)``, or None when the fed uniforms ran out (then
+        nothing is consumed)."""
+        if self.uniforms is None:
+            j = int(self.sampler.draw(1, random_state=self.rng)[0])
+            u = self.rng.random()
+        else:
+            j, pos = self.sampler.draw_from_uniforms(self.uniforms, self.consumed)
+            if j < 0 or pos >= self.uniforms.size:
+                return None
+            u = self.uniforms[pos]
+            self.consumed = pos + 1
         a = alpha[j]
         # the sign: P(descent) = sigmoid(2 coef |alpha_j|), one uniform (draw_sign)
         x = 2.0 * self.coef * abs(a)
         p = 1.0 / (1.0 + np.exp(-x))
-        descent = self.rng.random() < p
+        descent = u < p
         sign_a = 1.0 if a > 0 else -1.0
-        return j, (-sign_a if descent else sign_a)
+        return int(j), (-sign_a if descent else sign_a)
 
 
 class _ArgmaxSelector:
     """Non-private: the vertex of the largest |alpha_j| (the first one)."""
+
+    uniforms_per_step, rng, consumed = 0, None, 0
+
+    def feed(self, uniforms):
+        pass
 
     def update(self, alpha, items, first):
         pass
