@@ -262,6 +262,32 @@ class _PeerLostError(RuntimeError):
     """A worker holding blocks could not be reached from the coordinator."""
 
 
+class _Peer:
+    """A holder actor on another worker (``address``, actor ``key``), called from
+    the coordinator's worker over that worker's connections: the message a Dask
+    ``Actor`` handle sends, with the lost worker as an error.  (A handle made
+    on a worker waits, on a connection error, for the actor's task to finish
+    again, and never answers when the worker holding it died.)"""
+
+    def __init__(self, address, key):
+        self.address, self.key = address, key
+
+    async def round(self, *args):
+        from distributed import get_worker
+        from distributed.protocol import to_serialize
+
+        try:
+            reply = await get_worker().rpc(self.address).actor_execute(
+                actor=self.key, function="round", args=[to_serialize(a) for a in args],
+                kwargs={"separate_thread": False})
+        except Exception as exc:   # unreachable, or no such actor there any more
+            raise _PeerLostError(f"the holder at {self.address}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        if reply["status"] != "OK":
+            raise reply["exception"]      # the holder's own error (StaleBlocksError)
+        return reply["result"]
+
+
 class _Coordinator(_BlockHolder):
     """The holder that runs chunks of steps (a Dask actor on the worker holding
     the most blocks): it holds its worker's blocks and calls the other holders
@@ -276,7 +302,7 @@ class _Coordinator(_BlockHolder):
 
     def __init__(self, peers, order, *preps, model=_LOGISTIC):
         super().__init__(*preps, model=model)
-        self.peers, self.order = list(peers), list(order)
+        self.peers, self.order = list(peers), list(order)     # peers: _Peer
 
     async def run(self, loop, uniforms, n_steps, params, selector=None):
         """At most ``n_steps`` steps from ``loop`` (None: from the start, with
@@ -292,16 +318,15 @@ class _Coordinator(_BlockHolder):
         async def round_on_blocks(*args):
             number = self.n_rounds
             # the peers' calls go out first; this worker's blocks meanwhile
-            calls = [p.round(number, *args, separate_thread=False) for p in self.peers]
+            calls = [asyncio.ensure_future(p.round(number, *args)) for p in self.peers]
             await asyncio.sleep(0)        # the calls leave before the arithmetic
-            outs = [self.round(number, *args)]
-            for call in calls:
-                try:
+            try:
+                outs = [self.round(number, *args)]
+                for call in calls:
                     outs.append(await call)
-                except StaleBlocksError:
-                    raise
-                except (OSError, RuntimeError) as exc:
-                    raise _PeerLostError(f"{type(exc).__name__}: {exc}") from None
+            finally:
+                for call in calls:
+                    call.cancel()         # no-op for those done
             log.append(args)
             return [outs[h][i] for h, i in self.order]
 
@@ -433,7 +458,9 @@ class _Blocks:
                 _BlockHolder, *self.preps[h], workers=[worker] if worker else None,
                 allow_other_workers=True, actor=True, pure=False, model=self.model))
         if self.coordinated:
-            peers = [f.result() for f in self.futures]
+            wait(self.futures)
+            placed = client.who_has(self.futures)
+            peers = [_Peer(min(placed.get(f.key) or [""]), f.key) for f in self.futures]
             worker = groups[0][0]
             self.futures.insert(0, client.submit(
                 _Coordinator, peers, self.order, *self.preps[0],
