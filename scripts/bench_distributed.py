@@ -165,11 +165,11 @@ def accuracy_and_time(args):
                 a_dist = float(np.mean(dist.predict(Xte) == yte))
                 accs.append((a_mem, a_dist, t_mem, t_dist))
                 diff = float(np.max(np.abs(mem.coef_ - dist.coef_)))
-                print(f"{model:5s} {seed:4d} {t_mem:7.1f} {t_dist:7.1f} "
+                print(f"{model:5s} {seed:4d} {t_mem:7.2f} {t_dist:7.2f} "
                       f"{t_dist / t_mem:6.2f} {a_mem:8.4f} {a_dist:8.4f} {diff:11.2e} "
                       f"{load:6.2f}", flush=True)
             a = np.array(accs)
-            print(f"{model:5s} mean {a[:, 2].mean():7.1f} {a[:, 3].mean():7.1f} "
+            print(f"{model:5s} mean {a[:, 2].mean():7.2f} {a[:, 3].mean():7.2f} "
                   f"{a[:, 3].mean() / a[:, 2].mean():6.2f} {a[:, 0].mean():8.4f} "
                   f"{a[:, 1].mean():8.4f}", flush=True)
     finally:

@@ -1,5 +1,6 @@
 r"""Frank-Wolfe (Algorithm 2 with bounded staleness) over row blocks: the rows'
-margins stay on the workers, the gradient and the vertex choice on the client.
+margins stay on the workers; the gradient, the vertex choice and the step loop
+on one coordinating worker, fed by the client a chunk of steps at a time.
 
 The fast solver of :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`
 (Raff, Khanna and Lu, NeurIPS 2023, Algorithm 2, with the exact refresh of
@@ -11,54 +12,74 @@ scaled margins :math:`\tilde v = X\tilde w`, the row gradients
 * **on each block**: its rows' :math:`\tilde v` and :math:`q`, and its
   restricted rows (CSR and CSC), held for the whole fit by one *holder* per
   worker (below);
-* **on the client**: :math:`\alpha \in \mathbb{R}^k`, :math:`\tilde w`,
-  :math:`w_m`, the product of :math:`(1-\eta)` since the last refresh, the gap
-  term :math:`h = \langle\alpha, \tilde w\rangle` and the selector (the
-  estimator's: the grouped sampler or the argmax), which draws from the
-  estimator's generator: **nothing on a worker draws a random number**.
+* **in the solver's loop** (:func:`_run_steps`): :math:`\alpha \in
+  \mathbb{R}^k`, :math:`\tilde w`, :math:`w_m`, the product of
+  :math:`(1-\eta)` since the last refresh, the gap term :math:`h =
+  \langle\alpha, \tilde w\rangle` and the selector (the estimator's: the
+  grouped sampler or the argmax).  The loop runs on the client in memory and
+  on a local scheduler, and on the coordinating worker on a cluster (below);
+  either way the selector's randomness comes from the estimator's generator,
+  on the client: **nothing on a worker draws a random number**.
 
-**One round per step.**  After the client chose the vertex of step :math:`t`
+**One round per step.**  After the vertex of step :math:`t` is chosen
 (coordinate :math:`j`, sign, hence the increment :math:`\delta` of
-:math:`\tilde w_j` and the new :math:`w_m`), it sends
-:math:`(j, \delta, w_m)` to every block, which updates the margins and gradients
-of its rows containing :math:`j` (those rows only: Algorithm 2) and returns
-its part of the change of :math:`\alpha`, :math:`X_b^\top(q^{new} - q^{old})`
-over those rows (its non-zero entries and their columns), and its part of the
-change of :math:`h`.  Whether the next step starts with a refresh depends only
-on the step sizes (public), so when it does, the same round also runs the
-**exact refresh as a map-reduce**: every block folds :math:`w_m` into its
-margins, recomputes :math:`q` for all its rows and returns
-:math:`X_b^\top q_b`; the client sets :math:`\alpha` to their sum.  The last
-step needs no round (the model is :math:`w_m\tilde w`, on the client).  So a
-fit of :math:`T` steps makes :math:`T` rounds (one to set up and refresh
-first, :math:`T - 1` steps), each moving :math:`O(k)` numbers per block, never
-rows of X.
+:math:`\tilde w_j` and the new :math:`w_m`), :math:`(j, \delta, w_m)` goes to
+every block, which updates the margins and gradients of its rows containing
+:math:`j` (those rows only: Algorithm 2) and returns its part of the change of
+:math:`\alpha`, :math:`X_b^\top(q^{new} - q^{old})` over those rows (its
+non-zero entries and their columns), and its part of the change of :math:`h`.
+Whether the next step starts with a refresh depends only on the step sizes
+(public), so when it does, the same round also runs the **exact refresh as a
+map-reduce**: every block folds :math:`w_m` into its margins, recomputes
+:math:`q` for all its rows and returns :math:`X_b^\top q_b`; :math:`\alpha` is
+set to their sum.  The last step needs no round.  So a fit of :math:`T` steps
+makes :math:`T` rounds (one to set up and refresh first, :math:`T - 1` steps),
+each moving :math:`O(k)` numbers per block, never rows of X.
 
-**Rounds without tasks.**  A step's vertex depends on the previous step's
-:math:`\alpha`, so the :math:`T` rounds are sequential and a fit is bound by
-the latency of a round, not by bytes.  A round of Dask tasks costs the
-scheduler a few milliseconds per task (graph submission, state transitions,
-worker assignment, result bookkeeping: about 20 ms for four tasks on an idle
-2-core machine), and with thousands of steps that dwarfs the work.  So the
-blocks are prepared by pure Dask tasks (clipped, restricted to the kept
-columns) and then handed to one **Dask actor per worker**
-(``_BlockHolder``, made on the worker that holds them: the rows never
-move), which keeps its blocks' margins for the whole fit; a round is one
-actor call per worker, a message and its reply (about 1.5 ms on an idle
-machine for two workers): no task, no graph, no scheduler state.  With the
-client's default ``direct_to_workers=None`` the scheduler relays the two
-messages as a plain proxy; ``Client(direct_to_workers=True)`` sends them
-straight to the workers (no difference measured on one machine).  The
-solver's loop runs as a coroutine on the client's event loop and each call
-on the worker's event loop, so that no thread hand-off adds to the latency.
-The alternatives: a long-running task per worker exchanging messages through
+**Rounds without the client or the scheduler.**  A step's vertex depends on
+the previous step's :math:`\alpha`, so the :math:`T` rounds are sequential and
+a fit is bound by the latency of a round, not by bytes.  A round of Dask tasks
+costs the scheduler a few milliseconds per task (about 20 ms for four tasks on
+an idle 2-core machine).  So pure Dask tasks prepare the blocks (clipped,
+restricted to the kept columns), then one **Dask actor per worker** holds
+them (``_BlockHolder``, made on the worker that holds them: the rows never
+move) with their margins for the whole fit.  The worker holding the most
+blocks gets the **coordinator** (:class:`_Coordinator`, a holder that also
+runs the loop): the client calls it once per chunk of ``_CHUNK_STEPS`` (128)
+steps, sending the loop's state and the chunk's uniforms (below); at each
+step it sends the round to the other holders over its worker's own
+connections (:class:`_Peer`: worker to worker, the message a Dask actor call
+sends), computes its own blocks while they compute theirs, adds the outputs
+in block order and selects the next vertex, then returns the state after the
+chunk, the chunk's gaps and the rounds' arguments (the client's log, for
+replays).  A round is then one message and reply between two workers,
+instead of client to scheduler to every worker and back (3.9 ms a round on
+IMDB at load 1, when the client drove the rounds through the scheduler's
+proxy; ``direct_to_workers=True`` made no difference on one machine).  The
+alternatives: a long-running task per worker exchanging messages through
 ``distributed.Queue`` or ``Variable`` goes through the scheduler's state for
 every message; Pub/Sub would rebuild the request-reply and error handling
-that actor calls already give; fewer rounds would need the rows on the
-client (the step's change of :math:`\alpha` is a function of the rows
-holding the chosen column) or the selection on the workers (their noise).
-The scheduler runs the same tasks whatever :math:`T`, so it keeps no
-per-step history either.
+that actor calls already give; fewer rounds would need the rows in one place
+(the step's change of :math:`\alpha` is a function of the rows holding the
+chosen column).  The scheduler runs the same tasks whatever :math:`T`.
+
+**The uniforms.**  The coordinator must make the in-memory fit's draws without
+the estimator's generator (which could regenerate the fit's noise and stays
+on the client).  The grouped sampler's draw consumes the bit generator's next
+doubles (``uniform(rng)``: a group, then an item; a rejection, with
+probability about :math:`4\cdot 10^{-10}` a draw, takes one more) and the sign one
+more, and ``Generator.random(n)`` returns those same doubles in that order.
+So for a chunk of :math:`n` steps the client draws ``rng.random(3 n + 8)``
+and the coordinator's selector consumes them
+(:meth:`GroupedExpSampler.draw_from_uniforms`: the sampler's own ``sample``
+code, its bit generator reading the buffer); if they run out (rejections), the
+chunk ends at a step boundary and the client sends the next one from there.
+After each chunk the client puts its generator back to its state before the
+chunk and draws the uniforms consumed again, so after the fit the generator is
+where the in-memory fit leaves it, whatever the chunks (the unused uniforms
+were never used).  The argmax needs none.  The loop's state (the sampler's
+whole state, pickled exactly; never the generator) travels each way per chunk:
+:math:`O(k)`.
 
 Every per-row operation is the in-memory kernel's, in the same order, so the
 blocks' margins are those of the in-memory fit bit for bit; :math:`\alpha` is
@@ -72,32 +93,37 @@ rounding.
 the exponential mechanism at each step scores the vertices with the same
 :math:`\alpha` (sensitivity :math:`\lambda L` under add/remove-one, whatever
 the partition), the screening's Gaussian noise is drawn once on the client
-from the sum of the blocks' column masses.  **Failures.**  The preparation
-tasks are pure: a worker lost while they run is recomputed from their inputs,
-and workers dying repeatedly stop the fit before its first step with
-``RuntimeError``.  Dask does *not* recompute an actor: a worker lost mid-fit
-takes its holder's margins with it, and the next round's call to it fails.
-The client then makes a new holder for the same blocks (their pure tasks,
-which it keeps, are recomputed by Dask wherever it can) and has it **replay
-every round so far** from the client's log of their arguments (the chosen
-coordinates, increments and scalings, public to the engine like every round):
-the margins are rebuilt bit for bit and the round's outputs are those the
-lost holder would have returned, so the fit goes on to the model of a run
-without the failure, and no noise is drawn again.  More lost holders than
+from the sum of the blocks' column masses.  The coordinating worker holds
+:math:`\alpha` and one chunk's uniforms, as the client did: the workers hold
+the raw rows already, and the guarantee covers the release, not the cluster.
+**Failures.**  The preparation tasks are pure: a worker lost while they run
+is recomputed from their inputs, and workers dying repeatedly stop the fit
+before its first step with ``RuntimeError``.  Dask does *not* recompute an
+actor: a worker lost mid-chunk takes its holder's margins with it (or the
+coordinator), and the chunk's call fails.  The client then makes new holders
+for every block (the survivors are somewhere inside the chunk; the lost
+blocks' pure tasks are recomputed by Dask) and has them **replay every round
+before the chunk** from its log of their arguments (public to the engine like
+every round): the margins are rebuilt bit for bit, and the chunk runs again
+from its first step with the same state and the same uniforms, so it makes the
+same draws and the fit goes on to the model of a run without the failure; no
+noise is drawn again.  More lost workers than
 ``distributed.scheduler.allowed-failures``, or a replacement lost too, stop
 the fit with ``RuntimeError``: nothing is released or charged (the estimator
 records its privacy event only after the loop), and the noise drawn so far
 only entered the discarded iterate.  Each round carries its number and a
 holder refuses a round out of sequence, so a holder that Dask would make
 afresh behind the client's back (at a replacement worker, possibly at the old
-address) is never taken for one that ran the steps: it is replaced and
-replayed too.
+address) is never taken for one that ran the steps.
 
-The holders, their rounds' log and replay, and the handling of lost workers
-serve the multinomial model too
+The holders, their rounds' log and replay serve the multinomial model too
 (:func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks`): a holder
 is given *what* its blocks hold and a round computes (``model``: this module's
-binary :class:`_Logistic` by default).
+binary :class:`_Logistic` by default).  Its loop still runs on the client, a
+round per step from the client to every holder (:meth:`_Blocks.run`, a lost
+holder replaced and replayed at once): its selectors draw from the bit
+generator inside the compiled multinomial kernel, which has no path from
+shipped uniforms yet.
 
 References
 ----------
@@ -527,7 +553,7 @@ class _Blocks:
             self._place(self.blocks)
             for call in [h.replay(self.log) for h in self.holders]:
                 call.result()
-        except (OSError, RuntimeError) as again:  # lost again, or no blocks to rebuild
+        except Exception as again:  # lost again, or the blocks cannot be rebuilt
             raise _lost(again, self.n_lost) from again
 
     def _wait_for_scheduler(self, timeout=60.0):

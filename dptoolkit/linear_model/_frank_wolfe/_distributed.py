@@ -6,9 +6,10 @@ The data-heavy work runs on the workers through
 docstrings give the design: the rows' margins stay on their blocks, held by one
 Dask actor per worker, one round of actor calls (no tasks) per step; the binary
 exact refresh as a map-reduce, the multinomial gradient as a sum of the
-blocks' parts every step); this module is the estimator's side: validation,
-budget, screening, and the vertex selection, which lives on the client and
-draws from the estimator's generator exactly as the in-memory kernel does:
+blocks' parts every step; the binary steps run in chunks on a coordinating
+worker); this module is the estimator's side: validation, budget, screening,
+and the vertex selection, whose randomness comes from the estimator's
+generator, on the client, exactly as the in-memory kernel draws it:
 
 * the screening's statistic (column masses, class differences or per-class
   sums,
@@ -26,7 +27,10 @@ draws from the estimator's generator exactly as the in-memory kernel does:
   first refresh and updated for the coordinates whose :math:`\alpha` changed
   (re-summed when more than an eighth changed, as the kernel), and each step
   draws the coordinate and then the sign with one uniform, in the kernel's
-  order; the argmax (non-private) takes the first largest :math:`|\alpha_j|`.
+  order; on a cluster the selector runs on the coordinating worker and
+  consumes uniforms the client drew from the generator for its chunk of steps
+  (:class:`_GroupedSelector`); the argmax (non-private) takes the first
+  largest :math:`|\alpha_j|`.
 
 So with the same seed the distributed fit makes the in-memory fit's draws and
 releases its model up to the rounding of the summation order, with the same
