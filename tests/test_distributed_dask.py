@@ -913,7 +913,8 @@ def _die_at_fw_round(marker, at, role):
 
     from dptoolkit.distributed import _fw
 
-    original = _fw._Logistic.__dict__.get("_unpatched", _fw._Logistic.round)
+    saved = _fw._Logistic.__dict__.get("_unpatched")
+    original = saved.__func__ if saved is not None else _fw._Logistic.round
     _fw._Logistic._unpatched = staticmethod(original)
     count = [0]
 
@@ -933,8 +934,20 @@ def _fw_live_again():
     from dptoolkit.distributed import _fw
 
     if "_unpatched" in _fw._Logistic.__dict__:
-        _fw._Logistic.round = _fw._Logistic._unpatched
+        _fw._Logistic.round = _fw._Logistic.__dict__["_unpatched"]   # the staticmethod
         del _fw._Logistic._unpatched
+
+
+def _unpatch_fw_rounds(client):
+    """:func:`_fw_live_again` on every live worker (the scheduler may still list
+    the one just killed for a moment: try again)."""
+    for _ in range(100):
+        try:
+            client.run(_fw_live_again)
+            return
+        except OSError:
+            time.sleep(0.1)
+    client.run(_fw_live_again)
 
 
 @pytest.mark.parametrize("role", ["coordinator", "peer"])
@@ -956,7 +969,7 @@ def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_pat
     try:
         got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist)
     finally:
-        live.run(_fw_live_again)
+        _unpatch_fw_rounds(live)
     assert os.path.exists(marker)         # a worker did die inside the chunk
     _assert_same_fw(got, want)
     np.testing.assert_array_equal(got.coef_, want.coef_)
@@ -989,7 +1002,7 @@ def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkey
                 with pytest.raises(RuntimeError, match="lost mid-fit.*nothing was released"):
                     model.fit(*_dask(X, y))
     finally:
-        live.run(_fw_live_again)
+        _unpatch_fw_rounds(live)
     if K == 2:
         assert os.path.exists(marker)
     else:

@@ -326,15 +326,16 @@ class _Coordinator(_BlockHolder):
     broken by a lost worker runs again, on new holders replayed to its start,
     to the same result."""
 
-    def __init__(self, peers, order, *preps, model=_LOGISTIC):
+    def __init__(self, order, *preps, model=_LOGISTIC):
         super().__init__(*preps, model=model)
-        self.peers, self.order = list(peers), list(order)     # peers: _Peer
+        self.order = list(order)
 
-    async def run(self, loop, uniforms, n_steps, params, selector=None):
+    async def run(self, peers, loop, uniforms, n_steps, params, selector=None):
         """At most ``n_steps`` steps from ``loop`` (None: from the start, with
         ``selector``), the selector drawing from ``uniforms`` (None: it needs
-        none); a coroutine on this worker's event loop.  Returns ``(loop, gaps,
-        log, consumed)``: the state after the last step run, their gaps, the
+        none), the other holders at ``peers`` (:class:`_Peer`, in holder order);
+        a coroutine on this worker's event loop.  Returns ``(loop, gaps, log,
+        consumed)``: the state after the last step run, their gaps, the
         arguments of the rounds run (the client's log, for replays) and the
         uniforms consumed."""
         import asyncio
@@ -344,7 +345,7 @@ class _Coordinator(_BlockHolder):
         async def round_on_blocks(*args):
             number = self.n_rounds
             # the peers' calls go out first; this worker's blocks meanwhile
-            calls = [asyncio.ensure_future(p.round(number, *args)) for p in self.peers]
+            calls = [asyncio.ensure_future(p.round(number, *args)) for p in peers]
             await asyncio.sleep(0)        # the calls leave before the arithmetic
             try:
                 outs = [self.round(number, *args)]
@@ -409,7 +410,7 @@ class _Blocks:
 
     def __init__(self, X, y, columns, bound, model=_LOGISTIC, coordinated=False):
         self.actors, self.futures, self.preps = False, [], []
-        self.coordinated, self.blocks = coordinated, []
+        self.coordinated, self.blocks, self.peers = coordinated, [], []
         self.n_rounds, self.n_lost, self.log, self.model = 0, 0, [], model
         if not is_dask_array(X):
             self.holders = [_BlockHolder(_prepare_block(X, y, columns, bound), model=model)]
@@ -478,23 +479,17 @@ class _Blocks:
             for i, b in enumerate(held):
                 self.order[b] = (h, i)
         for h, (worker, held) in enumerate(groups):
-            if self.coordinated and h == 0:
-                continue
+            cls, first = ((_Coordinator, (self.order,)) if self.coordinated and h == 0
+                          else (_BlockHolder, ()))
             self.futures.append(client.submit(
-                _BlockHolder, *self.preps[h], workers=[worker] if worker else None,
+                cls, *first, *self.preps[h], workers=[worker] if worker else None,
                 allow_other_workers=True, actor=True, pure=False, model=self.model))
-        if self.coordinated:
-            wait(self.futures)
-            placed = client.who_has(self.futures)
-            peers = [_Peer(min(placed.get(f.key) or [""]), f.key) for f in self.futures]
-            worker = groups[0][0]
-            self.futures.insert(0, client.submit(
-                _Coordinator, peers, self.order, *self.preps[0],
-                workers=[worker] if worker else None, allow_other_workers=True,
-                actor=True, pure=False, model=self.model))
         self.holders = [f.result() for f in self.futures]
         placed = client.who_has(self.futures)
         self.addresses = {a for f in self.futures for a in placed.get(f.key, ())}
+        # the coordinator's peers: where the other holders are
+        self.peers = [_Peer(min(placed.get(f.key) or [""]), f.key)
+                      for f in self.futures[1:]]
 
     def run_chunks(self, params, selector):
         """The solver's steps, chunks of them run by the coordinator; the
@@ -533,7 +528,8 @@ class _Blocks:
 
     def _chunk(self, loop, uniforms, n, params, selector):
         """One chunk on the coordinator: ``(loop, gaps, log, consumed)``."""
-        return self.holders[0].run(loop, uniforms, n, params, selector).result()
+        return self.holders[0].run(self.peers, loop, uniforms, n, params,
+                                   selector).result()
 
     def _rebuild(self, exc):
         """New holders for every block after a lost worker (the survivors are past
