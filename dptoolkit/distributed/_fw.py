@@ -81,8 +81,13 @@ were never used).  The argmax needs none.  The loop's state (the sampler's
 whole state, pickled exactly; never the generator) travels each way per chunk:
 :math:`O(k)`.
 
-Every per-row operation is the in-memory kernel's, in the same order, so the
-blocks' margins are those of the in-memory fit bit for bit; :math:`\alpha` is
+A block's round is a compiled kernel (``_fw_block_fast``: the NumPy
+reference's arithmetic in its order, without its temporaries of the rows'
+size, each of which costs a Dask worker a fresh allocation, its nanny having
+set ``MALLOC_TRIM_THRESHOLD_``).  Every per-row operation is the in-memory
+kernel's, in the same order and with the same C library ``exp`` (the NumPy
+reference's ``np.exp`` may differ in the last bit), so the blocks' margins are
+those of the in-memory fit bit for bit; :math:`\alpha` is
 the same sum added in another order (block order, whatever worker holds which
 block), so with the same seed the selector's draws are the same (a draw could
 only differ if a uniform fell within rounding of a boundary of the sampler's
@@ -134,7 +139,7 @@ Algorithm 2.
 import numpy as np
 import scipy.sparse as sp
 
-from . import _blocksum
+from . import _blocksum, _fw_block_fast
 from ._blocksum import _blocks, _csr_block, is_dask_array
 
 __all__ = ["frank_wolfe_over_blocks"]
@@ -165,12 +170,42 @@ def _block_round(prep, state, step, fold):
     containing ``j`` (none for the first round), then (``fold`` not None) the
     exact refresh.
 
-    ``state`` is the block's ``[vt, q]`` (scaled margins and row gradients),
-    updated in place.  Returns ``("full", X_b^T q_b)`` after a refresh, else
-    ``("delta", cols, values, dh)``: the change of :math:`\\alpha` restricted to
-    its non-zero entries ``cols`` (sorted) and the change of the gap term."""
+    ``state`` is the block's ``[vt, q, acc, seen, touched]`` (scaled margins and
+    row gradients, and the compiled kernels' scratch over the block's columns,
+    kept zero between rounds), updated in place.  Returns ``("full", X_b^T
+    q_b)`` after a refresh, else ``("delta", cols, values, dh)``: the change of
+    :math:`\\alpha` restricted to its non-zero entries ``cols`` (sorted) and the
+    change of the gap term.  :func:`_block_round_reference`'s arithmetic, by the
+    compiled kernels (``_fw_block_fast``, without its temporaries)."""
     Xr, Xc, y = prep
-    vt, q = state
+    vt, q, acc, seen, touched = state
+    dh = 0.0
+    if step is not None:
+        j, delta, w_m, rescale = step
+        if rescale != 1.0:
+            vt *= rescale
+        n, dh = _fw_block_fast.step_rows(Xc.data, Xc.indices, Xc.indptr, Xr.data,
+                                         Xr.indices, Xr.indptr, y, vt, q, j, delta,
+                                         w_m, acc, seen, touched)
+        cols = np.sort(touched[:n])
+        values = acc[cols]
+        acc[cols] = 0.0                  # the scratch is zero again for the next round
+        seen[cols] = 0
+    if fold is not None:
+        out = np.empty(Xc.shape[1])
+        _fw_block_fast.refresh_rows(Xc.data, Xc.indices, Xc.indptr, y, vt, q, fold, out)
+        return "full", out
+    nonzero = values != 0.0              # only these go over the network
+    return "delta", cols[nonzero], values[nonzero], dh
+
+
+def _block_round_reference(prep, state, step, fold):
+    """:func:`_block_round` in NumPy (the reference of the compiled kernels; the
+    state ``[vt, q]``).  Its change of the gap term is a BLAS dot product, so it
+    may differ from the kernels' in the last bits; everything else is the same
+    arithmetic in the same order."""
+    Xr, Xc, y = prep
+    vt, q = state[:2]
     if step is not None:
         j, delta, w_m, rescale = step
         if rescale != 1.0:
@@ -226,15 +261,16 @@ def _gather(Xc, v):
 
 class _Logistic:
     """What a holder runs on each block for the binary model: the state
-    ``[vt, q]`` and the round :func:`_block_round` with arguments ``(step, fold)``.
+    ``[vt, q]`` (and scratch) and the round :func:`_block_round` with arguments ``(step, fold)``.
     (The multinomial model: :class:`dptoolkit.distributed._fw_multinomial._Softmax`.)"""
 
     round = staticmethod(_block_round)
 
     @staticmethod
     def start(prep):
-        n = prep[0].shape[0]
-        return [np.zeros(n), np.zeros(n)]
+        n, k = prep[0].shape
+        return [np.zeros(n), np.zeros(n), np.zeros(k), np.zeros(k, dtype=np.uint8),
+                np.empty(k, dtype=np.int64)]
 
 
 _LOGISTIC = _Logistic()
