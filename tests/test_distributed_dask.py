@@ -953,7 +953,8 @@ def _unpatch_fw_rounds(client):
 
 
 @pytest.mark.parametrize("role", ["coordinator", "peer"])
-def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_path, role):
+def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_path, role,
+                                                                   monkeypatch):
     """A worker (the coordinator's or a peer's) dies in the middle of a chunk of
     steps, taking its holder's margins with it: the client makes new holders for
     every block (Dask recomputes the lost ones from their pure tasks), replays
@@ -967,11 +968,23 @@ def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_pat
     r_mem, r_dist = np.random.default_rng(6), np.random.default_rng(6)
     want, _ = _fw_fit(X, y, r_mem, accountant=acc_mem)
     marker = str(tmp_path / "died")
+    from dptoolkit.distributed import _fw
+
+    run_chunks, n_holders = _fw._Blocks.run_chunks, []
+
+    def counting(self, *args):
+        n_holders.append(len(self.holders))
+        return run_chunks(self, *args)
+
+    monkeypatch.setattr(_fw._Blocks, "run_chunks", counting)
     live.run(_die_at_fw_round, marker, 60, role)   # 2 blocks a round: about step 30
     try:
         got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist)
     finally:
         _unpatch_fw_rounds(live)
+    if role == "peer" and n_holders == [1]:
+        # a worker just restarted by a killing test may hold no block yet
+        pytest.skip("the scheduler put every block on one worker: no peer to kill")
     assert os.path.exists(marker)         # a worker did die inside the chunk
     _assert_same_fw(got, want)
     np.testing.assert_array_equal(got.coef_, want.coef_)
@@ -994,7 +1007,7 @@ def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkey
                 classes=list(range(K)))
     marker = str(tmp_path / "died")
     if K == 2:
-        live.run(_die_at_fw_round, marker, 60, "peer")
+        live.run(_die_at_fw_round, marker, 60, "coordinator")   # always there
     else:
         received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
     try:
