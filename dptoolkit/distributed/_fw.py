@@ -58,7 +58,7 @@ instead of client to scheduler to every worker and back: on IMDB (263 steps,
 against 3.9 ms a round when the client drove the rounds through the
 scheduler's proxy (``direct_to_workers=True`` made no difference on one
 machine), and the Dask fit 1.3x to 1.7x the in-memory fit against 2.6x to
-2.9x (the tutorial *Distributed fits*, IMDB on a LocalCluster).  The
+2.9x (the tutorial *Training on a cluster*, IMDB on a LocalCluster).  The
 alternatives: a long-running task per worker exchanging messages through
 ``distributed.Queue`` or ``Variable`` goes through the scheduler's state for
 every message; Pub/Sub would rebuild the request-reply and error handling
