@@ -32,7 +32,9 @@ Run from the source tree with ``PYTHONPATH=.``::
     PYTHONPATH=. python scripts/bench_distributed.py --memory --replicas 8 --blocks 8
 
 (``--fw-max-iter`` shortens the memory run's Frank-Wolfe fit: ``tracemalloc``
-slows the client's task handling several times over.)
+slows the client's task handling several times over.  ``--fw-start zero``
+compares the same algorithm on both sides: Frank-Wolfe's default start,
+``"auto"``, is the naive-Bayes start in memory and zero on Dask.)
 """
 import os
 
@@ -101,13 +103,13 @@ def dask_X_y(shards, y):
     return X, da.from_array(y, chunks=(tuple(n for _, n in shards),))
 
 
-def make(model, seed, n, fw_max_iter="auto"):
+def make(model, seed, n, fw_max_iter="auto", fw_start="auto"):
     from dptoolkit.linear_model import DPNBLogisticClassifier, FrankWolfeLassoClassifier
 
     kw = dict(epsilon=EPSILON, delta=DELTA, n_samples_public=n, classes=[0, 1],
               random_state=seed)
     if model == "FW":
-        return FrankWolfeLassoClassifier(max_iter=fw_max_iter, **kw)
+        return FrankWolfeLassoClassifier(max_iter=fw_max_iter, start=fw_start, **kw)
     return DPNBLogisticClassifier(**kw)
 
 
@@ -158,18 +160,19 @@ def accuracy_and_time(args):
             accs = []
             for seed in args.seeds:
                 load = load1()
-                mem, dist = make(model, seed, n), make(model, seed, n)
+                mem, dist = (make(model, seed, n, fw_start=args.fw_start)
+                             for _ in range(2))
                 t_mem = fit(mem, Xtr, ytr)
                 t_dist = fit(dist, Xd, yd)
                 a_mem = float(np.mean(mem.predict(Xte) == yte))
                 a_dist = float(np.mean(dist.predict(Xte) == yte))
                 accs.append((a_mem, a_dist, t_mem, t_dist))
                 diff = float(np.max(np.abs(mem.coef_ - dist.coef_)))
-                print(f"{model:5s} {seed:4d} {t_mem:7.1f} {t_dist:7.1f} "
+                print(f"{model:5s} {seed:4d} {t_mem:7.2f} {t_dist:7.2f} "
                       f"{t_dist / t_mem:6.2f} {a_mem:8.4f} {a_dist:8.4f} {diff:11.2e} "
                       f"{load:6.2f}", flush=True)
             a = np.array(accs)
-            print(f"{model:5s} mean {a[:, 2].mean():7.1f} {a[:, 3].mean():7.1f} "
+            print(f"{model:5s} mean {a[:, 2].mean():7.2f} {a[:, 3].mean():7.2f} "
                   f"{a[:, 3].mean() / a[:, 2].mean():6.2f} {a[:, 0].mean():8.4f} "
                   f"{a[:, 1].mean():8.4f}", flush=True)
     finally:
@@ -246,6 +249,9 @@ def main(argv=None):
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--fw-max-iter", type=lambda v: v if v == "auto" else int(v),
                         default="auto", help="Frank-Wolfe steps of the memory run")
+    parser.add_argument("--fw-start", default="auto", choices=["auto", "zero"],
+                        help="Frank-Wolfe's start ('auto': the naive-Bayes start in "
+                        "memory, zero on Dask; 'zero': the same algorithm on both)")
     parser.add_argument("--shards", default=None, help="folder for the shard files")
     parser.add_argument("--write-large", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

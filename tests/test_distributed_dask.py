@@ -906,10 +906,60 @@ def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
     return received, killed
 
 
-def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
-    """A worker killed mid-fit takes its actor's margins with it: the client makes
-    a new holder for its blocks (Dask recomputes them from their pure tasks) and
-    replays the rounds so far; the released model, the privacy event, the charge
+def _die_at_fw_round(marker, at, role):
+    """In this worker process: exit at the ``at``-th block round computed here if
+    it holds the Frank-Wolfe coordinator (``role="coordinator"``) or not
+    (``"peer"``), unless the marker file exists (it is made first): one worker
+    dies, once, in the middle of a chunk of steps."""
+    from distributed import get_worker
+
+    from dptoolkit.distributed import _fw
+
+    saved = _fw._Logistic.__dict__.get("_unpatched")
+    original = saved.__func__ if saved is not None else _fw._Logistic.round
+    _fw._Logistic._unpatched = staticmethod(original)
+    count = [0]
+
+    def dying(*args):
+        actors = get_worker().state.actors
+        mine = any(str(key).startswith("_Coordinator") for key in actors)
+        if mine == (role == "coordinator") and actors:
+            count[0] += 1
+            if count[0] == at and not os.path.exists(marker):
+                open(marker, "w").close()
+                os._exit(1)
+        return original(*args)
+    _fw._Logistic.round = staticmethod(dying)
+
+
+def _fw_live_again():
+    from dptoolkit.distributed import _fw
+
+    if "_unpatched" in _fw._Logistic.__dict__:
+        _fw._Logistic.round = _fw._Logistic.__dict__["_unpatched"]   # the staticmethod
+        del _fw._Logistic._unpatched
+
+
+def _unpatch_fw_rounds(client):
+    """:func:`_fw_live_again` on every live worker (the scheduler may still list
+    the one just killed for a moment: try again)."""
+    for _ in range(100):
+        try:
+            client.run(_fw_live_again)
+            return
+        except OSError:
+            time.sleep(0.1)
+    client.run(_fw_live_again)
+
+
+@pytest.mark.parametrize("role", ["coordinator", "peer"])
+def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_path, role,
+                                                                   monkeypatch):
+    """A worker (the coordinator's or a peer's) dies in the middle of a chunk of
+    steps, taking its holder's margins with it: the client makes new holders for
+    every block (Dask recomputes the lost ones from their pure tasks), replays
+    the logged rounds up to the chunk's start and runs the chunk again with the
+    same state and uniforms; the released model, the privacy event, the charge
     and the generator's state are those of the in-memory fit (no noise redrawn)."""
     from dptoolkit.accounting import BudgetAccountant
 
@@ -917,34 +967,62 @@ def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, monkeyp
     acc_mem, acc_dist = (BudgetAccountant(epsilon=10.0, delta=1e-3) for _ in range(2))
     r_mem, r_dist = np.random.default_rng(6), np.random.default_rng(6)
     want, _ = _fw_fit(X, y, r_mem, accountant=acc_mem)
-    received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
-    got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist)
-    assert len(received) > 40 and killed          # the kill happened mid-fit
-    assert killed[0] not in live.scheduler_info()["workers"]
+    marker = str(tmp_path / "died")
+    from dptoolkit.distributed import _fw
+
+    run_chunks, n_holders = _fw._Blocks.run_chunks, []
+
+    def counting(self, *args):
+        n_holders.append(len(self.holders))
+        return run_chunks(self, *args)
+
+    monkeypatch.setattr(_fw._Blocks, "run_chunks", counting)
+    live.run(_die_at_fw_round, marker, 60, role)   # 2 blocks a round: about step 30
+    try:
+        got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist)
+    finally:
+        _unpatch_fw_rounds(live)
+    if role == "peer" and n_holders == [1]:
+        # a worker just restarted by a killing test may hold no block yet
+        pytest.skip("the scheduler put every block on one worker: no peer to kill")
+    assert os.path.exists(marker)         # a worker did die inside the chunk
     _assert_same_fw(got, want)
+    np.testing.assert_array_equal(got.coef_, want.coef_)
     assert r_dist.bit_generator.state == r_mem.bit_generator.state
     assert acc_dist.spends == acc_mem.spends and len(acc_dist.spends) == 1
 
 
 @pytest.mark.parametrize("K", [2, 3])
-def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkeypatch, K):
+def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkeypatch, K,
+                                                                    tmp_path):
     """More lost workers than ``distributed.scheduler.allowed-failures`` (here 0)
     stop the fit with a RuntimeError: no model, no privacy event, the accountant
-    untouched (binary and multinomial)."""
+    untouched (binary: a worker dies inside a chunk; multinomial: before a
+    round of the client's)."""
     from dptoolkit.accounting import BudgetAccountant
 
     X, y = _fw_data() if K == 2 else _fw_classes(K)
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
     model = _fw(random_state=np.random.default_rng(6), accountant=accountant,
                 classes=list(range(K)))
-    received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with pytest.raises(RuntimeError, match="lost mid-fit.*nothing was released"):
-                model.fit(*_dask(X, y))
-    assert len(received) == 40 and killed       # the 40th round found the worker gone
-    assert any(isinstance(out, Exception) for out in received[-1])
+    marker = str(tmp_path / "died")
+    if K == 2:
+        live.run(_die_at_fw_round, marker, 60, "coordinator")   # always there
+    else:
+        received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
+    try:
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(RuntimeError, match="lost mid-fit.*nothing was released"):
+                    model.fit(*_dask(X, y))
+    finally:
+        _unpatch_fw_rounds(live)
+    if K == 2:
+        assert os.path.exists(marker)
+    else:
+        assert len(received) == 40 and killed    # the 40th round found the worker gone
+        assert any(isinstance(out, Exception) for out in received[-1])
     assert not hasattr(model, "coef_") and not hasattr(model, "privacy_event_")
     assert accountant.spends == []
 
@@ -1010,28 +1088,145 @@ def _refuse_gathering(monkeypatch, Xd):
     monkeypatch.setattr(da.Array, "__array__", lambda self, *a, **k: refuse(self))
 
 
+def _spy_on_chunks(monkeypatch):
+    """What the Frank-Wolfe coordinator sends back to the client, chunk by chunk."""
+    from dptoolkit.distributed import _fw
+
+    chunk, received = _fw._Blocks._chunk, []
+
+    def spy(self, *args):
+        out = chunk(self, *args)
+        received.append(out)
+        return out
+
+    monkeypatch.setattr(_fw._Blocks, "_chunk", spy)
+    return received
+
+
 def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
     """What comes back from the workers: sums over rows (column masses), then per
-    round and block either X_b^T q_b (a k-vector) or the non-zero entries of the
-    change of alpha; never a row of X."""
+    chunk of steps the solver's state (k-vectors: alpha, the iterate, the
+    sampler's weights), the chunk's gaps and the rounds' public arguments (the
+    chosen coordinates and step sizes); never a row of X.  The rounds go from
+    the coordinator to the other worker: the client makes one call a chunk."""
+    from dptoolkit.distributed import _fw
+
     X, y = _fw_data()
     Xd, yd = _dask(X, y)
     _refuse_gathering(monkeypatch, Xd)
     summed = _spy_on_results(monkeypatch)
-    rounds, _ = _spy_on_rounds(monkeypatch)
+    chunks = _spy_on_chunks(monkeypatch)
+    monkeypatch.setattr(_fw, "_CHUNK_STEPS", 40)
     model, _ = _fw_fit(Xd, yd, 0)
     k = model.screened_features_.size
     assert len(summed) == 1 and summed[0].shape == (D_FW + 1,)   # the column masses
-    assert len(rounds) == model.n_iter_           # one round per step (the last none)
-    for holders in rounds:
-        assert sum(len(h) for h in holders) == N // CHUNK
-        for part in (p for h in holders for p in h):
-            if part[0] == "full":
-                assert part[1].shape == (k,)
-            else:
-                kind, cols, values, dh = part
-                assert kind == "delta" and cols.shape == values.shape
-                assert cols.size <= k and np.all(np.diff(cols) > 0)
+    assert len(chunks) == -(-model.n_iter_ // 40)       # 150 steps: 4 calls
+    rounds = [args for _, _, log, _ in chunks for args in log]
+    assert len(rounds) == model.n_iter_           # the set-up and a round a step but the last
+    for step, fold in rounds[1:]:
+        j, delta, w_m, rescale = step
+        assert isinstance(j, int) and 0 <= j < k and np.isscalar(delta)
+    for loop, gaps, log, consumed in chunks:
+        arrays = [v for v in vars(loop).values() if isinstance(v, np.ndarray)]
+        assert {a.size for a in arrays} == {k} and loop.selector.rng is None
+        assert len(gaps) <= 40 and consumed >= 3 * len(gaps)
+
+
+def test_frank_wolfe_chunks_short_of_uniforms_release_the_same_model(live, monkeypatch):
+    """Chunks of 7 steps with one uniform too few (the last step's sign): the
+    coordinator stops before that step, the client puts the generator back to
+    what was consumed and sends the next chunk from there; the model and the
+    generator's state are the in-memory fit's."""
+    from dptoolkit.distributed import _fw
+
+    X, y = _fw_data()
+    chunks = _spy_on_chunks(monkeypatch)
+    monkeypatch.setattr(_fw, "_CHUNK_STEPS", 7)
+    monkeypatch.setattr(_fw, "_SPARE_UNIFORMS", -1)
+    r_mem, r_dist = np.random.default_rng(3), np.random.default_rng(3)
+    mem, _ = _fw_fit(X, y, r_mem)
+    dist, _ = _fw_fit(*_dask(X, y), r_dist)
+    assert len(chunks) >= 150 // 6 and all(len(c[1]) <= 6 for c in chunks)
+    _assert_same_fw(dist, mem)
+    np.testing.assert_array_equal(dist.coef_, mem.coef_)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+
+
+def test_frank_wolfe_block_kernels_are_the_numpy_rounds_bit_for_bit(monkeypatch):
+    """The compiled block round (``_fw_block_fast``) against its NumPy reference
+    over steps and refreshes: the same margins, gradients and changes of alpha
+    bit for bit, once the reference's sigmoid takes the C library's exp (the
+    in-memory kernel's; NumPy's own exp may differ in the last bit); the change
+    of the gap term (a BLAS dot product in the reference) within 1e-12."""
+    import math
+
+    from dptoolkit.distributed import _fw
+
+    c_exp = np.frompyfunc(math.exp, 1, 1)
+
+    def libm_sigmoid(v):
+        e = c_exp(-np.abs(v)).astype(np.float64)
+        return np.where(v >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+    monkeypatch.setattr(_fw, "_sigmoid", libm_sigmoid)
+    X, y = _fw_data(2)
+    prep = _fw._prepare_block(X, (y == 1).astype(np.float64), np.arange(0, D_FW, 3), 1.0)
+    got, want = _fw._Logistic.start(prep), _fw._Logistic.start(prep)[:2]
+    rng = np.random.default_rng(1)
+    rounds = [(None, 1.0)]
+    w_m = 1.0
+    for t in range(1, 120):
+        eta = 2.0 / (t + 2.0)
+        w_m *= 1.0 - eta
+        step = (int(rng.integers(0, 40 if t % 2 else prep[0].shape[1])),
+                eta * 10.0 * rng.choice([-1.0, 1.0]) / w_m, w_m, 1.0)
+        rounds.append((step, w_m if t % 17 == 0 else None))
+        if t % 17 == 0:
+            w_m = 1.0
+    n_changed = 0
+    for step, fold in rounds:
+        a = _fw._block_round(prep, got, step, fold)
+        b = _fw._block_round_reference(prep, want, step, fold)
+        assert a[0] == b[0]
+        for u, v in zip(a[1:3], b[1:3]):
+            np.testing.assert_array_equal(u, v)
+        if a[0] == "delta":
+            np.testing.assert_allclose(a[3], b[3], rtol=1e-12, atol=1e-300)
+            n_changed += a[1].size
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert not got[2].any() and not got[3].any()     # the scratch is zero again
+    assert n_changed > 1000
+
+
+def test_grouped_selector_from_uniforms_makes_the_generators_draws():
+    """The selector fed with ``rng.random(n)`` picks the vertices it picks drawing
+    from ``rng`` itself (the sampler's ``uniform(rng)`` is the bit generator's
+    next double, which ``random`` returns in order), and reports what it
+    consumed; a pickled selector carries no generator."""
+    import pickle
+
+    from dptoolkit.linear_model._frank_wolfe._distributed import _GroupedSelector
+
+    data = np.random.default_rng(0)
+    alphas = [data.normal(size=500) * 30 for _ in range(40)]
+    rng, ref = np.random.default_rng(9), np.random.default_rng(9)
+    direct, fed = (_GroupedSelector(500, 0, 0.05, r) for r in (ref, None))
+    uniforms = rng.random(3 * 40 + 5)
+    fed.feed(uniforms)
+    for t, alpha in enumerate(alphas):
+        items = np.arange(500) if t == 0 else np.sort(data.choice(500, 30, replace=False))
+        for sel in (direct, fed):
+            sel.update(alpha, items, t == 0)
+        assert fed.select(alpha) == direct.select(alpha)
+    rng2 = np.random.default_rng(9)
+    rng2.random(fed.consumed)
+    assert rng2.bit_generator.state == ref.bit_generator.state
+    assert pickle.loads(pickle.dumps(direct)).rng is None
+    short = _GroupedSelector(500, 0, 0.05, None)
+    short.update(alphas[0], np.arange(500), True)
+    short.feed(uniforms[:2])                      # a draw, but no sign
+    assert short.select(alphas[0]) is None and short.consumed == 0
 
 
 def test_frank_wolfe_steps_do_not_go_through_the_scheduler(live):

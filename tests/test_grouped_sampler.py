@@ -364,6 +364,50 @@ def test_same_seed_same_draws_and_pickle():
     assert s.draw(3, random_state=0).dtype == np.int64
 
 
+def test_pickle_keeps_the_whole_state():
+    """A copy carries the maintained sums and reference as they are (not a rebuild
+    from the log-weights, which would move them), so it draws and updates as the
+    original, bit for bit: a worker continuing a sampler shipped to it."""
+    rng = np.random.default_rng(5)
+    s = GroupedExpSampler(1000, group_size=40)
+    s.set_log_weights(rng.normal(size=1000))
+    for _ in range(50):
+        s.update_items_batched(np.sort(rng.choice(1000, 60, replace=False)),
+                               rng.normal(size=60) * 5)
+    t = pickle.loads(pickle.dumps(s))
+    np.testing.assert_array_equal(t.log_group_weights(), s.log_group_weights())
+    assert t.log_total_weight() == s.log_total_weight()
+    assert (t.n_group_resums, t.n_rebuilds) == (s.n_group_resums, s.n_rebuilds)
+    items, values = np.arange(0, 1000, 3), rng.normal(size=334)
+    for x in (s, t):
+        x.update_items_batched(items, values)
+    np.testing.assert_array_equal(t.draw(300, random_state=1), s.draw(300, random_state=1))
+    np.testing.assert_array_equal(t.log_group_weights(), s.log_group_weights())
+
+
+def test_draw_from_uniforms_is_draw_with_those_uniforms():
+    """``draw_from_uniforms`` fed ``Generator.random(n)`` draws what ``draw`` draws
+    from that generator, consuming its doubles in order; a buffer that runs out
+    mid-draw gives -1 and consumes nothing."""
+    rng = np.random.default_rng(2)
+    s = GroupedExpSampler(700, group_size=30)
+    s.set_log_weights(rng.normal(size=700) * 4)
+    want = s.draw(200, random_state=7)
+    u = np.random.default_rng(7).random(450)
+    pos, got = 0, []
+    for _ in range(200):
+        j, pos = s.draw_from_uniforms(u, pos)
+        got.append(j)
+    np.testing.assert_array_equal(got, want)
+    assert pos == 400                     # two a draw (no rejection here)
+    assert s.draw_from_uniforms(u, 449) == (-1, 449)
+    assert s.draw_from_uniforms(u[:0], 0) == (-1, 0)
+    with pytest.raises(ValueError, match="pos"):
+        s.draw_from_uniforms(u, 451)
+    with pytest.raises(ValueError, match="-inf"):
+        GroupedExpSampler(3).draw_from_uniforms(u, 0)
+
+
 def test_floating_point_bounds():
     s = GroupedExpSampler(2 ** 20)
     gamma, delta = s.floating_point_bounds()

@@ -6,9 +6,10 @@ The data-heavy work runs on the workers through
 docstrings give the design: the rows' margins stay on their blocks, held by one
 Dask actor per worker, one round of actor calls (no tasks) per step; the binary
 exact refresh as a map-reduce, the multinomial gradient as a sum of the
-blocks' parts every step); this module is the estimator's side: validation,
-budget, screening, and the vertex selection, which lives on the client and
-draws from the estimator's generator exactly as the in-memory kernel does:
+blocks' parts every step; the binary steps run in chunks on a coordinating
+worker); this module is the estimator's side: validation, budget, screening,
+and the vertex selection, whose randomness comes from the estimator's
+generator, on the client, exactly as the in-memory kernel draws it:
 
 * the screening's statistic (column masses, class differences or per-class
   sums,
@@ -26,7 +27,10 @@ draws from the estimator's generator exactly as the in-memory kernel does:
   first refresh and updated for the coordinates whose :math:`\alpha` changed
   (re-summed when more than an eighth changed, as the kernel), and each step
   draws the coordinate and then the sign with one uniform, in the kernel's
-  order; the argmax (non-private) takes the first largest :math:`|\alpha_j|`.
+  order; on a cluster the selector runs on the coordinating worker and
+  consumes uniforms the client drew from the generator for its chunk of steps
+  (:class:`_GroupedSelector`); the argmax (non-private) takes the first
+  largest :math:`|\alpha_j|`.
 
 So with the same seed the distributed fit makes the in-memory fit's draws and
 releases its model up to the rounding of the summation order, with the same
@@ -78,11 +82,31 @@ def _over_block(Xb, yb, bound):
 
 
 class _GroupedSelector:
-    """The exponential mechanism by the grouped sampler, as the fast kernel runs it."""
+    """The exponential mechanism by the grouped sampler, as the fast kernel runs it.
+
+    Its uniforms come from the estimator's generator ``rng`` (on the client), or
+    from a buffer the client drew from it (:meth:`feed`: on the coordinating
+    worker, which holds no generator; a pickled selector leaves ``rng`` behind).
+    A step consumes the sampler's draw (two uniforms, more after a rare
+    rejection) then one for the sign, in the kernel's order; ``rng.random(n)``
+    returns the doubles the kernel's ``uniform(rng)`` calls would, in order, so
+    the two sources make the same draws."""
+
+    #: Uniforms a step consumes without a rejection: group, item, sign.
+    uniforms_per_step = 3
 
     def __init__(self, n_items, group_size, coef, rng):
         self.sampler = GroupedExpSampler(n_items, group_size or None)
         self.coef, self.rng = coef, rng
+        self.uniforms, self.consumed = None, 0
+
+    def __getstate__(self):
+        # never the generator: a worker must not be able to regenerate the noise
+        return {**self.__dict__, "rng": None}
+
+    def feed(self, uniforms):
+        """Draw from ``uniforms`` (shape (n,), drawn by the client) from now on."""
+        self.uniforms, self.consumed = uniforms, 0
 
     def update(self, alpha, items, first):
         if items.size == 0:
@@ -94,18 +118,33 @@ class _GroupedSelector:
             self.sampler.update_items_batched(items, logw)
 
     def select(self, alpha):
-        j = int(self.sampler.draw(1, random_state=self.rng)[0])
+        """The vertex ``(j, sign)``, or None when the fed uniforms ran out (then
+        nothing is consumed)."""
+        if self.uniforms is None:
+            j = int(self.sampler.draw(1, random_state=self.rng)[0])
+            u = self.rng.random()
+        else:
+            j, pos = self.sampler.draw_from_uniforms(self.uniforms, self.consumed)
+            if j < 0 or pos >= self.uniforms.size:
+                return None
+            u = self.uniforms[pos]
+            self.consumed = pos + 1
         a = alpha[j]
         # the sign: P(descent) = sigmoid(2 coef |alpha_j|), one uniform (draw_sign)
         x = 2.0 * self.coef * abs(a)
         p = 1.0 / (1.0 + np.exp(-x))
-        descent = self.rng.random() < p
+        descent = u < p
         sign_a = 1.0 if a > 0 else -1.0
-        return j, (-sign_a if descent else sign_a)
+        return int(j), (-sign_a if descent else sign_a)
 
 
 class _ArgmaxSelector:
     """Non-private: the vertex of the largest |alpha_j| (the first one)."""
+
+    uniforms_per_step, rng, consumed = 0, None, 0
+
+    def feed(self, uniforms):
+        pass
 
     def update(self, alpha, items, first):
         pass

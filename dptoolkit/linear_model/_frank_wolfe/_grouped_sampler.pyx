@@ -154,7 +154,7 @@ import numpy as np
 from libc.float cimport DBL_EPSILON
 from libc.math cimport INFINITY, exp, fabs, log
 from libc.string cimport memcpy
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from numpy.random cimport bitgen_t
 
 from dptoolkit._random cimport get_bitgen, uniform
@@ -287,11 +287,42 @@ def floating_point_bounds(n_items, group_size=None, rel_tol=1e-10):
     return gamma, delta
 
 
-def _unpickle(n_items, group_size, rel_tol, log_weights):
+def _unpickle(n_items, group_size, rel_tol, log_weights, state=None):
     sampler = GroupedExpSampler(n_items, group_size, rel_tol)
-    if np.isfinite(log_weights).any():
+    if state is not None:
+        sampler._set_state(log_weights, *state)
+    elif np.isfinite(log_weights).any():
         sampler.set_log_weights(log_weights)
     return sampler
+
+
+# A bit generator whose next_double reads a buffer of uniforms (drawn elsewhere
+# from a NumPy Generator by ``random``, which returns next_double's doubles in
+# order), so that ``sample`` draws from shipped uniforms with its own arithmetic.
+ctypedef struct _Uniforms:
+    const double* u
+    intp_t n
+    intp_t pos
+    bint short           # a draw needed more uniforms than the buffer held
+
+
+cdef double _next_buffered(void* st) noexcept nogil:
+    cdef _Uniforms* b = <_Uniforms*> st
+    if b.pos >= b.n:
+        b.short = True
+        return 0.0       # any value: the caller discards a short draw
+    b.pos += 1
+    return b.u[b.pos - 1]
+
+
+cdef uint64_t _no_integers(void* st) noexcept nogil:
+    (<_Uniforms*> st).short = True       # sample() draws doubles only
+    return 0
+
+
+cdef uint32_t _no_integers32(void* st) noexcept nogil:
+    (<_Uniforms*> st).short = True
+    return 0
 
 
 cdef class GroupedExpSampler:
@@ -384,8 +415,30 @@ cdef class GroupedExpSampler:
         self.g_old = np.zeros(self.n_groups)
 
     def __reduce__(self):
+        # the whole state, so that a copy draws and updates as the original bit
+        # for bit (a rebuild from the log-weights would move ``ref`` and the sums)
         return (_unpickle, (self.n_items, self.group_size, self.rel_tol,
-                            np.asarray(self.logw).copy()))
+                            np.asarray(self.logw).copy(),
+                            (np.asarray(self.weight).copy(),
+                             np.asarray(self.group_sum).copy(),
+                             np.asarray(self.group_err).copy(), self.ref, self.total,
+                             self.total_err, self.n_finite, self.n_group_resums,
+                             self.n_total_resums, self.n_rebuilds)))
+
+    def _set_state(self, logw, weight, group_sum, group_err, ref, total, total_err,
+                   n_finite, n_group_resums, n_total_resums, n_rebuilds):
+        # the inverse of __reduce__'s state (arrays of the sampler's sizes)
+        if (np.shape(logw) != (self.n_items,) or np.shape(weight) != (self.n_items,)
+                or np.shape(group_sum) != (self.n_groups,)
+                or np.shape(group_err) != (self.n_groups,)):
+            raise ValueError("the state's arrays do not have the sampler's sizes")
+        np.asarray(self.logw)[:] = logw
+        np.asarray(self.weight)[:] = weight
+        np.asarray(self.group_sum)[:] = group_sum
+        np.asarray(self.group_err)[:] = group_err
+        self.ref, self.total, self.total_err = ref, total, total_err
+        self.n_finite, self.n_group_resums = n_finite, n_group_resums
+        self.n_total_resums, self.n_rebuilds = n_total_resums, n_rebuilds
 
     # ------------------------------------------------------------------
     # Cython interface
@@ -824,6 +877,60 @@ cdef class GroupedExpSampler:
             raise RuntimeError("GroupedExpSampler state is invalid (NaN or +inf "
                                "log-weight passed to the Cython interface)")
         return out
+
+    def draw_from_uniforms(self, const double[::1] uniforms, pos=0):
+        """One draw, consuming ``uniforms[pos:]`` in order instead of a bit
+        generator's doubles: the index :meth:`draw` returns for a generator whose
+        next doubles are those (``Generator.random(n)`` returns them in the order
+        ``draw`` consumes them), by the same code.
+
+        A draw consumes two uniforms, more after a rejection (module docstring;
+        probability about ``4 * rel_tol``).
+
+        Parameters
+        ----------
+        uniforms : ndarray of float64 of shape (n,)
+            Uniforms on [0, 1), drawn by the caller.
+        pos : int, default=0
+            The first one to use, in ``[0, n]``.
+
+        Returns
+        -------
+        index : int
+            The item drawn, or -1 if ``uniforms[pos:]`` ran out before the draw
+            ended (nothing drawn: draw again with more).
+        pos : int
+            The position after the uniforms consumed (``pos`` when -1).
+
+        Raises
+        ------
+        ValueError
+            If every log-weight is ``-inf`` or ``pos`` is outside ``[0, n]``.
+        """
+        if self.n_finite == 0:
+            raise ValueError("cannot draw: all log-weights are -inf")
+        if not 0 <= pos <= uniforms.shape[0]:
+            raise ValueError(f"pos must be in [0, {uniforms.shape[0]}], got {pos}")
+        cdef _Uniforms buf
+        cdef bitgen_t gen
+        cdef intp_t r
+        buf.u = &uniforms[0] if uniforms.shape[0] > 0 else NULL
+        buf.n = uniforms.shape[0]
+        buf.pos = pos
+        buf.short = False
+        gen.state = &buf
+        gen.next_double = _next_buffered
+        gen.next_uint64 = _no_integers
+        gen.next_uint32 = _no_integers32
+        gen.next_raw = _no_integers
+        with nogil:
+            r = self.sample(&gen)
+        if buf.short:
+            return -1, pos
+        if r < 0:
+            raise RuntimeError("GroupedExpSampler state is invalid (NaN or +inf "
+                               "log-weight passed to the Cython interface)")
+        return r, buf.pos
 
     def log_total_weight(self):
         """Maintained ``log(sum_i exp(logw[i]))`` (relative error <= ``rel_tol``).
