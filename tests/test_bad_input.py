@@ -1643,7 +1643,7 @@ BAD_VALUES = {
     "penalty": "magic", "sampling": "magic", "subproblem_solver": "magic",
     "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic",
     "normalize": "l7", "refresh_tol": -1.0, "screening": 0, "screening_fraction": 2.0,
-    "screening_score": "magic",
+    "screening_score": "magic", "start": "magic", "start_steps": -1,
     "group_size": 0, "clip_data": "yes", "tol": -1.0, "verbose": -1,
     "epsilon_count": 0.0, "precision": -1.0, "nonprivate_max_iter": 0,
     "nonprivate_tol": 0.0, "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
@@ -1659,7 +1659,8 @@ MORE_BAD_VALUES = [("l1_bound", math.nan), ("l1_bound", True), ("delta", math.na
                    ("delta", 1.0), ("delta", "magic"), ("max_iter", -1.0),
                    ("refresh_tol", math.nan), ("composition", 0), ("accounting", 0),
                    ("neighbouring", 1.5),
-                   ("clip_data", 0), ("random_state", "magic")]
+                   ("clip_data", 0), ("random_state", "magic"),
+                   ("screening_fraction", "magic"), ("start", 0), ("start_steps", 1.5)]
 
 
 def test_every_parameter_has_a_bad_value():

@@ -636,10 +636,13 @@ def test_auto_screening_keeps_at_least_max_iter_candidates():
 
     X, y = _problem(n=400, d=3000, density=0.01)
     common = dict(epsilon=1.0, delta=1e-5, n_samples_public=400, classes=[0, 1],
-                  random_state=0)
+                  random_state=0, start="zero")
     est = FrankWolfeLassoClassifier(**common).fit(X, y)
     assert est.screened_features_.size == MIN_AUTO_CANDIDATES == 1024
-    assert FrankWolfeLassoClassifier().screening_fraction == 0.25
+    # screening_fraction="auto" is 0.25 with the zero start
+    assert FrankWolfeLassoClassifier().screening_fraction == "auto"
+    assert est.budget(3000, n_samples=400).event == FrankWolfeLassoClassifier(
+        screening_fraction=0.25, **common).budget(3000, n_samples=400).event
     lam, T = private_defaults(n_samples=400, epsilon=1.0, delta=1e-5, n_drawn=1024,
                               screening_fraction=0.25)
     assert est.l1_bound_ == lam and est.n_iter_ == T

@@ -154,7 +154,7 @@ def test_kernel_views_dtypes(solver):
     X.indices = X.indices.astype(np.int32)
     est = FrankWolfeLassoClassifier(solver=solver)
     dtype = np.int32 if solver == "fast" else np.int64
-    csr, csc, shape, columns = est._kernel_views(X, private=False, index_dtype=dtype)
+    csr, csc, shape, columns, _ = est._kernel_views(X, private=False, index_dtype=dtype)
     assert shape == X.shape and columns is None
     assert csr[1].dtype == dtype and csc[1].dtype == dtype
     assert csr[2].dtype == np.int64 and csc[2].dtype == np.int64

@@ -213,6 +213,10 @@ CASES.insert(4, Case(
     "FrankWolfe-screening-gradient",
     functools.partial(_fw, screening=4, screening_score="gradient"), "binary",
     _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
+CASES.insert(5, Case(
+    "FrankWolfe-start", functools.partial(_fw, screening=4, start="naive_bayes"), "binary",
+    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",
+                   "dptoolkit.linear_model._frank_wolfe._estimator:naive_bayes_start")))
 CASES.append(Case(
     "DPNBLogistic",
     lambda **kw: DPNBLogisticClassifier(**{"epsilon": 1.0, "n_features_kept": 4,

@@ -255,6 +255,8 @@ class FWParams:
     composition: str
     screening: int = None
     budget: FWBudget = None
+    start: str = "zero"
+    start_steps: float = 0.0
 
 
 def floating_point_bounds(selector, n_features, group_size):

@@ -1,4 +1,5 @@
 """Frank-Wolfe L1-constrained logistic regression, private and non-private (Raff, Khanna and Lu, 2023)."""
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -20,7 +21,7 @@ from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (COMPOSITION_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
                       split_budget)
-from ._screening import SCREENING_SCORES, private_top_columns
+from ._screening import naive_bayes_start, private_top_columns, SCREENING_SCORES
 
 __all__ = ["FrankWolfeLassoClassifier"]
 
@@ -29,6 +30,37 @@ __all__ = ["FrankWolfeLassoClassifier"]
 #: exact refreshing within noise, while rho = inf, the paper's Algorithm 2,
 #: does not bound the gradient error at all).
 DEFAULT_REFRESH_TOL = 0.3
+
+#: Values of ``start`` (``"auto"``: ``"naive_bayes"`` where it applies, see the
+#: class docstring).
+STARTS = ("auto", "zero", "naive_bayes")
+
+#: ``start_steps="auto"``: :math:`t_0 = T\,\mathrm{nnz}(w_0) / 4`.  The start spreads
+#: the radius over its nnz(w0) coordinates, a step puts its weight on one: the
+#: steps' total weight in :math:`w_T`, about :math:`2T/t_0 = 8/\mathrm{nnz}(w_0)`,
+#: is that of 8 average coordinates of the start, enough for the few frequent
+#: features the loss asks for first (the model has no intercept) without
+#: washing out the start (on the development sets 10 instead of 4 lost up to
+#: 0.09 on Reuters acq against the rest at epsilon 1; t0 = 10 T lost more;
+#: docs/studies/frank_wolfe_defaults.rst).
+START_COORDINATES_PER_STEP = 4.0
+
+#: ``screening_fraction="auto"``: the mass screening's share of the zCDP budget.
+DEFAULT_SCREENING_FRACTION = 0.25
+
+#: ``screening_fraction="auto"`` with the naive-Bayes start, whose release is the
+#: model's main statistic: the share :class:`DPNBLogisticClassifier` gives the
+#: same release (its ``release_fraction``); on the development sets 0.5 lost at
+#: epsilon 0.5-1 (docs/studies/frank_wolfe_defaults.rst).
+START_SCREENING_FRACTION = 0.75
+
+
+def _start_steps(p, w0):
+    """t0 of the start ``w0``: ``start_steps``, or for ``"auto"``
+    ``max_iter * nnz(w0) / START_COORDINATES_PER_STEP`` (a function of the release)."""
+    if p.start_steps is not None:
+        return p.start_steps
+    return float(p.max_iter) * np.count_nonzero(w0) / START_COORDINATES_PER_STEP
 
 
 @fill_doc
@@ -42,7 +74,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
               \log(1 + e^{x_i^\top w}) - y_i x_i^\top w,\qquad y_i \in \{0, 1\},
 
     with ``max_iter`` Frank-Wolfe steps of size :math:`\eta_t = 2/(t+2)`, each moving
-    towards one vertex :math:`s = \pm\lambda e_j` of the L1 ball.  With ``epsilon``
+    towards one vertex :math:`s = \pm\lambda e_j` of the L1 ball (private
+    two-class fits on many features start instead from naive Bayes built from the
+    candidate screening's release, with :math:`\eta_t = 2/(t+t_0+2)`: ``start``).  With ``epsilon``
     set, the vertex is chosen by the exponential mechanism (Talwar, Thakurta and
     Zhang 2015, in the exponential-mechanism form of Raff, Khanna and Lu (2023), Section 3.3).
 
@@ -139,9 +173,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         fits with zCDP accounting, 1024 candidates or ``max_iter`` when larger (T
         steps can reach T distinct features), when there are more features;
         None: off.  An int needs zCDP accounting.
-    screening_fraction : float, default=0.25
+    screening_fraction : float or "auto", default="auto"
         Share of the zCDP budget :math:`\rho` the screening spends, in (0, 1).
-        The default and the 1024 candidates were chosen on the development sets
+        ``"auto"``: 0.25, and 0.75 with the naive-Bayes start (``start``), whose
+        release is the model's main statistic (the share
+        :class:`DPNBLogisticClassifier` gives it).  0.25 and the 1024
+        candidates were chosen on the development sets
         (20 Newsgroups comp.* vs rec.*, Reuters R8; formerly 0.1 and 4096:
         0.746 against 0.775 at epsilon 1, 16 seeds;
         docs/studies/frank_wolfe_defaults.rst).
@@ -156,6 +193,33 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Algorithm 1).  ``"auto"``: ``"mass"``, more accurate on the development sets
         at epsilon <= 1.5 and as accurate above
         (docs/studies/frank_wolfe_defaults.rst).
+    start : {"auto", "zero", "naive_bayes"}, default="auto"
+        Where the steps start.  ``"zero"``: :math:`w_0 = 0`, step size
+        :math:`2/(t+2)`.  ``"naive_bayes"`` (private two-class fits whose
+        screening runs): the screening releases the per-class sums of the
+        row-normalised rows (one Gaussian release, L2 sensitivity 1 under
+        add/remove: the same event as the mass screening at the same share) and
+        ranks the candidates by their sum; the start is the naive-Bayes
+        log-count ratios of the candidates above 4 noise standard deviations,
+        scaled to the sphere of the L1 ball
+        (``naive_bayes_start()`` in ``_screening``; post-processing of the
+        release, no further budget), and the steps take
+        :math:`\eta_t = 2/(t + t_0 + 2)` so that :math:`w_0` keeps its weight.
+        ``"auto"``: ``"naive_bayes"`` for private two-class fits in memory that
+        screen (zCDP accounting, more than 1024 features), else ``"zero"`` (on a
+        Dask array, K > 2 classes, a9a-sized data, non-private fits).  Chosen on
+        the development sets (16 seeds, epsilon 0.5 / 1 / 2 / 8): 20 Newsgroups
+        comp.* vs rec.* 0.685 / 0.775 / 0.817 / 0.876 from zero, 0.692 / 0.803 /
+        0.871 / 0.913 from naive Bayes; Reuters acq against the rest 0.772 /
+        0.812 / 0.868 / 0.927 and 0.845 / 0.940 / 0.956 / 0.951
+        (docs/studies/frank_wolfe_defaults.rst).  ``"naive_bayes"`` is refused
+        on Dask arrays.
+    start_steps : int or "auto", default="auto"
+        :math:`t_0 \ge 0`: how many steps the start counts as (Jaggi 2013,
+        Theorem 1 from a feasible start; the start keeps the weight
+        :math:`(t_0+1)(t_0+2)/((T+t_0+1)(T+t_0+2))` in :math:`w_T`).
+        ``"auto"``: :math:`T\,\mathrm{nnz}(w_0)/4` (the steps' total weight is
+        that of 8 average coordinates of the start).  Ignored with the zero start.
     n_samples_public : int or None, default=None
         Public dataset size N used by ``max_iter="auto"``.
     group_size : int or None, default=None
@@ -261,7 +325,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     (searched by :func:`dptoolkit.accounting.calibrate_parameter` on the released
     event with the accountant's advanced composition; not the simplified formula of
     Raff, Khanna and Lu (2023), Appendix B.2), or :math:`\varepsilon/T` by basic composition if that is
-    larger.  The released model is :math:`w_T`.  Floating-point effects: each
+    larger.  The released model is :math:`w_T`.  With ``start="naive_bayes"``
+    the steps start from a function of the screening's released per-class sums
+    (post-processing: the event is the screening's Gaussian release and the
+    steps, as for the zero start at the same ``screening_fraction``).  Floating-point effects: each
     selector's draw deviates from the exact law by a per-step
     :math:`(\gamma, \delta_{fp})` (quantisation to 2^-53, and in the grouped sampler
     the maintained sums and the underflow of weights a few hundred nats below the
@@ -279,9 +346,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     **Where it learns (measured at the defaults, delta = 1e-5, n_samples_public
     and classes given; docs/studies/frank_wolfe_defaults.rst).**  Two classes,
     20 Newsgroups comp.* vs rec.* (N = 5,325, 2^20 hashed 1-2-grams, majority
-    0.551): 0.615 at epsilon 0.25, 0.655 at 0.5, 0.742 at 1, 0.807 at 2, 0.873 at 8;
-    below epsilon 0.25 at this N it stays near the majority class.  IMDB (N =
-    25,000): 0.751 at epsilon 1.  a9a (N = 32,561, 123 features): 0.820 at 0.25,
+    0.551): 0.591 at epsilon 0.25 (32 seeds), 0.692 at 0.5, 0.803 at 1, 0.871 at 2,
+    0.913 at 8 (16 seeds; from the zero start 0.604, 0.685, 0.775, 0.817, 0.876).  IMDB (N = 25,000): 0.801 at
+    epsilon 0.5, 0.820 at 1, 0.825 at 2.  a9a (N = 32,561, 123 features, not
+    screened: zero start): 0.820 at 0.25,
     0.839 at 1 (majority 0.764).  More than two classes: Reuters R8 (N = 5,485,
     K = 8, majority 0.495) 0.754 at epsilon 0.5, 0.844 at 8; 20 Newsgroups (N =
     11,314, K = 20, majority 0.053) learns from epsilon 1 (0.16) and reaches 0.50 at
@@ -320,13 +388,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     **Accuracy at the defaults.**  Two classes, delta = 1e-5, the public N and
     label set given, hashed :math:`2^{20}` binary word 1-2-grams, seeds 0 and 1:
-    20 Newsgroups comp.* vs rec.* (N = 5,325, a development set) 0.775 at
-    epsilon 1 (16 seeds); IMDB (N = 25,000, the report set) 0.754 at epsilon 1,
-    0.763 at 1.25, 0.769 at 1.5, 0.776 at 2.  So 0.76 on IMDB needs epsilon
-    1.25 at N = 25,000 (measured); as the excess-risk bound depends on
-    :math:`N\varepsilon`, about 31,000 reviews at epsilon 1 (not measured).
-    DPNBLogisticClassifier is more accurate there
-    (docs/studies/accuracy_vs_epsilon.rst).
+    20 Newsgroups comp.* vs rec.* (N = 5,325, a development set) 0.803 at
+    epsilon 1 (16 seeds); IMDB (N = 25,000, the report set, run once after the
+    choice) 0.801 at epsilon 0.5, 0.820 at 1, 0.825 at 2, with the naive-Bayes
+    start (``start="auto"``); from the zero start 0.721, 0.754 (0.76 only from
+    epsilon 1.25) and 0.776.  DPNBLogisticClassifier is more accurate there
+    (0.843 at epsilon 1; docs/studies/accuracy_vs_epsilon.rst).
 
     **When Frank-Wolfe is the wrong tool.**  Without privacy, Frank-Wolfe adds at
     most one coordinate per step and converges at the sublinear rate
@@ -363,7 +430,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "refresh_tol": [Interval("real", 0.0, math.inf)],
         "neighbouring": NEIGHBOURING, "composition": [Options(*COMPOSITION_CHOICES)],
         "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
-        "screening": SCREENING, "screening_fraction": FRACTION_OPEN,
+        "screening": SCREENING, "screening_fraction": [Options("auto"), *FRACTION_OPEN],
+        "start": [Options(*STARTS)], "start_steps": [Options("auto"), Interval("int", 0, None)],
         "screening_score": [Options(*SCREENING_SCORES)],
         "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
         "tol": NON_NEGATIVE, "classes": CLASSES,
@@ -373,7 +441,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=None, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", composition="auto", screening="auto",
-                 screening_fraction=0.25, screening_score="auto", n_samples_public=None, group_size=None,
+                 screening_fraction="auto", screening_score="auto", start="auto",
+                 start_steps="auto", n_samples_public=None, group_size=None,
                  clip_data=True, tol=0.0, classes=None, accountant=None, random_state=None,
                  verbose=0, accounting="deprecated"):
         _store_params(self, locals())
@@ -396,9 +465,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         if not (self.screening is None
                 or (isinstance(self.screening, str) and self.screening == "auto")):
             check_positive_int(self.screening, "screening")
-        screening_fraction = check_scalar_range(self.screening_fraction,
-                                                "screening_fraction", low=0.0, high=1.0,
-                                                low_open=True, high_open=True)
+        screening_fraction = None  # "auto": resolved with the start (_resolve_auto)
+        if not (isinstance(self.screening_fraction, str) and self.screening_fraction == "auto"):
+            screening_fraction = check_scalar_range(self.screening_fraction,
+                                                    "screening_fraction", low=0.0, high=1.0,
+                                                    low_open=True, high_open=True)
+        if not isinstance(self.start, str) or self.start not in STARTS:
+            raise ValueError(f"start must be one of {STARTS}, got {self.start!r}")
+        if not (isinstance(self.start_steps, str) and self.start_steps == "auto"):
+            check_positive_int(self.start_steps, "start_steps", minimum=0)
         if self.screening_score not in SCREENING_SCORES:
             raise ValueError(f"screening_score must be one of {SCREENING_SCORES}, got "
                              f"{self.screening_score!r}")
@@ -435,7 +510,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def budget(self, n_features, n_classes=2, n_samples=None):
         """The budget split a private fit on ``n_features`` features would use.
 
-        Depends on public quantities only (the hyper-parameters, D and K).
+        Depends on public quantities only (the hyper-parameters, D and K).  That of
+        an in-memory fit: with ``start="auto"`` a fit on a Dask array runs the zero
+        start, whose screening share is 0.25 (``screening_fraction="auto"``).
 
         Parameters
         ----------
@@ -479,23 +556,80 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             neighbouring=self.neighbouring,
                             lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
                             composition=p.composition,
-                            screening_fraction=(float(self.screening_fraction)
-                                                if p.screening else 0.0),
+                            screening_fraction=p.screening_fraction if p.screening else 0.0,
                             n_candidates=p.screening or None)
+
+    def _resolve_auto_zero_start(self, p, shape, warn, n_classes):
+        """:meth:`_resolve_auto` of ``start="auto"`` where the naive-Bayes start does
+        not apply (no screening): the zero start."""
+        with self._dask_fit():   # "auto" is then "zero"
+            return self._resolve_auto(p, shape, warn, n_classes)
+
+    #: True while a fit on a Dask array resolves its parameters (``start="auto"``
+    #: is then ``"zero"``: the workers' margins start at zero).
+    _on_dask = False
+
+    @contextlib.contextmanager
+    def _dask_fit(self):
+        """Within: ``start="auto"`` resolves to ``"zero"`` (Dask fits)."""
+        before = self.__dict__.get("_on_dask")
+        self._on_dask = True
+        try:
+            yield
+        finally:
+            if before is None:
+                del self._on_dask
+            else:
+                self._on_dask = before
+
+    def _starts(self):
+        """Whether ``start`` asks for the naive-Bayes start explicitly."""
+        return self.start == "naive_bayes"
 
     def _screening_score(self):
         """``screening_score`` with ``"auto"`` resolved (``"mass"``)."""
         return "mass" if self.screening_score == "auto" else self.screening_score
 
     def _resolve_auto(self, p, shape, warn=True, n_classes=1):
-        """``screening``, ``l1_bound`` and ``max_iter`` ``"auto"`` resolved for data of
-        ``shape`` (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`)."""
+        """``screening``, ``screening_fraction``, ``l1_bound``, ``max_iter``, ``start``
+        and ``start_steps`` ``"auto"`` resolved for data of ``shape``
+        (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`).
+
+        ``start="naive_bayes"`` needs a private two-class fit whose screening runs
+        (it is built from the screening's release); ``"auto"`` is ``"naive_bayes"``
+        where that holds (and not on a Dask array), else ``"zero"``.
+        """
         n_rows, n_features = shape
-        return resolve_auto(
-            p, screening=self.screening, n_features=n_features, n_classes=n_classes,
+        given = p
+        start = "zero"
+        if self.start == "naive_bayes":
+            if not (p.private and n_classes <= 2):
+                raise ValueError(f"start={self.start!r} needs a private fit (epsilon set) "
+                                 "on two classes: it is built from the released per-class "
+                                 "sums")
+            start = "naive_bayes"
+        elif self.start == "auto" and p.private and n_classes <= 2 and not self._on_dask:
+            start = "naive_bayes"    # if the fit screens (below)
+        fraction = p.screening_fraction
+        if fraction is None:
+            fraction = (START_SCREENING_FRACTION if start != "zero"
+                        else DEFAULT_SCREENING_FRACTION)
+        p = resolve_auto(
+            dataclasses.replace(p, screening_fraction=fraction),
+            screening=self.screening, n_features=n_features, n_classes=n_classes,
             advanced=p.composition == "advanced", neighbouring=self.neighbouring,
             n_samples=lambda: self._n_samples(n_rows, private=warn,
                                               uses="l1_bound and max_iter 'auto'"))
+        if start != "zero" and not p.screening and self.start == "auto":
+            return self._resolve_auto_zero_start(given, shape, warn, n_classes)
+        if start != "zero" and not p.screening:
+            raise ValueError(f"start={self.start!r} starts from the candidate screening's "
+                             "release: it needs screening (an int or 'auto' with more than "
+                             "1024 features) and zCDP accounting (delta > 0)")
+        t0 = 0.0
+        if start != "zero":  # "auto": from the start itself (fit, _start_steps)
+            t0 = None if self.start_steps == "auto" else float(self.start_steps)
+        return dataclasses.replace(p, start=start, start_steps=t0)
 
     # --------------------------------------------------------------------- fit
     def fit(self, X, y):
@@ -509,8 +643,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             :class:`dask.array.Array` of CSR row blocks with ``y`` of the same
             row chunks (two classes: the fast solver, selector "grouped" or
             "argmax"; K > 2: any multinomial selector): the rows stay on the
-            workers and the fit releases the in-memory model up to the rounding
-            of the summation order
+            workers and the fit releases the in-memory model with
+            ``start="zero"`` (``"auto"`` is the zero start on Dask;
+            ``"naive_bayes"`` is refused) up to the rounding of the summation order
             (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`,
             :func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks`).
         y : array-like of shape (n_samples,)
@@ -553,7 +688,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         """
         validate_params(self)
         if is_dask_array(X):  # X stays on the workers
-            return _fw_distributed.fit_dask(self, X, y)
+            if self._starts():
+                raise ValueError(f"start={self.start!r} is not supported on a Dask array "
+                                 "(the workers' margins start at zero): use start='zero' "
+                                 "or fit in memory")
+            with self._dask_fit():
+                return _fw_distributed.fit_dask(self, X, y)
         X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
         self._check_spend(plan.event, plan.spent)
@@ -561,13 +701,18 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         p, budget = plan.params, plan.params.budget
         n_rows = classes.size if classes.size > 2 else 1  # rows of coef_
         rng = self._noise_rng()
-        csr, csc, (n_samples, _), columns = self._kernel_views(
+        csr, csc, (n_samples, _), columns, sums = self._kernel_views(
             X, p.private, budget, p, rng, y_codes=(np.searchsorted(classes, y), classes.size),
             index_dtype=_kernels.index_dtype(classes.size, self.solver))
         kernel, spec = _kernels.make_kernel(
             y=y, classes=classes, csr=csr, csc=csc, p=p, solver=self.solver,
             selector=self.selector, kernel_parameter=budget.kernel_parameter if budget else 0.0,
             bit_generator=rng.bit_generator)
+        if p.start == "naive_bayes":  # post-processing of the screening's release
+            noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
+            w0 = naive_bayes_start(sums, columns, p.l1_bound, noise_std)
+            kernel.set_start(w0, _start_steps(p, w0))
+        del sums  # the released sums are not kept (nor stored on the model)
         gaps = np.full(p.max_iter, np.nan)
         # kernel gaps are sum-form; private gaps can be negative (ascent vertices)
         stop = p.tol * n_samples if p.tol > 0 else -np.inf
@@ -634,8 +779,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Index of each row's class in ``classes_`` and the number of classes
             (the gradient screening score reads them).
 
-        Returns ``(csr_arrays, csc_arrays, shape, columns)`` (``columns`` None
-        without screening; ``shape`` is the restricted shape).
+        Returns ``(csr_arrays, csc_arrays, shape, columns, sums)`` (``columns`` None
+        without screening; ``shape`` is the restricted shape; ``sums`` the released
+        per-class sums of shape (n_classes, n_features) when ``p.start`` is
+        ``"naive_bayes"``, else None).
         """
         Xr = sp.csr_array(X)
         # validate_data checked every value of dense, CSR and CSC input, and the
@@ -651,12 +798,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             raise ValueError("Input X contains NaN or infinity")
         if private:
             Xr = self._enforce_public_bound(Xr, "linf", 1.0)
-        columns = None
+        columns = sums = None
         if budget is not None and budget.screening_noise_multiplier is not None:
             columns = private_top_columns(
                 Xr, p.screening, budget.screening_noise_multiplier, rng,
                 sensitivity=sensitivity_factor(self.neighbouring),
-                score=self._screening_score(), y_codes=y_codes[0], n_classes=y_codes[1])
+                score=self._screening_score(), y_codes=y_codes[0], n_classes=y_codes[1],
+                class_sums=p.start == "naive_bayes")
+            if p.start == "naive_bayes":
+                columns, sums = columns
             Xr = Xr[:, columns]
         n_rows, n_cols = Xr.shape
         data = np.ascontiguousarray(Xr.data, dtype=np.float64)
@@ -671,7 +821,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                    Xc.indptr.astype(np.int64, copy=False))
         csr = (data, indices.astype(index_dtype, copy=False), indptr)
         csc = (csc[0], csc[1].astype(index_dtype, copy=False), csc[2])
-        return csr, csc, Xr.shape, columns
+        return csr, csc, Xr.shape, columns, sums
 
     def _run(self, kernel, max_iter, gaps, stop):
         if not self.verbose:

@@ -5,7 +5,13 @@
 # labels y_i in {0, 1}.  The kernels work with the *sum* of per-example losses:
 # alpha = X^T q with q_i = sigmoid(x_i.w) - y_i is the gradient of F, and the
 # gap <alpha, w - s> is N times the gap of the mean loss (the Python layer
-# divides).  Step size eta_t = 2 / (t + 2) for t = 1..T, as in the paper.
+# divides).  Step size eta_t = 2 / (t + 2) for t = 1..T, as in the paper, or
+# eta_t = 2 / (t + t0 + 2) from a start w0 in the L1 ball given by set_start: step
+# t is the step k = t + t0 of Jaggi (2013), gamma_k = 2/(k + 2), so w0 stands for
+# its iterate x_{t0+1}, and the induction of Jaggi's Theorem 1 (h_{k+1} <=
+# (1 - gamma_k) h_k + gamma_k^2 C_f / 2) gives h(w_t) <= 2 C_f / (t + t0 + 3)
+# from any feasible w0 with h(w0) <= 2 C_f / (t0 + 3) (exact linear minimisation;
+# the private steps add the mechanism's error as for the zero start).
 #
 # StandardFW  Algorithm 1: each iteration recomputes v = X w (CSR), q, alpha =
 #             X^T q (CSC) and takes one O(D) pass for the vertex and one for w.
@@ -781,6 +787,7 @@ cdef class _FWBase:
     cdef double[::1] alpha
     cdef double[::1] buf            # O(D) scratch for the O(D) private selectors
     cdef public long t              # iterations done
+    cdef readonly double t_offset   # t0 of the step size 2 / (t + t0 + 2) (set_start)
     cdef public FWStats stats
 
     def __init__(self, r_data, r_indices, r_indptr, c_data, c_indices, c_indptr, y,
@@ -805,7 +812,20 @@ cdef class _FWBase:
         self.alpha = np.zeros(self.n_features)
         self.buf = np.zeros(self.n_features if selector == SEL_EXPONENTIAL else 0)
         self.t = 0
+        self.t_offset = 0.0
         self.stats = FWStats()
+
+    cdef void check_start(self, const double[::1] w0, double t_offset) except *:
+        # set_start's checks: before any step, D entries, in the L1 ball, t0 >= 0
+        if self.t != 0:
+            raise ValueError("set_start must come before the first step")
+        if w0.shape[0] != self.n_features:
+            raise ValueError(f"w0 has {w0.shape[0]} entries, expected {self.n_features}")
+        w = np.asarray(w0)
+        if not np.all(np.isfinite(w)) or np.abs(w).sum() > self.l1_bound * (1.0 + 1e-12):
+            raise ValueError("w0 must be finite and in the L1 ball of radius l1_bound")
+        if not (t_offset >= 0.0 and isfinite(t_offset)):
+            raise ValueError(f"t_offset must be finite and >= 0, got {t_offset}")
 
     def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
         """Run ``n_steps`` iterations, writing the (sum-form) FW gap of each to
@@ -947,7 +967,7 @@ cdef class StandardFW(_FWBase):
                 aw = aw + alpha[i] * w[i]
             gap = aw - s * alpha[j]
             gaps[self.t - 1] = gap
-            eta = 2.0 / (self.t + 2.0)
+            eta = 2.0 / (self.t + self.t_offset + 2.0)
             for i in range(d):
                 w[i] = (1.0 - eta) * w[i]
             w[j] = w[j] + eta * s
@@ -956,6 +976,14 @@ cdef class StandardFW(_FWBase):
             if gap <= tol:
                 return step + 1
         return n_steps
+
+    def set_start(self, w0, double t_offset):
+        """Start from ``w0`` (D floats, in the L1 ball) with the step size
+        ``2 / (t + t_offset + 2)``; before the first step."""
+        w0 = np.ascontiguousarray(w0, dtype=np.float64)
+        self.check_start(w0, t_offset)
+        np.asarray(self.w)[:] = w0
+        self.t_offset = t_offset
 
     def coef(self):
         return np.asarray(self.w).copy()
@@ -1109,6 +1137,33 @@ cdef class FastFW(_FWBase):
             raise FloatingPointError("the grouped sampler found no positive weight "
                                      "(non-finite gradient); check the data")
         return done
+
+    def set_start(self, w0, double t_offset):
+        """Start from ``w0`` (D floats, in the L1 ball) with the step size
+        ``2 / (t + t_offset + 2)``; before the first step.
+
+        Sets wt = w0 (w_m = 1), the margins vt = X w0 (CSR, each row summed in
+        order) and the support (the non-zeros of w0, increasing); the first step's
+        refresh then computes q, alpha and h from them, as for the zero start.
+        """
+        w0 = np.ascontiguousarray(w0, dtype=np.float64)
+        self.check_start(w0, t_offset)
+        cdef const double[::1] w = w0
+        cdef intp_t i, j
+        cdef index_t p
+        cdef double acc
+        for j in range(self.n_features):
+            self.wt[j] = w[j]
+            if w[j] != 0.0:
+                self.in_support[j] = 1
+                self.support[self.n_support] = <int32_t> j
+                self.n_support += 1
+        for i in range(self.n_samples):
+            acc = 0.0
+            for p in range(self.r_indptr[i], self.r_indptr[i + 1]):
+                acc = acc + self.r_data[p] * w[self.r_idx[p]]
+            self.vt[i] = acc
+        self.t_offset = t_offset
 
     def state(self):
         """Copies of the maintained state (for tests): w_m, wt, vt, q, alpha, h."""
@@ -1349,7 +1404,7 @@ cdef class FastFW(_FWBase):
             gap = self.w_m * self.h - s * alpha[j]
             gaps[self.t - 1] = gap
             # w <- (1 - eta) w + eta s, as a scale change plus one coordinate
-            eta = 2.0 / (self.t + 2.0)
+            eta = 2.0 / (self.t + self.t_offset + 2.0)
             self.w_m = self.w_m * (1.0 - eta)
             self.prod = self.prod * (1.0 - eta)
             if self.w_m < 1e-150:
