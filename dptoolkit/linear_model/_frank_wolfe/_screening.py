@@ -230,20 +230,19 @@ def naive_bayes_start(sums, columns, l1_bound, noise_std, threshold=START_THRESH
     r"""A starting point of the L1 ball from the noisy per-class sums (two classes).
 
     Post-processing of the screening's release (no data read, no privacy cost).
-    Over the candidates R whose noisy column sum :math:`	ilde S_{0j} + 	ilde
+    Over the candidates R whose noisy column sum :math:`\tilde S_{0j} + \tilde
     S_{1j}` exceeds ``threshold`` times its noise standard deviation
     :math:`\sqrt 2\,s`, the multinomial naive-Bayes log-count ratios (Wang and
     Manning 2012, Section 2.1, with each class's sums normalised over R and the
     smoothing equal to the noise standard deviation s, as in
     :class:`~dptoolkit.linear_model.DPNBLogisticClassifier`):
 
-    .. math:: r_j = \lograc{p_{1j}}{p_{0j}}, \qquad
-              p_{cj} = rac{\max(	ilde S_{cj}, 0) + s}{\sum_{l \in R}(\max(	ilde S_{cl}, 0) + s)},
+    .. math:: r_j = \log\frac{p_{1j}}{p_{0j}}, \qquad
+              p_{cj} = \frac{\max(\tilde S_{cj}, 0) + s}{\sum_{l \in R}(\max(\tilde S_{cl}, 0) + s)},
 
     and :math:`w_0 = \lambda\, r / \|r\|_1` (a point of the sphere of the L1
     ball; 0 where R is empty).  :math:`r_j > 0` favours the positive class
-    (index 1), as :math:`-
-abla_j` of the logistic loss at :math:`w = 0` does.
+    (index 1), as :math:`-\nabla_j` of the logistic loss at :math:`w = 0` does.
 
     Parameters
     ----------
