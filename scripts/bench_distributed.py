@@ -33,8 +33,8 @@ Run from the source tree with ``PYTHONPATH=.``::
 
 (``--fw-max-iter`` shortens the memory run's Frank-Wolfe fit: ``tracemalloc``
 slows the client's task handling several times over.  ``--fw-start zero``
-compares the same algorithm on both sides: Frank-Wolfe's default start,
-``"auto"``, is the naive-Bayes start in memory and zero on Dask.)
+runs Frank-Wolfe from the zero start on both sides; its default,
+``"auto"``, is the naive-Bayes start in memory and on Dask.)
 """
 import os
 
@@ -250,8 +250,8 @@ def main(argv=None):
     parser.add_argument("--fw-max-iter", type=lambda v: v if v == "auto" else int(v),
                         default="auto", help="Frank-Wolfe steps of the memory run")
     parser.add_argument("--fw-start", default="auto", choices=["auto", "zero"],
-                        help="Frank-Wolfe's start ('auto': the naive-Bayes start in "
-                        "memory, zero on Dask; 'zero': the same algorithm on both)")
+                        help="Frank-Wolfe's start on both sides ('auto': the "
+                        "naive-Bayes start; 'zero': from 0)")
     parser.add_argument("--shards", default=None, help="folder for the shard files")
     parser.add_argument("--write-large", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -816,7 +816,7 @@ def _fw_data(seed=0):
 def _fw(**kw):
     from dptoolkit.linear_model import FrankWolfeLassoClassifier
 
-    # the zero start: start="auto" is the naive-Bayes start in memory, zero on Dask
+    # the zero start unless a test asks for the naive-Bayes start ("auto")
     return FrankWolfeLassoClassifier(**{"epsilon": 2.0, "delta": 1e-5, "max_iter": 150,
                                         "l1_bound": 10.0, "classes": [0, 1],
                                         "start": "zero", **kw})
@@ -848,12 +848,31 @@ def test_frank_wolfe_on_dask_matches_in_memory(live):
     Xd, yd = _dask(X, y)
     r_mem, r_dist = np.random.default_rng(4), np.random.default_rng(4)
     mem, clip_mem = _fw_fit(X, y, r_mem)
-    dist, clip_dist = _fw_fit(Xd, yd, r_dist, start="auto")   # zero on Dask
+    dist, clip_dist = _fw_fit(Xd, yd, r_dist)
     assert mem.screened_features_.size == 1024   # MIN_AUTO_CANDIDATES
     assert clip_mem and clip_dist
     _assert_same_fw(dist, mem)
     assert r_dist.bit_generator.state == r_mem.bit_generator.state
     assert np.count_nonzero(mem.coef_) > 5
+
+
+def test_frank_wolfe_on_dask_naive_bayes_start(live):
+    """``start="auto"`` (the naive-Bayes start): the per-class sums are summed over
+    the blocks and noised on the client, the start is built there from the
+    release and sent with the first round (the blocks' margins X_b w0); the same
+    candidates, model, event and generator state as in memory, and not the zero
+    start's model."""
+    X, y = _fw_data()
+    Xd, yd = _dask(X, y)
+    r_mem, r_dist = np.random.default_rng(4), np.random.default_rng(4)
+    mem, _ = _fw_fit(X, y, r_mem, start="auto")
+    dist, _ = _fw_fit(Xd, yd, r_dist, start="auto")
+    _assert_same_fw(dist, mem)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+    zero, _ = _fw_fit(Xd, yd, np.random.default_rng(4), screening_fraction=0.75)
+    assert zero.privacy_event_ == mem.privacy_event_    # the start is post-processing
+    assert np.abs(dist.coef_ - zero.coef_).max() > 1e-3
+    assert np.count_nonzero(dist.coef_) > np.count_nonzero(zero.coef_)
 
 
 def test_frank_wolfe_on_dask_gradient_screening(live):
@@ -952,21 +971,24 @@ def _unpatch_fw_rounds(client):
     client.run(_fw_live_again)
 
 
-@pytest.mark.parametrize("role", ["coordinator", "peer"])
+@pytest.mark.parametrize("role,start", [("coordinator", "zero"), ("peer", "zero"),
+                                        ("peer", "auto")])
 def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_path, role,
-                                                                   monkeypatch):
+                                                                    start, monkeypatch):
     """A worker (the coordinator's or a peer's) dies in the middle of a chunk of
     steps, taking its holder's margins with it: the client makes new holders for
     every block (Dask recomputes the lost ones from their pure tasks), replays
     the logged rounds up to the chunk's start and runs the chunk again with the
     same state and uniforms; the released model, the privacy event, the charge
-    and the generator's state are those of the in-memory fit (no noise redrawn)."""
+    and the generator's state are those of the in-memory fit (no noise redrawn).
+    From the naive-Bayes start the replay's first round sets the margins from
+    the same start."""
     from dptoolkit.accounting import BudgetAccountant
 
     X, y = _fw_data()
     acc_mem, acc_dist = (BudgetAccountant(epsilon=10.0, delta=1e-3) for _ in range(2))
     r_mem, r_dist = np.random.default_rng(6), np.random.default_rng(6)
-    want, _ = _fw_fit(X, y, r_mem, accountant=acc_mem)
+    want, _ = _fw_fit(X, y, r_mem, accountant=acc_mem, start=start)
     marker = str(tmp_path / "died")
     from dptoolkit.distributed import _fw
 
@@ -979,7 +1001,7 @@ def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_pat
     monkeypatch.setattr(_fw._Blocks, "run_chunks", counting)
     live.run(_die_at_fw_round, marker, 60, role)   # 2 blocks a round: about step 30
     try:
-        got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist)
+        got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist, start=start)
     finally:
         _unpatch_fw_rounds(live)
     if role == "peer" and n_holders == [1]:

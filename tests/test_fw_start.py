@@ -239,18 +239,22 @@ def test_start_refusals():
         _fit(X, y, composition="advanced")
 
 
-def test_start_refused_on_dask():
+def test_start_on_a_local_dask_scheduler():
+    """A Dask array on Dask's local threads (no cluster): the naive-Bayes start
+    from the per-class sums summed over the blocks, the in-memory model."""
     da = pytest.importorskip("dask.array")
     X, y = _text()
     Xd = da.from_array(sp.csr_matrix(X), chunks=(300, D_TEXT), asarray=False)
     yd = da.from_array(y, chunks=300)
-    with pytest.raises(ValueError, match="start.*Dask"):
-        _fit(Xd, yd)
+    mem, dist = _fit(X, y), _fit(Xd, yd)
+    np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-9, atol=1e-12)
+    assert not np.array_equal(mem.coef_, _fit(X, y, start="zero").coef_)
 
 
 def test_auto_start():
     """start="auto": the naive-Bayes start for a private two-class fit that screens
-    (in memory), the zero start otherwise (no screening, K > 2, not private)."""
+    (in memory or on Dask), the zero start otherwise (no screening, K > 2, not
+    private)."""
     X, y = _text()
     auto = _fit(X, y, start="auto")
     np.testing.assert_array_equal(auto.coef_, _fit(X, y).coef_)

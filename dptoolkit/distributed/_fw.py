@@ -168,10 +168,12 @@ def _prepare_block(Xb, yb, columns, bound):
     return Xb, sp.csc_array(Xb), np.asarray(yb, dtype=np.float64)
 
 
-def _block_round(prep, state, step, fold):
+def _block_round(prep, state, step, fold, start=None):
     """One round on one block: the step ``(j, delta, w_m, rescale)`` on its rows
     containing ``j`` (none for the first round), then (``fold`` not None) the
-    exact refresh.
+    exact refresh.  ``start`` (the first round of a fit from :math:`w_0`, over the
+    kept columns): the margins are first set to :math:`X_b w_0`, each row summed
+    in order, as the in-memory kernel's ``set_start``.
 
     ``state`` is the block's ``[vt, q, acc, seen, touched]`` (scaled margins and
     row gradients, and the compiled kernels' scratch over the block's columns,
@@ -183,6 +185,8 @@ def _block_round(prep, state, step, fold):
     Xr, Xc, y = prep
     vt, q, acc, seen, touched = state
     dh = 0.0
+    if start is not None:
+        vt[:] = Xr @ start
     if step is not None:
         j, delta, w_m, rescale = step
         if rescale != 1.0:
@@ -202,13 +206,15 @@ def _block_round(prep, state, step, fold):
     return "delta", cols[nonzero], values[nonzero], dh
 
 
-def _block_round_reference(prep, state, step, fold):
+def _block_round_reference(prep, state, step, fold, start=None):
     """:func:`_block_round` in NumPy (the reference of the compiled kernels; the
     state ``[vt, q]``).  Its change of the gap term is a BLAS dot product, so it
     may differ from the kernels' in the last bits; everything else is the same
     arithmetic in the same order."""
     Xr, Xc, y = prep
     vt, q = state[:2]
+    if start is not None:
+        vt[:] = Xr @ start
     if step is not None:
         j, delta, w_m, rescale = step
         if rescale != 1.0:
@@ -687,7 +693,7 @@ def _distributed_client():
 
 
 def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refresh_tol,
-                            selector, stop=-np.inf):
+                            selector, stop=-np.inf, start=None):
     r"""The fast Frank-Wolfe solver over the row blocks of X (module docstring).
 
     Parameters
@@ -716,6 +722,10 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
         randomness from its own generator).
     stop : float, default=-inf
         Stop after a step whose (sum-form) gap is ``<= stop`` (non-private fits).
+    start : (ndarray of shape (n_kept,), float) or None, default=None
+        ``(w0, t0)``: start from :math:`w_0` (in the L1 ball) with the step size
+        :math:`2/(t + t_0 + 2)`, as the in-memory kernel's ``set_start``; None:
+        from 0 with :math:`2/(t+2)`.
 
     Returns
     -------
@@ -736,20 +746,20 @@ def frank_wolfe_over_blocks(X, y01, *, columns, bound, l1_bound, max_iter, refre
     """
     blocks = _Blocks(X, y01, columns, bound, coordinated=True)
     try:
+        params = (l1_bound, max_iter, refresh_tol, stop, start)
         if blocks.actors:
-            return blocks.run_chunks((l1_bound, max_iter, refresh_tol, stop), selector)
-        return blocks.run(_steps(l1_bound, max_iter, refresh_tol, selector, stop))
+            return blocks.run_chunks(params, selector)
+        return blocks.run(_steps(params, selector))
     finally:
         blocks.close()   # the actors' blocks and states leave the workers
 
 
-def _steps(l1_bound, max_iter, refresh_tol, selector, stop):
+def _steps(params, selector):
     """The solver's loop on the client (:func:`frank_wolfe_over_blocks`), as a
     generator: it yields each round's ``(step, fold)`` and receives the blocks'
     outputs in block order; it returns the result."""
-    loop, gaps = yield from _run_steps(None, max_iter,
-                                       (l1_bound, max_iter, refresh_tol, stop), selector)
-    return loop.result(gaps, max_iter)
+    loop, gaps = yield from _run_steps(None, params[1], params, selector)
+    return loop.result(gaps, params[1])
 
 
 class _Loop:
@@ -760,11 +770,16 @@ class _Loop:
     whole between the client and the coordinator (``O(k)``); the selector's
     generator never is (:class:`~dptoolkit.linear_model._frank_wolfe._distributed._GroupedSelector`)."""
 
-    def __init__(self, alpha, selector):
+    def __init__(self, alpha, selector, w0=None):
         self.alpha, self.selector = alpha, selector
-        self.wt = np.zeros(alpha.size)
-        self.support = []
-        self.w_m, self.prod, self.h, self.n_refresh, self.t = 1.0, 1.0, 0.0, 1, 0
+        self.wt = np.zeros(alpha.size) if w0 is None else np.array(w0, dtype=np.float64)
+        # the start's support in increasing order, and its gap term over it, as
+        # the kernel's first refresh
+        self.support = [int(c) for c in np.flatnonzero(self.wt)]
+        h = 0.0
+        for c in self.support:
+            h += alpha[c] * self.wt[c]
+        self.w_m, self.prod, self.h, self.n_refresh, self.t = 1.0, 1.0, h, 1, 0
         self.done = False
 
     def result(self, gaps, max_iter):
@@ -782,15 +797,18 @@ def _run_steps(loop, n_steps, params, selector=None):
     order; it returns ``(loop, gaps)``, the state after the last step run and
     their gaps.  Ends early, at a step boundary, when the selector has no draw
     (``select`` returns None: its uniforms ran out) or the fit is done
-    (``loop.done``).  ``params``: ``(l1_bound, max_iter, refresh_tol, stop)``.
+    (``loop.done``).  ``params``: ``(l1_bound, max_iter, refresh_tol, stop,
+    start)``, ``start`` None or ``(w0, t0)`` (:func:`frank_wolfe_over_blocks`).
     Every engine runs this code, so they release the same model."""
-    l1_bound, max_iter, refresh_tol, stop = params
+    l1_bound, max_iter, refresh_tol, stop, start = params
+    w0, t0 = (None, 0.0) if start is None else start
     if loop is None:
         alpha = np.zeros(0)
-        for out in (yield None, 1.0):     # set-up and the first refresh (t = 1)
+        first = (None, 1.0) if w0 is None else (None, 1.0, w0)
+        for out in (yield first):         # set-up and the first refresh (t = 1)
             alpha = out[1].copy() if alpha.size == 0 else alpha + out[1]
         selector.update(alpha, np.arange(alpha.size), True)
-        loop = _Loop(alpha, selector)
+        loop = _Loop(alpha, selector, w0)
     alpha, wt, support, selector = loop.alpha, loop.wt, loop.support, loop.selector
     gaps = []
     for _ in range(n_steps):
@@ -804,7 +822,7 @@ def _run_steps(loop, n_steps, params, selector=None):
         s = sign * l1_bound
         gap = loop.w_m * loop.h - s * alpha[j]
         gaps.append(gap)
-        eta = 2.0 / (t + 2.0)
+        eta = 2.0 / (t + t0 + 2.0)        # the kernel's, t0 = 0 without a start
         loop.w_m *= 1.0 - eta
         loop.prod *= 1.0 - eta
         rescale = 1.0

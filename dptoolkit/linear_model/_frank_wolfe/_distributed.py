@@ -18,6 +18,10 @@ generator, on the client, exactly as the in-memory kernel draws it:
   first, as in memory) and the Gaussian noise is added once on the client, with
   the draws of
   :func:`~dptoolkit.linear_model._frank_wolfe._screening.private_top_columns`;
+  with the naive-Bayes start (``start``) the released per-class sums give the
+  start :math:`w_0` on the client (post-processing,
+  :func:`~dptoolkit.linear_model._frank_wolfe._screening.naive_bayes_start`),
+  which goes to the blocks once, with the first round;
 * K > 2 classes: each step's vertices are chosen from the summed gradient by
   the multinomial kernel's own selection code
   (``_fw_multinomial_fast.select_vertices``, the code of a step of
@@ -42,7 +46,8 @@ import numpy as np
 from . import _fw_fast, _fw_multinomial_fast
 from ._grouped_sampler import GroupedExpSampler
 from ._multinomial import expand_columns
-from ._screening import noisy_top_columns, screening_statistic
+from ._screening import (naive_bayes_start, noisy_top_columns, screening_statistic,
+                         start_steps)
 from ...distributed import (block_sum, frank_wolfe_over_blocks,
                             multinomial_frank_wolfe_over_blocks, row_aligned,
                             validate_dask_X_y)
@@ -55,7 +60,7 @@ __all__ = ["fit_dask"]
 _REBUILD_FRACTION = 0.125
 
 
-def _statistic_block(Xb, yb, bound, score, n_classes=2):
+def _statistic_block(Xb, yb, bound, score, n_classes=2, class_sums=False):
     """The screening statistic of block X_b (``yb``: the rows' class indices in
     ``range(n_classes)``) after clipping to the public bound, raveled, and (last
     entry) whether an entry was outside it."""
@@ -68,7 +73,8 @@ def _statistic_block(Xb, yb, bound, score, n_classes=2):
     over = Xb.data.size > 0 and (Xb.data.max() > bound or -Xb.data.min() > bound)
     Xb.data = np.clip(Xb.data, -bound, bound)
     yb = None if yb is None else np.asarray(yb, dtype=np.int64)
-    return np.append(screening_statistic(Xb, score, yb, n_classes).ravel(), float(over))
+    return np.append(screening_statistic(Xb, score, yb, n_classes, class_sums).ravel(),
+                     float(over))
 
 
 def _over_block(Xb, yb, bound):
@@ -204,7 +210,7 @@ def fit_dask(est, X, y):
     codes = row_aligned(np.searchsorted(classes, y_local).astype(np.float64), X)
     D = X.shape[1]
     rng = est._noise_rng()
-    columns = _screened_columns(est, X, codes, p, budget, rng, classes.size)
+    columns, start = _screened_columns(est, X, codes, p, budget, rng, classes.size)
     n_kept = D if columns is None else columns.size
     bound = 1.0 if p.private else None
     stop = p.tol * X.shape[0] if p.tol > 0 else -np.inf
@@ -216,7 +222,7 @@ def fit_dask(est, X, y):
         coef, gaps, n_done, n_refresh = frank_wolfe_over_blocks(
             X, codes, columns=columns, bound=bound, l1_bound=p.l1_bound,
             max_iter=p.max_iter, refresh_tol=p.refresh_tol, selector=selector,
-            stop=stop)
+            stop=stop, start=start)
         coef = coef.reshape(1, -1)
         est.selector_ = "grouped" if p.private else "argmax"
         est.solver_stats_ = {"n_iter": int(n_done), "n_refresh": int(n_refresh)}
@@ -239,17 +245,20 @@ def fit_dask(est, X, y):
 
 
 def _screened_columns(est, X, codes, p, budget, rng, n_classes):
-    """The private candidate columns of a screened fit (None otherwise), after
-    checking the public bound over the blocks (the in-memory check's error or
-    warning): the statistic summed over the blocks, the noise on the client."""
+    """``(columns, start)``: the private candidate columns of a screened fit (None
+    otherwise), after checking the public bound over the blocks (the in-memory
+    check's error or warning): the statistic summed over the blocks, the noise on
+    the client; and with the naive-Bayes start ``(w0, t0)`` from the released
+    per-class sums (else None), as in memory."""
     if not p.private:
-        return None
+        return None, None
     bound = 1.0
     screened = budget.screening_noise_multiplier is not None
+    starts = p.start == "naive_bayes"
     if screened:
         score = est._screening_score()
-        out = block_sum(_statistic_block, X, codes if score == "gradient" else None,
-                        (bound, score, n_classes), what="the screening statistic")
+        out = block_sum(_statistic_block, X, codes if score == "gradient" or starts else None,
+                        (bound, score, n_classes, starts), what="the screening statistic")
         statistic, over = out[:-1].reshape(-1, X.shape[1]), out[-1] > 0
     else:
         over = block_sum(_over_block, X, None, (bound,), what="the bound check")[0] > 0
@@ -258,8 +267,15 @@ def _screened_columns(est, X, codes, p, budget, rng, n_classes):
 
         est._enforce_public_bound(sp.csr_array(np.array([[2.0 * bound]])), "linf", bound)
     if not screened:
-        return None
+        return None, None
     # the draws of private_top_columns, in place (no X to dwarf them)
-    return noisy_top_columns(statistic, p.screening, budget.screening_noise_multiplier,
-                             rng, sensitivity=sensitivity_factor(est.neighbouring),
-                             score=score)
+    sensitivity = sensitivity_factor(est.neighbouring)
+    columns = noisy_top_columns(statistic, p.screening, budget.screening_noise_multiplier,
+                                rng, sensitivity=sensitivity, score=score,
+                                keep_statistic=starts)
+    if not starts:
+        return columns, None
+    # post-processing of the release, as the in-memory fit
+    w0 = naive_bayes_start(statistic, columns, p.l1_bound,
+                           budget.screening_noise_multiplier * sensitivity)
+    return columns, (w0, start_steps(p.max_iter, w0, p.start_steps))

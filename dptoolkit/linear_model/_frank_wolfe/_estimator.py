@@ -1,5 +1,4 @@
 """Frank-Wolfe L1-constrained logistic regression, private and non-private (Raff, Khanna and Lu, 2023)."""
-import contextlib
 import dataclasses
 import math
 import numbers
@@ -21,7 +20,7 @@ from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (COMPOSITION_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
                       split_budget)
-from ._screening import naive_bayes_start, private_top_columns, SCREENING_SCORES
+from ._screening import naive_bayes_start, private_top_columns, SCREENING_SCORES, start_steps
 
 __all__ = ["FrankWolfeLassoClassifier"]
 
@@ -35,16 +34,6 @@ DEFAULT_REFRESH_TOL = 0.3
 #: class docstring).
 STARTS = ("auto", "zero", "naive_bayes")
 
-#: ``start_steps="auto"``: :math:`t_0 = T\,\mathrm{nnz}(w_0) / 4`.  The start spreads
-#: the radius over its nnz(w0) coordinates, a step puts its weight on one: the
-#: steps' total weight in :math:`w_T`, about :math:`2T/t_0 = 8/\mathrm{nnz}(w_0)`,
-#: is that of 8 average coordinates of the start, enough for the few frequent
-#: features the loss asks for first (the model has no intercept) without
-#: washing out the start (on the development sets 10 instead of 4 lost up to
-#: 0.09 on Reuters acq against the rest at epsilon 1; t0 = 10 T lost more;
-#: docs/studies/frank_wolfe_defaults.rst).
-START_COORDINATES_PER_STEP = 4.0
-
 #: ``screening_fraction="auto"``: the mass screening's share of the zCDP budget.
 DEFAULT_SCREENING_FRACTION = 0.25
 
@@ -53,14 +42,6 @@ DEFAULT_SCREENING_FRACTION = 0.25
 #: same release (its ``release_fraction``); on the development sets 0.5 lost at
 #: epsilon 0.5-1 (docs/studies/frank_wolfe_defaults.rst).
 START_SCREENING_FRACTION = 0.75
-
-
-def _start_steps(p, w0):
-    """t0 of the start ``w0``: ``start_steps``, or for ``"auto"``
-    ``max_iter * nnz(w0) / START_COORDINATES_PER_STEP`` (a function of the release)."""
-    if p.start_steps is not None:
-        return p.start_steps
-    return float(p.max_iter) * np.count_nonzero(w0) / START_COORDINATES_PER_STEP
 
 
 @fill_doc
@@ -209,15 +190,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         (``naive_bayes_start()`` in ``_screening``; post-processing of the
         release, no further budget), and the steps take
         :math:`\eta_t = 2/(t + t_0 + 2)` so that :math:`w_0` keeps its weight.
-        ``"auto"``: ``"naive_bayes"`` for private two-class fits in memory that
-        screen (zCDP accounting, more than 1024 features), else ``"zero"`` (on a
-        Dask array, K > 2 classes, a9a-sized data, non-private fits).  Chosen on
+        ``"auto"``: ``"naive_bayes"`` for private two-class fits that screen
+        (zCDP accounting, more than 1024 features; in memory or on a Dask
+        array), else ``"zero"`` (K > 2 classes, a9a-sized data, non-private
+        fits).  Chosen on
         the development sets (16 seeds, epsilon 0.5 / 1 / 2 / 8): 20 Newsgroups
         comp.* vs rec.* 0.685 / 0.775 / 0.817 / 0.876 from zero, 0.692 / 0.803 /
         0.871 / 0.913 from naive Bayes; Reuters acq against the rest 0.772 /
         0.812 / 0.868 / 0.927 and 0.845 / 0.940 / 0.956 / 0.951
-        (docs/studies/frank_wolfe_defaults.rst).  ``"naive_bayes"`` is refused
-        on Dask arrays.
+        (docs/studies/frank_wolfe_defaults.rst).
     start_steps : int or "auto", default="auto"
         :math:`t_0 \ge 0`: how many steps the start counts as (Jaggi 2013,
         Theorem 1 from a feasible start; the start keeps the weight
@@ -514,9 +495,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def budget(self, n_features, n_classes=2, n_samples=None):
         """The budget split a private fit on ``n_features`` features would use.
 
-        Depends on public quantities only (the hyper-parameters, D and K).  That of
-        an in-memory fit: with ``start="auto"`` a fit on a Dask array runs the zero
-        start, whose screening share is 0.25 (``screening_fraction="auto"``).
+        Depends on public quantities only (the hyper-parameters, D and K), the
+        same in memory and on a Dask array.
 
         Parameters
         ----------
@@ -563,45 +543,19 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             screening_fraction=p.screening_fraction if p.screening else 0.0,
                             n_candidates=p.screening or None)
 
-    def _resolve_auto_zero_start(self, p, shape, warn, n_classes):
-        """:meth:`_resolve_auto` of ``start="auto"`` where the naive-Bayes start does
-        not apply (no screening): the zero start."""
-        with self._dask_fit():   # "auto" is then "zero"
-            return self._resolve_auto(p, shape, warn, n_classes)
-
-    #: True while a fit on a Dask array resolves its parameters (``start="auto"``
-    #: is then ``"zero"``: the workers' margins start at zero).
-    _on_dask = False
-
-    @contextlib.contextmanager
-    def _dask_fit(self):
-        """Within: ``start="auto"`` resolves to ``"zero"`` (Dask fits)."""
-        before = self.__dict__.get("_on_dask")
-        self._on_dask = True
-        try:
-            yield
-        finally:
-            if before is None:
-                del self._on_dask
-            else:
-                self._on_dask = before
-
-    def _starts(self):
-        """Whether ``start`` asks for the naive-Bayes start explicitly."""
-        return self.start == "naive_bayes"
-
     def _screening_score(self):
         """``screening_score`` with ``"auto"`` resolved (``"mass"``)."""
         return "mass" if self.screening_score == "auto" else self.screening_score
 
-    def _resolve_auto(self, p, shape, warn=True, n_classes=1):
+    def _resolve_auto(self, p, shape, warn=True, n_classes=1, zero_start=False):
         """``screening``, ``screening_fraction``, ``l1_bound``, ``max_iter``, ``start``
         and ``start_steps`` ``"auto"`` resolved for data of ``shape``
         (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`).
 
         ``start="naive_bayes"`` needs a private two-class fit whose screening runs
         (it is built from the screening's release); ``"auto"`` is ``"naive_bayes"``
-        where that holds (and not on a Dask array), else ``"zero"``.
+        where that holds, else ``"zero"`` (``zero_start``: the zero start for
+        ``"auto"``, as where no screening runs).
         """
         n_rows, n_features = shape
         given = p
@@ -612,7 +566,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                  "on two classes: it is built from the released per-class "
                                  "sums")
             start = "naive_bayes"
-        elif self.start == "auto" and p.private and n_classes <= 2 and not self._on_dask:
+        elif self.start == "auto" and p.private and n_classes <= 2 and not zero_start:
             start = "naive_bayes"    # if the fit screens (below)
         fraction = p.screening_fraction
         if fraction is None:
@@ -626,13 +580,13 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             n_samples=lambda: self._n_samples(n_rows, private=warn,
                                               uses="l1_bound and max_iter 'auto'"))
         if start != "zero" and not p.screening and self.start == "auto":
-            return self._resolve_auto_zero_start(given, shape, warn, n_classes)
+            return self._resolve_auto(given, shape, warn, n_classes, zero_start=True)
         if start != "zero" and not p.screening:
             raise ValueError(f"start={self.start!r} starts from the candidate screening's "
                              "release: it needs screening (an int or 'auto' with more than "
                              "1024 features) and zCDP accounting (delta > 0)")
         t0 = 0.0
-        if start != "zero":  # "auto": from the start itself (fit, _start_steps)
+        if start != "zero":  # "auto": from the start itself (fit, start_steps)
             t0 = None if self.start_steps == "auto" else float(self.start_steps)
         return dataclasses.replace(p, start=start, start_steps=t0)
 
@@ -648,9 +602,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             :class:`dask.array.Array` of CSR row blocks with ``y`` of the same
             row chunks (two classes: the fast solver, selector "grouped" or
             "argmax"; K > 2: any multinomial selector): the rows stay on the
-            workers and the fit releases the in-memory model with
-            ``start="zero"`` (``"auto"`` is the zero start on Dask;
-            ``"naive_bayes"`` is refused) up to the rounding of the summation order
+            workers and the fit releases the in-memory model up to the rounding
+            of the summation order
             (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`,
             :func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks`).
         y : array-like of shape (n_samples,)
@@ -693,12 +646,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         """
         validate_params(self)
         if is_dask_array(X):  # X stays on the workers
-            if self._starts():
-                raise ValueError(f"start={self.start!r} is not supported on a Dask array "
-                                 "(the workers' margins start at zero): use start='zero' "
-                                 "or fit in memory")
-            with self._dask_fit():
-                return _fw_distributed.fit_dask(self, X, y)
+            return _fw_distributed.fit_dask(self, X, y)
         X, y, classes = self._classifier_data(X, y)
         plan = self._privacy_plan(*X.shape, classes)
         self._check_spend(plan.event, plan.spent)
@@ -716,7 +664,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         if p.start == "naive_bayes":  # post-processing of the screening's release
             noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
             w0 = naive_bayes_start(sums, columns, p.l1_bound, noise_std)
-            kernel.set_start(w0, _start_steps(p, w0))
+            kernel.set_start(w0, start_steps(p.max_iter, w0, p.start_steps))
         del sums  # the released sums are not kept (nor stored on the model)
         gaps = np.full(p.max_iter, np.nan)
         # kernel gaps are sum-form; private gaps can be negative (ascent vertices)
