@@ -48,7 +48,7 @@ blocks gets the **coordinator** (:class:`_Coordinator`, a holder that also
 runs the loop): the client calls it once per chunk of ``_CHUNK_STEPS`` (128)
 steps, sending the loop's state and the chunk's uniforms (below); at each
 step it sends the round to the other holders over its worker's own
-connections (:class:`_Peer`: worker to worker, the message a Dask actor call
+connections (:class:`~dptoolkit.distributed._peer.Peer`: worker to worker, the message a Dask actor call
 sends), computes its own blocks while they compute theirs, adds the outputs
 in block order and selects the next vertex, then returns the state after the
 chunk, the chunk's gaps and the rounds' arguments (the client's log, for
@@ -144,6 +144,7 @@ import scipy.sparse as sp
 
 from . import _blocksum, _fw_block_fast
 from ._blocksum import _blocks, _csr_block, is_dask_array
+from ._peer import Peer
 
 __all__ = ["frank_wolfe_over_blocks"]
 
@@ -329,36 +330,6 @@ class StaleBlocksError(RuntimeError):
     """A block holder's state is not the one the client's rounds built."""
 
 
-class _PeerLostError(RuntimeError):
-    """A worker holding blocks could not be reached from the coordinator."""
-
-
-class _Peer:
-    """A holder actor on another worker (``address``, actor ``key``), called from
-    the coordinator's worker over that worker's connections: the message a Dask
-    ``Actor`` handle sends, with the lost worker as an error.  (A handle made
-    on a worker waits, on a connection error, for the actor's task to finish
-    again, and never answers when the worker holding it died.)"""
-
-    def __init__(self, address, key):
-        self.address, self.key = address, key
-
-    async def round(self, *args):
-        from distributed import get_worker
-        from distributed.protocol import to_serialize
-
-        try:
-            reply = await get_worker().rpc(self.address).actor_execute(
-                actor=self.key, function="round", args=[to_serialize(a) for a in args],
-                kwargs={"separate_thread": False})
-        except Exception as exc:   # unreachable, or no such actor there any more
-            raise _PeerLostError(f"the holder at {self.address}: "
-                                 f"{type(exc).__name__}: {exc}") from None
-        if reply["status"] != "OK":
-            raise reply["exception"]      # the holder's own error (StaleBlocksError)
-        return reply["result"]
-
-
 class _Coordinator(_BlockHolder):
     """The holder that runs chunks of steps (a Dask actor on the worker holding
     the most blocks): it holds its worker's blocks and calls the other holders
@@ -378,7 +349,7 @@ class _Coordinator(_BlockHolder):
     async def run(self, peers, loop, uniforms, n_steps, params, selector=None):
         """At most ``n_steps`` steps from ``loop`` (None: from the start, with
         ``selector``), the selector drawing from ``uniforms`` (None: it needs
-        none), the other holders at ``peers`` (:class:`_Peer`, in holder order);
+        none), the other holders at ``peers`` (:class:`~dptoolkit.distributed._peer.Peer`, in holder order);
         a coroutine on this worker's event loop.  Returns ``(loop, gaps, log,
         consumed)``: the state after the last step run, their gaps, the
         arguments of the rounds run (the client's log, for replays) and the
@@ -390,7 +361,7 @@ class _Coordinator(_BlockHolder):
         async def round_on_blocks(*args):
             number = self.n_rounds
             # the peers' calls go out first; this worker's blocks meanwhile
-            calls = [asyncio.ensure_future(p.round(number, *args)) for p in peers]
+            calls = [asyncio.ensure_future(p.call("round", number, *args)) for p in peers]
             await asyncio.sleep(0)        # the calls leave before the arithmetic
             try:
                 outs = [self.round(number, *args)]
@@ -533,7 +504,7 @@ class _Blocks:
         placed = client.who_has(self.futures)
         self.addresses = {a for f in self.futures for a in placed.get(f.key, ())}
         # the coordinator's peers: where the other holders are
-        self.peers = [_Peer(min(placed.get(f.key) or [""]), f.key)
+        self.peers = [Peer(min(placed.get(f.key) or [""]), f.key)
                       for f in self.futures[1:]]
 
     def run_chunks(self, params, selector):

@@ -84,6 +84,7 @@ from scipy.special import expit, softmax
 from . import _blocksum, _lot_fast
 from ._blocksum import _blocks, _shared, is_dask_array
 from ._fw import _drive, _drive_async
+from ._peer import Peer, PeerLostError
 
 __all__ = ["block_seeds", "sgd_over_blocks", "LOSSES"]
 
@@ -356,7 +357,8 @@ class _BlockRunner:
 class _Coordinator(_BlockRunner):
     """The Dask actor that runs chunks of steps: it holds its worker's blocks
     (``local``, their indices) and calls the other workers' ``_BlockRunner``
-    actors (``peers``: ``(actor, block indices)``) directly, worker to worker,
+    actors (``peers``: ``(Peer, block indices)``,
+    :class:`~dptoolkit.distributed._peer.Peer`) directly, worker to worker,
     with no scheduler hop and no round trip to the client per step.
 
     A chunk is ``_steps`` with the noise the client drew for it: the
@@ -380,8 +382,8 @@ class _Coordinator(_BlockRunner):
             args = _lot_args(rule, theta)
             # the peers' calls first, on their event loops: they compute while this
             # worker does its own blocks
-            calls = [(blocks, peer.lot_sums([words[b] for b in blocks], step, args,
-                                            separate_thread=False))
+            calls = [(blocks, asyncio.ensure_future(
+                        peer.call("lot_sums", [words[b] for b in blocks], step, args)))
                      for peer, blocks in self.peers]
             out = [None] * self.n_blocks
             # this worker's blocks in a thread: the event loop stays free to send
@@ -390,9 +392,13 @@ class _Coordinator(_BlockRunner):
                 None, self.lot_sums, [words[b] for b in self.local], step, args)
             for b, res in zip(self.local, mine):
                 out[b] = res
-            for blocks, call in calls:
-                for b, res in zip(blocks, await call):
-                    out[b] = res
+            try:
+                for blocks, call in calls:
+                    for b, res in zip(blocks, await call):
+                        out[b] = res
+            finally:
+                for _, call in calls:
+                    call.cancel()        # no-op for those done
             return out
         return await _drive_async(_steps(theta, first, noise, n, record, rule), lot_sums)
 
@@ -404,7 +410,8 @@ def _collect(futures):
 
 def _worker_lost(exc):
     """Whether ``exc`` says that the worker holding an actor died."""
-    return isinstance(exc, OSError) or "Actor was lost" in str(exc)
+    return (isinstance(exc, (OSError, PeerLostError))
+            or "Actor was lost" in str(exc))
 
 
 class _ActorRounds:
@@ -462,7 +469,13 @@ class _ActorRounds:
                                       allow_other_workers=True)
         self.handles = [submit(_BlockRunner, a, *[self.prep[b] for b in groups[a]])
                         for a in order[1:]]
-        peers = [(h.result(), groups[a]) for h, a in zip(self.handles, order[1:])]
+        for h in self.handles:
+            h.result()
+        # the peers as addresses and keys: called over the coordinator's worker's
+        # connections (a worker-side Actor handle never answers for a lost worker)
+        placed = self.client.who_has(self.handles)
+        peers = [(Peer(min(placed.get(h.key) or [""]), h.key), groups[a])
+                 for h, a in zip(self.handles, order[1:])]
         local = groups[order[0]]
         self.handles.append(submit(_Coordinator, order[0], local, peers,
                                    *[self.prep[b] for b in local]))
