@@ -925,6 +925,24 @@ def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
     return received, killed
 
 
+def _n_actors(dask_worker):
+    return len(dask_worker.state.actors)
+
+
+def _wait_for_no_actors(client, timeout=60.0):
+    """Until no worker lists an actor of an earlier fit: :func:`_die_at_fw_round`
+    tells the coordinator's worker by the actors it holds (a survivor of the
+    previous kill test may list that fit's coordinator for a while)."""
+    stop = time.monotonic() + timeout
+    while time.monotonic() < stop:
+        try:
+            if not any(client.run(_n_actors).values()):
+                return
+        except OSError:         # a worker just killed is still listed
+            pass
+        time.sleep(0.1)
+
+
 def _die_at_fw_round(marker, at, role):
     """In this worker process: exit at the ``at``-th block round computed here if
     it holds the Frank-Wolfe coordinator (``role="coordinator"``) or not
@@ -999,6 +1017,7 @@ def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_pat
         return run_chunks(self, *args)
 
     monkeypatch.setattr(_fw._Blocks, "run_chunks", counting)
+    _wait_for_no_actors(live)
     live.run(_die_at_fw_round, marker, 60, role)   # 2 blocks a round: about step 30
     try:
         got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist, start=start)
