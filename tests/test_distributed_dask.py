@@ -439,6 +439,41 @@ def test_dpsis_auto_k_on_dask_needs_n_samples_public(live):
     assert sel.k_ == auto_k(X.shape[1], 5000, 1.0)
 
 
+def test_select_then_fit_on_dask_releases_the_in_memory_model(live):
+    """DP-SIS then Frank-Wolfe (its naive-Bayes start on the selected columns) on a
+    Dask array: the selector's ``transform`` keeps X lazy (the columns taken block
+    by block), and the pipeline releases the in-memory fit's selection, model and
+    spend."""
+    from dptoolkit.linear_model import FrankWolfeLassoClassifier
+    from dptoolkit.selection import DPSIS, PrivateSelectThenFit
+
+    X, y = _fw_data()
+    Xd, yd = _dask(X, y)
+
+    def pipe():
+        return PrivateSelectThenFit(
+            DPSIS(k=1500, bounds=(0.0, 1.5), y_bounds=(0, 1), n_samples_public=N,
+                  random_state=0),
+            FrankWolfeLassoClassifier(n_samples_public=N, random_state=0, max_iter=100),
+            epsilon=2.0, delta=1e-5, classes=[0, 1])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the fixed seeds; X above the bound 1
+        mem, dist = pipe().fit(X, y), pipe().fit(Xd, yd)
+    np.testing.assert_array_equal(dist.support_, mem.support_)
+    assert mem.estimator_.screened_features_ is not None      # the start was taken
+    np.testing.assert_allclose(dist.estimator_.coef_, mem.estimator_.coef_, rtol=1e-9,
+                               atol=1e-12)
+    assert dist.privacy_event_ == mem.privacy_event_
+    assert dist.privacy_spent_ == mem.privacy_spent_
+    reduced = dist.selector_.transform(Xd)
+    assert isinstance(reduced, da.Array) and reduced.shape == (N, 1500)
+    np.testing.assert_array_equal(reduced.compute().toarray(),
+                                  mem.selector_.transform(X).toarray())
+    with pytest.raises(ValueError, match="fitted on 4200 features"):
+        dist.selector_.transform(Xd[:, :10])
+
+
 def test_budget_refusal_happens_before_any_block_is_read(live):
     """An accountant that cannot pay stops the fit before the engine reads X: X's
     blocks would kill every worker that loads them, so reaching them would end in
@@ -925,31 +960,10 @@ def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
     return received, killed
 
 
-def _n_actors(dask_worker):
-    return len(dask_worker.state.actors)
-
-
-def _wait_for_no_actors(client, timeout=60.0):
-    """Until no worker lists an actor of an earlier fit: :func:`_die_at_fw_round`
-    tells the coordinator's worker by the actors it holds (a survivor of the
-    previous kill test may list that fit's coordinator for a while)."""
-    stop = time.monotonic() + timeout
-    while time.monotonic() < stop:
-        try:
-            if not any(client.run(_n_actors).values()):
-                return
-        except OSError:         # a worker just killed is still listed
-            pass
-        time.sleep(0.1)
-
-
-def _die_at_fw_round(marker, at, role):
-    """In this worker process: exit at the ``at``-th block round computed here if
-    it holds the Frank-Wolfe coordinator (``role="coordinator"``) or not
-    (``"peer"``), unless the marker file exists (it is made first): one worker
-    dies, once, in the middle of a chunk of steps."""
-    from distributed import get_worker
-
+def _die_at_fw_round(marker, at):
+    """In this worker process: exit at the ``at``-th block round computed here,
+    unless the marker file exists (it is made first): the worker dies, once, in
+    the middle of a chunk of steps."""
     from dptoolkit.distributed import _fw
 
     saved = _fw._Logistic.__dict__.get("_unpatched")
@@ -958,15 +972,38 @@ def _die_at_fw_round(marker, at, role):
     count = [0]
 
     def dying(*args):
-        actors = get_worker().state.actors
-        mine = any(str(key).startswith("_Coordinator") for key in actors)
-        if mine == (role == "coordinator") and actors:
-            count[0] += 1
-            if count[0] == at and not os.path.exists(marker):
-                open(marker, "w").close()
-                os._exit(1)
+        count[0] += 1
+        if count[0] == at and not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(1)
         return original(*args)
     _fw._Logistic.round = staticmethod(dying)
+
+
+def _kill_when_placed(monkeypatch, client, marker, role, at=60):
+    """Once the Frank-Wolfe holders are placed (the client's call of
+    ``_Blocks.run_chunks``), arm :func:`_die_at_fw_round` on the worker of the
+    coordinator (``role="coordinator"``) or of a peer (``"peer"``), known from
+    where the client put the holders: no worker guesses its role.  Returns the
+    numbers of workers the holders were on, one per fit (1: no peer, nothing
+    armed for a peer)."""
+    from dptoolkit.distributed import _fw
+
+    run_chunks, n_workers = _fw._Blocks.run_chunks, []
+
+    def arming(self, *args):
+        n_workers.append(len(self.addresses))
+        if len(n_workers) == 1:
+            where = self.client.who_has(self.futures)
+            coordinator = min(where[self.futures[0].key])
+            target = ([coordinator] if role == "coordinator"
+                      else sorted(self.addresses - {coordinator})[:1])
+            if target:
+                client.run(_die_at_fw_round, marker, at, workers=target)
+        return run_chunks(self, *args)
+
+    monkeypatch.setattr(_fw._Blocks, "run_chunks", arming)
+    return n_workers
 
 
 def _fw_live_again():
@@ -1008,17 +1045,7 @@ def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_pat
     r_mem, r_dist = np.random.default_rng(6), np.random.default_rng(6)
     want, _ = _fw_fit(X, y, r_mem, accountant=acc_mem, start=start)
     marker = str(tmp_path / "died")
-    from dptoolkit.distributed import _fw
-
-    run_chunks, n_workers = _fw._Blocks.run_chunks, []
-
-    def counting(self, *args):
-        n_workers.append(len(self.addresses))     # the workers the holders are on
-        return run_chunks(self, *args)
-
-    monkeypatch.setattr(_fw._Blocks, "run_chunks", counting)
-    _wait_for_no_actors(live)
-    live.run(_die_at_fw_round, marker, 60, role)   # 2 blocks a round: about step 30
+    n_workers = _kill_when_placed(monkeypatch, live, marker, role)   # about step 30
     try:
         got, _ = _fw_fit(*_dask(X, y), r_dist, accountant=acc_dist, start=start)
     finally:
@@ -1026,10 +1053,6 @@ def test_frank_wolfe_worker_killed_mid_fit_releases_the_same_model(live, tmp_pat
     if role == "peer" and n_workers[:1] == [1]:
         # a worker just restarted by a killing test may hold no block (or actor) yet
         pytest.skip("the scheduler put every holder on one worker: no peer to kill")
-    if role == "peer" and not os.path.exists(marker):
-        # seen in CI only, after the coordinator's kill: the surviving worker still
-        # listed that fit's coordinator, so no worker took itself for a peer
-        pytest.skip("no worker took itself for a peer's: the peer kill did not happen")
     assert os.path.exists(marker)         # a worker did die inside the chunk
     _assert_same_fw(got, want)
     np.testing.assert_array_equal(got.coef_, want.coef_)
@@ -1052,7 +1075,7 @@ def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkey
                 classes=list(range(K)))
     marker = str(tmp_path / "died")
     if K == 2:
-        live.run(_die_at_fw_round, marker, 60, "coordinator")   # always there
+        _kill_when_placed(monkeypatch, live, marker, "coordinator")   # always there
     else:
         received, killed = _spy_on_rounds(monkeypatch, kill_at=40, client=live)
     try:
