@@ -1,7 +1,7 @@
 """Warnings and errors of dptoolkit."""
 
 __all__ = ["PrivacyLeakWarning", "BudgetExceededError", "DataClippedWarning",
-           "EmptySupportWarning", "InvalidParameterError"]
+           "EmptySupportWarning", "InvalidParameterError", "ScreeningUnavailableError"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -48,4 +48,19 @@ class InvalidParameterError(ValueError, TypeError):
     uses it.  It is both a ``ValueError`` and a ``TypeError`` (scikit-learn's
     convention for its own ``InvalidParameterError``), so code catching either
     keeps working; the message names the parameter and what it accepts.
+    """
+
+
+class ScreeningUnavailableError(InvalidParameterError):
+    """An int ``screening`` (a private candidate screening) was asked of a fit
+    whose privacy accounting has no place for it.
+
+    The screening's Gaussian release is composed under zero-concentrated DP
+    (Bun and Steinke, 2016), so it needs a private fit with ``delta > 0`` and
+    zCDP accounting (for :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`
+    also an exponential-mechanism selector), e.g. not pure epsilon-DP or
+    ``composition="advanced"``.  Code composing estimators (e.g.
+    :class:`~dptoolkit.selection.PrivateSelectThenFit`) catches this class to
+    fall back to a fit without screening; it is an
+    :class:`InvalidParameterError`, so a ``ValueError`` too.
     """

@@ -45,7 +45,7 @@ import dptoolkit.model_selection as ms
 import dptoolkit.selection as sel
 from dptoolkit import _persistence
 from dptoolkit.accounting import events as ev
-from dptoolkit.exceptions import BudgetExceededError
+from dptoolkit.exceptions import BudgetExceededError, ScreeningUnavailableError
 
 #: Seconds a case may run before it counts as a hang.
 TIMEOUT = 20.0
@@ -959,6 +959,13 @@ case("FrankWolfe-X-out-of-bound-no-clip",
 case("FrankWolfe-screening-fraction-two",
      lambda: _fit("FrankWolfe", Xd, y01, screening="auto", screening_fraction=2.0),
      Raises(ValueError, r"screening_fraction"))
+# a screening's Gaussian release composes under zCDP only: pure DP (no delta) and
+# advanced composition have no place for it (a typed error that composing code catches)
+case("FrankWolfe-screening-pure-dp", lambda: _fit("FrankWolfe", Xd, y01, screening=10),
+     Raises(ScreeningUnavailableError, r"screening.*delta > 0"))
+case("FrankWolfe-screening-advanced",
+     lambda: _fit("FrankWolfe", Xd, y01, screening=10, delta=1e-5, composition="advanced"),
+     Raises(ScreeningUnavailableError, r"screening.*zCDP"))
 case("FrankWolfe-budget-n-features-zero",
      lambda: lm.FrankWolfeLassoClassifier(epsilon=1.0).budget(0),
      Raises(ValueError, r"n_features"))

@@ -9,7 +9,8 @@ from scipy import stats
 
 from dptoolkit.accounting import BudgetAccountant, RDPAccountant, calibrate_noise_multiplier
 from dptoolkit.datasets import clip_rows, make_correlated_classification
-from dptoolkit.exceptions import BudgetExceededError, DataClippedWarning, PrivacyLeakWarning
+from dptoolkit.exceptions import (BudgetExceededError, DataClippedWarning, PrivacyLeakWarning,
+                                  ScreeningUnavailableError)
 from dptoolkit.kernels import ight_fast, scd_fast
 from dptoolkit.linear_model import DPIGHTClassifier
 
@@ -299,7 +300,7 @@ def test_screening_event_and_coefficients():
     eps = epsilon_of_event(clf.privacy_event_, 1e-5, composition="rdp")
     assert eps == pytest.approx(clf.privacy_spent_[0], rel=1e-9)
     assert clf.privacy_spent_[0] <= 1.0
-    with pytest.raises(ValueError, match="screening"):
+    with pytest.raises(ScreeningUnavailableError, match="screening needs a private fit"):
         DPIGHTClassifier(screening=5, sparsity=20, n_samples_public=300).fit(X, y)
     off = DPIGHTClassifier(epsilon=1.0, n_samples_public=300, max_iter=10, sparsity=20,
                            screening=None, random_state=0).fit(X, y)

@@ -20,6 +20,7 @@ from .._private import (
 from .._validation import check_epsilon_delta, check_scalar_range
 from ..accounting import calibrate_parameter, epsilon_of_event
 from ..accounting.events import ApproxDPEvent, ComposedEvent, ZCDPEvent
+from ..exceptions import ScreeningUnavailableError
 
 __all__ = ["PrivateSelectThenFit"]
 
@@ -106,10 +107,8 @@ def _plan_estimator(estimator, n_samples, k, classes, starts):
         estimator.set_params(screening=k)
         try:
             return _plan(estimator, n_samples, k, classes, "estimator")
-        except ValueError as exc:
-            if "screening" not in str(exc):
-                raise
-        estimator.set_params(screening=None)
+        except ScreeningUnavailableError:
+            estimator.set_params(screening=None)
     return _plan(estimator, n_samples, k, classes, "estimator")
 
 

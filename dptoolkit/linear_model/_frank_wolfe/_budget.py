@@ -62,6 +62,7 @@ import math
 
 from ..._private import sensitivity_factor
 from ..._validation import check_positive_int
+from ...exceptions import ScreeningUnavailableError
 from ...accounting import calibrate_parameter
 from ...accounting.events import (ApproxDPEvent, ComposedEvent, ExponentialMechanismEvent,
                                   GaussianEvent, PureDPEvent, SelfComposedEvent, ZCDPEvent)
@@ -588,7 +589,7 @@ def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring,
 
     Raises
     ------
-    ValueError
+    ScreeningUnavailableError
         An int ``screening`` without a private zCDP exponential-mechanism fit.
     """
     from ._multinomial import LIPSCHITZ
@@ -601,9 +602,10 @@ def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring,
     elif k is not None:
         k = check_positive_int(k, "screening")
         if not zcdp:
-            raise ValueError("screening needs a private fit with an exponential-"
-                             "mechanism selector, delta > 0 and zCDP accounting "
-                             "(composition='auto' or 'zcdp')")
+            raise ScreeningUnavailableError(
+                "screening needs a private fit with an exponential-mechanism "
+                "selector, delta > 0 and zCDP accounting (composition='auto' or "
+                "'zcdp')")
         k = k if k < n_features else (n_features if keep_all else None)
     p = dataclasses.replace(p, screening=k)
     if not p.private:

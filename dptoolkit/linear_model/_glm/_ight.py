@@ -15,6 +15,7 @@ from ..._validation import (Boolean, check_positive_int, check_scalar_range, CLA
                             Options, POSITIVE, PRIVATE_COMMON, SCREENING, validate_params)
 from ...accounting import calibrate_parameter, epsilon_of_event
 from ...accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
+from ...exceptions import ScreeningUnavailableError
 from ._base import MAX_ITER, calibrate_noise_scale
 from ..._estimator import _ClassifierOutputs, _store_params
 from .._frank_wolfe._screening import DEFAULT_N_CANDIDATES, private_top_columns
@@ -296,8 +297,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         else:
             k = check_positive_int(k, "screening")
             if not private:
-                raise ValueError("screening needs a private fit (epsilon given); the "
-                                 "non-private fit uses every feature")
+                raise ScreeningUnavailableError(
+                    "screening needs a private fit (epsilon given); the "
+                    "non-private fit uses every feature")
         if k < sparsity:
             raise ValueError(f"screening={k} must be >= sparsity={sparsity}")
         return k if k < n_features else None
