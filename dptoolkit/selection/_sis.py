@@ -649,6 +649,33 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         check_is_fitted(self, "support_")
         return self.support_
 
+    def transform(self, X):
+        """Reduce ``X`` to the selected features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+            A Dask array (row blocks, as :meth:`fit` takes) stays lazy: its
+            columns are selected block by block on the workers.
+
+        Returns
+        -------
+        X_r : array of shape (n_samples, n_selected_features)
+            The same kind of array as ``X``.
+
+        Raises
+        ------
+        ValueError
+            ``X`` has another number of features than the fit's.
+        """
+        if not is_dask_array(X):
+            return super().transform(X)
+        mask = self.get_support()
+        if X.ndim != 2 or X.shape[1] != mask.size:
+            raise ValueError(f"X has shape {X.shape}; {type(self).__name__} was fitted "
+                             f"on {mask.size} features")
+        return X[:, np.flatnonzero(mask)]
+
 
 def dpsis_scores(X, y, *, bounds=(-1.0, 1.0), center=None, y_bounds=(-1.0, 1.0),
                  y_center=None, l2_bound=None):
