@@ -777,13 +777,9 @@ def _exit_soon():
     threading.Timer(0.05, os._exit, (1,)).start()
 
 
-def _die_at_lot(marker, at):
-    """In this worker process: exit at the ``at``-th lot computed here, unless the
-    marker file exists (then create it first): one worker dies, once."""
-    from dptoolkit.distributed import _sgd
-
-    original = getattr(_sgd, "_unpatched_lot_gradient", _sgd._lot_gradient)
-    _sgd._unpatched_lot_gradient = original
+def _dying_at(original, marker, at):
+    """``original`` that exits this process at its ``at``-th call, unless the
+    marker file exists (it is made first): one worker dies, once."""
     count = [0]
 
     def dying(*args):
@@ -792,7 +788,17 @@ def _die_at_lot(marker, at):
             open(marker, "w").close()
             os._exit(1)
         return original(*args)
-    _sgd._lot_gradient = dying
+    return dying
+
+
+def _die_at_lot(marker, at):
+    """In this worker process: exit at the ``at``-th lot computed here, unless the
+    marker file exists (then create it first): one worker dies, once."""
+    from dptoolkit.distributed import _sgd
+
+    original = getattr(_sgd, "_unpatched_lot_gradient", _sgd._lot_gradient)
+    _sgd._unpatched_lot_gradient = original
+    _sgd._lot_gradient = _dying_at(original, marker, at)
 
 
 def _live_again():
@@ -969,15 +975,7 @@ def _die_at_fw_round(marker, at):
     saved = _fw._Logistic.__dict__.get("_unpatched")
     original = saved.__func__ if saved is not None else _fw._Logistic.round
     _fw._Logistic._unpatched = staticmethod(original)
-    count = [0]
-
-    def dying(*args):
-        count[0] += 1
-        if count[0] == at and not os.path.exists(marker):
-            open(marker, "w").close()
-            os._exit(1)
-        return original(*args)
-    _fw._Logistic.round = staticmethod(dying)
+    _fw._Logistic.round = staticmethod(_dying_at(original, marker, at))
 
 
 def _kill_when_placed(monkeypatch, client, marker, role, at=60):
