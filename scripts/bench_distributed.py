@@ -29,9 +29,12 @@ The machine may be shared: the 1-minute load average is printed with every row.
 Run from the source tree with ``PYTHONPATH=.``::
 
     PYTHONPATH=. python scripts/bench_distributed.py --seeds 0 1 2
+    PYTHONPATH=. python scripts/bench_distributed.py --corpus 20news --epsilon 8 --models FW
     PYTHONPATH=. python scripts/bench_distributed.py --memory --replicas 8 --blocks 8
 
-(``--fw-max-iter`` shortens the memory run's Frank-Wolfe fit: ``tracemalloc``
+(``--corpus 20news`` runs the accuracy measurement on 20 Newsgroups' 20 classes,
+the label set taken from the training labels: the multinomial models.
+``--fw-max-iter`` shortens the memory run's Frank-Wolfe fit: ``tracemalloc``
 slows the client's task handling several times over.  ``--fw-start zero``
 runs Frank-Wolfe from the zero start on both sides; its default,
 ``"auto"``, is the naive-Bayes start in memory and on Dask.)
@@ -64,11 +67,16 @@ def load1():
     return os.getloadavg()[0]
 
 
-def imdb():
-    """IMDB train and test: CSR (25,000 x 2^20 each) and {0, 1} labels."""
+#: ``--corpus``: the archive under the data folder (``DPTOOLKIT_DATA``).
+CORPORA = {"imdb": "text/aclImdb-train-test.tar.xz", "20news": "text/20news-bydate.tar.xz"}
+
+
+def load_corpus(corpus="imdb"):
+    """Train and test of a corpus (IMDB by default: 25,000 x 2^20 each and {0, 1}
+    labels; 20 Newsgroups: 11,314 and 7,532 rows, 20 classes): CSR and labels."""
     from dptoolkit.datasets import get_data_path, load_text_corpus
 
-    path = get_data_path("text/aclImdb-train-test.tar.xz")
+    path = get_data_path(CORPORA[corpus])
     Xtr, ytr = load_text_corpus(path, "train")[:2]
     Xte, yte = load_text_corpus(path, "test")[:2]
     return sp.csr_array(Xtr), np.asarray(ytr), sp.csr_array(Xte), np.asarray(yte)
@@ -103,10 +111,11 @@ def dask_X_y(shards, y):
     return X, da.from_array(y, chunks=(tuple(n for _, n in shards),))
 
 
-def make(model, seed, n, fw_max_iter="auto", fw_start="auto"):
+def make(model, seed, n, fw_max_iter="auto", fw_start="auto", classes=(0, 1),
+         epsilon=EPSILON):
     from dptoolkit.linear_model import DPNBLogisticClassifier, FrankWolfeLassoClassifier
 
-    kw = dict(epsilon=EPSILON, delta=DELTA, n_samples_public=n, classes=[0, 1],
+    kw = dict(epsilon=epsilon, delta=DELTA, n_samples_public=n, classes=list(classes),
               random_state=seed)
     if model == "FW":
         return FrankWolfeLassoClassifier(max_iter=fw_max_iter, start=fw_start, **kw)
@@ -142,16 +151,17 @@ def cluster(n_workers):
 def accuracy_and_time(args):
     import dask
 
-    Xtr, ytr, Xte, yte = imdb()
-    n = Xtr.shape[0]
+    Xtr, ytr, Xte, yte = load_corpus(args.corpus)
+    n, classes = Xtr.shape[0], np.unique(ytr)    # the corpus's public label set
     folder = Path(args.shards or tempfile.mkdtemp(prefix="dptoolkit-shards-"))
     shards = write_shards(Xtr, ytr, folder / "train", args.blocks)
     lc, client = cluster(args.workers)
     try:
         Xd, yd = dask.persist(*dask_X_y(shards, ytr))
         wait([Xd, yd])     # loaded on the workers: the fits exclude loading
-        print(f"# IMDB train {Xtr.shape} nnz {Xtr.nnz}; {args.blocks} blocks on "
-              f"{args.workers} worker processes; epsilon {EPSILON}, delta {DELTA}; "
+        print(f"# {args.corpus} train {Xtr.shape} nnz {Xtr.nnz}, {classes.size} classes; "
+              f"{args.blocks} blocks on {args.workers} worker processes; epsilon "
+              f"{args.epsilon}, delta {DELTA}; "
               f"{os.cpu_count()} cores", flush=True)
         print(f"{'model':5s} {'seed':>4s} {'mem s':>7s} {'dask s':>7s} {'ratio':>6s} "
               f"{'acc mem':>8s} {'acc dask':>8s} {'max|dcoef|':>11s} {'load1':>6s}",
@@ -160,7 +170,8 @@ def accuracy_and_time(args):
             accs = []
             for seed in args.seeds:
                 load = load1()
-                mem, dist = (make(model, seed, n, fw_start=args.fw_start)
+                mem, dist = (make(model, seed, n, fw_start=args.fw_start,
+                                  classes=classes, epsilon=args.epsilon)
                              for _ in range(2))
                 t_mem = fit(mem, Xtr, ytr)
                 t_dist = fit(dist, Xd, yd)
@@ -231,7 +242,7 @@ def client_memory(args):
 
 
 def write_large(folder, replicas, n_blocks):
-    Xtr, ytr, Xte, yte = imdb()
+    Xtr, ytr, Xte, yte = load_corpus("imdb")
     X = sp.vstack([Xtr, Xte] * replicas, format="csr")
     y = np.concatenate([ytr, yte] * replicas)
     shards = write_shards(X, y, folder, n_blocks)
@@ -253,6 +264,11 @@ def main(argv=None):
                         help="Frank-Wolfe's start on both sides ('auto': the "
                         "naive-Bayes start; 'zero': from 0)")
     parser.add_argument("--shards", default=None, help="folder for the shard files")
+    parser.add_argument("--corpus", default="imdb", choices=sorted(CORPORA),
+                        help="the accuracy run's corpus (20news: 20 classes, the "
+                        "multinomial models)")
+    parser.add_argument("--epsilon", type=float, default=EPSILON,
+                        help="the accuracy run's epsilon")
     parser.add_argument("--write-large", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.write_large:

@@ -129,7 +129,8 @@ MODELS = {
         "PrivateSelectThenFit: DP-SIS selects --k features, then Frank-Wolfe is fitted "
         "on them; the pair spends exactly --epsilon and --delta (the pipeline sets both "
         "steps' budgets, a share --select-fraction of the budget to DP-SIS)",
-        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, extra=("k",)),
+        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, extra=("k",),
+        dask=True),
     "search": ModelSpec(
         "search", None, {}, None,
         "PrivateHyperparameterSearch: random search with a random number of private "
