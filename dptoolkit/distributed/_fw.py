@@ -53,12 +53,8 @@ sends), computes its own blocks while they compute theirs, adds the outputs
 in block order and selects the next vertex, then returns the state after the
 chunk, the chunk's gaps and the rounds' arguments (the client's log, for
 replays).  A round is then one message and reply between two workers,
-instead of client to scheduler to every worker and back: on IMDB (263 steps,
-4 blocks, 2 workers on 2 cores, load below 1) a step took 1.8 ms (median)
-against 3.9 ms a round when the client drove the rounds through the
-scheduler's proxy (``direct_to_workers=True`` made no difference on one
-machine), and the Dask fit 1.3x to 1.7x the in-memory fit against 2.6x to
-2.9x (the tutorial *Training on a cluster*, IMDB on a LocalCluster).  The
+instead of client to scheduler to every worker and back, which halves a
+step's latency (measured in :ref:`study_scaling`).  The
 alternatives: a long-running task per worker exchanging messages through
 ``distributed.Queue`` or ``Variable`` goes through the scheduler's state for
 every message; Pub/Sub would rebuild the request-reply and error handling

@@ -374,8 +374,8 @@ class _Coordinator(_BlockRunner):
     async def run(self, words, first, n, theta, noise, record, rule):
         """``_steps`` from ``first``, a coroutine on this worker's event loop:
         the peers' calls go out and their replies come in while a thread
-        computes this worker's blocks (computing them on the loop instead held
-        the calls back: twice the time, measured on IMDB)."""
+        computes this worker's blocks (computing them on the loop instead would
+        hold the calls back)."""
         import asyncio
 
         async def lot_sums(step, theta):

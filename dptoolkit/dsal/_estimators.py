@@ -274,9 +274,8 @@ class DSALLasso(_SparseProxLassoBase):
         proximal coordinate descent with primal and dual extrapolation (a nogil
         kernel, deterministic).  ``"svrg"``: DSAL's own screened SVRG loop
         (eq. 4-6, ``sampling`` and ``random_state`` apply) on the working set.
-        Measured (docs/studies/dsal.rst): coordinate descent is faster on a9a,
-        w8a, 20 Newsgroups and IMDB at 0.1 and 0.001 alpha_max (87 s against
-        361 s), SVRG on IMDB at 0.01 alpha_max (7.3 s against 8.4 s).
+        Which is faster depends on the data and the penalty
+        (:ref:`study_dsal`).
     variance_reduction : bool, default=True
         SVRG gradient estimate (eq. 5).  False: plain stochastic gradient
         (Algorithm 1, Sha-DSAL-Naive; needs ``working_set=False``); its step is

@@ -546,8 +546,7 @@ def _csc_of_canonical(X):
     One pass of a compiled transpose: on a small matrix (fewer than
     :data:`COMPILED_LOOP_MAX_NNZ` stored entries) :func:`check_sparse_X` makes
     several SciPy conversions, which cost more than a whole fit.  On large ones
-    SciPy's own transpose of the int32 arrays is faster (IMDB, 8.8 million
-    non-zeros: 0.35 s against 1.0 s).  None for any other input, which
+    SciPy's own transpose of the int32 arrays is faster.  None for any other input, which
     :func:`check_sparse_X` then converts.
     """
     if not (sp.issparse(X) and X.format in ("csr", "csc") and X.ndim == 2

@@ -30,19 +30,8 @@ __all__ = ["PrivateSelectThenFit"]
 #: sigma, an exponential-mechanism step's 1 / epsilon per step), and which step
 #: limits the accuracy depends on the data, which the split must not look at: the
 #: equal split inflates each step's noise by sqrt(2) against the step run alone,
-#: the smallest worst case.  On the development sets (seeds 0-3, epsilon 0.5 / 1 /
-#: 2, docs/studies/feature_selection.rst) 0.5 was the most robust: 20 Newsgroups
-#: comp.* vs rec.* 0.642 / 0.767 / 0.824 against 0.536 / 0.708 / 0.817 at 0.25
-#: (the share Frank-Wolfe's own candidate screening spends) and 0.672 / 0.757 /
-#: 0.805 at 0.75; a9a 0.818 / 0.833 / 0.839 against 0.824 / 0.835 / 0.841 and
-#: 0.808 / 0.832 / 0.836.  With Frank-Wolfe's naive-Bayes start (8 seeds, epsilon
-#: 0.5 / 1 / 2 / 8) 0.5 stays: comp.* vs rec.* 0.710 / 0.842 / 0.902 / 0.940
-#: against 0.588 / 0.772 / 0.882 / 0.938 at 0.25, 0.663 / 0.809 / 0.896 / 0.939
-#: at 0.35 and 0.743 / 0.855 / 0.897 / 0.937 at 0.75; Reuters acq against the
-#: rest 0.852 / 0.918 / 0.944 / 0.962 against 0.808 / 0.887 / 0.938 / 0.963,
-#: 0.837 / 0.894 / 0.938 / 0.962 and 0.855 / 0.914 / 0.945 / 0.958 (0.75 wins at
-#: epsilon 0.5 on both, is within 0.013 of 0.5 at 1 and 2 and below it at 8 on
-#: both; a9a, which gets no start, lost at 0.75).
+#: the smallest worst case, and it was the most robust share on the development
+#: sets (:ref:`study_feature_selection`).
 SELECTION_SHARE = 0.5
 
 
@@ -247,9 +236,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
       ``privacy_spent_`` is ``(epsilon_of_event(privacy_event_, delta),
       delta)``: ``epsilon`` up to the search's relative tolerance
       (:math:`10^{-8}`), never above.  (Two steps at ``(epsilon/2,
-      delta/2)`` each compose, in Renyi DP, to less than ``epsilon``: 0.70
-      at :math:`\varepsilon = 1` for DP-SIS's Gaussian selection with
-      Frank-Wolfe.)
+      delta/2)`` each compose, in Renyi DP, to less than ``epsilon``.)
     * ``delta`` None or 0: pure DP, basic composition (Dwork and Roth 2014,
       Theorem 3.16), which is exact for pure-DP steps: the selector gets
       :math:`s\varepsilon`, the estimator :math:`(1-s)\varepsilon`, and
@@ -268,12 +255,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     (``screening_fraction="auto"``), then buys only the start, and is part of
     its planned event, which the split above composes.  Elsewhere (fewer
     columns, pure DP, the zero start) it runs with ``screening=None`` from the
-    zero start.  An int ``screening`` is kept.  With the start, on the
-    development sets (8 seeds, epsilon 0.5 / 1 / 2 / 8): 20 Newsgroups
-    comp.* vs rec.* 0.710 / 0.842 / 0.902 / 0.940 against 0.655 / 0.758 /
-    0.816 / 0.873 from zero, Reuters acq against the rest 0.852 / 0.918 /
-    0.944 / 0.962 against 0.769 / 0.787 / 0.839 / 0.915
-    (docs/studies/feature_selection.rst, "One total budget").
+    zero start.  An int ``screening`` is kept.  The start against the zero
+    start on the development sets: :ref:`study_feature_selection`.
 
     **The steps' own budgets** (``epsilon`` None, the former behaviour): each
     step is run with its own ``epsilon`` and ``delta``; ``privacy_spent_`` is

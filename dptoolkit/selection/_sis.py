@@ -350,48 +350,20 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     -----
     The scores are not stored: they are not private.
 
-    Measured, Gaussian selector (``k="auto"``, ``y_bounds=(0, 1)``, selection at
-    :math:`(\varepsilon/2, \delta/2)` in a :class:`PrivateSelectThenFit` with
-    :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` at
-    :math:`(\varepsilon/2, \delta/2)`, :math:`\delta = 10^{-5}`, hashed
-    :math:`2^{20}` uni+bigrams; ``docs/studies/feature_selection.rst``): on 20
-    Newsgroups comp.* vs rec.* (development data, 4 seeds, k = 620) 0.584 / 0.701
-    / 0.803 / 0.827 at :math:`\varepsilon` = 0.5 / 1 / 2 / 4, against 0.645 /
-    0.709 / 0.731 / 0.762 with the canonical Lipschitz selector; on IMDB at
-    :math:`\varepsilon = 1` (seeds 0 and 1; k = 2,468) 0.734 against 0.602.  The
-    two Gaussian-type steps compose in Renyi DP, so this pipeline's
-    ``privacy_spent_`` is only (0.70, 1e-5) at :math:`\varepsilon = 1`; split so
-    that the composed spend is the whole :math:`\varepsilon` (each step at 0.716
-    for 1), 20 Newsgroups reaches 0.654 / 0.776 / 0.817 / 0.847 and IMDB 0.740
-    at a spend of (1.0, 1e-5).  When the selection's own
-    :math:`\varepsilon N` is below about 1,500 (20 Newsgroups at
-    :math:`\varepsilon = 0.5`) the pure-DP selector's few features do better.
+    Accuracy of both selectors inside :class:`PrivateSelectThenFit`, beside
+    Frank-Wolfe alone: :ref:`study_feature_selection`.  When the selection's
+    own :math:`\varepsilon N` is small the pure-DP selector's few features do
+    better than the Gaussian selector's many.
 
-    Measured (``k="auto"``, ``y_bounds=(0, 1)``, canonical Lipschitz, selection
-    budget :math:`\varepsilon/2` of a :class:`PrivateSelectThenFit` with
-    :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` at
-    :math:`\varepsilon/2`, :math:`\varepsilon = 1`, seeds 0 and 1, hashed
-    :math:`2^{20}` uni+bigrams): on 20 Newsgroups comp.* vs rec.* (N = 5,325,
-    the development set) k = 5, 4 of them among the true top 5, test accuracy
-    0.705 (majority 0.552; k = 30 or more kept none of the true top k and gave
-    0.45); on IMDB (N = 25,000) k = 27, 0.60 (majority 0.50); it does not learn
-    on SMS spam (N = 4,180, k = 3: 0.83 against the majority's 0.87) nor on
-    review polarity (N = 1,500, k = 1: 0.50).  :func:`auto_k` returns 1 for
-    :math:`\varepsilon N < 1{,}080` on :math:`2^{20}` features (the
-    selection's own :math:`\varepsilon`), and even that one feature is found
-    only when it scores at least :math:`13.9 \cdot 4/\varepsilon` (about
-    ``0.1 N`` at :math:`\varepsilon N = 555`).  ``selector="peeling"`` needs
-    no :math:`\gamma` split, so its auto ``k`` is about twice as large (20news:
-    k = 9, 0.722; at :math:`\varepsilon = 0.5` k = 4, 0.684 against the
-    canonical Lipschitz mechanism's 0.623); at twice its auto ``k`` it also
-    collapses (k = 18: 0.46).  With this split the pipeline stays below 0.75 on
-    IMDB up to :math:`\varepsilon = 8` (seeds 0 and 1: 0.602 at 1, 0.643 at 2,
-    0.735 at 8, k = 589 at 8) and passes it between 8 and 12 (0.775 at 12, 0.792
-    at 16, 0.796 at 32): on :math:`2^{20}` hashed features the selection needs
-    its own :math:`\varepsilon N` (here :math:`\varepsilon/2` times N) between
-    100,000 and 150,000 to find the few hundred features that separate IMDB's
-    reviews; Frank-Wolfe alone, whose Gaussian screening ranks frequencies
-    rather than correlations, reaches 0.754 at :math:`\varepsilon = 1`.
+    :func:`auto_k` returns 1 for :math:`\varepsilon N < 1{,}080` on
+    :math:`2^{20}` features (the selection's own :math:`\varepsilon`), and
+    even that one feature is found only when it scores at least
+    :math:`13.9 \cdot 4/\varepsilon`.  ``selector="peeling"`` needs no
+    :math:`\gamma` split, so its auto ``k`` is about twice as large.  On
+    :math:`2^{20}` hashed features the canonical Lipschitz selection needs its
+    own :math:`\varepsilon N` in the hundreds of thousands to find the few
+    hundred features that separate long documents
+    (:ref:`study_feature_selection`).
 
     References
     ----------

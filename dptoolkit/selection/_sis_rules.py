@@ -160,10 +160,8 @@ def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_fact
     independence screening keeps, :math:`\lfloor N / \ln N \rfloor` (the
     :math:`d = [n / \log n]` of Fan and Lv 2008; DPSIS's non-private
     ``k="auto"``): a private selection should not keep more than the
-    non-private one would.  On 20 Newsgroups comp.* vs rec.* (development data,
-    4 seeds; ``docs/studies/feature_selection.rst``) that cap (k = 620 instead
-    of 4,204-50,000) changed the select-then-fit accuracy by -0.002 to +0.039
-    (mean +0.014 over 8 budgets).  The result is kept in
+    non-private one would (the cap's effect: :ref:`study_feature_selection`).
+    The result is kept in
     ``[GAUSSIAN_MIN_K, GAUSSIAN_MAX_K]`` = [100, 50,000] (a useful text
     vocabulary; the memory of the downstream model) and below :math:`D`.  Public quantities only: :math:`N` (public), :math:`D`,
     and :math:`\sigma`, a function of epsilon and delta:

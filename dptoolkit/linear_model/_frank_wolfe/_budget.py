@@ -84,10 +84,7 @@ MIN_AUTO_ITER, MAX_AUTO_ITER = 10, 100_000
 #: Candidate features of ``screening="auto"``: at least this many, and at least
 #: ``max_iter`` (T steps can reach T distinct features).  Fewer candidates than the
 #: former 4096, with a larger ``screening_fraction`` (0.25 instead of 0.1), was more
-#: accurate on every development set: 20 Newsgroups comp.* vs rec.* at epsilon
-#: 0.5 / 1 / 2 / 4 (8-16 seeds) 0.685 / 0.775 / 0.821 / 0.854 against 0.651 / 0.746 /
-#: 0.807 / 0.848; Reuters R8 (K = 8) at epsilon 1 / 2 / 4: 0.753 / 0.768 / 0.821
-#: against 0.753 / 0.768 / 0.810 (docs/studies/frank_wolfe_defaults.rst).
+#: accurate on every development set (:ref:`study_frank_wolfe_defaults`).
 MIN_AUTO_CANDIDATES = 1024
 #: The private ``max_iter="auto"`` is this fraction of the bound's minimiser T*
 #: (``private_defaults()``): the bound's curvature :math:`C_f \le c\lambda^2` is the

@@ -83,9 +83,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         largest radius whose excess-risk bound (Frank-Wolfe rate plus the
         exponential mechanism's error, Talwar, Thakurta and Zhang 2015, Theorem
         3.1) stays below the loss of the zero model, from public N, epsilon,
-        delta, the candidate features and K:
-        ``private_defaults()``
-        (e.g. 4.4 for N = 5,325, epsilon = 1, 1024 candidates; 13.8 for a9a).
+        delta, the candidate features and K (``private_defaults()``).
     max_iter : int or "auto", default="auto"
         Number of Frank-Wolfe iterations :math:`1 \le T \le 10^7` (with ``epsilon`` set, the
         number of exponential-mechanism invocations the budget is split over).
@@ -110,8 +108,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         only), ``"exponential"`` (exact inverse-CDF draw over all coordinates, O(D)),
         ``"noisy_max"`` (Gumbel-max over all 2D signed vertices, O(D): the paper's
         ablation).  All private selectors implement the same exponential mechanism.
-        ``"laplace"`` (both solvers, O(D)): Talwar et al.'s private LASSO as in paper
-        001, Algorithm 1 (report noisy max with Laplace noise over the 2D vertices),
+        ``"laplace"`` (both solvers, O(D)): the private LASSO of Talwar, Thakurta
+        and Zhang (2015), Algorithm 1 (report noisy max with Laplace noise over the 2D vertices),
         with the scale :math:`2\Delta/\varepsilon'` that makes each step
         :math:`\varepsilon'`-DP; ``"laplace_talwar"``: the scale as printed,
         :math:`\lambda L\sqrt{8T\ln(1/\delta)}/(N\varepsilon)`, kept for
@@ -162,11 +160,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Share of the zCDP budget :math:`\rho` the screening spends, in (0, 1).
         ``"auto"``: 0.25, and 0.75 with the naive-Bayes start (``start``), whose
         release is the model's main statistic (the share
-        :class:`DPNBLogisticClassifier` gives it).  0.25 and the 1024
+        :class:`DPNBLogisticClassifier` gives it).  The share and the 1024
         candidates were chosen on the development sets
-        (20 Newsgroups comp.* vs rec.*, Reuters R8; formerly 0.1 and 4096:
-        0.746 against 0.775 at epsilon 1, 16 seeds;
-        docs/studies/frank_wolfe_defaults.rst).
+        (:ref:`study_frank_wolfe_defaults`).
     screening_score : {"auto", "mass", "gradient"}, default="auto"
         What the screening releases and ranks the columns by (same Gaussian
         mechanism, L2 sensitivity 1 under add/remove, 2 under replace-one, same
@@ -175,9 +171,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ``"gradient"``: the label-signed column sums of the row-normalised X (per
         class for K > 2), ranked by the loss gradient's magnitude at the zero model,
         the score of Frank-Wolfe's first step (Raff, Khanna and Lu 2023,
-        Algorithm 1).  ``"auto"``: ``"mass"``, more accurate on the development sets
-        at epsilon <= 1.5 and as accurate above
-        (docs/studies/frank_wolfe_defaults.rst).
+        Algorithm 1).  ``"auto"``: ``"mass"``, chosen on the development sets
+        (:ref:`study_frank_wolfe_defaults`).
     start : {"auto", "zero", "naive_bayes"}, default="auto"
         Where the steps start.  ``"zero"``: :math:`w_0 = 0`, step size
         :math:`2/(t+2)`.  ``"naive_bayes"`` (private two-class fits whose
@@ -193,12 +188,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ``"auto"``: ``"naive_bayes"`` for private two-class fits that screen
         (zCDP accounting, more than 1024 features; in memory or on a Dask
         array), else ``"zero"`` (K > 2 classes, a9a-sized data, non-private
-        fits).  Chosen on
-        the development sets (16 seeds, epsilon 0.5 / 1 / 2 / 8): 20 Newsgroups
-        comp.* vs rec.* 0.685 / 0.775 / 0.817 / 0.876 from zero, 0.692 / 0.803 /
-        0.871 / 0.913 from naive Bayes; Reuters acq against the rest 0.772 /
-        0.812 / 0.868 / 0.927 and 0.845 / 0.940 / 0.956 / 0.951
-        (docs/studies/frank_wolfe_defaults.rst).
+        fits).  Chosen on the development sets
+        (:ref:`study_frank_wolfe_defaults`).
     start_steps : int or "auto", default="auto"
         :math:`t_0 \ge 0`: how many steps the start counts as (Jaggi 2013,
         Theorem 1 from a feasible start; the start keeps the weight
@@ -328,29 +319,19 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     clipped to the public bound) and :meth:`objective` are computed from the data
     and are outside the guarantee (``dptoolkit._private``, "Side channels").
 
-    **Where it learns (measured at the defaults, delta = 1e-5, n_samples_public
-    and classes given; docs/studies/frank_wolfe_defaults.rst).**  Two classes,
-    20 Newsgroups comp.* vs rec.* (N = 5,325, 2^20 hashed 1-2-grams, majority
-    0.551): 0.591 at epsilon 0.25 (32 seeds), 0.692 at 0.5, 0.803 at 1, 0.871 at 2,
-    0.913 at 8 (16 seeds; from the zero start 0.604, 0.685, 0.775, 0.817, 0.876).  IMDB (N = 25,000): 0.801 at
-    epsilon 0.5, 0.820 at 1, 0.825 at 2.  a9a (N = 32,561, 123 features, not
-    screened: zero start): 0.820 at 0.25,
-    0.839 at 1 (majority 0.764).  More than two classes: Reuters R8 (N = 5,485,
-    K = 8, majority 0.495) 0.754 at epsilon 0.5, 0.844 at 8; 20 Newsgroups (N =
-    11,314, K = 20, majority 0.053) learns from epsilon 1 (0.16) and reaches 0.50 at
-    8, but at epsilon 0.1 it is at chance (0.04): with K = 20 selections per step
-    the per-class budget is too small for any vertex to stand out of the 8192.
+    **Utility.**  Test accuracy against epsilon, beside the non-private
+    reference and the toolkit's other models: :ref:`study_frank_wolfe_defaults`
+    and :ref:`study_accuracy_vs_epsilon`.  With more than two classes each step
+    makes K selections, one per class, so a model with many classes needs a
+    larger epsilon than a binary one.
 
     **Timing.**  The running time of a fit is not covered by the guarantee.  The
     ``"fast"`` solver's cost per step is about the non-zeros of the chosen
     feature's column and of the rows it touches, and a refresh costs
     :math:`O(\text{nnz}(X))`: a neighbour that adds one dense row within the
     public bound (entries in [-1, 1] in every column) makes every column touch
-    that row, and the fit takes several times longer (200 sparse rows by
-    100,000 features, ``max_iter="auto"``, ``scripts/study_timing_side_channel.py``:
-    six times longer with ``screening=None``, median 0.03 s against 0.17 s;
-    1.1 to 1.4 times with screening to 4096 candidates; 1.0 to 1.2
-    times with the ``"standard"`` solver).  The ``"standard"``
+    that row, and the fit takes measurably longer (the architecture page's
+    privacy notes; ``scripts/study_timing_side_channel.py``).  The ``"standard"``
     solver costs :math:`O(\text{nnz}(X) + D)` per step whatever is chosen, so
     its time depends on :math:`\text{nnz}(X)` only.  When an observer can time
     the fit, release the model only at a fixed deadline (pad the wall-clock time
@@ -371,31 +352,16 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     parent ran a threaded fit, since GNU OpenMP's threads do not survive
     ``fork()``.  The other solvers and kernels run on one thread.
 
-    **Accuracy at the defaults.**  Two classes, delta = 1e-5, the public N and
-    label set given, hashed :math:`2^{20}` binary word 1-2-grams, seeds 0 and 1:
-    20 Newsgroups comp.* vs rec.* (N = 5,325, a development set) 0.803 at
-    epsilon 1 (16 seeds); IMDB (N = 25,000, the report set, run once after the
-    choice) 0.801 at epsilon 0.5, 0.820 at 1, 0.825 at 2, with the naive-Bayes
-    start (``start="auto"``); from the zero start 0.721, 0.754 (0.76 only from
-    epsilon 1.25) and 0.776.  DPNBLogisticClassifier is more accurate there
-    (0.843 at epsilon 1; docs/studies/accuracy_vs_epsilon.rst).
-
     **When Frank-Wolfe is the wrong tool.**  Without privacy, Frank-Wolfe adds at
     most one coordinate per step and converges at the sublinear rate
     :math:`O(1/T)`; coordinate descent (liblinear, or scikit-learn's ``saga``)
-    solves the penalised problem to high accuracy in a few passes.  On the IMDB
-    features of the README (25,000 reviews, :math:`2^{20}` hashed 1-2-grams),
-    ``LogisticRegression(penalty="l1", solver="liblinear")`` reached 0.888 test
-    accuracy in 18-27 s, while non-private Frank-Wolfe (:math:`\lambda = 50`,
-    :math:`T = 1000`) reached 0.813 in 50-90 s of wall time on the shared machine
-    (11.8 s of CPU for the fast solver, 48 s for the standard one).
-    Use liblinear / ``saga`` for non-private L1 logistic regression; Frank-Wolfe is
+    solves the penalised problem to high accuracy in a few passes, faster and to
+    a better model (:ref:`study_accuracy_vs_epsilon`).  Use liblinear / ``saga`` for non-private L1 logistic regression; Frank-Wolfe is
     for the private fit, where the exponential mechanism over the :math:`2D`
     vertices costs only :math:`\log D` in the excess risk (Talwar, Thakurta and
     Zhang 2015), and for a hard L1 budget with at most :math:`T` non-zeros.  Among
-    the solvers here, ``"fast"`` was faster than ``"standard"`` on every data set
-    measured (the README's *Results* and the Frank-Wolfe tutorial, *Measured speed
-    and staleness*: ``scripts/bench_frank_wolfe.py nonprivate``), and
+    the solvers here, ``"fast"`` is the faster (measured side by side by
+    ``scripts/bench_frank_wolfe.py``: :ref:`study_benchmarking`), and
     ``selector="auto"`` picks the non-private selector by the shape rule of
     ``nonprivate_fast_selector()``.
 

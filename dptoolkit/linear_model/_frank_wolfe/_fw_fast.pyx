@@ -1031,8 +1031,7 @@ cdef class FastFW(_FWBase):
     rebuilt or updated from the marks, instead of a scatter over those rows and
     one selector update per coordinate; such a step costs about one pass over X,
     less than a standard step (two passes and O(D) work), so the fast solver's
-    time per step is bounded by the standard one's (IMDB, eps 8, T 300: 32 ms
-    vs 54 ms, was 70 ms).  Counter: FWStats.n_full_steps (not released by
+    time per step is bounded by the standard one's.  Counter: FWStats.n_full_steps (not released by
     private fits).
 
     Indices are read as int32 (half the memory traffic of int64; int32 input,

@@ -44,14 +44,10 @@ same noise multiplier and budget share.  The scores :math:`|\tilde d_j|` and
 
 The gradient score is not the default (``"auto"`` is ``"mass"``): the class
 difference of a column is at most its mass while the noise is the same, and on
-the development sets (docs/studies/frank_wolfe_defaults.rst) the noisy mass
-already ranks the columns of large class difference among its candidates (on
-20 Newsgroups comp.* vs rec.* the 300 columns of largest :math:`|d_j|` are
-within the 1024 of largest mass, 291 of them), while at epsilon 1 only 17
-columns have :math:`|d_j|` above three noise sds.  Gradient screening was as
-accurate at epsilon 2-8 and much less at 0.5-1 (0.58 against 0.68 at 0.5,
-0.73 against 0.77 at 1); it helps only where few candidates are kept (256 at
-epsilon 4: 0.854 against 0.818), which the default does not do.
+the development sets the noisy mass already ranks the columns of large class
+difference among its candidates, while few columns' class differences stand
+above the noise; gradient screening helps only where few candidates are kept,
+which the default does not do (:ref:`study_frank_wolfe_defaults`).
 
 **Naive-Bayes start** (``start="naive_bayes"``, two classes).  The screening
 releases the per-class sums :math:`S_0, S_1` (``class_sums``: one example adds

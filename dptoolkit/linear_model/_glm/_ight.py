@@ -138,14 +138,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         ``T`` buys optimisation only: with rows scaled to norm :math:`C` a word's
         weight grows by at most :math:`\eta\rho/C` per step (:math:`\rho` its
         mean signed frequency), so weights of order 1 on rows of ~100 words take
-        hundreds of steps; past that the noisy hard thresholding churns.
-        Measured on 20 Newsgroups comp.* vs rec.* (N = 5,325, the development
-        set) at :math:`\varepsilon = 1`, seeds 0 and 1: T = 30, 100, 300, 1000,
-        3000 give 0.55, 0.63, 0.74, 0.71, 0.69 (majority class 0.55).  At the
-        defaults and :math:`\varepsilon = 1` it learns from about N = 5,000
-        hashed documents (IMDB, N = 25,000: 0.776; Reuters earn vs rest, N =
-        7,770: 0.95, majority 0.64) but not on SMS spam (N = 4,180: 0.867,
-        majority 0.866) or review polarity (N = 1,500: 0.51, majority 0.50).
+        hundreds of steps; past that the noisy hard thresholding churns
+        (the development-set curve and where it learns:
+        :ref:`study_accuracy_vs_epsilon`).
     learning_rate : float or "auto", default="auto"
         Step size :math:`\eta > 0` on the mean gradient.  The mean logistic loss is
         :math:`R^2/4`-smooth when every :math:`\|x_i\|_2 \le R`, so

@@ -30,11 +30,7 @@ data with a public bound, and they share one release:
    starts from :math:`\theta_{jc} = L_{cj} / r_j`, naive Bayes's argmax
    (post-processing of the release).  Scaling features before DP-SGD matters
    because the noise is the same on every coordinate (Sun, Suresh and Menon
-   2024): on 20 Newsgroups comp.* + rec.* (9 classes, development data) the
-   spread scaling gave 0.51 / 0.28 at epsilon 2 / 1 against 0.45 / 0.27 with
-   unscaled rows (mean of 2 seeds); on Reuters R8 it changed nothing (0.783 / 0.841
-   at epsilon 0.5 / 1).  Without noise it costs 0.03 on 20 Newsgroups (20 classes;
-   docs/studies/data_needed.rst).
+   2024; measured in :ref:`study_multiclass` and :ref:`study_data_needed`).
 4. **DP-SGD** (Abadi et al. 2016) on the logistic loss over the :math:`z`,
    starting from naive Bayes: :math:`\theta = (1, \dots, 1, 0)` gives
    :math:`z^\top\theta = \sum_{j \in S} x_j r_j / \|(x_S \odot r, 1)\|`, the
@@ -77,12 +73,8 @@ a-priori grids on 20 Newsgroups and a9a (``docs/studies/private_utility.rst``).
 For two classes the vocabulary and the step are functions of the public noise:
 ``n_features_kept`` is the largest k with :math:`\rho \le 1`, between 5,000 and
 50,000 (``_binary_vocabulary()``; 50,000 without noise), and ``learning_rate`` is
-:math:`4 / \sqrt{1 + \rho^2}` (``_auto_learning_rate()``).  With the naive-Bayes
-start and the normalised ratios they moved 20 Newsgroups comp.* vs rec.*
-(development data, 4 seeds) from 0.766 / 0.843 / 0.911 / 0.955 to 0.803 / 0.868 /
-0.916 / 0.956 at epsilon 0.5 / 1 / 2 / 8 and a9a from 0.838-0.839 to 0.847-0.848;
-IMDB, run once after the choice: 0.804 / 0.834 / 0.851 / 0.865 to 0.819 / 0.843 /
-0.860 / 0.877 (2 seeds; ``docs/studies/private_utility.rst``).  For more classes
+:math:`4 / \sqrt{1 + \rho^2}` (``_auto_learning_rate()``); measured in
+:ref:`study_private_utility`.  For more classes
 the vocabulary and the split are functions of K (``_auto_defaults()``; step 4),
 developed on 20 Newsgroups comp.* + rec.* (9 classes) and Reuters R8.  None was
 chosen on the data the toolkit reports (IMDB, 20 Newsgroups with 20 classes).
@@ -157,8 +149,7 @@ def _auto_defaults(p, n_classes):
     features k; more features add signal up to the memory of K k weights
     (k = min(50000, 2**20 // K)), and the softmax model has K times the weights to
     learn, so the release gets half the budget instead of three quarters (chosen
-    on 20 Newsgroups comp.* + rec.* as a 9-class task, development data: 0.26 /
-    0.45 at epsilon 1 / 2 against 0.22 / 0.36 with the binary defaults).
+    on 20 Newsgroups comp.* + rec.* as a 9-class task: :ref:`study_multiclass`).
     """
     multi = n_classes > 2
     out = {}
@@ -178,9 +169,7 @@ def _gradient_noise_ratio(k, sigma2, q, n_public):
 def _binary_vocabulary(sigma2, q, n_public):
     r"""``n_features_kept="auto"`` for two classes: as many features as keep ``rho <= 1``.
 
-    A larger vocabulary raises what the model can reach (on 20 Newsgroups comp.* vs
-    rec.*, development data, without noise: 0.962 with 5,000 features, 0.970 with
-    50,000), but every kept feature adds a coordinate of DP-SGD noise: the noise of
+    A larger vocabulary raises what the model can reach without noise, but every kept feature adds a coordinate of DP-SGD noise: the noise of
     a step has norm :math:`\rho = \sqrt{k + 1}\, \sigma_2 / (qN)` relative to the
     gradient bound 1.  The vocabulary is the largest k with :math:`\rho \le 1` (the
     noise never dominates the averaged gradient's bound), kept between

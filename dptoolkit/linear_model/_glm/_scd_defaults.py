@@ -81,8 +81,8 @@ def _auto_clip(p, *, loss, lam, N, sigma_p):
 #: Epochs of ``n_epochs="auto"``: ``sqrt(epsilon N L) / _EPOCHS_PER_ROOT``, in [1, 10].
 _EPOCHS_PER_ROOT = 180.0
 #: Mini-batch of ``batch_size="auto"`` for a private dual fit:
-#: ``ceil(_BATCH_PER_ROOT sqrt(N))``, in [100, min(_MAX_AUTO_BATCH, N)] (beyond the
-#: measured range, 1,302 on a9a was already worse than 541).
+#: ``ceil(_BATCH_PER_ROOT sqrt(N))``, in [100, min(_MAX_AUTO_BATCH, N)] (the cap is
+#: the end of the range studied in :ref:`study_dpscd`).
 _BATCH_PER_ROOT = 3.0
 _MAX_AUTO_BATCH = 1000
 
@@ -96,12 +96,7 @@ def _auto_batch(batch_size, p, N, variant):
     mechanism cheaper per example (the noise multiplier grows more slowly than
     :math:`q`; De et al. 2022), while the dual subproblem with :math:`\sigma' = L`
     damps every update by :math:`1/L` (``_auto_epochs``).  The constant was
-    measured on the development sets at :math:`\varepsilon = 1` (seeds 0 and 1):
-    20 Newsgroups comp.* vs rec.* (N = 5,325) L = 50, 100, 200, 213, 400, 800
-    gave 0.789, 0.831, 0.844, 0.851, 0.805, 0.667 at the former 4.1 epochs;
-    a9a (N = 32,561) L = 100, 250, 400, 541, 1,302 gave 0.848, 0.850, 0.850,
-    0.849, 0.844.  With the epochs of ``_auto_epochs`` (6.0 at L = 219),
-    comp.* vs rec.* over seeds 0-7: 0.845 against 0.831 at L = 100.
+    chosen on the development sets (:ref:`study_dpscd`).
     """
     if not (isinstance(batch_size, str) and p.private and variant == "dual"):
         return batch_size
@@ -124,13 +119,8 @@ def _auto_epochs(p, N, L):
     2013, Theorem 1, whose epoch count grows linearly with :math:`\beta = L`
     when :math:`L \gg \lambda N`).  Their sum is smallest at
     :math:`E \propto \sqrt{\varepsilon N L}`: :math:`E = \sqrt{\varepsilon N
-    L}/180`, in [1, 10].  The constant is the former
-    :math:`\sqrt{\varepsilon N}/18` at :math:`L = 100`, measured on 20
-    Newsgroups comp.* vs rec.* (the development set; N = 5,325, seeds 0 and 1,
-    test accuracy at E = 2, 3, 5, 10, 20: 0.82, 0.83, 0.82, 0.79, 0.71 at
-    :math:`\varepsilon = 1`; best E 3 at :math:`\varepsilon = 0.5`, 5 at 2);
-    at L = 219 (``_auto_batch``) it gives 6.0 epochs, 0.845 over seeds 0-7,
-    where 4.1 epochs gave 0.835 (seeds 0-3).  The non-private fit (SDCA) uses 10.
+    L}/180`, in [1, 10]; the constant was chosen on the development set
+    (:ref:`study_dpscd`).  The non-private fit (SDCA) uses 10.
     """
     if p.n_epochs != "auto":
         return p.n_epochs
