@@ -181,7 +181,7 @@ def rdp_laplace(*, noise_multiplier, orders=None):
 
 def _logsumexp(log_abs, sign=None):
     """log|sum sign_i exp(log_abs_i)| and the sign of the sum (plain numpy;
-    scipy's array-API logsumexp costs ~0.3 ms per call, too much here)."""
+    scipy's array-API logsumexp has a per-call overhead too large for this inner loop)."""
     log_abs = np.asarray(log_abs, dtype=np.float64)
     m = np.max(log_abs)
     if not np.isfinite(m):

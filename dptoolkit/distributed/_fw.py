@@ -39,8 +39,7 @@ each moving :math:`O(k)` numbers per block, never rows of X.
 **Rounds without the client or the scheduler.**  A step's vertex depends on
 the previous step's :math:`\alpha`, so the :math:`T` rounds are sequential and
 a fit is bound by the latency of a round, not by bytes.  A round of Dask tasks
-costs the scheduler a few milliseconds per task (about 20 ms for four tasks on
-an idle 2-core machine).  So pure Dask tasks prepare the blocks (clipped,
+costs the scheduler milliseconds per task.  So pure Dask tasks prepare the blocks (clipped,
 restricted to the kept columns), then one **Dask actor per worker** holds
 them (``_BlockHolder``, made on the worker that holds them: the rows never
 move) with their margins for the whole fit.  The worker holding the most
