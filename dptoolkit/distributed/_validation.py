@@ -55,7 +55,8 @@ def _label_parts(y, n_blocks):
                          f"{n_parts} {kind}, X has {n_blocks} row blocks (build X and y "
                          "from the same dask.bag or dask DataFrame, or give y as a Dask "
                          "array of X's row chunks)")
-    return list(y.to_delayed())
+    # unoptimised graphs: the keys they share with X stay the same, computed once
+    return list(y.to_delayed(optimize_graph=False))
 
 
 def align_dask_X_y(X, y):
@@ -111,7 +112,7 @@ def align_dask_X_y(X, y):
     from dask import delayed
 
     n_rows = X.chunks[0] if x_known else [
-        delayed(_n_rows, pure=True)(b) for b in X.to_delayed()[:, 0]]
+        delayed(_n_rows, pure=True)(b) for b in X.to_delayed(optimize_graph=False)[:, 0]]
     labels = [delayed(_labels, pure=True)(p) for p in parts]
     # one pass: the blocks' row counts and y's partitions in one graph
     out = _compute([*([] if x_known else n_rows), *labels],
