@@ -128,7 +128,9 @@ def align_dask_X_y(X, y):
         import dask.array as da
 
         X = da.Array(X.dask, X.name, (counts, X.chunks[1]), meta=X._meta)
-    y_local = np.concatenate(labels) if labels else np.empty(0)
+    # an empty partition's labels (float64 when built from []) keep the others' dtype
+    kept = [part for part in labels if part.size] or list(labels[:1])
+    y_local = np.concatenate(kept) if kept else np.empty(0)
     return X, y_local, row_aligned(y_local, X)
 
 
