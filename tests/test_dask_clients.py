@@ -246,3 +246,21 @@ def test_labels_not_aligned_with_x_are_named(live, bad, match):
         model.fit(_hashed(bag), bad(bag))
     assert rng.bit_generator.state == state     # no noise drawn
     assert not hasattr(model, "coef_")
+
+
+def test_an_empty_block_keeps_the_labels_dtype(live):
+    """A row block without rows (a filtered partition) aligns too, and its empty
+    labels (float64, as NumPy makes an array of ``[]``) do not turn integer labels
+    into floats."""
+    import scipy.sparse as sp
+
+    rows, names = (2, 0, 3), ([0, 1], [], [2, 0, 1])
+    X = da.concatenate([da.from_delayed(
+        dask.delayed(sp.csr_matrix)(np.ones((n, 3))), shape=(np.nan, 3), dtype=np.float64,
+        meta=sp.csr_matrix((0, 0))) for n in rows])
+    y = da.concatenate([da.from_delayed(dask.delayed(np.array)(part), shape=(np.nan,),
+                                        dtype=np.int64) for part in names])
+    aligned, y_local, y_blocks = align_dask_X_y(X, y)
+    assert aligned.chunks[0] == rows and y_blocks.chunks[0] == rows
+    np.testing.assert_array_equal(y_local, [0, 1, 2, 0, 1])
+    assert y_local.dtype.kind == "i"
