@@ -23,9 +23,9 @@ from ._blocksum import (block_sum, class_feature_sums, clipped_gradient_sum, col
 from ._fw import frank_wolfe_over_blocks
 from ._fw_multinomial import multinomial_frank_wolfe_over_blocks
 from ._sgd import block_seeds, sgd_over_blocks
-from ._validation import validate_dask_X_y
+from ._validation import align_dask_X_y, validate_dask_X_y
 
 __all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
            "column_sums", "is_dask_array", "map_row_blocks", "row_aligned", "unit_rows",
-           "validate_dask_X_y", "block_seeds", "sgd_over_blocks",
+           "align_dask_X_y", "validate_dask_X_y", "block_seeds", "sgd_over_blocks",
            "frank_wolfe_over_blocks", "multinomial_frank_wolfe_over_blocks"]

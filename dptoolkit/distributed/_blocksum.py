@@ -53,16 +53,22 @@ def is_dask_array(X):
     return cls.__name__ == "Array" and cls.__module__.split(".")[0] == "dask"
 
 
-def _check_dask_X_y(X, y):
-    """Refuse, naming ``X`` or ``y``, a Dask input the primitive cannot use."""
+def _check_dask_layout(X):
+    """Refuse, naming ``X``, a Dask array that is not 2-D and chunked along rows only
+    (whether its row-chunk sizes are known or not)."""
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D Dask array, got ndim={X.ndim}")
-    if any(np.isnan(c) for c in X.chunks[0]):
-        raise ValueError("X has unknown row-chunk sizes; call X.compute_chunk_sizes() "
-                         "first (the sizes are only used to align y, never as N)")
     if len(X.chunks[1]) != 1:
         raise ValueError("X must be chunked along rows only (one column chunk), got "
                          f"{len(X.chunks[1])} column chunks; use X.rechunk({{1: -1}})")
+
+
+def _check_dask_X_y(X, y):
+    """Refuse, naming ``X`` or ``y``, a Dask input the primitive cannot use."""
+    _check_dask_layout(X)
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X has unknown row-chunk sizes; call X.compute_chunk_sizes() "
+                         "first (the sizes are only used to align y, never as N)")
     if y is None:
         return
     if not is_dask_array(y):

@@ -20,6 +20,7 @@ from .._private import (
 from .._validation import check_epsilon_delta, check_scalar_range
 from ..accounting import calibrate_parameter, epsilon_of_event
 from ..accounting.events import ApproxDPEvent, ComposedEvent, ZCDPEvent
+from ..distributed import align_dask_X_y, is_dask_array
 from ..exceptions import ScreeningUnavailableError
 
 __all__ = ["PrivateSelectThenFit"]
@@ -398,6 +399,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             fitted one).
         """
         check_accountant(self.accountant)
+        if is_dask_array(X):  # unknown row-chunk sizes or a dask Series y: aligned once
+            X, _, y = align_dask_X_y(X, y)
         n_samples, n_features = X.shape if hasattr(X, "shape") else np.shape(X)
         plan = self._privacy_plan(n_samples, n_features, self._label_set(y))
         selector, estimator, planned1, planned2 = plan.params
