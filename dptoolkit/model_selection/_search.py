@@ -10,7 +10,9 @@ whole search costs about two to three times one run in Renyi DP, however many
 runs it makes (Papernot and Steinke 2022, Theorem 2); with pure-DP runs and a
 geometric K it is 3 epsilon-DP (Liu and Talwar 2019, Theorem 3.4).
 """
+import contextlib
 import dataclasses
+import io
 import math
 import warnings
 
@@ -22,7 +24,7 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.validation import check_is_fitted
 
 from .._private import (DATA_DEPENDENT_NOTE, PrivateEstimatorMixin, data_dependent_error,
-                        fit_with_stream, plan_spend)
+                        data_dependent_message, fit_with_stream, plan_spend)
 from .._validation import check_positive_int, check_scalar_range
 from ..accounting import basic_guarantee, calibrate_parameter, tnb_success_probability
 from ..accounting.events import (
@@ -132,6 +134,58 @@ def _candidates(dists):
             probes.extend((name, point, {**point, name: value})
                           for point in base for value in values[1:])
     return grid, probes
+
+
+def _verbose_params(estimator):
+    """The ``verbose`` parameters of ``estimator`` and of the estimators it holds."""
+    return {k: v for k, v in estimator.get_params(deep=True).items()
+            if k.rsplit("__", 1)[-1] == "verbose"}
+
+
+@contextlib.contextmanager
+def _silent_run():
+    """A run's fit and scoring: its warnings recorded (returned), its prints dropped.
+
+    The runs' verbosity is also forced off (``verbose=0``): a bar drawn outside
+    ``sys.stderr`` (a notebook widget) is not caught here."""
+    sink = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, \
+            contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        warnings.simplefilter("always")
+        yield caught
+
+
+class _RunStream:
+    """A run's child stream, and whether anything was drawn from it since (its noise
+    ran: the bit generator moved, or it spawned streams for nested fits)."""
+
+    def __init__(self, stream):
+        self._bits = stream.bit_generator
+        self._state = self._bits.state
+        self._children = self._bits.seed_seq.n_children_spawned
+
+    def touched(self):
+        return (self._bits.state != self._state
+                or self._bits.seed_seq.n_children_spawned != self._children)
+
+
+def _reemit_released_warnings(caught):
+    """Each distinct warning of the released run, once, marked as outside the guarantee:
+    which run is released depends on the private data."""
+    seen = set()
+    for w in caught:
+        text = str(w.message)
+        if DATA_DEPENDENT_NOTE not in text:
+            text = data_dependent_message(
+                f"{text.rstrip()} (a warning of the run the search released)")
+        if (w.category, text) in seen:
+            continue
+        seen.add((w.category, text))
+        try:
+            message = w.category(text)
+        except Exception:  # a warning class with another constructor
+            message = UserWarning(text)
+        warnings.warn_explicit(message, type(message), w.filename, w.lineno)
 
 
 class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
@@ -537,43 +591,31 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         self._check_spend(plan.event, plan.spent)
         event, spent = plan.event, plan.spent
         k = self._draw_k(p, rng)  # K stays local: the theorems release the best run only
-        best = (-math.inf, None, None, [])
-        data_dependent = []
-        for _ in range(k):
-            # each run draws its hyperparameters independently (with replacement:
-            # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
-            params = next(iter(ParameterSampler(
-                p.dists, n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
-            est = clone(template).set_params(
-                **params, epsilon=eps_run, accountant=None,
-                **({"delta": p.delta} if p.delta > 0 else {}))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                # the run's noise: a child stream for this fit only, never a seed
-                # stored on the run (the released best_estimator_ keeps the
-                # estimator's own random_state, normally None)
-                fit_with_stream(est, rng.spawn(1)[0], X_train, y_train)
-            self._check_run_event(p, est, params, train_events)
-            # data-dependent warnings (outside the guarantee, and saying so) of every
-            # run; the others only of the released run (which runs were made, and with
-            # which hyperparameters, is not released)
-            data_dependent.extend(w for w in caught
-                                  if DATA_DEPENDENT_NOTE in str(w.message))
-            correct = float(np.sum(est.predict(X_val) == y_val))
-            if p.delta > 0:
-                noisy = correct + rng.normal(0.0, p.noise)
-            else:
-                noisy = correct + rng.laplace(0.0, 9.0 / eps_run)
-            score = noisy / n_val
-            if score > best[0]:
-                best = (score, est, params, caught)
+        self._forget_fit()          # a failed refit must not leave the last release on
+        streams = []
+        try:
+            best = self._runs(p, k, rng, template, eps_run, train_events, streams,
+                              X_train, y_train, X_val, y_val, n_val)
+        except BaseException:
+            # the whole search's event is the release Papernot and Steinke account
+            # for: once a run's noise ran it is charged in full (a charge for "what
+            # ran" would tell how many runs there were)
+            if any(s.touched() for s in streams):
+                self._charge_failed(event, spent)
+            raise
+        if best[1] is None:     # every run failed: nothing to release
+            charged = any(s.touched() for s in streams)
+            if charged:
+                self._charge_failed(event, spent)
+            raise data_dependent_error(
+                "no run of the search could be fitted and scored (each raised an "
+                "error), so there is no model to release"
+                + ("; the search's privacy event was charged, as its runs' noise ran"
+                   if charged else "") + ".  Fit the estimator alone to see its error")
         self.best_score_, self.best_estimator_, self.best_params_, caught = best
-        seen = set()
-        for w in [*caught, *data_dependent]:  # each distinct warning once, e.g. a leak
-            key = (w.category, str(w.message))
-            if key not in seen:
-                seen.add(key)
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        # the runs were silenced; the released model keeps the verbosity it was given
+        self.best_estimator_.set_params(**_verbose_params(template))
+        _reemit_released_warnings(caught)
         self.epsilon_run_ = float(eps_run)
         if hasattr(self.best_estimator_, "classes_"):
             self.classes_ = self.best_estimator_.classes_
@@ -638,20 +680,83 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         return self._plan(self._search_event(p, run_event), spent, SearchPlan(
             p, template, eps_run, train_events, N, n_val))
 
+    def _runs(self, p, k, rng, template, eps_run, train_events, streams, X_train, y_train,
+              X_val, y_val, n_val):
+        """The ``k`` runs, silent; ``(score, estimator, params, warnings)`` of the best
+        (its estimator None when every run failed).  ``streams`` receives a
+        :class:`_RunStream` per run whose noise could run."""
+        best = (-math.inf, None, None, [])
+        silent = {name: 0 for name in _verbose_params(template)}
+        for _ in range(k):
+            # each run draws its hyperparameters independently (with replacement:
+            # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
+            params = next(iter(ParameterSampler(
+                p.dists, n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
+            est = clone(template).set_params(
+                **params, **silent, epsilon=eps_run, accountant=None,
+                **({"delta": p.delta} if p.delta > 0 else {}))
+            try:    # the run's event, before its noise: a plan, no fit
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    planned = plan_spend(est, n_samples=X_train.shape[0],
+                                         n_features=X_train.shape[1], y=y_train)[0]
+            except Exception:
+                continue        # the fit would refuse too: a run with no output
+            self._check_run_event(p, planned, params, train_events)
+            # the run's noise: a child stream for this fit only, never a seed stored
+            # on the run (the released best_estimator_ keeps the estimator's own
+            # random_state, normally None)
+            stream = rng.spawn(1)[0]
+            streams.append(_RunStream(stream))
+            with _silent_run() as caught:
+                try:
+                    fit_with_stream(est, stream, X_train, y_train)
+                    correct = float(np.sum(est.predict(X_val) == y_val))
+                except Exception:
+                    # a run with no output, never the best; its error and its
+                    # warnings are dropped (they would tell that a run, which one
+                    # and how many, was made)
+                    continue
+            self._check_run_event(p, est.privacy_event_, params, train_events)
+            if p.delta > 0:
+                noisy = correct + rng.normal(0.0, p.noise)
+            else:
+                noisy = correct + rng.laplace(0.0, 9.0 / eps_run)
+            score = noisy / n_val
+            if score > best[0]:
+                best = (score, est, params, caught)
+        return best
+
+    def _forget_fit(self):
+        """Remove a previous fit's release (a failed refit must not leave it on)."""
+        for name in ("best_estimator_", "best_params_", "best_score_", "epsilon_run_",
+                     "classes_", "privacy_event_", "privacy_spent_"):
+            self.__dict__.pop(name, None)
+
+    def _charge_failed(self, event, spent):
+        """Charge the search's event for a search that failed after its runs' noise
+        ran; nothing is left on the search (it released nothing)."""
+        try:
+            self._record_spend(event, spent)
+        finally:
+            self._forget_fit()
+
     @staticmethod
-    def _check_run_event(p, est, params, train_events):
-        """The run's own event must be one the budget covers (before any release)."""
-        if est.privacy_event_ in train_events:
+    def _check_run_event(p, event, params, train_events):
+        """A run's event must be one the budget covers (before any release).  The
+        errors name the distributions (public parameters), not the values drawn."""
+        if event in train_events:
             return
         drawn = sorted({k for d in p.dists for k, v in d.items()
                         if hasattr(v, "rvs") and k in params})
         if drawn:
             raise ValueError(
-                f"a run drew {params}, whose privacy event is not one the search's budget "
-                f"covers: the distributions of {drawn} change the event at points other "
-                "than those checked; give them as lists of values (nothing was released)")
-        raise RuntimeError(f"a run with {params} made a privacy event that its planned "
-                           "event does not match (nothing was released)")
+                f"a run drew values of {drawn} whose privacy event is not one the "
+                "search's budget covers: these distributions change the event at points "
+                "other than those checked; give them as lists of values (nothing was "
+                "released)")
+        raise RuntimeError("a run made a privacy event that its planned event does not "
+                           "match (nothing was released)")
 
     # ------------------------------------------------------------------ outputs
     def predict(self, X):
