@@ -26,7 +26,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._private import (DATA_DEPENDENT_NOTE, PrivateEstimatorMixin, data_dependent_error,
                         data_dependent_message, fit_with_stream, plan_spend)
 from .._validation import check_positive_int, check_scalar_range
-from ..accounting import basic_guarantee, calibrate_parameter, tnb_success_probability
+from ..accounting import (basic_guarantee, calibrate_parameter, epsilon_of_event,
+                          tnb_success_probability)
 from ..accounting.events import (
     ComposedEvent,
     GaussianEvent,
@@ -469,8 +470,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         def events(points, e):
             return self._train_events(p, template, shape, y_standin, points, e, memo)
 
+        # the smallest run epsilon the estimator accepts (exclusive), at every
+        # candidate: e.g. the Sparsifier's count share epsilon_count
+        floor = max(self._min_run_epsilon(template, point)
+                    for point in [*grid, *(other for _, _, other in probes)])
         if p.delta == 0.0:
             eps_run = 0.9 * p.epsilon / 3.0
+            self._check_floor(p, floor, eps_run)
             train = events(grid, eps_run)
             eps_b, delta_b = basic_guarantee(self._run_event(p, train, eps_run))
             if eps_b > p.epsilon / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
@@ -479,12 +485,22 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                                  "epsilon-DP by basic composition (at some point of "
                                  "param_distributions)")
         else:
+            self._check_floor(p, floor, p.epsilon)
+
             def calibrate(points):
                 def search(e):
                     return self._search_event(p, self._run_event(p, events(points, e), e))
 
+                low = self._bracket_low(p, search, floor)
+                if epsilon_of_event(search(low), p.delta) > p.epsilon:
+                    self._check_floor(p, floor, 0.0)    # raises, naming the floor
+                    raise ValueError(
+                        f"epsilon={p.epsilon!r} is too small for a search over "
+                        f"{type(self.estimator).__name__}: each run would get less "
+                        f"than epsilon={low!r}, below which the estimator cannot plan "
+                        "its fit; raise epsilon or lower n_runs")
                 return calibrate_parameter(
-                    search, target_epsilon=p.epsilon, delta=p.delta, low=1e-4 * p.epsilon,
+                    search, target_epsilon=p.epsilon, delta=p.delta, low=low,
                     high=p.epsilon, rtol=1e-3)
 
             # one point per distinct event at the top of the bracket; every point's event
@@ -499,6 +515,44 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 train = events(grid, eps_run)
         self._check_probes(p, probes, events, eps_run)
         return eps_run, self._distinct(train)
+
+    @staticmethod
+    def _bracket_low(p, search, floor):
+        """The low end of the run epsilon's bracket: ``floor`` plus 1e-4 of the budget
+        (1% of the budget above a positive floor: the part the estimator spends
+        beyond it, e.g. the Sparsifier's private fit), raised tenfold above the
+        floor until the estimator plans its fit there (an estimator refuses a
+        budget too small for it, e.g. DP-IGHT past its largest noise multiplier)."""
+        gap = (0.01 if floor > 0.0 else 1e-4) * (p.epsilon - floor)
+        while True:
+            try:
+                search(floor + gap)
+                return floor + gap
+            except (ValueError, RuntimeError):
+                # ValueError: the estimator refuses so small a budget; RuntimeError:
+                # its spend's check, at a budget it was not made for.  At the top
+                # of the bracket the estimator's error is raised as it is.
+                if floor + 10.0 * gap >= p.epsilon:
+                    raise
+                gap *= 10.0
+
+    @staticmethod
+    def _min_run_epsilon(template, point):
+        """The run epsilon the estimator needs to exceed at ``point``: its
+        ``_min_epsilon()`` when it has one (the Sparsifier's ``epsilon_count``),
+        else 0."""
+        est = clone(template).set_params(**point)
+        return float(est._min_epsilon()) if hasattr(est, "_min_epsilon") else 0.0
+
+    def _check_floor(self, p, floor, eps_run):
+        """A run epsilon of ``eps_run`` (the largest the budget allows) must exceed the
+        estimator's floor."""
+        if floor > 0.0 and eps_run <= floor:
+            raise ValueError(
+                f"epsilon={p.epsilon!r} leaves each run of the search too small a "
+                f"budget for {type(self.estimator).__name__}, whose epsilon must exceed "
+                f"{floor!r} (its epsilon_count at some point of param_distributions): "
+                "raise epsilon, or lower the estimator's epsilon_count or n_runs")
 
     @staticmethod
     def _check_probes(p, probes, events, eps_run):
@@ -687,6 +741,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         :class:`_RunStream` per run whose noise could run."""
         best = (-math.inf, None, None, [])
         silent = {name: 0 for name in _verbose_params(template)}
+        drawn = {k for d in p.dists for k, v in d.items() if hasattr(v, "rvs")}
         for _ in range(k):
             # each run draws its hyperparameters independently (with replacement:
             # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
@@ -695,14 +750,18 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             est = clone(template).set_params(
                 **params, **silent, epsilon=eps_run, accountant=None,
                 **({"delta": p.delta} if p.delta > 0 else {}))
-            try:    # the run's event, before its noise: a plan, no fit
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    planned = plan_spend(est, n_samples=X_train.shape[0],
-                                         n_features=X_train.shape[1], y=y_train)[0]
-            except Exception:
-                continue        # the fit would refuse too: a run with no output
-            self._check_run_event(p, planned, params, train_events)
+            if any(k in params for k in drawn):
+                # a value from a distribution, whose events the budget covers at
+                # probes only: the run's event checked before its noise (a plan, no
+                # fit; the lists' points were all planned by the calibration)
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        planned = plan_spend(est, n_samples=X_train.shape[0],
+                                             n_features=X_train.shape[1], y=y_train)[0]
+                except Exception:
+                    continue        # the fit would refuse too: a run with no output
+                self._check_run_event(p, planned, params, train_events)
             # the run's noise: a child stream for this fit only, never a seed stored
             # on the run (the released best_estimator_ keeps the estimator's own
             # random_state, normally None)
