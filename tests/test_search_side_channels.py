@@ -237,11 +237,11 @@ def test_search_over_the_sparsifier_fits():
 
 
 def test_search_over_dp_ight_fits():
-    """DP-IGHT refuses a budget too small for its noise multiplier: the search's
-    bracket starts where it plans."""
+    """DP-IGHT (300 steps by default) refuses a budget too small for its noise
+    multiplier: the search's bracket starts where it plans."""
     X, y = _problem()
     search = PrivateHyperparameterSearch(
-        DPIGHTClassifier(max_iter=10), {"sparsity": [2, 5]}, epsilon=1.0, n_runs=3.0,
+        DPIGHTClassifier(), {"sparsity": [2, 5]}, epsilon=1.0, n_runs=3.0,
         n_samples_public=200, classes=[0, 1], random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
