@@ -241,7 +241,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
       + (1+\eta)\ln(1/\gamma)/\hat\lambda + \ln(\mathbb{E}K)/(\lambda-1)` minimised over
       :math:`\hat\lambda` (Papernot and Steinke 2022, Theorem 2), converted to
       (epsilon, delta).  Each run's epsilon is the largest (bisection, relative
-      tolerance 1e-3) for which this is at most ``epsilon``.
+      tolerance 1e-3) for which this is at most ``epsilon``, searched above the
+      smallest budget the estimator accepts: for an estimator with a share of
+      its budget fixed (the Sparsifier's ``epsilon_count``, which its epsilon
+      must exceed) the bracket starts 1% of the remaining budget above that
+      share; for every estimator it starts at 1e-4 ``epsilon`` above it, raised
+      tenfold until the estimator can plan its fit there (e.g. DP-IGHT refuses a
+      noise multiplier above 1e6).  A budget that leaves a run no more than that
+      raises ``ValueError``.
     * ``delta = 0``: K geometric with mean ``n_runs``; each run is
       :math:`\varepsilon/3`-DP at every point of the grid (training
       :math:`0.9\varepsilon/3`, Laplace score :math:`0.1\varepsilon/3`), and the
@@ -253,11 +260,34 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     ``privacy_event_`` is the :class:`~dptoolkit.accounting.events.RepeatAndSelectEvent`
     of the run's event, ``ComposedEvent((training, score))`` with ``training``
     the candidates' training event (their ``MaxOfEvents`` when they differ);
-    ``privacy_spent_`` is (epsilon, delta) as requested.  Only the best run's
-    model, hyperparameters and noisy score are released, as the theorems
-    require: K, the other runs' hyperparameters and scores are not attributes,
-    and of the runs' warnings only the best run's and those that depend on the
-    data (which say so: outside the guarantee) reach the user.
+    ``privacy_spent_`` is (epsilon, delta) as requested.
+
+    **What the search shows.**  Only the best run's model, hyperparameters and
+    noisy score are released, as the theorems require: K and the other runs'
+    hyperparameters, scores and outputs are not, on any channel.  K is not an
+    attribute; the runs are silent (fitted with every ``verbose`` parameter at 0,
+    the user's value put back on ``best_estimator_``, and whatever they print to
+    ``sys.stdout`` or ``sys.stderr`` dropped): no progress bar, no line per run,
+    and the search itself prints nothing.  The runs' warnings are recorded and
+    dropped, except the released run's, each passed on once and marked as
+    outside the guarantee (which run is released depends on the data).  The
+    running time grows with K and is not covered.
+
+    **A run that fails.**  A run whose fit or scoring raises is a run without
+    output, never the best, and the search goes on: in Papernot and Steinke's
+    terms its mechanism Q released "no model", with the lowest score, and the
+    search is still the best of K runs of Q (an error that is a function of the
+    run's private output, e.g. a diverged model, stays inside the guarantee; one
+    that reads the data directly is outside it, as any data-dependent message).
+    Its error, its warnings and its output are dropped.  When no run yields a
+    model the search raises a ``ValueError`` naming no run, value or count (and
+    chaining none).  The release is the whole search's, so its whole event is
+    charged as soon as any run's noise ran (a charge for the runs made would
+    tell K), also when the search then raises or is interrupted; nothing of a
+    failed fit stays on the search.  A run whose privacy event is not one the
+    budget covers stops the search (``ValueError``, checked before the run's
+    noise for a value drawn from a distribution, after its fit otherwise, then
+    charged).
 
     Parameters
     ----------
@@ -599,9 +629,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             a ``classes`` parameter; ``n_samples_public`` below 4; a
             distribution over a parameter that changes the runs' privacy
             event; more than 2000 points and probes in
-            ``param_distributions``), labels of ``y`` outside ``classes``,
-            data with no more rows than the validation part, or data the
-            estimator refuses.
+            ``param_distributions``; an ``epsilon`` that leaves each run less
+            than the estimator accepts, e.g. the Sparsifier's
+            ``epsilon_count``), labels of ``y`` outside ``classes``, data with
+            no more rows than the validation part; no run yielded a model (a
+            message naming no run; charged if any run's noise ran); a run's
+            privacy event outside the budget's.
         BudgetExceededError
             The accountant cannot pay; no run is made.
 
@@ -611,12 +644,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             ``n_samples_public`` is None: the split sizes, the runs' dataset
             size and the scale of ``best_score_`` were taken from the data.
         Warning
-            Each distinct warning of the released run, once (e.g. a
-            :class:`~dptoolkit.exceptions.PrivacyLeakWarning`), and of the other
-            runs those that depend on the data (built by
-            ``dptoolkit._private.data_dependent_warning()``), which say so in
-            their text: that any run emitted them is outside the guarantee.  The
-            other runs' other warnings are not passed on: they would tell which
+            Each distinct warning of the released run, once, in its category
+            (e.g. a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`) and
+            marked as outside the guarantee
+            (``dptoolkit._private.DATA_DEPENDENT_NOTE``: which run is released
+            depends on the data).  The other runs' warnings, data-dependent
+            ones included, are not passed on: they would tell which
             hyperparameters, and how many runs, the search tried.
         """
         y = np.asarray(y)
@@ -741,16 +774,16 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         :class:`_RunStream` per run whose noise could run."""
         best = (-math.inf, None, None, [])
         silent = {name: 0 for name in _verbose_params(template)}
-        drawn = {k for d in p.dists for k, v in d.items() if hasattr(v, "rvs")}
+        drawn = {name for d in p.dists for name, v in d.items() if hasattr(v, "rvs")}
         for _ in range(k):
             # each run draws its hyperparameters independently (with replacement:
             # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
             params = next(iter(ParameterSampler(
                 p.dists, n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
-            est = clone(template).set_params(
-                **params, **silent, epsilon=eps_run, accountant=None,
-                **({"delta": p.delta} if p.delta > 0 else {}))
-            if any(k in params for k in drawn):
+            est = clone(template).set_params(**{
+                **params, **silent, "epsilon": eps_run, "accountant": None,
+                **({"delta": p.delta} if p.delta > 0 else {})})
+            if drawn & set(params):
                 # a value from a distribution, whose events the budget covers at
                 # probes only: the run's event checked before its noise (a plan, no
                 # fit; the lists' points were all planned by the calibration)
