@@ -19,8 +19,7 @@ from scipy import stats
 from dptoolkit._private import DATA_DEPENDENT_NOTE, fixed_noise_warning_scope
 from dptoolkit.accounting import BudgetAccountant
 from dptoolkit.cli import main
-from dptoolkit.linear_model import (DPIGHTClassifier, FrankWolfeLassoClassifier,
-                                    SparsifiedLassoClassifier)
+from dptoolkit.linear_model import DPIGHTClassifier, FrankWolfeLassoClassifier
 from dptoolkit.model_selection import PrivateHyperparameterSearch
 
 
@@ -215,38 +214,6 @@ def test_an_interrupted_search_is_charged(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         _fw_search(acc, {"l1_bound": [3.0]}, random_state=0).fit(X, y)
     assert len(acc.spends) == 1
-
-
-def test_search_over_the_sparsifier_fits():
-    """The Sparsifier's epsilon must exceed its epsilon_count: the search calibrates
-    its runs' budget above it (and refuses a budget that cannot)."""
-    X, y = _problem()
-    search = PrivateHyperparameterSearch(
-        SparsifiedLassoClassifier(max_iter=10), {"l1_bound": [1.0, 5.0]}, epsilon=1.0,
-        delta=1e-5, n_runs=3.0, n_samples_public=200, classes=[0, 1], random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        search.fit(X, y)
-    assert search.epsilon_run_ > 0.05 and search.privacy_spent_[0] <= 1.0
-    assert search.best_estimator_.epsilon == search.epsilon_run_
-    with pytest.raises(ValueError, match="epsilon_count"):
-        PrivateHyperparameterSearch(
-            SparsifiedLassoClassifier(max_iter=10, epsilon_count=0.5),
-            {"l1_bound": [1.0]}, epsilon=0.6, n_samples_public=200,
-            classes=[0, 1]).fit(X, y)
-
-
-def test_search_over_dp_ight_fits():
-    """DP-IGHT (300 steps by default) refuses a budget too small for its noise
-    multiplier: the search's bracket starts where it plans."""
-    X, y = _problem()
-    search = PrivateHyperparameterSearch(
-        DPIGHTClassifier(), {"sparsity": [2, 5]}, epsilon=1.0, n_runs=3.0,
-        n_samples_public=200, classes=[0, 1], random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        search.fit(X, y)
-    assert 0.0 < search.epsilon_run_ < 1.0 and search.privacy_spent_[0] <= 1.0
 
 
 def test_empirical_k_leak_on_neighbouring_data(monkeypatch, capsys):
