@@ -119,6 +119,8 @@ def test_cli_search_with_verbose_shows_one_line_whatever_k(monkeypatch, capsys):
     assert errs[0].count("fitting PrivateHyperparameterSearch") == 1
     assert "Frank-Wolfe" not in errs[0] and "it/s" not in errs[0]
     assert "elapsed" not in errs[0]             # an elapsed time grows with K
+    # the search has a delta (1e-5 by default): no note that it is pure epsilon-DP
+    assert "pure epsilon-DP" not in errs[0]
 
 
 def _failing_fit(monkeypatch, *, when, before_noise=False):
