@@ -13,7 +13,8 @@ from dptoolkit.accounting.events import (ComposedEvent, ExponentialMechanismEven
                                          GaussianEvent, RepeatAndSelectEvent,
                                          SelfComposedEvent)
 from dptoolkit.exceptions import BudgetExceededError
-from dptoolkit.linear_model import DPSGDClassifier, FrankWolfeLassoClassifier
+from dptoolkit.linear_model import (DPIGHTClassifier, DPSGDClassifier,
+                                    FrankWolfeLassoClassifier, SparsifiedLassoClassifier)
 from dptoolkit.model_selection import PrivateHyperparameterSearch
 
 
@@ -436,12 +437,11 @@ def test_too_many_points_refused():
                                      "max_iter": list(range(1, 50))}).fit(X, y)
 
 
-def test_only_the_released_runs_warnings_and_data_dependent_ones_reach_the_user(
-        monkeypatch):
+def test_only_the_released_runs_warnings_reach_the_user_marked_outside(monkeypatch):
     """Which hyperparameters the other runs drew (and so how many runs there were)
-    is not released: a warning that depends on a run's hyperparameters only is
-    passed on for the best run alone; a data-dependent one (outside the
-    guarantee, and saying so) for any run."""
+    is not released: the released run's warnings are passed on, each once and
+    marked as outside the guarantee (the data chose that run); the other runs'
+    warnings, data-dependent ones included, are not."""
     from dptoolkit._private import DATA_DEPENDENT_NOTE, data_dependent_warning
 
     X, y = _problem()
@@ -461,8 +461,44 @@ def test_only_the_released_runs_warnings_and_data_dependent_ones_reach_the_user(
         warnings.simplefilter("always")
         s = _search(n_samples_public=300, classes=[0, 1], n_runs=8.0,
                     random_state=3).fit(X, y)
-    assert len(set(drawn)) >= 2  # several hyperparameters tried: a test that can fail
+    # several hyperparameters tried, 20.0 among them but not released: a test that
+    # can fail (the other runs' data-dependent warning was passed on before)
+    assert len(set(drawn)) >= 2 and 20.0 in drawn and s.best_params_["l1_bound"] != 20.0
     texts = [str(w.message) for w in record if issubclass(w.category, UserWarning)]
-    assert [t for t in texts if t.startswith("a run with")] == [
-        f"a run with l1_bound={s.best_params_['l1_bound']}"]
-    assert sum(DATA_DEPENDENT_NOTE in t for t in texts) == (20.0 in drawn)
+    best = s.best_params_["l1_bound"]
+    expected = (f"a run with l1_bound={best} (a warning of the run the search released) "
+                f"{DATA_DEPENDENT_NOTE}")
+    assert [t for t in texts if t.startswith("a run with")] == [expected]
+    assert not any("a notice about the data" in t for t in texts)
+
+
+def test_search_over_the_sparsifier_fits():
+    """The Sparsifier's epsilon must exceed its epsilon_count: the search calibrates
+    its runs' budget above it (and refuses a budget that cannot)."""
+    X, y = _problem(n=200, d=20)
+    search = PrivateHyperparameterSearch(
+        SparsifiedLassoClassifier(max_iter=10), {"l1_bound": [1.0, 5.0]}, epsilon=1.0,
+        delta=1e-5, n_runs=3.0, n_samples_public=200, classes=[0, 1], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert search.epsilon_run_ > 0.05 and search.privacy_spent_[0] <= 1.0
+    assert search.best_estimator_.epsilon == search.epsilon_run_
+    with pytest.raises(ValueError, match="epsilon_count"):
+        PrivateHyperparameterSearch(
+            SparsifiedLassoClassifier(max_iter=10, epsilon_count=0.5),
+            {"l1_bound": [1.0]}, epsilon=0.6, n_samples_public=200,
+            classes=[0, 1]).fit(X, y)
+
+
+def test_search_over_dp_ight_fits():
+    """DP-IGHT (300 steps by default) refuses a budget too small for its noise
+    multiplier: the search's bracket starts where it plans."""
+    X, y = _problem(n=200, d=20)
+    search = PrivateHyperparameterSearch(
+        DPIGHTClassifier(), {"sparsity": [2, 5]}, epsilon=1.0, n_runs=3.0,
+        n_samples_public=200, classes=[0, 1], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert 0.0 < search.epsilon_run_ < 1.0 and search.privacy_spent_[0] <= 1.0

@@ -60,9 +60,12 @@ print("guarantee of the whole search:", search.privacy_spent_,
       type(search.privacy_event_).__name__)
 
 # %%
-# The released figures are the model, its hyperparameters, its noisy score and
-# K (which does not depend on the data).  The other runs' scores are never
-# attributes: they were used only to pick the best.
+# The released figures are the model, its hyperparameters and its noisy score.
+# K and the other runs' hyperparameters, scores and warnings are never shown:
+# the runs are silent (their progress bars are off and what they print is
+# dropped) and only the released run's warnings reach the user, marked as
+# outside the guarantee.  A run that fails is a run without a model; the
+# search goes on, and its whole budget is charged once any run's noise ran.
 #
 # Is the search worth it?  Compare with one fit at the estimator's defaults,
 # which were chosen without looking at this data (from theory and public

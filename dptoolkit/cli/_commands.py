@@ -323,7 +323,9 @@ def _train(args):
     spec = MODELS[_models.inner_model(args)]
     if private and args.seed is not None:
         _warn_seed(args)
+    # (a search has its own delta, 1e-5 by default: the note is not about it)
     if (args.epsilon is not None and args.delta is None and "composition" in spec.params
+            and _models.resolve_model(args.model) != "search"
             and _models.default_of(spec.cls, "delta") is None):
         print(f"note: no --delta, so --model {args.model} is pure epsilon-DP (basic "
               "composition of its steps); with --delta (e.g. 1e-5) the steps compose in "

@@ -7,9 +7,11 @@ of a compiled kernel, :func:`fit_progress` shows the elapsed time, refreshed
 by a thread that only redraws the bar: it reads nothing of the fit and draws
 no random numbers, so the model is the same with and without it.
 
-A private hyperparameter search gets the elapsed time only, never a count of
-its runs: the number of runs is random and part of the mechanism (Papernot and
-Steinke, 2022), so a bar that counted them would release it.
+A private hyperparameter search gets one fixed line, printed before it starts:
+the number of its runs is random and part of the mechanism (Papernot and
+Steinke, 2022), so a bar that counted them, a bar per run or an elapsed time
+(which grows with the number of runs) would release it.  The search silences
+its runs itself (:class:`~dptoolkit.model_selection.PrivateHyperparameterSearch`).
 """
 import sys
 import threading
@@ -37,8 +39,20 @@ def draws_own_progress(estimator):
 @contextmanager
 def fit_progress(estimator, verbose, *, interval=0.5):
     """An elapsed-time bar on stderr while ``estimator`` is fitted (when ``verbose``
-    and the estimator draws no bar of its own)."""
-    if not verbose or draws_own_progress(estimator):
+    and the estimator draws no bar of its own); a private search gets one fixed
+    line instead."""
+    if not verbose:
+        yield
+        return
+    from ..model_selection import PrivateHyperparameterSearch
+
+    if isinstance(estimator, PrivateHyperparameterSearch):
+        # one line whose text depends on public options only, never on the runs
+        print(f"fitting {type(estimator).__name__} (its runs are silent: how many "
+              "there are is part of the mechanism)", file=sys.stderr, flush=True)
+        yield
+        return
+    if draws_own_progress(estimator):
         yield
         return
     from tqdm.auto import tqdm

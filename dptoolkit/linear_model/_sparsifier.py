@@ -554,6 +554,14 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.estimator_ = private
         return self._record_spend(plan.event, plan.spent)
 
+    def _min_epsilon(self):
+        """The total ``epsilon`` a private fit must exceed: ``epsilon_count``, the
+        count's share (the private fit gets the rest, which must be positive).  A
+        meta-estimator that sets ``epsilon`` (the hyperparameter search) calibrates
+        its runs' budget above it."""
+        return check_scalar_range(self.epsilon_count, "epsilon_count", low=0.0,
+                                  low_open=True)
+
     def _private_estimator(self, epsilon, classes, composition):
         """The private fit of step (3), with its share ``epsilon`` of the budget."""
         return FrankWolfeLassoClassifier(

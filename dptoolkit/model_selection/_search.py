@@ -10,7 +10,9 @@ whole search costs about two to three times one run in Renyi DP, however many
 runs it makes (Papernot and Steinke 2022, Theorem 2); with pure-DP runs and a
 geometric K it is 3 epsilon-DP (Liu and Talwar 2019, Theorem 3.4).
 """
+import contextlib
 import dataclasses
+import io
 import math
 import warnings
 
@@ -22,9 +24,10 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.validation import check_is_fitted
 
 from .._private import (DATA_DEPENDENT_NOTE, PrivateEstimatorMixin, data_dependent_error,
-                        fit_with_stream, plan_spend)
+                        data_dependent_message, fit_with_stream, plan_spend)
 from .._validation import check_positive_int, check_scalar_range
-from ..accounting import basic_guarantee, calibrate_parameter, tnb_success_probability
+from ..accounting import (basic_guarantee, calibrate_parameter, epsilon_of_event,
+                          tnb_success_probability)
 from ..accounting.events import (
     ComposedEvent,
     GaussianEvent,
@@ -134,6 +137,58 @@ def _candidates(dists):
     return grid, probes
 
 
+def _verbose_params(estimator):
+    """The ``verbose`` parameters of ``estimator`` and of the estimators it holds."""
+    return {k: v for k, v in estimator.get_params(deep=True).items()
+            if k.rsplit("__", 1)[-1] == "verbose"}
+
+
+@contextlib.contextmanager
+def _silent_run():
+    """A run's fit and scoring: its warnings recorded (returned), its prints dropped.
+
+    The runs' verbosity is also forced off (``verbose=0``): a bar drawn outside
+    ``sys.stderr`` (a notebook widget) is not caught here."""
+    sink = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, \
+            contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        warnings.simplefilter("always")
+        yield caught
+
+
+class _RunStream:
+    """A run's child stream, and whether anything was drawn from it since (its noise
+    ran: the bit generator moved, or it spawned streams for nested fits)."""
+
+    def __init__(self, stream):
+        self._bits = stream.bit_generator
+        self._state = self._bits.state
+        self._children = self._bits.seed_seq.n_children_spawned
+
+    def touched(self):
+        return (self._bits.state != self._state
+                or self._bits.seed_seq.n_children_spawned != self._children)
+
+
+def _reemit_released_warnings(caught):
+    """Each distinct warning of the released run, once, marked as outside the guarantee:
+    which run is released depends on the private data."""
+    seen = set()
+    for w in caught:
+        text = str(w.message)
+        if DATA_DEPENDENT_NOTE not in text:
+            text = data_dependent_message(
+                f"{text.rstrip()} (a warning of the run the search released)")
+        if (w.category, text) in seen:
+            continue
+        seen.add((w.category, text))
+        try:
+            message = w.category(text)
+        except Exception:  # a warning class with another constructor
+            message = UserWarning(text)
+        warnings.warn_explicit(message, type(message), w.filename, w.lineno)
+
+
 class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     r"""Random search over hyperparameters with the privacy cost of the search included.
 
@@ -186,7 +241,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
       + (1+\eta)\ln(1/\gamma)/\hat\lambda + \ln(\mathbb{E}K)/(\lambda-1)` minimised over
       :math:`\hat\lambda` (Papernot and Steinke 2022, Theorem 2), converted to
       (epsilon, delta).  Each run's epsilon is the largest (bisection, relative
-      tolerance 1e-3) for which this is at most ``epsilon``.
+      tolerance 1e-3) for which this is at most ``epsilon``, searched above the
+      smallest budget the estimator accepts: for an estimator with a share of
+      its budget fixed (the Sparsifier's ``epsilon_count``, which its epsilon
+      must exceed) the bracket starts 1% of the remaining budget above that
+      share; for every estimator it starts at 1e-4 ``epsilon`` above it, raised
+      tenfold until the estimator can plan its fit there (e.g. DP-IGHT refuses a
+      noise multiplier above 1e6).  A budget that leaves a run no more than that
+      raises ``ValueError``.
     * ``delta = 0``: K geometric with mean ``n_runs``; each run is
       :math:`\varepsilon/3`-DP at every point of the grid (training
       :math:`0.9\varepsilon/3`, Laplace score :math:`0.1\varepsilon/3`), and the
@@ -198,11 +260,34 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
     ``privacy_event_`` is the :class:`~dptoolkit.accounting.events.RepeatAndSelectEvent`
     of the run's event, ``ComposedEvent((training, score))`` with ``training``
     the candidates' training event (their ``MaxOfEvents`` when they differ);
-    ``privacy_spent_`` is (epsilon, delta) as requested.  Only the best run's
-    model, hyperparameters and noisy score are released, as the theorems
-    require: K, the other runs' hyperparameters and scores are not attributes,
-    and of the runs' warnings only the best run's and those that depend on the
-    data (which say so: outside the guarantee) reach the user.
+    ``privacy_spent_`` is (epsilon, delta) as requested.
+
+    **What the search shows.**  Only the best run's model, hyperparameters and
+    noisy score are released, as the theorems require: K and the other runs'
+    hyperparameters, scores and outputs are not, on any channel.  K is not an
+    attribute; the runs are silent (fitted with every ``verbose`` parameter at 0,
+    the user's value put back on ``best_estimator_``, and whatever they print to
+    ``sys.stdout`` or ``sys.stderr`` dropped): no progress bar, no line per run,
+    and the search itself prints nothing.  The runs' warnings are recorded and
+    dropped, except the released run's, each passed on once and marked as
+    outside the guarantee (which run is released depends on the data).  The
+    running time grows with K and is not covered.
+
+    **A run that fails.**  A run whose fit or scoring raises is a run without
+    output, never the best, and the search goes on: in Papernot and Steinke's
+    terms its mechanism Q released "no model", with the lowest score, and the
+    search is still the best of K runs of Q (an error that is a function of the
+    run's private output, e.g. a diverged model, stays inside the guarantee; one
+    that reads the data directly is outside it, as any data-dependent message).
+    Its error, its warnings and its output are dropped.  When no run yields a
+    model the search raises a ``ValueError`` naming no run, value or count (and
+    chaining none).  The release is the whole search's, so its whole event is
+    charged as soon as any run's noise ran (a charge for the runs made would
+    tell K), also when the search then raises or is interrupted; nothing of a
+    failed fit stays on the search.  A run whose privacy event is not one the
+    budget covers stops the search (``ValueError``, checked before the run's
+    noise for a value drawn from a distribution, after its fit otherwise, then
+    charged).
 
     Parameters
     ----------
@@ -415,8 +500,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         def events(points, e):
             return self._train_events(p, template, shape, y_standin, points, e, memo)
 
+        # the smallest run epsilon the estimator accepts (exclusive), at every
+        # candidate: e.g. the Sparsifier's count share epsilon_count
+        floor = max(self._min_run_epsilon(template, point)
+                    for point in [*grid, *(other for _, _, other in probes)])
         if p.delta == 0.0:
             eps_run = 0.9 * p.epsilon / 3.0
+            self._check_floor(p, floor, eps_run)
             train = events(grid, eps_run)
             eps_b, delta_b = basic_guarantee(self._run_event(p, train, eps_run))
             if eps_b > p.epsilon / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
@@ -425,12 +515,22 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                                  "epsilon-DP by basic composition (at some point of "
                                  "param_distributions)")
         else:
+            self._check_floor(p, floor, p.epsilon)
+
             def calibrate(points):
                 def search(e):
                     return self._search_event(p, self._run_event(p, events(points, e), e))
 
+                low = self._bracket_low(p, search, floor)
+                if epsilon_of_event(search(low), p.delta) > p.epsilon:
+                    self._check_floor(p, floor, 0.0)    # raises, naming the floor
+                    raise ValueError(
+                        f"epsilon={p.epsilon!r} is too small for a search over "
+                        f"{type(self.estimator).__name__}: each run would get less "
+                        f"than epsilon={low!r}, below which the estimator cannot plan "
+                        "its fit; raise epsilon or lower n_runs")
                 return calibrate_parameter(
-                    search, target_epsilon=p.epsilon, delta=p.delta, low=1e-4 * p.epsilon,
+                    search, target_epsilon=p.epsilon, delta=p.delta, low=low,
                     high=p.epsilon, rtol=1e-3)
 
             # one point per distinct event at the top of the bracket; every point's event
@@ -445,6 +545,44 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 train = events(grid, eps_run)
         self._check_probes(p, probes, events, eps_run)
         return eps_run, self._distinct(train)
+
+    @staticmethod
+    def _bracket_low(p, search, floor):
+        """The low end of the run epsilon's bracket: ``floor`` plus 1e-4 of the budget
+        (1% of the budget above a positive floor: the part the estimator spends
+        beyond it, e.g. the Sparsifier's private fit), raised tenfold above the
+        floor until the estimator plans its fit there (an estimator refuses a
+        budget too small for it, e.g. DP-IGHT past its largest noise multiplier)."""
+        gap = (0.01 if floor > 0.0 else 1e-4) * (p.epsilon - floor)
+        while True:
+            try:
+                search(floor + gap)
+                return floor + gap
+            except (ValueError, RuntimeError):
+                # ValueError: the estimator refuses so small a budget; RuntimeError:
+                # its spend's check, at a budget it was not made for.  At the top
+                # of the bracket the estimator's error is raised as it is.
+                if floor + 10.0 * gap >= p.epsilon:
+                    raise
+                gap *= 10.0
+
+    @staticmethod
+    def _min_run_epsilon(template, point):
+        """The run epsilon the estimator needs to exceed at ``point``: its
+        ``_min_epsilon()`` when it has one (the Sparsifier's ``epsilon_count``),
+        else 0."""
+        est = clone(template).set_params(**point)
+        return float(est._min_epsilon()) if hasattr(est, "_min_epsilon") else 0.0
+
+    def _check_floor(self, p, floor, eps_run):
+        """A run epsilon of ``eps_run`` (the largest the budget allows) must exceed the
+        estimator's floor."""
+        if floor > 0.0 and eps_run <= floor:
+            raise ValueError(
+                f"epsilon={p.epsilon!r} leaves each run of the search too small a "
+                f"budget for {type(self.estimator).__name__}, whose epsilon must exceed "
+                f"{floor!r} (its epsilon_count at some point of param_distributions): "
+                "raise epsilon, or lower the estimator's epsilon_count or n_runs")
 
     @staticmethod
     def _check_probes(p, probes, events, eps_run):
@@ -491,9 +629,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             a ``classes`` parameter; ``n_samples_public`` below 4; a
             distribution over a parameter that changes the runs' privacy
             event; more than 2000 points and probes in
-            ``param_distributions``), labels of ``y`` outside ``classes``,
-            data with no more rows than the validation part, or data the
-            estimator refuses.
+            ``param_distributions``; an ``epsilon`` that leaves each run less
+            than the estimator accepts, e.g. the Sparsifier's
+            ``epsilon_count``), labels of ``y`` outside ``classes``, data with
+            no more rows than the validation part; no run yielded a model (a
+            message naming no run; charged if any run's noise ran); a run's
+            privacy event outside the budget's.
         BudgetExceededError
             The accountant cannot pay; no run is made.
 
@@ -503,12 +644,12 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             ``n_samples_public`` is None: the split sizes, the runs' dataset
             size and the scale of ``best_score_`` were taken from the data.
         Warning
-            Each distinct warning of the released run, once (e.g. a
-            :class:`~dptoolkit.exceptions.PrivacyLeakWarning`), and of the other
-            runs those that depend on the data (built by
-            ``dptoolkit._private.data_dependent_warning()``), which say so in
-            their text: that any run emitted them is outside the guarantee.  The
-            other runs' other warnings are not passed on: they would tell which
+            Each distinct warning of the released run, once, in its category
+            (e.g. a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`) and
+            marked as outside the guarantee
+            (``dptoolkit._private.DATA_DEPENDENT_NOTE``: which run is released
+            depends on the data).  The other runs' warnings, data-dependent
+            ones included, are not passed on: they would tell which
             hyperparameters, and how many runs, the search tried.
         """
         y = np.asarray(y)
@@ -537,43 +678,31 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         self._check_spend(plan.event, plan.spent)
         event, spent = plan.event, plan.spent
         k = self._draw_k(p, rng)  # K stays local: the theorems release the best run only
-        best = (-math.inf, None, None, [])
-        data_dependent = []
-        for _ in range(k):
-            # each run draws its hyperparameters independently (with replacement:
-            # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
-            params = next(iter(ParameterSampler(
-                p.dists, n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
-            est = clone(template).set_params(
-                **params, epsilon=eps_run, accountant=None,
-                **({"delta": p.delta} if p.delta > 0 else {}))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                # the run's noise: a child stream for this fit only, never a seed
-                # stored on the run (the released best_estimator_ keeps the
-                # estimator's own random_state, normally None)
-                fit_with_stream(est, rng.spawn(1)[0], X_train, y_train)
-            self._check_run_event(p, est, params, train_events)
-            # data-dependent warnings (outside the guarantee, and saying so) of every
-            # run; the others only of the released run (which runs were made, and with
-            # which hyperparameters, is not released)
-            data_dependent.extend(w for w in caught
-                                  if DATA_DEPENDENT_NOTE in str(w.message))
-            correct = float(np.sum(est.predict(X_val) == y_val))
-            if p.delta > 0:
-                noisy = correct + rng.normal(0.0, p.noise)
-            else:
-                noisy = correct + rng.laplace(0.0, 9.0 / eps_run)
-            score = noisy / n_val
-            if score > best[0]:
-                best = (score, est, params, caught)
+        self._forget_fit()          # a failed refit must not leave the last release on
+        streams = []
+        try:
+            best = self._runs(p, k, rng, template, eps_run, train_events, streams,
+                              X_train, y_train, X_val, y_val, n_val)
+        except BaseException:
+            # the whole search's event is the release Papernot and Steinke account
+            # for: once a run's noise ran it is charged in full (a charge for "what
+            # ran" would tell how many runs there were)
+            if any(s.touched() for s in streams):
+                self._charge_failed(event, spent)
+            raise
+        if best[1] is None:     # every run failed: nothing to release
+            charged = any(s.touched() for s in streams)
+            if charged:
+                self._charge_failed(event, spent)
+            raise data_dependent_error(
+                "no run of the search could be fitted and scored (each raised an "
+                "error), so there is no model to release"
+                + ("; the search's privacy event was charged, as its runs' noise ran"
+                   if charged else "") + ".  Fit the estimator alone to see its error")
         self.best_score_, self.best_estimator_, self.best_params_, caught = best
-        seen = set()
-        for w in [*caught, *data_dependent]:  # each distinct warning once, e.g. a leak
-            key = (w.category, str(w.message))
-            if key not in seen:
-                seen.add(key)
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        # the runs were silenced; the released model keeps the verbosity it was given
+        self.best_estimator_.set_params(**_verbose_params(template))
+        _reemit_released_warnings(caught)
         self.epsilon_run_ = float(eps_run)
         if hasattr(self.best_estimator_, "classes_"):
             self.classes_ = self.best_estimator_.classes_
@@ -638,20 +767,88 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         return self._plan(self._search_event(p, run_event), spent, SearchPlan(
             p, template, eps_run, train_events, N, n_val))
 
+    def _runs(self, p, k, rng, template, eps_run, train_events, streams, X_train, y_train,
+              X_val, y_val, n_val):
+        """The ``k`` runs, silent; ``(score, estimator, params, warnings)`` of the best
+        (its estimator None when every run failed).  ``streams`` receives a
+        :class:`_RunStream` per run whose noise could run."""
+        best = (-math.inf, None, None, [])
+        silent = {name: 0 for name in _verbose_params(template)}
+        drawn = {name for d in p.dists for name, v in d.items() if hasattr(v, "rvs")}
+        for _ in range(k):
+            # each run draws its hyperparameters independently (with replacement:
+            # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
+            params = next(iter(ParameterSampler(
+                p.dists, n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
+            est = clone(template).set_params(**{
+                **params, **silent, "epsilon": eps_run, "accountant": None,
+                **({"delta": p.delta} if p.delta > 0 else {})})
+            if drawn & set(params):
+                # a value from a distribution, whose events the budget covers at
+                # probes only: the run's event checked before its noise (a plan, no
+                # fit; the lists' points were all planned by the calibration)
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        planned = plan_spend(est, n_samples=X_train.shape[0],
+                                             n_features=X_train.shape[1], y=y_train)[0]
+                except Exception:
+                    continue        # the fit would refuse too: a run with no output
+                self._check_run_event(p, planned, params, train_events)
+            # the run's noise: a child stream for this fit only, never a seed stored
+            # on the run (the released best_estimator_ keeps the estimator's own
+            # random_state, normally None)
+            stream = rng.spawn(1)[0]
+            streams.append(_RunStream(stream))
+            with _silent_run() as caught:
+                try:
+                    fit_with_stream(est, stream, X_train, y_train)
+                    correct = float(np.sum(est.predict(X_val) == y_val))
+                except Exception:
+                    # a run with no output, never the best; its error and its
+                    # warnings are dropped (they would tell that a run, which one
+                    # and how many, was made)
+                    continue
+            self._check_run_event(p, est.privacy_event_, params, train_events)
+            if p.delta > 0:
+                noisy = correct + rng.normal(0.0, p.noise)
+            else:
+                noisy = correct + rng.laplace(0.0, 9.0 / eps_run)
+            score = noisy / n_val
+            if score > best[0]:
+                best = (score, est, params, caught)
+        return best
+
+    def _forget_fit(self):
+        """Remove a previous fit's release (a failed refit must not leave it on)."""
+        for name in ("best_estimator_", "best_params_", "best_score_", "epsilon_run_",
+                     "classes_", "privacy_event_", "privacy_spent_"):
+            self.__dict__.pop(name, None)
+
+    def _charge_failed(self, event, spent):
+        """Charge the search's event for a search that failed after its runs' noise
+        ran; nothing is left on the search (it released nothing)."""
+        try:
+            self._record_spend(event, spent)
+        finally:
+            self._forget_fit()
+
     @staticmethod
-    def _check_run_event(p, est, params, train_events):
-        """The run's own event must be one the budget covers (before any release)."""
-        if est.privacy_event_ in train_events:
+    def _check_run_event(p, event, params, train_events):
+        """A run's event must be one the budget covers (before any release).  The
+        errors name the distributions (public parameters), not the values drawn."""
+        if event in train_events:
             return
         drawn = sorted({k for d in p.dists for k, v in d.items()
                         if hasattr(v, "rvs") and k in params})
         if drawn:
             raise ValueError(
-                f"a run drew {params}, whose privacy event is not one the search's budget "
-                f"covers: the distributions of {drawn} change the event at points other "
-                "than those checked; give them as lists of values (nothing was released)")
-        raise RuntimeError(f"a run with {params} made a privacy event that its planned "
-                           "event does not match (nothing was released)")
+                f"a run drew values of {drawn} whose privacy event is not one the "
+                "search's budget covers: these distributions change the event at points "
+                "other than those checked; give them as lists of values (nothing was "
+                "released)")
+        raise RuntimeError("a run made a privacy event that its planned event does not "
+                           "match (nothing was released)")
 
     # ------------------------------------------------------------------ outputs
     def predict(self, X):
