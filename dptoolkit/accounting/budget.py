@@ -1,8 +1,11 @@
 """Tracking a privacy budget across a pipeline of DP computations."""
+import itertools
 import math
 import os
 import sys
+import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -61,9 +64,12 @@ class BudgetAccountant:
     candidates of ``GridSearchCV``, a ``Pipeline``'s steps) charges the same
     budget, and the fit that would exceed it raises
     :class:`~dptoolkit.exceptions.BudgetExceededError` before any work.  A
-    pickled copy (skops, joblib) keeps the state; one unpickled in another
-    process (``n_jobs > 1``) refuses to check or spend (``RuntimeError``), since
-    its spends would not reach the original.
+    pickled copy (skops, joblib) keeps the state.  Unpickled by ``pickle`` in
+    the same process while the original is alive, it *is* the original; a copy
+    rebuilt from the state next to its living original (skops) and a copy
+    unpickled in another process (``n_jobs > 1``) refuse to check or spend
+    (``RuntimeError``), since their spends would not reach the original.  A copy
+    whose original no longer exists in the process is the ledger.
 
     Parameters
     ----------
@@ -134,8 +140,12 @@ class BudgetAccountant:
     # ``clone`` (cross-validation, grid search, Pipeline, the toolkit's own
     # meta-estimators) deep-copies the parameters it does not clone, so a copied
     # accountant would let each clone spend the whole budget on a private copy.
-    # ``copy.deepcopy`` and ``copy.copy`` therefore return the accountant itself;
-    # pickling (and so skops and joblib) still writes its full state.
+    # ``copy.deepcopy`` and ``copy.copy`` therefore return the accountant itself.
+    # Pickling writes the full state and a process-local registry key: unpickled
+    # in the same process while the original lives, it is the original again;
+    # anywhere else it is a copy that refuses to check or spend (_detached).  A
+    # copy rebuilt from its state alone (skops calls __setstate__ on a new object)
+    # next to its living original refuses too.
     def __deepcopy__(self, memo):
         memo[id(self)] = self
         return self
@@ -143,26 +153,48 @@ class BudgetAccountant:
     def __copy__(self):
         return self
 
+    def __reduce__(self):
+        return (_restore_accountant, (type(self), self.__getstate__()))
+
     def __getstate__(self):
         state = self.__dict__.copy()
+        state.pop("_detached", None)
         state["_origin_pid"] = os.getpid()
+        state["_ledger_key"] = _register(self)
         return state
 
     def __setstate__(self, state):
-        # a copy unpickled in another process (joblib workers of n_jobs > 1) cannot
-        # charge the original: it refuses to check or spend (_check_not_detached)
+        state = dict(state)
         origin = state.pop("_origin_pid", None)
+        key = state.pop("_ledger_key", None)
         self.__dict__.update(state)
-        self._detached = origin is not None and origin != os.getpid()
+        self._detached = _copy_kind(origin, key, self)
 
     def _check_not_detached(self):
-        if getattr(self, "_detached", False):
+        kind = getattr(self, "_detached", False)
+        if not kind:
+            return
+        if kind == "default ledger copy":
             raise RuntimeError(
-                "this BudgetAccountant is a copy unpickled in another process (e.g. a "
-                "joblib worker of cross-validation or grid search with n_jobs > 1): "
-                "spends on it would not reach the original, so its budget would not "
-                "bound them.  Run the model selection with n_jobs=1, or pass the "
-                "accountant in the process that fits")
+                "this process received a private estimator pickled by the process "
+                f"that started it (pid {_FOREIGN_ORIGIN[0]}; e.g. a joblib worker of "
+                "cross_val_score or GridSearchCV with n_jobs > 1), so its default "
+                "ledger (dptoolkit.accounting.default_accountant()) is a copy: fits "
+                "recorded here would not reach the ledger of that process, and its "
+                "budget would not bound them.  Run the model selection with n_jobs=1, "
+                "or fit in the parent process")
+        if kind == "same process":
+            raise RuntimeError(
+                "this BudgetAccountant is a copy, made in this process, of an "
+                "accountant that is still in use here: spends on the copy would not "
+                "reach the original, so its budget would not bound them.  Pass the "
+                "original accountant (pickle.loads in the same process returns it)")
+        raise RuntimeError(
+            "this BudgetAccountant is a copy unpickled in another process (e.g. a "
+            "joblib worker of cross-validation or grid search with n_jobs > 1): "
+            "spends on it would not reach the original, so its budget would not "
+            "bound them.  Run the model selection with n_jobs=1, or pass the "
+            "accountant in the process that fits")
 
     def __repr__(self):
         eps, delta = self.spent
@@ -273,6 +305,20 @@ class BudgetAccountant:
         self.events.append(_spend_event(float(epsilon), float(delta), event))
         return self
 
+    def _charge_after_work(self, epsilon, delta=0.0, *, label=None, event=None):
+        """Record a spend whose mechanism already ran, even over the budget.
+
+        A fit whose noise ran is charged even when it then raised (its
+        exception, or anything it printed, may depend on the noisy state): the
+        ledger must show what ran.  Refuses only as a copy does
+        (:meth:`_check_not_detached`).
+        """
+        self._check_not_detached()
+        epsilon, delta = _check_spend(epsilon, delta)
+        self.spends.append((epsilon, delta, label))
+        self.events.append(_spend_event(epsilon, delta, event))
+        return self
+
     def remaining(self, k=1):
         """Largest (epsilon, delta) that each of ``k`` further equal spends may use.
 
@@ -352,7 +398,92 @@ def _spend_event(epsilon, delta, event):
     return event
 
 
+# ---------------------------------------------------------------------------
+# copies of a ledger: a process-local registry gives every pickled accountant a key;
+# an unpickled copy is the original again in the same process, and refuses to
+# spend anywhere else (see BudgetAccountant.__reduce__)
+# ---------------------------------------------------------------------------
+_REGISTRY = weakref.WeakValueDictionary()
+_KEYS = itertools.count(1)
+_KEY_OF = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def _register(accountant):
+    """The registry key of ``accountant`` in this process (given at its first pickling)."""
+    with _REGISTRY_LOCK:
+        key = _KEY_OF.get(accountant)
+        if key is None:
+            key = next(_KEYS)
+            _REGISTRY[key] = accountant
+            _KEY_OF[accountant] = key
+        return key
+
+
+def _copy_kind(origin, key, copy):
+    """Why an accountant rebuilt from ``(origin pid, registry key)`` refuses to
+    spend: ``False`` (it may spend), ``"same process"`` or ``"other process"``."""
+    if origin is None:
+        return False                    # saved before the origin was recorded
+    if origin != os.getpid():
+        return "other process"
+    if key is None:
+        return False
+    with _REGISTRY_LOCK:
+        original = _REGISTRY.get(key)
+        if original is not None and original is not copy:
+            return "same process"
+        # its original is gone: the copy is the ledger now, under the same key (a
+        # second copy of the same state is then a copy of this one)
+        _REGISTRY[key] = copy
+        _KEY_OF[copy] = key
+    return False
+
+
+def _restore_accountant(cls, state):
+    """Unpickle an accountant: the living original in the same process, else a
+    copy (which refuses to spend when unpickled in another process)."""
+    if state.get("_origin_pid") == os.getpid():
+        original = _REGISTRY.get(state.get("_ledger_key"))
+        if original is not None:
+            return original
+    copy = cls.__new__(cls)
+    copy.__setstate__(state)
+    return copy
+
+
 _DEFAULT = None
+
+
+#: The pid of the ancestor process whose private estimators this process received
+#: by pickle (a joblib or multiprocessing worker); None in a process that did not.
+_FOREIGN_ORIGIN = [None]
+#: The refusing ledger such a process has instead of its own default ledger.
+_FOREIGN_DEFAULT = [None]
+
+
+def _ancestors():
+    """The pids of this process's ancestors (parent first)."""
+    try:
+        import psutil
+
+        return {p.pid for p in psutil.Process().parents()}
+    except Exception:                   # no psutil, or no access: the parent only
+        return {os.getppid()}
+
+
+def note_estimator_origin(origin_pid):
+    """Record that a private estimator pickled by process ``origin_pid`` was
+    unpickled here.  When that process is an ancestor of this one (a joblib,
+    loky or multiprocessing worker, or a Dask worker process started under it),
+    this process's fits belong to its ledger: :func:`default_accountant` returns
+    a copy that refuses to check or spend from then on.  An estimator saved by
+    a process that is not an ancestor (a model loaded in a later session) or by
+    this process changes nothing."""
+    if origin_pid is None or origin_pid == os.getpid() or _FOREIGN_ORIGIN[0] is not None:
+        return
+    if origin_pid in _ancestors():
+        _FOREIGN_ORIGIN[0] = origin_pid
 
 
 def default_accountant():
@@ -362,13 +493,25 @@ def default_accountant():
     recorded here (as diffprivlib's default accountant does), so that repeated
     fits -- e.g. the candidates and folds of ``GridSearchCV`` -- show up.  It has
     an infinite budget (it never refuses) unless replaced with
-    :func:`set_default_accountant`.
+    :func:`set_default_accountant`.  A private fit without ``accountant=`` checks
+    it before any work and is recorded in it after.
+
+    In a process that received a private estimator pickled by one of its
+    ancestors (a joblib worker of ``cross_val_score(..., n_jobs=2)``), the ledger
+    returned is a copy that refuses to check or spend (``RuntimeError``): the
+    fits there would not reach the ledger of the process that started them.
 
     Returns
     -------
     BudgetAccountant
     """
     global _DEFAULT
+    if _FOREIGN_ORIGIN[0] is not None:
+        if _FOREIGN_DEFAULT[0] is None:
+            copy = BudgetAccountant()
+            copy._detached = "default ledger copy"
+            _FOREIGN_DEFAULT[0] = copy
+        return _FOREIGN_DEFAULT[0]
     if _DEFAULT is None:
         _DEFAULT = BudgetAccountant()
     return _DEFAULT
@@ -381,9 +524,8 @@ def set_default_accountant(accountant):
     ----------
     accountant : BudgetAccountant or None
         ``None`` starts a fresh ledger with an infinite budget.  With a finite
-        budget, a fit that would exceed it raises BudgetExceededError when it is
-        recorded, i.e. after its work: pass ``accountant=`` to an estimator for
-        the check before any work.
+        budget, a fit without ``accountant=`` that would exceed it raises
+        BudgetExceededError before any work, as with ``accountant=``.
 
     Raises
     ------

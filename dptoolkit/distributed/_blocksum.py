@@ -116,10 +116,12 @@ def _workers_died(what, mid_fit=False):
     """The error of a fit whose workers died more often than the scheduler allows."""
     drawn = ("The noise drawn so far entered only iterates that are discarded: "
              if mid_fit else "No noise was drawn and ")
-    return RuntimeError(
+    from .._private import nothing_released
+
+    return nothing_released(RuntimeError(
         f"the Dask workers computing {what} died repeatedly, so the scheduler "
         "stopped retrying the task (distributed.scheduler.allowed-failures).  "
-        f"{drawn}nothing was released or charged; fix the workers and fit again.")
+        f"{drawn}nothing was released or charged; fix the workers and fit again."))
 
 
 def block_sum(func, X, y=None, args=(), *, what="the per-block sums"):

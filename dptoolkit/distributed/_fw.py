@@ -385,12 +385,14 @@ class _Coordinator(_BlockHolder):
 def _lost(exc, n_lost):
     """The error of a fit whose lost block holders (Dask actors) could not all be
     made again."""
-    return RuntimeError(
+    from .._private import nothing_released
+
+    return nothing_released(RuntimeError(
         f"Dask workers holding Frank-Wolfe blocks were lost mid-fit ({n_lost} lost) "
         "and their blocks could not be rebuilt within distributed.scheduler."
         f"allowed-failures (last error: {type(exc).__name__}: {exc}).  The fit "
         "stopped: nothing was released or charged, and the noise drawn so far only "
-        "entered the discarded iterate; fix the workers and fit again.")
+        "entered the discarded iterate; fix the workers and fit again."))
 
 
 async def _results(holders, *args):
