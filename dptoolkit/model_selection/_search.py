@@ -22,7 +22,7 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.validation import check_is_fitted
 
 from .._private import (DATA_DEPENDENT_NOTE, PrivateEstimatorMixin, data_dependent_error,
-                        fit_with_stream, plan_spend)
+                        fit_with_stream, nothing_released, plan_spend)
 from .._validation import check_positive_int, check_scalar_range
 from ..accounting import basic_guarantee, calibrate_parameter, tnb_success_probability
 from ..accounting.events import (
@@ -645,13 +645,16 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             return
         drawn = sorted({k for d in p.dists for k, v in d.items()
                         if hasattr(v, "rvs") and k in params})
+        # both depend only on the drawn hyperparameters, not on the data: the runs'
+        # models are discarded and the search is not charged (nothing_released)
         if drawn:
-            raise ValueError(
+            raise nothing_released(ValueError(
                 f"a run drew {params}, whose privacy event is not one the search's budget "
                 f"covers: the distributions of {drawn} change the event at points other "
-                "than those checked; give them as lists of values (nothing was released)")
-        raise RuntimeError(f"a run with {params} made a privacy event that its planned "
-                           "event does not match (nothing was released)")
+                "than those checked; give them as lists of values (nothing was released)"))
+        raise nothing_released(RuntimeError(f"a run with {params} made a privacy event "
+                                            "that its planned event does not match "
+                                            "(nothing was released)"))
 
     # ------------------------------------------------------------------ outputs
     def predict(self, X):
