@@ -180,18 +180,59 @@ def test_a_finite_default_ledger_refuses_before_any_work(ledger, monkeypatch):
     assert len(default_accountant().spends) == 1
 
 
+def test_a_reservation_counts_until_spent_or_released():
+    acc = BudgetAccountant(epsilon=1.0)
+    held = acc.reserve(0.6)
+    with pytest.raises(BudgetExceededError):
+        acc.check(0.6)
+    assert acc.spends == [] and acc.spent == (0.0, 0.0)
+    assert "_reserved" not in acc.__getstate__()   # running here only
+    acc.release(held)
+    acc.release(held)                               # twice: ignored
+    held = acc.reserve(0.6)
+    acc.spend(0.6, reservation=held)                # replaces its reservation
+    assert acc.spent[0] == pytest.approx(0.6) and acc.__dict__["_reserved"] == {}
+    acc.check(0.4)
+
+
+def test_fits_running_at_once_on_one_ledger_cannot_both_pass_the_check():
+    """A second fit checked while the first runs (as in threads) sees the first
+    one's reservation and is refused before any work.  Before: both checks
+    passed on the same remaining budget, both ran, and the first fit raised when
+    recorded, with its model on the estimator and nothing charged."""
+    X, y = _data()
+    acc = BudgetAccountant(epsilon=1.5, delta=1e-3)
+    first, second = _fw(acc), _fw(acc)
+    noise = first._noise_rng
+    refused = []
+
+    def second_fit_meanwhile():
+        with pytest.raises(BudgetExceededError):
+            second.fit(X, y)
+        refused.append(_fitted_attributes(second))
+        return noise()
+
+    first._noise_rng = second_fit_meanwhile
+    first.fit(X, y)
+    del first._noise_rng
+    assert refused == [[]] and hasattr(first, "coef_")
+    assert [label for *_, label in acc.spends] == ["FrankWolfeLassoClassifier"]
+    assert acc.__dict__.get("_reserved") == {}          # no reservation left behind
+
+
 def test_a_fit_over_the_budget_when_recorded_keeps_no_model_and_is_charged():
-    """The check passed, then a fit sharing the ledger spent it (as concurrent
-    fits do) before this one recorded: the record raises, and the fit, whose noise
-    ran, is charged anyway (the ledger shows the overspend) with no model left.
-    Before: the model stayed on the estimator and nothing was charged."""
+    """The check passed, then a charge that no check can refuse (another fit that
+    failed after its noise ran) took the budget before this fit recorded: the
+    record raises, and the fit, whose noise ran, is charged anyway (the ledger
+    shows the overspend) with no model left.  Before: the model stayed on the
+    estimator and nothing was charged."""
     X, y = _data()
     acc = BudgetAccountant(epsilon=1.5, delta=1e-3)
     est = _fw(acc)
     noise = est._noise_rng
 
     def concurrent_spend():
-        acc.spend(1.0, label="another fit")
+        acc._charge_after_work(1.0, label="another fit")
         return noise()
 
     est._noise_rng = concurrent_spend

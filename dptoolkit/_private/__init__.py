@@ -535,9 +535,17 @@ class PrivateEstimatorMixin:
         """
         spent = _spent_of(event, spent)
         payer = self._payer(spent)
-        if payer is not None:
-            payer.check(spent[0], spent[1], event=event)
         guard = _guard_of(self)
+        if guard is not None:
+            guard.release()
+        if payer is not None:
+            reserve = getattr(payer, "reserve", None)
+            if guard is not None and callable(reserve):
+                # held until the spend is recorded: a fit sharing the ledger and
+                # running at the same time sees it (BudgetAccountant.reserve)
+                guard.reservation = (payer, reserve(spent[0], spent[1], event=event))
+            else:
+                payer.check(spent[0], spent[1], event=event)
         if guard is not None and spent is not None:
             guard.planned = (event, spent)
         random_state = getattr(self, "random_state", None)
@@ -587,7 +595,12 @@ class PrivateEstimatorMixin:
                 guard.charged = True
             return self
         label = self._privacy_label or type(self).__name__
-        accountant.spend(spent[0], spent[1], event=event, label=label)
+        held = guard.reservation if guard is not None else None
+        if held is not None and held[0] is accountant:
+            accountant.spend(spent[0], spent[1], event=event, label=label,
+                             reservation=held[1])
+        else:
+            accountant.spend(spent[0], spent[1], event=event, label=label)
         if guard is not None:
             guard.charged = True
         from ..accounting.budget import warn_model_selection
@@ -647,10 +660,18 @@ _ORIGIN_KEY = "_dptoolkit_pickled_by_pid"
 class _FitGuard:
     """What a running fit has done: planned and checked its spend, handed out its
     noise stream, charged."""
-    __slots__ = ("estimator", "planned", "noise", "charged")
+    __slots__ = ("estimator", "planned", "noise", "charged", "reservation")
 
     def __init__(self, estimator):
         self.estimator, self.planned, self.noise, self.charged = estimator, None, False, False
+        self.reservation = None         # (accountant, token) of BudgetAccountant.reserve
+
+    def release(self):
+        """Drop the reservation still held (a recorded spend has used it)."""
+        if self.reservation is not None:
+            accountant, token = self.reservation
+            self.reservation = None
+            accountant.release(token)
 
 
 #: The guard of the innermost running ``fit`` of a private estimator.
@@ -715,6 +736,7 @@ def guarded_fit(fit):
             raise
         finally:
             _FIT_GUARD.reset(token)
+            guard.release()
 
     wrapper._dptoolkit_guarded = True
     return wrapper

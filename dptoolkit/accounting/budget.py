@@ -159,6 +159,7 @@ class BudgetAccountant:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_detached", None)
+        state.pop("_reserved", None)    # spends running in this process only
         state["_origin_pid"] = os.getpid()
         state["_ledger_key"] = _register(self)
         return state
@@ -277,9 +278,11 @@ class BudgetAccountant:
         self._check_not_detached()
         epsilon, delta = _check_spend(epsilon, delta)
         event = _spend_event(epsilon, delta, event)
-        eps_list = [s[0] for s in self.spends] + [epsilon]
-        delta_list = [s[1] for s in self.spends] + [delta]
-        events = self.events + [event]
+        with _LEDGER_LOCK:
+            reserved = list(self.__dict__.get("_reserved", {}).values())
+            eps_list = [s[0] for s in self.spends] + [r[0] for r in reserved] + [epsilon]
+            delta_list = [s[1] for s in self.spends] + [r[1] for r in reserved] + [delta]
+            events = self.events + [r[2] for r in reserved] + [event]
         if not self._fits(eps_list, delta_list, events):
             tot = self._total(eps_list, delta_list, events)
             raise BudgetExceededError(
@@ -289,21 +292,61 @@ class BudgetAccountant:
                 f"{self.remaining()}")
         return True
 
-    def spend(self, epsilon, delta=0.0, *, label=None, event=None):
+    def spend(self, epsilon, delta=0.0, *, label=None, event=None, reservation=None):
         """Record a spend (after :meth:`check`; checks again) and return self.
 
         ``event`` (a :class:`~dptoolkit.accounting.events.PrivacyEvent`) is what
-        the spend ran; see :meth:`check`.
+        the spend ran; see :meth:`check`.  ``reservation`` (from :meth:`reserve`)
+        is replaced by this spend.
 
         Raises
         ------
         BudgetExceededError
-            If the spend would exceed the budget; nothing is recorded then.
+            If the spend would exceed the budget; nothing is recorded then (the
+            reservation is dropped).
         """
-        self.check(epsilon, delta, event=event)
-        self.spends.append((float(epsilon), float(delta), label))
-        self.events.append(_spend_event(float(epsilon), float(delta), event))
+        with _LEDGER_LOCK:
+            if reservation is not None:
+                self.release(reservation)
+            self.check(epsilon, delta, event=event)
+            self.spends.append((float(epsilon), float(delta), label))
+            self.events.append(_spend_event(float(epsilon), float(delta), event))
         return self
+
+    def reserve(self, epsilon, delta=0.0, *, event=None):
+        """Check a spend and hold it until it is recorded or released.
+
+        Fits that share the accountant and run at the same time (threads) each
+        check before any work; a reservation makes every later check count the
+        spends still running, so two of them cannot both pass on the same
+        remaining budget and then exceed it when they are recorded.  The private
+        estimators of the toolkit reserve in their check and replace the
+        reservation by the spend (:meth:`spend` with ``reservation=``), or
+        release it when the fit stops before its noise ran.  Reservations are not
+        in :attr:`spends`, :attr:`spent` or a pickled copy.
+
+        Returns
+        -------
+        reservation : object
+            An opaque token for :meth:`spend` or :meth:`release`.
+
+        Raises
+        ------
+        BudgetExceededError
+            As :meth:`check` (the reservations held count as spent).
+        """
+        with _LEDGER_LOCK:
+            self.check(epsilon, delta, event=event)
+            token = object()
+            self.__dict__.setdefault("_reserved", {})[token] = (
+                float(epsilon), float(delta), _spend_event(float(epsilon), float(delta), event))
+        return token
+
+    def release(self, reservation):
+        """Drop a reservation (:meth:`reserve`); one already used or released is
+        ignored."""
+        with _LEDGER_LOCK:
+            self.__dict__.get("_reserved", {}).pop(reservation, None)
 
     def _charge_after_work(self, epsilon, delta=0.0, *, label=None, event=None):
         """Record a spend whose mechanism already ran, even over the budget.
@@ -315,8 +358,9 @@ class BudgetAccountant:
         """
         self._check_not_detached()
         epsilon, delta = _check_spend(epsilon, delta)
-        self.spends.append((epsilon, delta, label))
-        self.events.append(_spend_event(epsilon, delta, event))
+        with _LEDGER_LOCK:
+            self.spends.append((epsilon, delta, label))
+            self.events.append(_spend_event(epsilon, delta, event))
         return self
 
     def remaining(self, k=1):
@@ -407,6 +451,8 @@ _REGISTRY = weakref.WeakValueDictionary()
 _KEYS = itertools.count(1)
 _KEY_OF = weakref.WeakKeyDictionary()
 _REGISTRY_LOCK = threading.Lock()
+#: Held while a ledger is checked and changed (reserve, spend): fits in threads.
+_LEDGER_LOCK = threading.RLock()
 
 
 def _register(accountant):
