@@ -76,7 +76,7 @@ from ._streams import (_CHARGING_PARENT, _FIXED_NOISE_WARNED, _describe_random_s
                        fixed_noise_warning_scope, nested_fits, warn_fixed_noise)
 from .._validation import (check_accountant, check_classes, check_positive_int, check_random_state,
                           check_scalar_range, check_X_y_named)
-from ..exceptions import DataClippedWarning, PrivacyLeakWarning
+from ..exceptions import DataClippedWarning, PrivacyLeakWarning, nothing_released
 
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
            "check_accountant", "sensitivity_factor", "plan_spend", "check_classes",
@@ -688,14 +688,6 @@ def _unfit(estimator):
     start with ``__``): a failed fit leaves the estimator unfitted."""
     for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
         delattr(estimator, name)
-
-
-def nothing_released(exc):
-    """Mark ``exc`` as an error whose occurrence depends neither on the data nor on
-    the noise (e.g. Dask workers that died): the fit it stops is not charged.
-    Returns ``exc``."""
-    exc.dptoolkit_nothing_released = True
-    return exc
 
 
 def guarded_fit(fit):

@@ -142,6 +142,7 @@ Algorithm 2.
 import numpy as np
 import scipy.sparse as sp
 
+from ..exceptions import nothing_released
 from . import _blocksum, _fw_block_fast
 from ._blocksum import _blocks, _csr_block, is_dask_array
 from ._peer import Peer
@@ -385,8 +386,6 @@ class _Coordinator(_BlockHolder):
 def _lost(exc, n_lost):
     """The error of a fit whose lost block holders (Dask actors) could not all be
     made again."""
-    from .._private import nothing_released
-
     return nothing_released(RuntimeError(
         f"Dask workers holding Frank-Wolfe blocks were lost mid-fit ({n_lost} lost) "
         "and their blocks could not be rebuilt within distributed.scheduler."
