@@ -220,6 +220,29 @@ def test_fits_running_at_once_on_one_ledger_cannot_both_pass_the_check():
     assert acc.__dict__.get("_reserved") == {}          # no reservation left behind
 
 
+def test_fits_in_threads_never_overspend_a_shared_ledger():
+    """Four eps-1 fits in threads under a budget of 2: whatever the interleaving,
+    at most two are charged, the others are refused before any work and keep no
+    model, and the ledger never exceeds its budget."""
+    from joblib import Parallel, delayed
+
+    X, y = _data()
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-3)
+    models = [_fw(acc) for _ in range(4)]
+
+    def fit(est):
+        try:
+            est.fit(X, y)
+            return True
+        except BudgetExceededError:
+            return False
+
+    done = Parallel(n_jobs=2, backend="threading")(delayed(fit)(m) for m in models)
+    assert sum(done) == len(acc.spends) <= 2
+    assert acc.spent[0] <= 2.0 * (1 + 1e-9)
+    assert all(hasattr(m, "coef_") == ok for m, ok in zip(models, done))
+
+
 def test_a_fit_over_the_budget_when_recorded_keeps_no_model_and_is_charged():
     """The check passed, then a charge that no check can refuse (another fit that
     failed after its noise ran) took the budget before this fit recorded: the
