@@ -6,11 +6,18 @@ A private fit is **check -> work -> spend** (as in diffprivlib):
    ``accountant``; enforce the public bound on the data (clip with a
    :class:`~dptoolkit.exceptions.DataClippedWarning`, or raise); build the fit's
    :mod:`privacy event <dptoolkit.accounting.events>` and its (epsilon, delta)
-   from public quantities only, and ask the accountant whether it can pay
-   (:class:`~dptoolkit.exceptions.BudgetExceededError` before any work);
+   from public quantities only, and ask the accountant (``accountant=``, else
+   the default ledger) whether it can pay, holding the spend until it is
+   recorded (:class:`~dptoolkit.exceptions.BudgetExceededError` before any
+   work);
 2. *work*: run the mechanism;
 3. *spend*: record ``privacy_event_`` and ``privacy_spent_`` and charge the
    accountant with both.
+
+A fit that raises at any point leaves no fitted attribute, and one that raises
+after its check and after its noise stream was handed out, before its spend,
+is charged its planned event (:func:`guarded_fit`, applied to every subclass's
+``fit``): a fit whose noise ran is charged even when it then raises.
 
 The check is the estimator's :meth:`PrivateEstimatorMixin._privacy_plan`
 (a :class:`~dptoolkit._private._plan.PrivacyPlan`: the event, the spend and the frozen

@@ -571,7 +571,9 @@ def set_default_accountant(accountant):
     accountant : BudgetAccountant or None
         ``None`` starts a fresh ledger with an infinite budget.  With a finite
         budget, a fit without ``accountant=`` that would exceed it raises
-        BudgetExceededError before any work, as with ``accountant=``.
+        BudgetExceededError before any work, as with ``accountant=``.  In a
+        process whose default ledger is a refusing copy (see
+        :func:`default_accountant`) the copy stays in place.
 
     Raises
     ------
