@@ -30,7 +30,11 @@ class BudgetAccountant:
     :meth:`check` with what it is about to use *before any work*, which
     raises :class:`~dptoolkit.exceptions.BudgetExceededError` if the spend
     would exceed the budget, then does its work, then calls :meth:`spend`.
-    Estimators of the toolkit do this when given ``accountant=``.
+    Estimators of the toolkit do this with :meth:`reserve` in place of
+    :meth:`check` (the spend is held until recorded, so fits running at the
+    same time on one ledger cannot both pass), with ``accountant=`` or the
+    default ledger; a fit whose noise ran and which then raised is recorded
+    anyway, over the budget if need be.
 
     The guarantee tracked is for the composition of all recorded spends
     (each an (epsilon_i, delta_i)-DP computation on the same data, under the
