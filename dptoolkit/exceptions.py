@@ -64,3 +64,11 @@ class ScreeningUnavailableError(InvalidParameterError):
     fall back to a fit without screening; it is an
     :class:`InvalidParameterError`, so a ``ValueError`` too.
     """
+
+
+def nothing_released(exc):
+    """Mark ``exc`` as an error whose occurrence depends neither on the private
+    data nor on the noise (e.g. Dask workers that died): a private fit it stops
+    is not charged (see ``dptoolkit._private.guarded_fit``).  Returns ``exc``."""
+    exc.dptoolkit_nothing_released = True
+    return exc

@@ -141,12 +141,23 @@ def test_grid_search_is_bounded_by_the_budget(ledger):
     assert len(acc.spends) == 2 and ledger.spends == []
 
 
-def test_a_pickled_accountant_keeps_its_ledger():
+def test_a_pickled_accountant_is_the_original_in_the_same_process():
+    """A same-process pickle round trip used to give a working, separate copy:
+    two budgets.  Now it gives the original back while the original lives, and
+    a copy that keeps the state (and is the ledger) once the original is gone."""
     acc = BudgetAccountant(epsilon=3.0).spend(1.0, label="a")
     again = pickle.loads(pickle.dumps(acc))
-    assert again is not acc and again.spends == acc.spends
-    again.spend(1.0)                    # same process: a working (separate) copy
-    assert len(acc.spends) == 1
+    assert again is acc
+    again.spend(1.0)
+    assert len(acc.spends) == 2
+    data = pickle.dumps(acc)
+    del acc, again
+    import gc
+    gc.collect()
+    restored = pickle.loads(data)
+    assert len(restored.spends) == 2
+    restored.spend(0.5)                 # the only ledger left: it spends
+    assert pickle.loads(data) is restored
 
 
 def test_an_accountant_copied_to_another_process_refuses_to_spend():

@@ -134,8 +134,12 @@ except BudgetExceededError as exc:
 #
 # Without ``accountant=``, private fits are recorded in the process-wide ledger
 # :func:`~dptoolkit.accounting.default_accountant` (an infinite budget that never
-# refuses, but shows what was spent), and a fit made by scikit-learn's model
-# selection warns with :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
+# refuses, but shows what was spent, unless
+# :func:`~dptoolkit.accounting.set_default_accountant` gives it a finite one), and
+# a fit made by scikit-learn's model selection warns with
+# :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.  Model selection with
+# ``n_jobs > 1`` is refused: the fits of a worker process would not reach this
+# process's ledger.
 #
 # References: C. Dwork and A. Roth, *The Algorithmic Foundations of Differential
 # Privacy*, 2014; C. Dwork, G. Rothblum and S. Vadhan, *Boosting and

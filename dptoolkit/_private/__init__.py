@@ -6,11 +6,18 @@ A private fit is **check -> work -> spend** (as in diffprivlib):
    ``accountant``; enforce the public bound on the data (clip with a
    :class:`~dptoolkit.exceptions.DataClippedWarning`, or raise); build the fit's
    :mod:`privacy event <dptoolkit.accounting.events>` and its (epsilon, delta)
-   from public quantities only, and ask the accountant whether it can pay
-   (:class:`~dptoolkit.exceptions.BudgetExceededError` before any work);
+   from public quantities only, and ask the accountant (``accountant=``, else
+   the default ledger) whether it can pay, holding the spend until it is
+   recorded (:class:`~dptoolkit.exceptions.BudgetExceededError` before any
+   work);
 2. *work*: run the mechanism;
 3. *spend*: record ``privacy_event_`` and ``privacy_spent_`` and charge the
    accountant with both.
+
+A fit that raises at any point leaves no fitted attribute, and one that raises
+after its check and after its noise stream was handed out, before its spend,
+is charged its planned event (:func:`guarded_fit`, applied to every subclass's
+``fit``): a fit whose noise ran is charged even when it then raises.
 
 The check is the estimator's :meth:`PrivateEstimatorMixin._privacy_plan`
 (a :class:`~dptoolkit._private._plan.PrivacyPlan`: the event, the spend and the frozen
@@ -58,7 +65,10 @@ Running time is a third channel, documented with the sparse solvers (the
 Notes of :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` and the
 privacy notes of the architecture page): it is not covered either.
 """
+import contextvars
+import functools
 import math
+import os
 import sys
 import warnings
 
@@ -73,13 +83,13 @@ from ._streams import (_CHARGING_PARENT, _FIXED_NOISE_WARNED, _describe_random_s
                        fixed_noise_warning_scope, nested_fits, warn_fixed_noise)
 from .._validation import (check_accountant, check_classes, check_positive_int, check_random_state,
                           check_scalar_range, check_X_y_named)
-from ..exceptions import DataClippedWarning, PrivacyLeakWarning
+from ..exceptions import DataClippedWarning, PrivacyLeakWarning, nothing_released
 
 __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbouring",
            "check_accountant", "sensitivity_factor", "plan_spend", "check_classes",
            "data_dependent_warning", "data_dependent_error", "data_dependent_message",
            "DATA_DEPENDENT_NOTE", "PrivacyPlan", "fit_with_stream", "warn_fixed_noise",
-           "fixed_noise_warning_scope"]
+           "fixed_noise_warning_scope", "guarded_fit", "nothing_released"]
 
 #: The standard note every data-dependent warning and error ends with.
 DATA_DEPENDENT_NOTE = ("[Whether this message appears depends on the private data; it is "
@@ -498,6 +508,9 @@ class PrivateEstimatorMixin:
         a child stream; otherwise ``random_state`` is turned into a generator
         (None: fresh OS entropy).  Nothing is stored: keep the generator local.
         """
+        guard = _guard_of(self)
+        if guard is not None:
+            guard.noise = True
         stream = _stream_for(self)
         if stream is not None:
             return stream
@@ -505,7 +518,14 @@ class PrivateEstimatorMixin:
 
     # ------------------------------------------------------- check / spend
     def _check_spend(self, event, spent):
-        """Ask the accountant (if any) whether it can pay; before any work.
+        """Ask the accountant whether it can pay; before any work.
+
+        The accountant is ``accountant``, else (for a top-level private fit) the
+        process-wide ledger :func:`~dptoolkit.accounting.default_accountant`, so
+        that a finite default budget refuses before any work too.  The fit is
+        then *armed*: once its noise stream is handed out (:meth:`_noise_rng`),
+        an exception before :meth:`_record_spend` charges this event (see
+        :func:`guarded_fit`).
 
         A private fit whose noise comes from a ``random_state`` given by the user
         (not from a parent's stream) warns here, once per process
@@ -516,14 +536,43 @@ class PrivateEstimatorMixin:
         ------
         BudgetExceededError
             The accountant cannot pay; nothing is recorded.
+        RuntimeError
+            The accountant (or the default ledger) is a copy made in another
+            process, which refuses to spend.
         """
-        accountant = check_accountant(getattr(self, "accountant", None))
         spent = _spent_of(event, spent)
-        if accountant is not None and spent is not None:
-            accountant.check(spent[0], spent[1], event=event)
+        payer = self._payer(spent)
+        guard = _guard_of(self)
+        if guard is not None:
+            guard.release()
+        if payer is not None:
+            reserve = getattr(payer, "reserve", None)
+            if guard is not None and callable(reserve):
+                # held until the spend is recorded: a fit sharing the ledger and
+                # running at the same time sees it (BudgetAccountant.reserve)
+                guard.reservation = (payer, reserve(spent[0], spent[1], event=event))
+            else:
+                payer.check(spent[0], spent[1], event=event)
+        if guard is not None and spent is not None:
+            guard.planned = (event, spent)
         random_state = getattr(self, "random_state", None)
         if spent is not None and random_state is not None and _stream_for(self) is None:
             warn_fixed_noise(_describe_random_state(random_state), stacklevel=3)
+
+    def _payer(self, spent):
+        """The ledger a spend of this fit goes to: ``accountant``; else, for a
+        top-level private fit with a finite epsilon, the default ledger; else None
+        (a non-private fit, or one nested in a private parent that pays)."""
+        accountant = check_accountant(getattr(self, "accountant", None))
+        if spent is None:
+            return None
+        if accountant is not None:
+            return accountant
+        if math.isfinite(spent[0]) and not _inside_private_fit(self):
+            from ..accounting import default_accountant
+
+            return default_accountant()
+        return None
 
     def _record_spend(self, event, spent):
         """Set ``privacy_event_`` / ``privacy_spent_`` and charge the accountant.
@@ -546,24 +595,150 @@ class PrivateEstimatorMixin:
                 "epsilon (with the public n_samples_public and classes) for a "
                 "differentially private fit.", PrivacyLeakWarning,
                 stacklevel=_caller_stacklevel())
-        accountant = getattr(self, "accountant", None)
+        accountant = self._payer(spent)
+        guard = _guard_of(self)
+        if accountant is None:
+            if guard is not None:
+                guard.charged = True
+            return self
         label = self._privacy_label or type(self).__name__
-        if spent is None:
-            return self
-        if accountant is not None:
-            accountant.spend(spent[0], spent[1], event=event, label=label)
-        elif math.isfinite(spent[0]) and not _inside_private_fit(self):
-            from ..accounting import default_accountant
-
-            accountant = default_accountant()
-            accountant.spend(spent[0], spent[1], event=event, label=label)
+        held = guard.reservation if guard is not None else None
+        if held is not None and held[0] is accountant:
+            accountant.spend(spent[0], spent[1], event=event, label=label,
+                             reservation=held[1])
         else:
-            return self
+            accountant.spend(spent[0], spent[1], event=event, label=label)
+        if guard is not None:
+            guard.charged = True
         from ..accounting.budget import warn_model_selection
 
         warn_model_selection(self, accountant, given=getattr(self, "accountant", None)
                               is not None)
         return self
+
+    def _charge_failed_fit(self, event, spent):
+        """Charge a fit whose noise ran and which then raised (over the budget if
+        need be: the ledger shows what ran); no attribute is set."""
+        accountant = self._payer(spent)
+        if accountant is None:
+            return
+        label = self._privacy_label or type(self).__name__
+        record = getattr(accountant, "_charge_after_work", None)
+        if record is None:                  # an accountant-like object of the user's
+            accountant.spend(spent[0], spent[1], event=event, label=label)
+        else:
+            record(spent[0], spent[1], event=event, label=label)
+
+    # ------------------------------------------------------------- copies
+    def __reduce_ex__(self, protocol):
+        # The pickled state names the process that pickled it: unpickled in a
+        # process started under that one (a joblib worker), the process-wide ledger
+        # there is a copy that refuses (dptoolkit.accounting.budget.
+        # note_estimator_origin).  Not in __getstate__, so skops files carry nothing.
+        rv = super().__reduce_ex__(protocol)
+        if isinstance(rv, tuple) and len(rv) >= 3 and isinstance(rv[2], dict):
+            rv = rv[:2] + ({**rv[2], _ORIGIN_KEY: os.getpid()},) + rv[3:]
+        return rv
+
+    def __setstate__(self, state):
+        if isinstance(state, dict) and _ORIGIN_KEY in state:
+            state = dict(state)
+            from ..accounting.budget import note_estimator_origin
+
+            note_estimator_origin(state.pop(_ORIGIN_KEY))
+        parent = getattr(super(), "__setstate__", None)
+        if parent is not None:
+            parent(state)
+        else:
+            self.__dict__.update(state)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fit = getattr(cls, "fit", None)
+        if callable(fit) and not getattr(fit, "_dptoolkit_guarded", False):
+            cls.fit = guarded_fit(fit)
+
+
+#: The key of the pickling process's pid in a private estimator's pickled state.
+_ORIGIN_KEY = "_dptoolkit_pickled_by_pid"
+
+
+# ------------------------------------------------------------------ the fit guard
+class _FitGuard:
+    """What a running fit has done: planned and checked its spend, handed out its
+    noise stream, charged."""
+    __slots__ = ("estimator", "planned", "noise", "charged", "reservation")
+
+    def __init__(self, estimator):
+        self.estimator, self.planned, self.noise, self.charged = estimator, None, False, False
+        self.reservation = None         # (accountant, token) of BudgetAccountant.reserve
+
+    def release(self):
+        """Drop the reservation still held (a recorded spend has used it)."""
+        if self.reservation is not None:
+            accountant, token = self.reservation
+            self.reservation = None
+            accountant.release(token)
+
+
+#: The guard of the innermost running ``fit`` of a private estimator.
+_FIT_GUARD = contextvars.ContextVar("dptoolkit_fit_guard", default=None)
+
+
+def _guard_of(estimator):
+    guard = _FIT_GUARD.get()
+    return guard if guard is not None and guard.estimator is estimator else None
+
+
+def _unfit(estimator):
+    """Remove every fitted attribute (scikit-learn's rule: ends with ``_``, does not
+    start with ``__``): a failed fit leaves the estimator unfitted."""
+    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
+        delattr(estimator, name)
+
+
+def guarded_fit(fit):
+    """``fit`` of a private estimator, with the contract's guarantees on failure.
+
+    Every subclass of :class:`PrivateEstimatorMixin` gets its ``fit`` wrapped
+    (``__init_subclass__``).  When the fit raises:
+
+    * the estimator is left unfitted: every fitted attribute (ending with
+      ``_``), of this fit or of an earlier one, is removed, so an over-budget
+      fit keeps no model;
+    * a fit whose spend was checked (:meth:`PrivateEstimatorMixin._check_spend`)
+      and whose noise stream was handed out (:meth:`PrivateEstimatorMixin.
+      _noise_rng`) but not yet charged (:meth:`PrivateEstimatorMixin.
+      _record_spend`) is charged its planned event before the exception goes
+      on: its noise ran, and the exception (a divergence, say) may depend on
+      the noisy state.  Errors marked with :func:`nothing_released` are not
+      charged.
+    """
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        if _guard_of(self) is not None:     # super().fit inside the same fit
+            return fit(self, *args, **kwargs)
+        guard = _FitGuard(self)
+        token = _FIT_GUARD.set(guard)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException as exc:
+            try:
+                if (guard.planned is not None and guard.noise and not guard.charged
+                        and not getattr(exc, "dptoolkit_nothing_released", False)):
+                    self._charge_failed_fit(*guard.planned)
+            except Exception as charge_error:   # keep the fit's own exception
+                exc.add_note(f"[dptoolkit] this failed fit ran its noise but could not be "
+                             f"charged: {type(charge_error).__name__}: {charge_error}")
+            finally:
+                _unfit(self)
+            raise
+        finally:
+            _FIT_GUARD.reset(token)
+            guard.release()
+
+    wrapper._dptoolkit_guarded = True
+    return wrapper
 
 
 def _caller_stacklevel():

@@ -1,8 +1,11 @@
 """Tracking a privacy budget across a pipeline of DP computations."""
+import itertools
 import math
 import os
 import sys
+import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -27,7 +30,11 @@ class BudgetAccountant:
     :meth:`check` with what it is about to use *before any work*, which
     raises :class:`~dptoolkit.exceptions.BudgetExceededError` if the spend
     would exceed the budget, then does its work, then calls :meth:`spend`.
-    Estimators of the toolkit do this when given ``accountant=``.
+    Estimators of the toolkit do this with :meth:`reserve` in place of
+    :meth:`check` (the spend is held until recorded, so fits running at the
+    same time on one ledger cannot both pass), with ``accountant=`` or the
+    default ledger; a fit whose noise ran and which then raised is recorded
+    anyway, over the budget if need be.
 
     The guarantee tracked is for the composition of all recorded spends
     (each an (epsilon_i, delta_i)-DP computation on the same data, under the
@@ -61,9 +68,12 @@ class BudgetAccountant:
     candidates of ``GridSearchCV``, a ``Pipeline``'s steps) charges the same
     budget, and the fit that would exceed it raises
     :class:`~dptoolkit.exceptions.BudgetExceededError` before any work.  A
-    pickled copy (skops, joblib) keeps the state; one unpickled in another
-    process (``n_jobs > 1``) refuses to check or spend (``RuntimeError``), since
-    its spends would not reach the original.
+    pickled copy (skops, joblib) keeps the state.  Unpickled by ``pickle`` in
+    the same process while the original is alive, it *is* the original; a copy
+    rebuilt from the state next to its living original (skops) and a copy
+    unpickled in another process (``n_jobs > 1``) refuse to check or spend
+    (``RuntimeError``), since their spends would not reach the original.  A copy
+    whose original no longer exists in the process is the ledger.
 
     Parameters
     ----------
@@ -134,8 +144,12 @@ class BudgetAccountant:
     # ``clone`` (cross-validation, grid search, Pipeline, the toolkit's own
     # meta-estimators) deep-copies the parameters it does not clone, so a copied
     # accountant would let each clone spend the whole budget on a private copy.
-    # ``copy.deepcopy`` and ``copy.copy`` therefore return the accountant itself;
-    # pickling (and so skops and joblib) still writes its full state.
+    # ``copy.deepcopy`` and ``copy.copy`` therefore return the accountant itself.
+    # Pickling writes the full state and a process-local registry key: unpickled
+    # in the same process while the original lives, it is the original again;
+    # anywhere else it is a copy that refuses to check or spend (_detached).  A
+    # copy rebuilt from its state alone (skops calls __setstate__ on a new object)
+    # next to its living original refuses too.
     def __deepcopy__(self, memo):
         memo[id(self)] = self
         return self
@@ -143,26 +157,49 @@ class BudgetAccountant:
     def __copy__(self):
         return self
 
+    def __reduce__(self):
+        return (_restore_accountant, (type(self), self.__getstate__()))
+
     def __getstate__(self):
         state = self.__dict__.copy()
+        state.pop("_detached", None)
+        state.pop("_reserved", None)    # spends running in this process only
         state["_origin_pid"] = os.getpid()
+        state["_ledger_key"] = _register(self)
         return state
 
     def __setstate__(self, state):
-        # a copy unpickled in another process (joblib workers of n_jobs > 1) cannot
-        # charge the original: it refuses to check or spend (_check_not_detached)
+        state = dict(state)
         origin = state.pop("_origin_pid", None)
+        key = state.pop("_ledger_key", None)
         self.__dict__.update(state)
-        self._detached = origin is not None and origin != os.getpid()
+        self._detached = _copy_kind(origin, key, self)
 
     def _check_not_detached(self):
-        if getattr(self, "_detached", False):
+        kind = getattr(self, "_detached", False)
+        if not kind:
+            return
+        if kind == "default ledger copy":
             raise RuntimeError(
-                "this BudgetAccountant is a copy unpickled in another process (e.g. a "
-                "joblib worker of cross-validation or grid search with n_jobs > 1): "
-                "spends on it would not reach the original, so its budget would not "
-                "bound them.  Run the model selection with n_jobs=1, or pass the "
-                "accountant in the process that fits")
+                "this process received a private estimator pickled by the process "
+                f"that started it (pid {_FOREIGN_ORIGIN[0]}; e.g. a joblib worker of "
+                "cross_val_score or GridSearchCV with n_jobs > 1), so its default "
+                "ledger (dptoolkit.accounting.default_accountant()) is a copy: fits "
+                "recorded here would not reach the ledger of that process, and its "
+                "budget would not bound them.  Run the model selection with n_jobs=1, "
+                "or fit in the parent process")
+        if kind == "same process":
+            raise RuntimeError(
+                "this BudgetAccountant is a copy, made in this process, of an "
+                "accountant that is still in use here: spends on the copy would not "
+                "reach the original, so its budget would not bound them.  Pass the "
+                "original accountant (pickle.loads in the same process returns it)")
+        raise RuntimeError(
+            "this BudgetAccountant is a copy unpickled in another process (e.g. a "
+            "joblib worker of cross-validation or grid search with n_jobs > 1): "
+            "spends on it would not reach the original, so its budget would not "
+            "bound them.  Run the model selection with n_jobs=1, or pass the "
+            "accountant in the process that fits")
 
     def __repr__(self):
         eps, delta = self.spent
@@ -245,9 +282,11 @@ class BudgetAccountant:
         self._check_not_detached()
         epsilon, delta = _check_spend(epsilon, delta)
         event = _spend_event(epsilon, delta, event)
-        eps_list = [s[0] for s in self.spends] + [epsilon]
-        delta_list = [s[1] for s in self.spends] + [delta]
-        events = self.events + [event]
+        with _LEDGER_LOCK:
+            reserved = list(self.__dict__.get("_reserved", {}).values())
+            eps_list = [s[0] for s in self.spends] + [r[0] for r in reserved] + [epsilon]
+            delta_list = [s[1] for s in self.spends] + [r[1] for r in reserved] + [delta]
+            events = self.events + [r[2] for r in reserved] + [event]
         if not self._fits(eps_list, delta_list, events):
             tot = self._total(eps_list, delta_list, events)
             raise BudgetExceededError(
@@ -257,20 +296,75 @@ class BudgetAccountant:
                 f"{self.remaining()}")
         return True
 
-    def spend(self, epsilon, delta=0.0, *, label=None, event=None):
+    def spend(self, epsilon, delta=0.0, *, label=None, event=None, reservation=None):
         """Record a spend (after :meth:`check`; checks again) and return self.
 
         ``event`` (a :class:`~dptoolkit.accounting.events.PrivacyEvent`) is what
-        the spend ran; see :meth:`check`.
+        the spend ran; see :meth:`check`.  ``reservation`` (from :meth:`reserve`)
+        is replaced by this spend.
 
         Raises
         ------
         BudgetExceededError
-            If the spend would exceed the budget; nothing is recorded then.
+            If the spend would exceed the budget; nothing is recorded then (the
+            reservation is dropped).
         """
-        self.check(epsilon, delta, event=event)
-        self.spends.append((float(epsilon), float(delta), label))
-        self.events.append(_spend_event(float(epsilon), float(delta), event))
+        with _LEDGER_LOCK:
+            if reservation is not None:
+                self.release(reservation)
+            self.check(epsilon, delta, event=event)
+            self.spends.append((float(epsilon), float(delta), label))
+            self.events.append(_spend_event(float(epsilon), float(delta), event))
+        return self
+
+    def reserve(self, epsilon, delta=0.0, *, event=None):
+        """Check a spend and hold it until it is recorded or released.
+
+        Fits that share the accountant and run at the same time (threads) each
+        check before any work; a reservation makes every later check count the
+        spends still running, so two of them cannot both pass on the same
+        remaining budget and then exceed it when they are recorded.  The private
+        estimators of the toolkit reserve in their check and replace the
+        reservation by the spend (:meth:`spend` with ``reservation=``), or
+        release it when the fit stops before its noise ran.  Reservations are not
+        in :attr:`spends`, :attr:`spent` or a pickled copy.
+
+        Returns
+        -------
+        reservation : object
+            An opaque token for :meth:`spend` or :meth:`release`.
+
+        Raises
+        ------
+        BudgetExceededError
+            As :meth:`check` (the reservations held count as spent).
+        """
+        with _LEDGER_LOCK:
+            self.check(epsilon, delta, event=event)
+            token = object()
+            self.__dict__.setdefault("_reserved", {})[token] = (
+                float(epsilon), float(delta), _spend_event(float(epsilon), float(delta), event))
+        return token
+
+    def release(self, reservation):
+        """Drop a reservation (:meth:`reserve`); one already used or released is
+        ignored."""
+        with _LEDGER_LOCK:
+            self.__dict__.get("_reserved", {}).pop(reservation, None)
+
+    def _charge_after_work(self, epsilon, delta=0.0, *, label=None, event=None):
+        """Record a spend whose mechanism already ran, even over the budget.
+
+        A fit whose noise ran is charged even when it then raised (its
+        exception, or anything it printed, may depend on the noisy state): the
+        ledger must show what ran.  Refuses only as a copy does
+        (:meth:`_check_not_detached`).
+        """
+        self._check_not_detached()
+        epsilon, delta = _check_spend(epsilon, delta)
+        with _LEDGER_LOCK:
+            self.spends.append((epsilon, delta, label))
+            self.events.append(_spend_event(epsilon, delta, event))
         return self
 
     def remaining(self, k=1):
@@ -352,7 +446,94 @@ def _spend_event(epsilon, delta, event):
     return event
 
 
+# ---------------------------------------------------------------------------
+# copies of a ledger: a process-local registry gives every pickled accountant a key;
+# an unpickled copy is the original again in the same process, and refuses to
+# spend anywhere else (see BudgetAccountant.__reduce__)
+# ---------------------------------------------------------------------------
+_REGISTRY = weakref.WeakValueDictionary()
+_KEYS = itertools.count(1)
+_KEY_OF = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+#: Held while a ledger is checked and changed (reserve, spend): fits in threads.
+_LEDGER_LOCK = threading.RLock()
+
+
+def _register(accountant):
+    """The registry key of ``accountant`` in this process (given at its first pickling)."""
+    with _REGISTRY_LOCK:
+        key = _KEY_OF.get(accountant)
+        if key is None:
+            key = next(_KEYS)
+            _REGISTRY[key] = accountant
+            _KEY_OF[accountant] = key
+        return key
+
+
+def _copy_kind(origin, key, copy):
+    """Why an accountant rebuilt from ``(origin pid, registry key)`` refuses to
+    spend: ``False`` (it may spend), ``"same process"`` or ``"other process"``."""
+    if origin is None:
+        return False                    # saved before the origin was recorded
+    if origin != os.getpid():
+        return "other process"
+    if key is None:
+        return False
+    with _REGISTRY_LOCK:
+        original = _REGISTRY.get(key)
+        if original is not None and original is not copy:
+            return "same process"
+        # its original is gone: the copy is the ledger now, under the same key (a
+        # second copy of the same state is then a copy of this one)
+        _REGISTRY[key] = copy
+        _KEY_OF[copy] = key
+    return False
+
+
+def _restore_accountant(cls, state):
+    """Unpickle an accountant: the living original in the same process, else a
+    copy (which refuses to spend when unpickled in another process)."""
+    if state.get("_origin_pid") == os.getpid():
+        original = _REGISTRY.get(state.get("_ledger_key"))
+        if original is not None:
+            return original
+    copy = cls.__new__(cls)
+    copy.__setstate__(state)
+    return copy
+
+
 _DEFAULT = None
+
+
+#: The pid of the ancestor process whose private estimators this process received
+#: by pickle (a joblib or multiprocessing worker); None in a process that did not.
+_FOREIGN_ORIGIN = [None]
+#: The refusing ledger such a process has instead of its own default ledger.
+_FOREIGN_DEFAULT = [None]
+
+
+def _ancestors():
+    """The pids of this process's ancestors (parent first)."""
+    try:
+        import psutil
+
+        return {p.pid for p in psutil.Process().parents()}
+    except Exception:                   # no psutil, or no access: the parent only
+        return {os.getppid()}
+
+
+def note_estimator_origin(origin_pid):
+    """Record that a private estimator pickled by process ``origin_pid`` was
+    unpickled here.  When that process is an ancestor of this one (a joblib,
+    loky or multiprocessing worker, or a Dask worker process started under it),
+    this process's fits belong to its ledger: :func:`default_accountant` returns
+    a copy that refuses to check or spend from then on.  An estimator saved by
+    a process that is not an ancestor (a model loaded in a later session) or by
+    this process changes nothing."""
+    if origin_pid is None or origin_pid == os.getpid() or _FOREIGN_ORIGIN[0] is not None:
+        return
+    if origin_pid in _ancestors():
+        _FOREIGN_ORIGIN[0] = origin_pid
 
 
 def default_accountant():
@@ -362,13 +543,25 @@ def default_accountant():
     recorded here (as diffprivlib's default accountant does), so that repeated
     fits -- e.g. the candidates and folds of ``GridSearchCV`` -- show up.  It has
     an infinite budget (it never refuses) unless replaced with
-    :func:`set_default_accountant`.
+    :func:`set_default_accountant`.  A private fit without ``accountant=`` checks
+    it before any work and is recorded in it after.
+
+    In a process that received a private estimator pickled by one of its
+    ancestors (a joblib worker of ``cross_val_score(..., n_jobs=2)``), the ledger
+    returned is a copy that refuses to check or spend (``RuntimeError``): the
+    fits there would not reach the ledger of the process that started them.
 
     Returns
     -------
     BudgetAccountant
     """
     global _DEFAULT
+    if _FOREIGN_ORIGIN[0] is not None:
+        if _FOREIGN_DEFAULT[0] is None:
+            copy = BudgetAccountant()
+            copy._detached = "default ledger copy"
+            _FOREIGN_DEFAULT[0] = copy
+        return _FOREIGN_DEFAULT[0]
     if _DEFAULT is None:
         _DEFAULT = BudgetAccountant()
     return _DEFAULT
@@ -381,9 +574,10 @@ def set_default_accountant(accountant):
     ----------
     accountant : BudgetAccountant or None
         ``None`` starts a fresh ledger with an infinite budget.  With a finite
-        budget, a fit that would exceed it raises BudgetExceededError when it is
-        recorded, i.e. after its work: pass ``accountant=`` to an estimator for
-        the check before any work.
+        budget, a fit without ``accountant=`` that would exceed it raises
+        BudgetExceededError before any work, as with ``accountant=``.  In a
+        process whose default ledger is a refusing copy (see
+        :func:`default_accountant`) the copy stays in place.
 
     Raises
     ------

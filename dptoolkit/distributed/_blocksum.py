@@ -41,6 +41,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, softmax
 
+from ..exceptions import nothing_released
+
 __all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
            "column_sums", "is_dask_array", "map_row_blocks", "row_aligned",
            "unit_rows"]
@@ -122,10 +124,10 @@ def _workers_died(what, mid_fit=False):
     """The error of a fit whose workers died more often than the scheduler allows."""
     drawn = ("The noise drawn so far entered only iterates that are discarded: "
              if mid_fit else "No noise was drawn and ")
-    return RuntimeError(
+    return nothing_released(RuntimeError(
         f"the Dask workers computing {what} died repeatedly, so the scheduler "
         "stopped retrying the task (distributed.scheduler.allowed-failures).  "
-        f"{drawn}nothing was released or charged; fix the workers and fit again.")
+        f"{drawn}nothing was released or charged; fix the workers and fit again."))
 
 
 def block_sum(func, X, y=None, args=(), *, what="the per-block sums"):

@@ -137,6 +137,7 @@ Algorithm 2.
 import numpy as np
 import scipy.sparse as sp
 
+from ..exceptions import nothing_released
 from . import _blocksum, _fw_block_fast
 from ._blocksum import _blocks, _csr_block, is_dask_array
 from ._peer import Peer
@@ -380,12 +381,12 @@ class _Coordinator(_BlockHolder):
 def _lost(exc, n_lost):
     """The error of a fit whose lost block holders (Dask actors) could not all be
     made again."""
-    return RuntimeError(
+    return nothing_released(RuntimeError(
         f"Dask workers holding Frank-Wolfe blocks were lost mid-fit ({n_lost} lost) "
         "and their blocks could not be rebuilt within distributed.scheduler."
         f"allowed-failures (last error: {type(exc).__name__}: {exc}).  The fit "
         "stopped: nothing was released or charged, and the noise drawn so far only "
-        "entered the discarded iterate; fix the workers and fit again.")
+        "entered the discarded iterate; fix the workers and fit again."))
 
 
 async def _results(holders, *args):

@@ -24,7 +24,8 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.validation import check_is_fitted
 
 from .._private import (DATA_DEPENDENT_NOTE, PrivateEstimatorMixin, data_dependent_error,
-                        data_dependent_message, fit_with_stream, plan_spend)
+                        data_dependent_message, fit_with_stream, nothing_released,
+                        plan_spend)
 from .._validation import check_positive_int, check_scalar_range
 from ..accounting import (basic_guarantee, calibrate_parameter, epsilon_of_event,
                           tnb_success_probability)
@@ -683,22 +684,27 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         try:
             best = self._runs(p, k, rng, template, eps_run, train_events, streams,
                               X_train, y_train, X_val, y_val, n_val)
-        except BaseException:
+        except BaseException as exc:
             # the whole search's event is the release Papernot and Steinke account
             # for: once a run's noise ran it is charged in full (a charge for "what
-            # ran" would tell how many runs there were)
+            # ran" would tell how many runs there were); before any run's noise,
+            # nothing ran that the event covers, and the contract's guard of this
+            # fit (which saw the search's own stream handed out) must not charge
             if any(s.touched() for s in streams):
                 self._charge_failed(event, spent)
+            else:
+                nothing_released(exc)
             raise
         if best[1] is None:     # every run failed: nothing to release
             charged = any(s.touched() for s in streams)
             if charged:
                 self._charge_failed(event, spent)
-            raise data_dependent_error(
+            error = data_dependent_error(
                 "no run of the search could be fitted and scored (each raised an "
                 "error), so there is no model to release"
                 + ("; the search's privacy event was charged, as its runs' noise ran"
                    if charged else "") + ".  Fit the estimator alone to see its error")
+            raise error if charged else nothing_released(error)
         self.best_score_, self.best_estimator_, self.best_params_, caught = best
         # the runs were silenced; the released model keeps the verbosity it was given
         self.best_estimator_.set_params(**_verbose_params(template))
@@ -841,14 +847,16 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             return
         drawn = sorted({k for d in p.dists for k, v in d.items()
                         if hasattr(v, "rvs") and k in params})
+        # both depend only on the drawn hyperparameters, not on the data: the runs'
+        # models are discarded and the search is not charged (nothing_released)
         if drawn:
-            raise ValueError(
+            raise nothing_released(ValueError(
                 f"a run drew values of {drawn} whose privacy event is not one the "
                 "search's budget covers: these distributions change the event at points "
                 "other than those checked; give them as lists of values (nothing was "
-                "released)")
-        raise RuntimeError("a run made a privacy event that its planned event does not "
-                           "match (nothing was released)")
+                "released)"))
+        raise nothing_released(RuntimeError("a run made a privacy event that its planned "
+                                            "event does not match (nothing was released)"))
 
     # ------------------------------------------------------------------ outputs
     def predict(self, X):

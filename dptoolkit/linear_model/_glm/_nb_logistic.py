@@ -541,7 +541,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         ValueError
             Invalid parameters (named), fewer than two classes, labels of ``y``
             outside ``classes``, NaN/inf in X, DP-SGD diverged (a data-dependent
-            error: lower ``learning_rate``); a private fit on a Dask array without
+            error: lower ``learning_rate``; the fit is charged, since its noise
+            ran, and no model is kept); a private fit on a Dask array without
             ``n_samples_public``, or one not chunked along rows only.
         RuntimeError
             Dask workers died repeatedly; no noise was drawn, nothing released.
