@@ -1,11 +1,14 @@
 """Private feature selection followed by a private model, under one budget."""
+import copy
 import numbers
 from typing import NamedTuple
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import get_tags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
 from .._private import (
@@ -17,9 +20,10 @@ from .._private import (
     fit_with_stream,
     plan_spend,
 )
-from .._validation import check_epsilon_delta, check_scalar_range
+from .._validation import check_epsilon_delta, check_scalar_range, check_X_y_named
 from ..accounting import calibrate_parameter, epsilon_of_event
 from ..accounting.events import ApproxDPEvent, ComposedEvent, ZCDPEvent
+from ..distributed import is_dask_array
 from ..exceptions import ScreeningUnavailableError
 
 __all__ = ["PrivateSelectThenFit"]
@@ -186,6 +190,11 @@ def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
                                       low=1e-3 / rho, high=1e3 / rho, increasing=False,
                                       initial=1.0 / rho, rtol=1e-8)
     except ValueError as exc:   # from the search, or a step refusing its share
+        try:    # a step refusing the first split (e.g. its k on too few features)
+            set_split(rho)
+            plan_steps()
+        except ValueError as refusal:
+            exc = refusal
         raise ValueError(
             f"epsilon={epsilon!r} at delta={delta!r} cannot be split between the selector "
             "and the estimator: the accountant's composition of their planned events "
@@ -193,6 +202,13 @@ def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
             f"refuses its share ({exc}); raise epsilon") from exc
     set_split(1.0 / inverse)
     return plan_steps()
+
+
+def _estimator_has(attr):
+    """``available_if`` check: the (unfitted or fitted) estimator has ``attr``."""
+    def check(self):
+        return hasattr(getattr(self, "estimator_", self.estimator), attr)
+    return check
 
 
 class PipelineSteps(NamedTuple):
@@ -415,7 +431,13 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             fitted one).
         """
         check_accountant(self.accountant)
-        n_samples, n_features = X.shape if hasattr(X, "shape") else np.shape(X)
+        if not is_dask_array(X):    # a Dask array is validated by the steps' fits
+            # shape, dtype, finiteness and empty input, with scikit-learn's messages,
+            # before anything is planned; sparse X in any SciPy format (the steps
+            # convert it)
+            check_X_y_named(X, y)
+            X, y = validate_data(self, X, y, accept_sparse=True, reset=True)
+        n_samples, n_features = X.shape
         plan = self._privacy_plan(n_samples, n_features, self._label_set(y))
         selector, estimator, planned1, planned2 = plan.params
         self._check_spend(plan.event, plan.spent)
@@ -546,16 +568,43 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
     def predict(self, X):
         """Predict with the model on the selected columns."""
-        return self.estimator_.predict(self._reduce(X))
+        X = self._reduce(X)     # NotFittedError before fit
+        return self.estimator_.predict(X)
 
+    @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities from the model on the selected columns."""
-        return self.estimator_.predict_proba(self._reduce(X))
+        X = self._reduce(X)     # NotFittedError before fit
+        return self.estimator_.predict_proba(X)
 
+    @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
         """Decision function of the model on the selected columns."""
-        return self.estimator_.decision_function(self._reduce(X))
+        X = self._reduce(X)     # NotFittedError before fit
+        return self.estimator_.decision_function(X)
+
+    def __sklearn_tags__(self):
+        """The estimator's type and classifier/regressor tags (as scikit-learn's
+        ``Pipeline``); sparse input when both steps take it."""
+        tags = super().__sklearn_tags__()
+        try:
+            selector_tags, estimator_tags = get_tags(self.selector), get_tags(self.estimator)
+        except (AttributeError, TypeError, ValueError):   # steps validated in fit
+            return tags
+        tags.input_tags.sparse = (selector_tags.input_tags.sparse
+                                  and estimator_tags.input_tags.sparse)
+        tags.estimator_type = estimator_tags.estimator_type
+        tags.target_tags.required = True
+        tags.classifier_tags = copy.deepcopy(estimator_tags.classifier_tags)
+        tags.regressor_tags = copy.deepcopy(estimator_tags.regressor_tags)
+        # the model sees only the k columns selected under noise: the full data's
+        # accuracy is not promised
+        for kind in (tags.classifier_tags, tags.regressor_tags):
+            if kind is not None:
+                kind.poor_score = True
+        return tags
 
     def score(self, X, y):
         """The model's default score on the selected columns."""
-        return self.estimator_.score(self._reduce(X), y)
+        X = self._reduce(X)
+        return self.estimator_.score(X, y)
