@@ -1,16 +1,15 @@
 """Private feature selection followed by a private model, under one budget."""
-import copy
 import numbers
 from typing import NamedTuple
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
+from .._estimator import delegated_tags, estimator_has
 from .._private import (
     PrivateEstimatorMixin,
     _stream_for,
@@ -202,13 +201,6 @@ def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
             f"refuses its share ({exc}); raise epsilon") from exc
     set_split(1.0 / inverse)
     return plan_steps()
-
-
-def _estimator_has(attr):
-    """``available_if`` check: the (unfitted or fitted) estimator has ``attr``."""
-    def check(self):
-        return hasattr(getattr(self, "estimator_", self.estimator), attr)
-    return check
 
 
 class PipelineSteps(NamedTuple):
@@ -571,13 +563,13 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         X = self._reduce(X)     # NotFittedError before fit
         return self.estimator_.predict(X)
 
-    @available_if(_estimator_has("predict_proba"))
+    @available_if(estimator_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities from the model on the selected columns."""
         X = self._reduce(X)     # NotFittedError before fit
         return self.estimator_.predict_proba(X)
 
-    @available_if(_estimator_has("decision_function"))
+    @available_if(estimator_has("decision_function"))
     def decision_function(self, X):
         """Decision function of the model on the selected columns."""
         X = self._reduce(X)     # NotFittedError before fit
@@ -586,17 +578,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     def __sklearn_tags__(self):
         """The estimator's type and classifier/regressor tags (as scikit-learn's
         ``Pipeline``); sparse input when both steps take it."""
-        tags = super().__sklearn_tags__()
-        try:
-            selector_tags, estimator_tags = get_tags(self.selector), get_tags(self.estimator)
-        except (AttributeError, TypeError, ValueError):   # steps validated in fit
-            return tags
-        tags.input_tags.sparse = (selector_tags.input_tags.sparse
-                                  and estimator_tags.input_tags.sparse)
-        tags.estimator_type = estimator_tags.estimator_type
-        tags.target_tags.required = True
-        tags.classifier_tags = copy.deepcopy(estimator_tags.classifier_tags)
-        tags.regressor_tags = copy.deepcopy(estimator_tags.regressor_tags)
+        tags = delegated_tags(super().__sklearn_tags__(), self.estimator, self.selector)
         # the model sees only the k columns selected under noise: the full data's
         # accuracy is not promised
         for kind in (tags.classifier_tags, tags.regressor_tags):
