@@ -489,7 +489,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         Raises
         ------
         ValueError, TypeError
-            Invalid parameters (named; ``classes`` set for an estimator without
+            X or y invalid (empty, not 2-D, of different lengths, NaN or
+            infinity, complex; checked first, with scikit-learn's messages);
+            invalid parameters (named; ``classes`` set for an estimator without
             a ``classes`` parameter; ``n_samples_public`` below 4; a
             distribution over a parameter that changes the runs' privacy
             event; more than 2000 points and probes in

@@ -403,6 +403,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         Raises
         ------
         ValueError
+            X or y invalid (empty, not 2-D, of different lengths, NaN or
+            infinity, complex; checked first, with scikit-learn's messages);
             ``epsilon`` not a finite float > 0, ``delta`` outside [0, 1) or set
             without ``epsilon``, ``selection_share`` outside (0, 1), a budget
             too small to split (the accountant's composition of the steps'
