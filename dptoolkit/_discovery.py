@@ -174,7 +174,12 @@ def check_instances(estimator_class):
     KeyError
         A public estimator without check instances (add it to the table).
     """
-    entry = _check_params()[estimator_class.__name__]
+    table = _check_params()
+    if estimator_class.__name__ not in table:
+        raise KeyError(f"{estimator_class.__name__} has no check instances: add its "
+                       "non-private and private parameters to "
+                       "dptoolkit._discovery._check_params")
+    entry = table[estimator_class.__name__]
     if callable(entry):
         return entry()
     return [estimator_class(**params) for params in entry]
