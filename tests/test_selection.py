@@ -945,6 +945,22 @@ def test_pipeline_rejects_non_private_and_mismatched_relations():
                neighbouring="add_remove")).fit(X, y)
 
 
+def test_pipeline_pure_total_budget_names_the_delta_a_step_needs():
+    """A pure total budget (delta None) gives DP-SGD (a Gaussian mechanism)
+    delta=None: refused with the reason and the remedy, not the step's bare
+    "delta must be a real number"."""
+    from dptoolkit.linear_model import DPSGDClassifier
+
+    X, y = _classification(n=100, d=10)
+    pipe = PrivateSelectThenFit(DPSIS(k=3, epsilon=None, y_bounds=(0.0, 1.0)),
+                                DPSGDClassifier(epsilon=None, n_epochs=1,
+                                                n_samples_public=100),
+                                epsilon=1.0, classes=[0, 1])
+    with pytest.raises((TypeError, ValueError), match="pure DP.*give the pipeline a delta"):
+        pipe.fit(X, y)
+    pipe.set_params(delta=1e-5).fit(X, y)       # with a delta it splits
+
+
 def test_pipeline_budget_accountant():
     FW = _fw_classifier()
     acc_mod = pytest.importorskip("dptoolkit.accounting")

@@ -169,7 +169,13 @@ def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
     if delta == 0.0:
         selector.set_params(epsilon=share * epsilon, delta=None)
         estimator.set_params(epsilon=(1.0 - share) * epsilon, delta=None)
-        return plan_steps()
+        try:
+            return plan_steps()
+        except (TypeError, ValueError) as exc:   # e.g. a Gaussian step needs a delta
+            raise type(exc)(
+                "delta is None or 0, so the pipeline is pure DP and gives each step "
+                f"delta=None with its share of epsilon, which a step refuses ({exc}); "
+                "give the pipeline a delta in (0, 1)") from exc
 
     def set_split(rho):
         selector.set_params(epsilon=epsilon_of_event(ZCDPEvent(share * rho), delta),
