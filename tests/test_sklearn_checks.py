@@ -11,6 +11,7 @@ from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dptoolkit._discovery import all_estimators, check_instances, expected_failed_checks
+from dptoolkit.selection import SIS, TwoStageSelector
 
 ESTIMATORS = all_estimators()
 INSTANCES = [est for _, cls in ESTIMATORS for est in check_instances(cls)]
@@ -128,11 +129,10 @@ def _private(est):
 
 
 @pytest.mark.parametrize("make", [
-    lambda k: __import__("dptoolkit.selection", fromlist=["SIS"]).SIS(k=k),
-    lambda k: __import__("dptoolkit.selection", fromlist=["TwoStageSelector"])
-    .TwoStageSelector(k=k, epsilon=None, random_state=0),
-    lambda k: __import__("dptoolkit.selection", fromlist=["TwoStageSelector"])
-    .TwoStageSelector(k=k, epsilon=1.0, random_state=0)])
+    lambda k: SIS(k=k),
+    lambda k: TwoStageSelector(k=k, epsilon=None, random_state=0),
+    lambda k: TwoStageSelector(k=k, epsilon=1.0, random_state=0)],
+    ids=["SIS", "TwoStageSelector", "TwoStageSelector-private"])
 def test_k_from_n_features_keeps_every_feature(make):
     """As SelectKBest: k above n_features warns and keeps every feature, k equal
     to it keeps every feature silently; a private TwoStageSelector still reports
