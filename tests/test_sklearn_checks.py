@@ -84,10 +84,11 @@ def test_sparse_arrays_fit_as_sparse_matrices(estimator, array):
 def test_discovery_finds_every_public_estimator():
     """The walk finds the estimators the public modules export (and nothing
     private); type_filter keeps one kind; an unknown kind is refused by name."""
+    from sklearn.base import BaseEstimator
+
     import dptoolkit.linear_model
     import dptoolkit.model_selection
     import dptoolkit.selection
-    from sklearn.base import BaseEstimator
 
     names = {name for name, _ in ESTIMATORS}
     exported = {name for module in (dptoolkit.linear_model, dptoolkit.selection,
@@ -167,7 +168,7 @@ def test_meta_estimators_unfitted_and_bad_input():
             clone(est).fit(X[:, :0], y)
         with pytest.raises(ValueError, match="X must be a 2D array"):
             clone(est).fit(X[:, 0], y)
-        with pytest.raises(ValueError, match="1 sample|one class|1 class"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                clone(est).fit(X[:1], y[:1])
+        with pytest.raises(ValueError, match="1 sample|one class|1 class"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clone(est).fit(X[:1], y[:1])
