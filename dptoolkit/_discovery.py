@@ -26,6 +26,19 @@ _TYPE_MIXINS = {
 }
 
 
+def _public_modules(package):
+    """The public modules under ``package``, imported; a private or ignored module
+    or package is neither imported nor walked."""
+    for info in pkgutil.iter_modules(package.__path__, prefix=package.__name__ + "."):
+        last = info.name.rsplit(".", 1)[1]
+        if last.startswith("_") or last in _MODULES_TO_IGNORE:
+            continue
+        module = importlib.import_module(info.name)
+        yield module
+        if info.ispkg:
+            yield from _public_modules(module)
+
+
 def all_estimators(type_filter=None):
     """List the public estimators of dptoolkit.
 
@@ -64,11 +77,7 @@ or list of such str, default=None
         raise ValueError(f"type_filter must be one of {sorted(_TYPE_MIXINS)} or a list "
                          f"of them (or None), got {unknown!r}.")
     found = set()
-    for info in pkgutil.walk_packages(dptoolkit.__path__, prefix="dptoolkit."):
-        parts = info.name.split(".")[1:]
-        if any(p.startswith("_") or p in _MODULES_TO_IGNORE for p in parts):
-            continue
-        module = importlib.import_module(info.name)
+    for module in _public_modules(dptoolkit):
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if (not name.startswith("_") and issubclass(cls, BaseEstimator)
                     and cls.__module__.split(".")[0] == "dptoolkit"
