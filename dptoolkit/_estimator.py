@@ -163,3 +163,35 @@ class _ClassifierOutputs(_LinearOutputs):
 
 class _RegressorOutputs(_LinearOutputs):
     """``predict`` of linear regressors: the margins."""
+
+
+def delegated_tags(tags, estimator, *steps):
+    """Tags of a meta-estimator whose predictions are ``estimator``'s (as
+    scikit-learn's ``Pipeline``): its type and classifier / regressor tags, a
+    required target, and sparse input when ``estimator`` and every other step in
+    ``steps`` take it.  Unchanged ``tags`` when a step is not an estimator yet
+    (its parameters are validated by ``fit``)."""
+    import copy
+
+    from sklearn.utils import get_tags
+
+    try:
+        inner = get_tags(estimator)
+        sparse = inner.input_tags.sparse and all(get_tags(s).input_tags.sparse
+                                                 for s in steps)
+    except (AttributeError, TypeError, ValueError):
+        return tags
+    tags.input_tags.sparse = sparse
+    tags.estimator_type = inner.estimator_type
+    tags.target_tags.required = True
+    tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
+    tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
+    return tags
+
+
+def estimator_has(attr, fitted="estimator_", unfitted="estimator"):
+    """``available_if`` check of a meta-estimator: its fitted model (attribute
+    ``fitted``), or before fit its ``unfitted`` parameter, has ``attr``."""
+    def check(self):
+        return hasattr(getattr(self, fitted, getattr(self, unfitted)), attr)
+    return check

@@ -624,7 +624,8 @@ def check_classes(classes, name="classes"):
         raise ValueError(f"{name} must hold distinct labels, got duplicates in "
                          f"{arr.tolist()!r}")
     if uniq.size < 2:
-        raise ValueError(f"{name} must hold at least two labels, got {uniq.size}")
+        raise ValueError(f"{name} must hold at least two labels, got {uniq.size} "
+                         f"class{'' if uniq.size == 1 else 'es'}")
     return uniq
 
 

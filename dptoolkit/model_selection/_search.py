@@ -21,12 +21,14 @@ import scipy.sparse as sp
 from scipy import stats
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._estimator import delegated_tags, estimator_has
 from .._private import (DATA_DEPENDENT_NOTE, PrivateEstimatorMixin, data_dependent_error,
                         data_dependent_message, fit_with_stream, nothing_released,
                         plan_spend)
-from .._validation import check_positive_int, check_scalar_range
+from .._validation import check_positive_int, check_scalar_range, check_X_y_named
 from ..accounting import (basic_guarantee, calibrate_parameter, epsilon_of_event,
                           tnb_success_probability)
 from ..accounting.events import (
@@ -626,7 +628,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         Raises
         ------
         ValueError, TypeError
-            Invalid parameters (named; ``classes`` set for an estimator without
+            X or y invalid (empty, not 2-D, of different lengths, NaN or
+            infinity, complex; checked first, with scikit-learn's messages);
+            invalid parameters (named; ``classes`` set for an estimator without
             a ``classes`` parameter; ``n_samples_public`` below 4; a
             distribution over a parameter that changes the runs' privacy
             event; more than 2000 points and probes in
@@ -653,7 +657,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             ones included, are not passed on: they would tell which
             hyperparameters, and how many runs, the search tried.
         """
-        y = np.asarray(y)
+        # shape, dtype, finiteness, empty and 1-D input, with scikit-learn's messages;
+        # sparse X in any SciPy format (CSR below)
+        check_X_y_named(X, y)
+        X, y = validate_data(self, X, y, accept_sparse=True, reset=True)
         n = y.shape[0]
         N, n_val = self._split_sizes(n)
         rng = self._noise_rng()
@@ -732,7 +739,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             if N < 4:
                 raise data_dependent_error("X and y need at least 4 examples for the "
                                            "search (runs train on one part and are "
-                                           "scored on another)")
+                                           f"scored on another), got {n_samples} "
+                                           "sample(s)")
         return N, min(max(1, int(round(frac * N))), N - 1)
 
     def _privacy_plan(self, n_samples, n_features, classes):
@@ -864,15 +872,21 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
+    @available_if(estimator_has("decision_function", "best_estimator_"))
     def decision_function(self, X):
         """Decision function of the best model."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 
+    @available_if(estimator_has("predict_proba", "best_estimator_"))
     def predict_proba(self, X):
         """Class probabilities of the best model."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict_proba(X)
+
+    def __sklearn_tags__(self):
+        """The estimator's type, classifier / regressor and sparse-input tags."""
+        return delegated_tags(super().__sklearn_tags__(), self.estimator)
 
     def score(self, X, y):
         """Score of the best model on (X, y) (reads the data: not private)."""

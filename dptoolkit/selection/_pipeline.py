@@ -5,9 +5,11 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
+from .._estimator import delegated_tags, estimator_has
 from .._private import (
     PrivateEstimatorMixin,
     _stream_for,
@@ -17,7 +19,7 @@ from .._private import (
     fit_with_stream,
     plan_spend,
 )
-from .._validation import check_epsilon_delta, check_scalar_range
+from .._validation import check_epsilon_delta, check_scalar_range, check_X_y_named
 from ..accounting import calibrate_parameter, epsilon_of_event
 from ..accounting.events import ApproxDPEvent, ComposedEvent, ZCDPEvent
 from ..distributed import align_dask_X_y, is_dask_array
@@ -156,7 +158,13 @@ def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
     if delta == 0.0:
         selector.set_params(epsilon=share * epsilon, delta=None)
         estimator.set_params(epsilon=(1.0 - share) * epsilon, delta=None)
-        return plan_steps()
+        try:
+            return plan_steps()
+        except (TypeError, ValueError) as exc:   # e.g. a Gaussian step needs a delta
+            raise type(exc)(
+                "delta is None or 0, so the pipeline is pure DP and gives each step "
+                f"delta=None with its share of epsilon, which a step refuses ({exc}); "
+                "give the pipeline a delta in (0, 1)") from exc
 
     def set_split(rho):
         selector.set_params(epsilon=epsilon_of_event(ZCDPEvent(share * rho), delta),
@@ -176,6 +184,11 @@ def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
                                       low=1e-3 / rho, high=1e3 / rho, increasing=False,
                                       initial=1.0 / rho, rtol=1e-8)
     except ValueError as exc:   # from the search, or a step refusing its share
+        try:    # a step refusing the first split (e.g. its k on too few features)
+            set_split(rho)
+            plan_steps()
+        except ValueError as refusal:
+            exc = refusal
         raise ValueError(
             f"epsilon={epsilon!r} at delta={delta!r} cannot be split between the selector "
             "and the estimator: the accountant's composition of their planned events "
@@ -379,6 +392,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         Raises
         ------
         ValueError
+            X or y invalid (empty, not 2-D, of different lengths, NaN or
+            infinity, complex; checked first, with scikit-learn's messages);
             ``epsilon`` not a finite float > 0, ``delta`` outside [0, 1) or set
             without ``epsilon``, ``selection_share`` outside (0, 1), a budget
             too small to split (the accountant's composition of the steps'
@@ -401,7 +416,13 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         check_accountant(self.accountant)
         if is_dask_array(X):  # unknown row-chunk sizes or a dask Series y: aligned once
             X, _, y = align_dask_X_y(X, y)
-        n_samples, n_features = X.shape if hasattr(X, "shape") else np.shape(X)
+        else:
+            # shape, dtype, finiteness and empty input, with scikit-learn's messages,
+            # before anything is planned; sparse X in any SciPy format (the steps
+            # convert it)
+            check_X_y_named(X, y)
+            X, y = validate_data(self, X, y, accept_sparse=True, reset=True)
+        n_samples, n_features = X.shape
         plan = self._privacy_plan(n_samples, n_features, self._label_set(y))
         selector, estimator, planned1, planned2 = plan.params
         self._check_spend(plan.event, plan.spent)
@@ -532,16 +553,33 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
     def predict(self, X):
         """Predict with the model on the selected columns."""
-        return self.estimator_.predict(self._reduce(X))
+        X = self._reduce(X)     # NotFittedError before fit
+        return self.estimator_.predict(X)
 
+    @available_if(estimator_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities from the model on the selected columns."""
-        return self.estimator_.predict_proba(self._reduce(X))
+        X = self._reduce(X)     # NotFittedError before fit
+        return self.estimator_.predict_proba(X)
 
+    @available_if(estimator_has("decision_function"))
     def decision_function(self, X):
         """Decision function of the model on the selected columns."""
-        return self.estimator_.decision_function(self._reduce(X))
+        X = self._reduce(X)     # NotFittedError before fit
+        return self.estimator_.decision_function(X)
+
+    def __sklearn_tags__(self):
+        """The estimator's type and classifier/regressor tags (as scikit-learn's
+        ``Pipeline``); sparse input when both steps take it."""
+        tags = delegated_tags(super().__sklearn_tags__(), self.estimator, self.selector)
+        # the model sees only the k columns selected under noise: the full data's
+        # accuracy is not promised
+        for kind in (tags.classifier_tags, tags.regressor_tags):
+            if kind is not None:
+                kind.poor_score = True
+        return tags
 
     def score(self, X, y):
         """The model's default score on the selected columns."""
-        return self.estimator_.score(self._reduce(X), y)
+        X = self._reduce(X)
+        return self.estimator_.score(X, y)

@@ -47,6 +47,22 @@ def _check_k_features(k, n_features):
     return int(k)
 
 
+def _k_or_all(k, n_features, name):
+    """``(k, keep_all)`` of SIS and TwoStageSelector: ``k`` >= 1 an integer; ``k``
+    at least ``n_features`` keeps every feature (``keep_all``), with a warning when
+    it is above ``n_features``, as scikit-learn's ``SelectKBest`` does.  Keeping
+    every feature depends on the public shape only (no data read, no noise)."""
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an integer, got {type(k).__name__}")
+    if k < 1:
+        raise ValueError(f"k must be in [1, n_features] = [1, {n_features}], got {k} "
+                         f"(n_features = {n_features})")
+    if k > n_features:
+        warnings.warn(f"k={k} is greater than n_features={n_features}: {name} keeps all "
+                      "the features", UserWarning, stacklevel=3)
+    return int(min(k, n_features)), k >= n_features
+
+
 def _check_choice(value, name, choices):
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
@@ -99,7 +115,9 @@ class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     Parameters
     ----------
     k : int
-        Number of features to keep, ``1 <= k < n_features``.
+        Number of features to keep, ``k >= 1``; from ``n_features`` on, every
+        feature is kept (with a warning above ``n_features``, as
+        :class:`~sklearn.feature_selection.SelectKBest`).
 
     Attributes
     ----------
@@ -107,7 +125,7 @@ class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         Absolute correlations.
     support_ : ndarray of bool, shape (n_features,)
         Mask of the selected features.
-    selected_features_ : ndarray of int64, shape (k,)
+    selected_features_ : ndarray of int64, shape (min(k, n_features),)
         Selected feature indices, increasing.
     n_features_in_ : int
 
@@ -132,12 +150,18 @@ class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            ``k`` outside ``[1, n_features - 1]``, X and y of different lengths,
-            non-finite values.
+            ``k`` < 1, X and y of different lengths, non-finite values.
+        TypeError
+            ``k`` not an integer.
+
+        Warns
+        -----
+        UserWarning
+            ``k`` greater than ``n_features``: every feature is kept.
         """
         X, y = _validate_X_y(self, X, y)
         n, d = X.shape
-        k = _check_k_features(self.k, d)
+        k, _ = _k_or_all(self.k, d, "SIS")
         yc = y - y.mean()
         y_norm = np.sqrt(yc @ yc)
         mean = np.asarray(X.mean(axis=0)).ravel()
@@ -608,7 +632,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
                 raise ValueError(f"k must be an integer or 'auto', got {self.k!r}")
             return _check_k_features(self.k, d)
         if d < 2:
-            raise ValueError(f"k='auto' needs n_features >= 2, got {d}")
+            raise ValueError(f"k='auto' needs n_features >= 2, got n_features = {d}")
         n = self._n_samples(n_rows, private=epsilon is not None, uses="k='auto'")
         if epsilon is None:   # Fan and Lv (2008): n / log n, no noise to beat
             return min(max(int(n / math.log(max(n, 2))), 1), d - 1)

@@ -21,6 +21,7 @@ from ._sis import (
     _SELECTORS,
     _check_choice,
     _check_k_features,
+    _k_or_all,
     _select_top_k,
     _SelectorTagsMixin,
     _top_k_privacy,
@@ -295,7 +296,12 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     Parameters
     ----------
     k : int
-        Number of features, ``1 <= k < n_features``.
+        Number of features, ``k >= 1``.  From ``n_features`` on, every feature
+        is kept (with a warning above ``n_features``, as
+        :class:`~sklearn.feature_selection.SelectKBest`): that output depends on
+        the public shape only, so no block is fitted and no noise drawn; a
+        private fit still reports and charges its ``epsilon`` (an upper bound on
+        a release of no data).
     epsilon : float or None, default=None
         Privacy budget (> 0).  None: the non-private selection (the ``k`` largest
         counts, ties to the lower index; the block fits' warnings and the
@@ -326,7 +332,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     Attributes
     ----------
     support_ : ndarray of bool, shape (n_features,)
-    selected_features_ : ndarray of int64, shape (k,)
+    selected_features_ : ndarray of int64, shape (min(k, n_features),)
     n_blocks_ : int
     %(attrs_selector_privacy)s
         Both None for a non-private fit (``epsilon=None``).
@@ -382,6 +388,8 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         -----
         PrivacyLeakWarning
             Private fit with ``n_blocks=None`` under add/remove neighbouring.
+        UserWarning
+            ``k`` greater than ``n_features``: every feature is kept.
         EmptySupportWarning, ConvergenceWarning
             Non-private fits only (see the class notes).
         """
@@ -393,6 +401,11 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         private = epsilon is not None
         rng = self._noise_rng()
         self._check_spend(plan.event, plan.spent)     # before any work on the data
+        if k == d:      # every feature: public, nothing to count or select
+            self.selected_features_ = np.arange(d)
+            self.support_ = np.ones(d, dtype=bool)
+            self.n_blocks_ = int(n_blocks)
+            return self._record_spend(plan.event, plan.spent)
         labels = _block_labels(n, n_blocks, neighbouring, True, rng)
         counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale,
                                  k if block_support == "top_k" else None,
@@ -419,7 +432,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
         one top-k release on counts of l-infinity sensitivity 1; ``params`` a
         :class:`TwoStageParams`."""
-        k = _check_k_features(self.k, n_features)
+        k, _ = _k_or_all(self.k, n_features, "TwoStageSelector")
         # epsilon > 0 or None (non-private), neighbouring relation, accountant type
         epsilon, _ = self._check_budget(optional=True)
         private = epsilon is not None

@@ -640,7 +640,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         classes = self._planned_classes(classes)
         p = self._check_params()
         if classes.size < 2:   # only without declared classes (a declared set has two)
-            raise ValueError("y has a single class; DPNBLogisticClassifier needs at least "
+            raise ValueError("y has one class; DPNBLogisticClassifier needs at least "
                              "two classes (declare the public label set as classes=)")
         p = dataclasses.replace(p, **_auto_defaults(p, classes.size))
         private = p.epsilon is not None

@@ -1,0 +1,212 @@
+"""Find every public estimator of the toolkit, and the instances scikit-learn's
+estimator checks run on.
+
+:func:`all_estimators` is scikit-learn's ``sklearn.utils.discovery.all_estimators``
+for dptoolkit: it walks the public modules (no ``_`` in the module path) and
+returns the public classes deriving from ``BaseEstimator``.  :func:`check_instances`
+gives, for one class, the instances ``parametrize_with_checks`` runs on: its
+non-private mode (``epsilon=None``) and, for a private estimator, a private mode at
+a large ``epsilon``, with the public facts a private fit requires; and
+:func:`expected_failed_checks` the checks an instance is known not to pass, each
+with its reason (the callable ``parametrize_with_checks`` takes).
+"""
+import importlib
+import inspect
+import pkgutil
+from operator import itemgetter
+
+# the command line and the MPI entry point are programs, not libraries of estimators
+_MODULES_TO_IGNORE = {"cli", "mpi", "__main__"}
+
+_TYPE_MIXINS = {
+    "classifier": "ClassifierMixin",
+    "regressor": "RegressorMixin",
+    "transformer": "TransformerMixin",
+    "meta-estimator": "MetaEstimatorMixin",
+}
+
+
+def _public_modules(package):
+    """The public modules under ``package``, imported; a private or ignored module
+    or package is neither imported nor walked."""
+    for info in pkgutil.iter_modules(package.__path__, prefix=package.__name__ + "."):
+        last = info.name.rsplit(".", 1)[1]
+        if last.startswith("_") or last in _MODULES_TO_IGNORE:
+            continue
+        module = importlib.import_module(info.name)
+        yield module
+        if info.ispkg:
+            yield from _public_modules(module)
+
+
+def all_estimators(type_filter=None):
+    """List the public estimators of dptoolkit.
+
+    Walks the public modules of the package (module paths without a part starting
+    with ``_``; the command line and the MPI entry point are skipped) and collects
+    the public classes deriving from :class:`sklearn.base.BaseEstimator` that are
+    defined in dptoolkit, as scikit-learn's ``all_estimators`` does for
+    scikit-learn.
+
+    Parameters
+    ----------
+    type_filter : {"classifier", "regressor", "transformer", "meta-estimator"} \
+or list of such str, default=None
+        Keep only the estimators of at least one of these kinds (by their
+        scikit-learn mixin); None keeps all.
+
+    Returns
+    -------
+    list of (str, type)
+        ``(name, class)`` pairs sorted by name, each class once.
+
+    Raises
+    ------
+    ValueError
+        If ``type_filter`` names an unknown kind.
+    """
+    import sklearn.base
+    from sklearn.base import BaseEstimator
+
+    import dptoolkit
+
+    kinds = [] if type_filter is None else (
+        [type_filter] if isinstance(type_filter, str) else list(type_filter))
+    unknown = [k for k in kinds if k not in _TYPE_MIXINS]
+    if unknown:
+        raise ValueError(f"type_filter must be one of {sorted(_TYPE_MIXINS)} or a list "
+                         f"of them (or None), got {unknown!r}.")
+    found = set()
+    for module in _public_modules(dptoolkit):
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if (not name.startswith("_") and issubclass(cls, BaseEstimator)
+                    and cls.__module__.split(".")[0] == "dptoolkit"
+                    and not inspect.isabstract(cls)):
+                found.add((name, cls))
+    if kinds:
+        mixins = tuple(getattr(sklearn.base, _TYPE_MIXINS[k]) for k in kinds)
+        found = {(n, c) for n, c in found if issubclass(c, mixins)}
+    return sorted(found, key=itemgetter(0))
+
+
+#: The large epsilon of the private check instances: its noise is small on the
+#: checks' data, so the checks test the estimator, not the noise.
+CHECK_EPSILON = 1e3
+#: The private Frank-Wolfe estimators' check epsilon.  Their exponential-mechanism
+#: steps are drawn in floating point, whose failure probability grows like
+#: exp(per-step epsilon) (Mironov 2012; Ilvento 2020): at epsilon=1e3 the
+#: floating-point delta of 30 steps over the checks' 2 to 10 features is above 1
+#: (no delta covers it, and the fit refuses), at 100 it is far below 1e-5.
+CHECK_EPSILON_EXPONENTIAL = 100.0
+
+
+def _frank_wolfe(**params):
+    from dptoolkit.linear_model import FrankWolfeLassoClassifier
+
+    return FrankWolfeLassoClassifier(**{"l1_bound": 5.0, "max_iter": 30,
+                                        "random_state": 0, **params})
+
+
+def _check_params():
+    """Per class: the keyword arguments of its check instances (a list of dicts),
+    or a callable returning the instances (meta-estimators, whose steps are
+    instances too).  Every private estimator's ``epsilon`` is explicit."""
+    eps, eps_exp = CHECK_EPSILON, CHECK_EPSILON_EXPONENTIAL
+
+    def both(**params):
+        return [dict(params, epsilon=None), dict(params, epsilon=eps)]
+
+    def select_then_fit():
+        from dptoolkit.selection import DPSIS, PrivateSelectThenFit
+
+        # the pipeline's total budget (pure DP: shares of epsilon), and each
+        # step's own budget (the pipeline's epsilon=None); a pipeline of
+        # non-private steps is refused (it composes two private steps)
+        return [PrivateSelectThenFit(DPSIS(k=1, epsilon=None, random_state=0),
+                                     _frank_wolfe(epsilon=None), epsilon=eps_exp),
+                PrivateSelectThenFit(DPSIS(k=1, epsilon=eps_exp / 2, random_state=0),
+                                     _frank_wolfe(epsilon=eps_exp / 2), epsilon=None)]
+
+    def search():
+        from dptoolkit.model_selection import PrivateHyperparameterSearch
+
+        # private only (epsilon is required); pure DP (delta=0): the runs'
+        # calibration is then closed-form
+        return [PrivateHyperparameterSearch(_frank_wolfe(epsilon=None),
+                                            {"l1_bound": [1.0, 5.0]}, epsilon=eps_exp,
+                                            delta=0.0, n_runs=2.0, random_state=0)]
+
+    return {
+        "DPIGHTClassifier": both(sparsity=1, max_iter=100, random_state=0),
+        # full batches: the Gaussian mechanism's calibration, not the subsampled one's
+        "DPNBLogisticClassifier": both(n_epochs=2, sampling_rate=1.0, random_state=0),
+        "DPSCDClassifier": both(random_state=0),
+        "DPSCDRegressor": both(random_state=0),
+        "DPSGDClassifier": both(n_epochs=2, random_state=0),
+        "DPSGDRegressor": both(n_epochs=2, random_state=0),
+        "DPSIS": both(random_state=0),
+        "DSALLasso": [dict(random_state=0)],
+        "ProxASAGALasso": [dict(random_state=0)],
+        "ProxSVRGLasso": [dict(random_state=0)],
+        "FrankWolfeLassoClassifier": [
+            dict(l1_bound=5.0, max_iter=30, epsilon=None),
+            dict(l1_bound=5.0, max_iter=30, epsilon=eps_exp, delta=1e-5, random_state=0)],
+        "SparsifiedLassoClassifier": [
+            dict(max_iter=30, nonprivate_max_iter=100, epsilon=None, random_state=0),
+            dict(max_iter=30, nonprivate_max_iter=100, epsilon=eps_exp, delta=1e-5,
+                 random_state=0)],
+        "SIS": [dict()],
+        "TwoStageSelector": both(random_state=0),
+        "PrivateSelectThenFit": select_then_fit,
+        "PrivateHyperparameterSearch": search,
+    }
+
+
+def check_instances(estimator_class):
+    """The instances scikit-learn's estimator checks run on for one class.
+
+    A private estimator gets two: its non-private mode (``epsilon=None``) and a
+    private mode at a large ``epsilon`` (with ``delta`` where its mechanism needs
+    one); every ``epsilon`` is explicit.  A non-private estimator gets one.
+
+    Parameters
+    ----------
+    estimator_class : type
+        A class from :func:`all_estimators`.
+
+    Returns
+    -------
+    list of estimator instances
+
+    Raises
+    ------
+    KeyError
+        A public estimator without check instances (add it to the table).
+    """
+    table = _check_params()
+    if estimator_class.__name__ not in table:
+        raise KeyError(f"{estimator_class.__name__} has no check instances: add its "
+                       "non-private and private parameters to "
+                       "dptoolkit._discovery._check_params")
+    entry = table[estimator_class.__name__]
+    if callable(entry):
+        return entry()
+    return [estimator_class(**params) for params in entry]
+
+
+#: Checks an estimator is known not to pass, with the reason (by class name).
+_EXPECTED_FAILED_CHECKS = {
+    "PrivateSelectThenFit": {
+        "check_classifiers_classes":
+            "the private selectors (DPSIS, TwoStageSelector) score features against a "
+            "numeric target within public bounds (y_bounds, the sensitivity of the "
+            "scores); string class labels have no public numeric coding, so the "
+            "selection step refuses them",
+    },
+}
+
+
+def expected_failed_checks(estimator):
+    """The checks ``estimator`` is known not to pass, ``{check name: reason}``
+    (the callable ``parametrize_with_checks(expected_failed_checks=...)`` takes)."""
+    return dict(_EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {}))
