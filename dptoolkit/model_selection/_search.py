@@ -19,9 +19,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy import stats
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._estimator import delegated_tags, estimator_has
@@ -661,6 +662,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         # sparse X in any SciPy format (CSR below)
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, reset=True)
+        if isinstance(self.estimator, BaseEstimator) and is_classifier(self.estimator):
+            # here, not in the runs: a run's error is not passed on (it could tell
+            # which run failed), so a label type no run can take is refused first
+            check_classification_targets(y)
         n = y.shape[0]
         N, n_val = self._split_sizes(n)
         rng = self._noise_rng()
