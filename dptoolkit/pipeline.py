@@ -1,0 +1,200 @@
+"""A scikit-learn pipeline that states one privacy guarantee for all its steps.
+
+:func:`make_pipeline` builds a :class:`PrivatePipeline`: a
+:class:`sklearn.pipeline.Pipeline` whose fit composes the privacy events of its
+private steps (a vectorizer, a selector, a classifier) under the toolkit's one
+accountant, and warns, naming the step, about any step that learns from the data
+without privacy (``TfidfVectorizer``, ``CountVectorizer``, ``StandardScaler``, ...).
+"""
+import math
+import warnings
+
+from sklearn.pipeline import Pipeline, _name_estimators
+from sklearn.utils import get_tags
+
+from ._private import PrivateEstimatorMixin
+from ._validation import check_scalar_range
+from .accounting import epsilon_of_event
+from .accounting.events import ComposedEvent
+from .exceptions import PrivacyLeakWarning
+
+__all__ = ["PrivatePipeline", "make_pipeline"]
+
+
+def _is_private(step):
+    return isinstance(step, PrivateEstimatorMixin)
+
+
+def _learns_from_data(step):
+    """Whether a non-private step is fitted on the data (scikit-learn's
+    ``requires_fit`` tag; stateless steps such as ``HashingVectorizer``,
+    ``Normalizer`` or ``FunctionTransformer`` declare False)."""
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return False
+    try:
+        return bool(get_tags(step).requires_fit)
+    except Exception:          # not a scikit-learn estimator: assume it learns
+        return True
+
+
+class PrivatePipeline(Pipeline):
+    """A :class:`~sklearn.pipeline.Pipeline` with one privacy guarantee.
+
+    Fitting runs the steps as scikit-learn does; each private step (one following
+    the toolkit's private contract, e.g.
+    :class:`~dptoolkit.feature_extraction.DPTfidfVectorizer`,
+    :class:`~dptoolkit.linear_model.DPNBLogisticClassifier`) checks, runs and
+    charges its own release, and the pipeline then states the guarantee of the
+    whole fit: the steps run one after the other on the same training data, so
+    their events compose (``ComposedEvent``, adaptive composition) and the
+    pipeline is ``privacy_spent_``-DP with
+
+    * ``delta`` the sum of the steps' deltas,
+    * ``epsilon`` the smaller of the sum of the steps' epsilons (basic
+      composition, Dwork and Roth 2014, Theorem 3.16) and the toolkit's
+      accountant's figure for the composed event at that delta
+      (:func:`~dptoolkit.accounting.epsilon_of_event`; Renyi DP, Mironov 2017).
+
+    The neighbouring relation is the steps' (add or remove one training
+    example); a step with another relation, or one that reads its data size
+    from the data, weakens the whole pipeline's guarantee in the same way (its
+    own warning says so).
+
+    A step that learns from the data without privacy (scikit-learn's
+    ``requires_fit`` tag and no private contract) releases what it learned (a
+    vocabulary, means, scales) outside any guarantee: the fit warns with a
+    :class:`~dptoolkit.exceptions.PrivacyLeakWarning` naming it, and the
+    pipeline then states no guarantee (``privacy_spent_`` None).  Stateless
+    steps (``HashingVectorizer``, ``Normalizer``, ``FunctionTransformer``) learn
+    nothing and are fine.
+
+    Parameters
+    ----------
+    steps, memory, verbose, transform_input
+        As :class:`sklearn.pipeline.Pipeline`.
+
+    Attributes
+    ----------
+    privacy_event_ : ComposedEvent or None
+        The private steps' events, in order; None when no step is private.
+    privacy_spent_ : (float, float) or None
+        The pipeline's (epsilon, delta); None when a step learned without
+        privacy or no step is private.
+    privacy_steps_ : list of (str, (float, float) or None)
+        Each private step's name and its ``privacy_spent_``.
+    leaking_steps_ : list of str
+        The names of the steps that learned from the data without privacy.
+    """
+
+    def fit(self, X, y=None, **params):
+        """Fit the steps, then state the pipeline's guarantee.
+
+        Parameters
+        ----------
+        X, y, **params
+            As :meth:`sklearn.pipeline.Pipeline.fit`.
+
+        Returns
+        -------
+        self : PrivatePipeline
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            A step learns from the data without privacy (named in the message).
+        """
+        leaking = [name for name, step in self.steps
+                   if not _is_private(step) and _learns_from_data(step)]
+        for name in leaking:
+            step = self.named_steps[name]
+            warnings.warn(
+                f"step {name!r} ({type(step).__name__}) learns from the training data "
+                "without differential privacy: what it learns (e.g. a vocabulary, idf, "
+                "means or scales) is released with the pipeline outside any guarantee, "
+                "so the pipeline states none (privacy_spent_ is None).  Use a private "
+                "step (e.g. dptoolkit.feature_extraction.DPTfidfVectorizer) or a "
+                "stateless one (HashingVectorizer, Normalizer).", PrivacyLeakWarning,
+                stacklevel=2)
+        super().fit(X, y, **params)
+        self.leaking_steps_ = leaking
+        self._state_guarantee()
+        return self
+
+    def fit_transform(self, X, y=None, **params):
+        """:meth:`fit` then :meth:`transform` (the last step must be a transformer)."""
+        return self.fit(X, y, **params).transform(X)
+
+    def fit_predict(self, X, y=None, **params):
+        """:meth:`fit` then :meth:`predict`."""
+        return self.fit(X, y, **params).predict(X)
+
+    def _state_guarantee(self):
+        events, spends, steps = [], [], []
+        for name, step in self.steps:
+            if not _is_private(step):
+                continue
+            spent = getattr(step, "privacy_spent_", None)
+            steps.append((name, spent))
+            if spent is not None and step.privacy_event_ is not None:
+                events.append(step.privacy_event_)
+                spends.append(spent)
+        self.privacy_steps_ = steps
+        self.privacy_event_ = ComposedEvent(events) if events else None
+        if not events or self.leaking_steps_ or any(s is None for _, s in steps):
+            self.privacy_spent_ = None
+            return
+        delta = math.fsum(d for _, d in spends)
+        basic = math.fsum(e for e, _ in spends)
+        accounted = (epsilon_of_event(self.privacy_event_, delta) if delta < 1.0
+                     else math.inf)
+        self.privacy_spent_ = (float(min(basic, accounted)), float(delta))
+
+
+def make_pipeline(*steps, epsilon=None, delta=None, memory=None, verbose=False):
+    """Build a :class:`PrivatePipeline` from estimators, naming the steps as scikit-learn.
+
+    Parameters
+    ----------
+    *steps : estimators
+        As :func:`sklearn.pipeline.make_pipeline`.
+    epsilon : float or None, default=None
+        A total budget to split between the private steps: each of the ``p``
+        private steps gets ``epsilon / p`` (equal shares; the steps' own
+        ``epsilon`` is overwritten).  None: each step keeps its own ``epsilon``.
+    delta : float or None, default=None
+        A total delta to split in ``p`` equal shares in the same way (only with
+        ``epsilon``).  None: each step keeps its own ``delta``.  By basic
+        composition the pipeline is then at most (``epsilon``, ``delta``)-DP.
+    memory, verbose
+        As :func:`sklearn.pipeline.make_pipeline`.
+
+    Returns
+    -------
+    PrivatePipeline
+
+    Raises
+    ------
+    ValueError
+        ``epsilon`` not > 0, ``delta`` not in (0, 1), ``delta`` without
+        ``epsilon``, or a total given with no private step.
+    """
+    pipe = PrivatePipeline(_name_estimators(steps), memory=memory, verbose=verbose)
+    if epsilon is None:
+        if delta is not None:
+            raise ValueError("delta is set but epsilon is None; give the total epsilon to "
+                             "split, or set each step's own budget")
+        return pipe
+    epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, low_open=True)
+    if delta is not None:
+        delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, low_open=True,
+                                   high_open=True)
+    private = [step for _, step in pipe.steps if _is_private(step)]
+    if not private:
+        raise ValueError("epsilon is set but no step is private (none follows the "
+                         "toolkit's private contract): nothing to split it between")
+    for step in private:
+        params = {"epsilon": epsilon / len(private)}
+        if delta is not None:
+            params["delta"] = delta / len(private)
+        step.set_params(**params)
+    return pipe
