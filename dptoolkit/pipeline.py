@@ -68,10 +68,32 @@ class PrivatePipeline(Pipeline):
     steps (``HashingVectorizer``, ``Normalizer``, ``FunctionTransformer``) learn
     nothing and are fine.
 
+    **One total budget.**  With ``epsilon`` (and ``delta``) set, the fit splits
+    them between the ``p`` private steps before running them: each gets
+    ``delta / p`` and ``c * epsilon / p``, with ``c >= 1`` the largest scale
+    (bisection, relative precision 1e-6) at which the accountant's figure for
+    the composition of the steps' planned events
+    (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`, public
+    quantities only: the number of training examples ``len(X)``, or each step's
+    ``n_samples_public``) is at most ``epsilon`` at ``delta``.  Basic
+    composition gives ``c = 1``; composing the Gaussian releases in Renyi DP
+    gives more to each step.  The scale is used only when every planned event
+    is the same whatever the number of input features (which a step after a
+    vectorizer cannot know before the vectorizer's fit; checked at two
+    widths); otherwise ``c = 1``.  Each step's own ``epsilon`` and ``delta``
+    are then overwritten (``set_params``) and the pipeline states the
+    composed guarantee, at most (``epsilon``, ``delta``).
+
     Parameters
     ----------
     steps, memory, verbose, transform_input
         As :class:`sklearn.pipeline.Pipeline`.
+    epsilon : float or None, default=None
+        Total budget (> 0) split between the private steps as above; None: each
+        step keeps its own budget.
+    delta : float or None, default=None
+        Total delta in (0, 1) split in equal shares (only with ``epsilon``);
+        None: each step keeps its own ``delta``.
 
     Attributes
     ----------
@@ -84,7 +106,22 @@ class PrivatePipeline(Pipeline):
         Each private step's name and its ``privacy_spent_``.
     leaking_steps_ : list of str
         The names of the steps that learned from the data without privacy.
+    budget_scale_ : float or None
+        The scale ``c`` of the split (None without ``epsilon``).
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``epsilon`` not > 0, ``delta`` not in (0, 1),
+        ``delta`` without ``epsilon``, a total budget with no private step.
     """
+
+    def __init__(self, steps, *, epsilon=None, delta=None, transform_input=None, memory=None,
+                 verbose=False):
+        super().__init__(steps, transform_input=transform_input, memory=memory,
+                         verbose=verbose)
+        self.epsilon = epsilon
+        self.delta = delta
 
     def fit(self, X, y=None, **params):
         """Fit the steps, then state the pipeline's guarantee.
@@ -115,6 +152,7 @@ class PrivatePipeline(Pipeline):
                 "step (e.g. dptoolkit.feature_extraction.DPTfidfVectorizer) or a "
                 "stateless one (HashingVectorizer, Normalizer).", PrivacyLeakWarning,
                 stacklevel=2)
+        self.budget_scale_ = self._split_budget(X)
         super().fit(X, y, **params)
         self.leaking_steps_ = leaking
         self._state_guarantee()
@@ -127,6 +165,57 @@ class PrivatePipeline(Pipeline):
     def fit_predict(self, X, y=None, **params):
         """:meth:`fit` then :meth:`predict`."""
         return self.fit(X, y, **params).predict(X)
+
+    def _split_budget(self, X):
+        """Set the private steps' shares of the total budget; return the scale c."""
+        if self.epsilon is None:
+            if self.delta is not None:
+                raise ValueError("delta is set but epsilon is None; give the total epsilon "
+                                 "to split, or set each step's own budget")
+            return None
+        epsilon = check_scalar_range(self.epsilon, "epsilon", low=0.0, low_open=True)
+        delta = (None if self.delta is None else
+                 check_scalar_range(self.delta, "delta", low=0.0, high=1.0, low_open=True,
+                                    high_open=True))
+        private = [step for _, step in self.steps if _is_private(step)]
+        if not private:
+            raise ValueError("epsilon is set but no step is private (none follows the "
+                             "toolkit's private contract): nothing to split it between")
+        p = len(private)
+
+        def shares(c):
+            for step in private:
+                step.set_params(epsilon=c * epsilon / p,
+                                **({} if delta is None else {"delta": delta / p}))
+
+        def planned(width):
+            events, total_delta = [], 0.0
+            for step in private:
+                plan = step._privacy_plan(_n_rows(X), width, None)
+                if plan.event is None:
+                    return None, None
+                events.append(plan.event)
+                total_delta += plan.delta
+            return ComposedEvent(events), total_delta
+
+        shares(1.0)
+        try:
+            event, total_delta = planned(1000)
+            if event is None or event != planned(100000)[0] or not total_delta < 1.0:
+                return 1.0
+            low, high = 1.0, float(p)
+            while high - low > 1e-6 * low:
+                mid = 0.5 * (low + high)
+                shares(mid)
+                event, total_delta = planned(1000)
+                if epsilon_of_event(event, total_delta) <= epsilon:
+                    low = mid
+                else:
+                    high = mid
+        except (TypeError, ValueError):   # a step cannot plan without its data: basic
+            low = 1.0
+        shares(low)
+        return low
 
     def _state_guarantee(self):
         events, spends, steps = [], [], []
@@ -150,6 +239,13 @@ class PrivatePipeline(Pipeline):
         self.privacy_spent_ = (float(min(basic, accounted)), float(delta))
 
 
+def _n_rows(X):
+    try:
+        return len(X)
+    except TypeError:
+        return int(X.shape[0])
+
+
 def make_pipeline(*steps, epsilon=None, delta=None, memory=None, verbose=False):
     """Build a :class:`PrivatePipeline` from estimators, naming the steps as scikit-learn.
 
@@ -158,13 +254,10 @@ def make_pipeline(*steps, epsilon=None, delta=None, memory=None, verbose=False):
     *steps : estimators
         As :func:`sklearn.pipeline.make_pipeline`.
     epsilon : float or None, default=None
-        A total budget to split between the private steps: each of the ``p``
-        private steps gets ``epsilon / p`` (equal shares; the steps' own
-        ``epsilon`` is overwritten).  None: each step keeps its own ``epsilon``.
+        A total budget split between the private steps at fit time (see
+        :class:`PrivatePipeline`); None: each step keeps its own ``epsilon``.
     delta : float or None, default=None
-        A total delta to split in ``p`` equal shares in the same way (only with
-        ``epsilon``).  None: each step keeps its own ``delta``.  By basic
-        composition the pipeline is then at most (``epsilon``, ``delta``)-DP.
+        A total delta split in equal shares (only with ``epsilon``).
     memory, verbose
         As :func:`sklearn.pipeline.make_pipeline`.
 
@@ -172,29 +265,13 @@ def make_pipeline(*steps, epsilon=None, delta=None, memory=None, verbose=False):
     -------
     PrivatePipeline
 
-    Raises
-    ------
-    ValueError
-        ``epsilon`` not > 0, ``delta`` not in (0, 1), ``delta`` without
-        ``epsilon``, or a total given with no private step.
+    Examples
+    --------
+    >>> from dptoolkit.feature_extraction import DPTfidfVectorizer
+    >>> from dptoolkit.linear_model import DPNBLogisticClassifier
+    >>> from dptoolkit.pipeline import make_pipeline
+    >>> pipe = make_pipeline(DPTfidfVectorizer(), DPNBLogisticClassifier(classes=[0, 1]),
+    ...                      epsilon=1.0, delta=1e-5)
     """
-    pipe = PrivatePipeline(_name_estimators(steps), memory=memory, verbose=verbose)
-    if epsilon is None:
-        if delta is not None:
-            raise ValueError("delta is set but epsilon is None; give the total epsilon to "
-                             "split, or set each step's own budget")
-        return pipe
-    epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, low_open=True)
-    if delta is not None:
-        delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, low_open=True,
-                                   high_open=True)
-    private = [step for _, step in pipe.steps if _is_private(step)]
-    if not private:
-        raise ValueError("epsilon is set but no step is private (none follows the "
-                         "toolkit's private contract): nothing to split it between")
-    for step in private:
-        params = {"epsilon": epsilon / len(private)}
-        if delta is not None:
-            params["delta"] = delta / len(private)
-        step.set_params(**params)
-    return pipe
+    return PrivatePipeline(_name_estimators(steps), epsilon=epsilon, delta=delta,
+                           memory=memory, verbose=verbose)
