@@ -164,7 +164,7 @@ def main():
     ap.add_argument("--configs", nargs="+", default=["hashed", "private", "public"],
                     choices=("hashed", "private", "public", "public_idf"))
     ap.add_argument("--epsilon", type=float, default=1.0)
-    ap.add_argument("--max-terms", type=int, default=64)
+    ap.add_argument("--max-terms", type=int, default=256)
     ap.add_argument("--ngram-max", type=int, default=1)
     ap.add_argument("--use-idf", action="store_true")
     ap.add_argument("--n-words", type=int, default=20000)

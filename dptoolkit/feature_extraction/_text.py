@@ -130,7 +130,7 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
     use_idf : bool, default=False
         Release private document frequencies and weight the features by the
         idf; False: binary or term-frequency features, no idf release.
-    max_terms_per_document : int, default=64
+    max_terms_per_document : int, default=256
         The contribution bound :math:`m`: at most this many distinct n-grams of a
         document count towards the vocabulary and the document frequencies.
     ngram_range : (int, int), default=(1, 1)
@@ -198,7 +198,7 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
     _privacy_label = "DPTfidfVectorizer"
 
     def __init__(self, vocabulary="private", *, epsilon=1.0, delta=1e-5, use_idf=False,
-                 max_terms_per_document=64, ngram_range=(1, 1), binary=True, norm="l2",
+                 max_terms_per_document=256, ngram_range=(1, 1), binary=True, norm="l2",
                  lowercase=True, token_pattern=r"(?u)\b\w\w+\b", n_samples_public=None,
                  accountant=None, random_state=None):
         self.vocabulary = vocabulary
