@@ -325,16 +325,20 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
         public = self._public_terms()
         if public is None:
             counter = self._counter()                   # local: every n-gram, not released
-            X = counter.fit_transform(docs)
-            names = counter.get_feature_names_out()
+            try:
+                X = counter.fit_transform(docs)
+                names = counter.get_feature_names_out()
+            except ValueError:                          # no n-gram in any document
+                X, names = sp.csr_array((len(docs), 0)), np.empty(0, dtype=object)
             del counter
             if p.epsilon is None:
                 vocab = names
             else:
+                # every column is an n-gram present in the corpus; the n-grams absent
+                # from it have count 0 and are never released (see the threshold)
                 H = bounded_contributions(X, p.max_terms, rng, weighted=True).sum(axis=0)
-                present = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() > 0)
-                noisy = H[present] + rng.normal(0.0, p.noise_multiplier, present.size)
-                vocab = names[present[noisy > p.threshold]]
+                noisy = np.ravel(H) + rng.normal(0.0, p.noise_multiplier, names.size)
+                vocab = names[noisy > p.threshold]
             del X, names
             terms = sorted(str(t) for t in vocab)
         else:
