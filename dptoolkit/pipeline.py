@@ -6,6 +6,7 @@ private steps (a vectorizer, a selector, a classifier) under the toolkit's one
 accountant, and warns, naming the step, about any step that learns from the data
 without privacy (``TfidfVectorizer``, ``CountVectorizer``, ``StandardScaler``, ...).
 """
+import inspect
 import math
 import warnings
 
@@ -73,7 +74,7 @@ class PrivatePipeline(Pipeline):
     ``delta / p`` and ``c * epsilon / p``, with ``c >= 1`` the largest scale
     (bisection, relative precision 1e-6) at which the accountant's figure for
     the composition of the steps' planned events
-    (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`, public
+    (each step's ``_privacy_plan``, from public
     quantities only: the number of training examples ``len(X)``, or each step's
     ``n_samples_public``) is at most ``epsilon`` at ``delta``.  Basic
     composition gives ``c = 1``; composing the Gaussian releases in Renyi DP
@@ -118,8 +119,12 @@ class PrivatePipeline(Pipeline):
 
     def __init__(self, steps, *, epsilon=None, delta=None, transform_input=None, memory=None,
                  verbose=False):
-        super().__init__(steps, transform_input=transform_input, memory=memory,
-                         verbose=verbose)
+        # transform_input is scikit-learn >= 1.6's; earlier versions do not take it
+        extra = ({"transform_input": transform_input}
+                 if "transform_input" in inspect.signature(Pipeline.__init__).parameters
+                 else {})
+        super().__init__(steps, memory=memory, verbose=verbose, **extra)
+        self.transform_input = transform_input
         self.epsilon = epsilon
         self.delta = delta
 
@@ -159,11 +164,11 @@ class PrivatePipeline(Pipeline):
         return self
 
     def fit_transform(self, X, y=None, **params):
-        """:meth:`fit` then :meth:`transform` (the last step must be a transformer)."""
+        """``fit`` then ``transform`` (the last step must be a transformer)."""
         return self.fit(X, y, **params).transform(X)
 
     def fit_predict(self, X, y=None, **params):
-        """:meth:`fit` then :meth:`predict`."""
+        """``fit`` then ``predict``."""
         return self.fit(X, y, **params).predict(X)
 
     def _split_budget(self, X):

@@ -49,7 +49,7 @@ _FALLBACK_WORDS = (
 def public_vocabulary(n_words=20000, lang="en"):
     """The ``n_words`` most frequent words of a language, from a public word list.
 
-    The list is :func:`wordfreq.top_n_list` (Speer 2022: word frequencies
+    The list is ``wordfreq.top_n_list`` (Speer 2022: word frequencies
     aggregated from public corpora, shipped inside the ``wordfreq`` wheel, read
     offline).  It does not depend on any private data, so a vectorizer naming its
     features with it releases nothing about the training documents through its
