@@ -16,6 +16,9 @@ from dptoolkit.feature_extraction import (DPTfidfVectorizer, bounded_contributio
                                           name_hashed_features, partition_selection_threshold,
                                           public_vocabulary)
 
+import test_noise_handles as walk
+from test_noise_handles import recording  # noqa: F401  (the fixture)
+
 COMMON = ["good movie", "bad movie", "good plot", "bad acting", "the film was good"]
 UNIQUE = "zqa zqb zqc zqd"          # one document, four n-grams no other document has
 
@@ -224,3 +227,27 @@ def test_name_hashed_features_bad_input():
         name_hashed_features(HashingVectorizer(), "good")
     with pytest.raises(ValueError, match="max_names"):
         name_hashed_features(HashingVectorizer(), ["good"], max_names=0)
+
+
+# ------------------------------------------------------------- noise handles
+def test_fitted_vectorizer_and_pipeline_hold_no_noise_handle(recording):
+    """As tests/test_noise_handles.py for the numeric estimators: a private fit with
+    random_state=None leaves no generator, seed or drawn integer on the fitted
+    vectorizer or on a pipeline holding it."""
+    from dptoolkit.linear_model import DPNBLogisticClassifier
+    from dptoolkit.pipeline import make_pipeline
+
+    docs = _corpus(400)
+    y = np.arange(len(docs)) % 2
+    vec = DPTfidfVectorizer(epsilon=1.0, use_idf=True, n_samples_public=len(docs),
+                            accountant=BudgetAccountant())
+    pipe = make_pipeline(vec, DPNBLogisticClassifier(
+        n_samples_public=len(docs), classes=[0, 1], accountant=BudgetAccountant()),
+        epsilon=1.0, delta=1e-5)
+    assert walk._walk(pipe, set()) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(docs, y)
+    assert pipe.privacy_spent_ is not None and vec.vocabulary_
+    assert walk._walk(vec, recording) == []
+    assert walk._walk(pipe, recording) == []
