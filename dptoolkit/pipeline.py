@@ -34,7 +34,7 @@ def _learns_from_data(step):
         return False
     try:
         return bool(get_tags(step).requires_fit)
-    except Exception:          # not a scikit-learn estimator: assume it learns
+    except (AttributeError, TypeError):   # not a scikit-learn estimator: assume it learns
         return True
 
 

@@ -6,18 +6,26 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import test_noise_handles as walk
 from scipy.stats import norm
 from sklearn.feature_extraction.text import HashingVectorizer
+from test_noise_handles import recording  # noqa: F401  (the fixture)
 
 from dptoolkit.accounting import BudgetAccountant, epsilon_of_event
-from dptoolkit.accounting.events import ApproxDPEvent, ComposedEvent, GaussianEvent, NoOpEvent
+from dptoolkit.accounting.events import (
+    ApproxDPEvent,
+    ComposedEvent,
+    GaussianEvent,
+    NoOpEvent,
+)
 from dptoolkit.exceptions import BudgetExceededError, PrivacyLeakWarning
-from dptoolkit.feature_extraction import (DPTfidfVectorizer, bounded_contributions,
-                                          name_hashed_features, partition_selection_threshold,
-                                          public_vocabulary)
-
-import test_noise_handles as walk
-from test_noise_handles import recording  # noqa: F401  (the fixture)
+from dptoolkit.feature_extraction import (
+    DPTfidfVectorizer,
+    bounded_contributions,
+    name_hashed_features,
+    partition_selection_threshold,
+    public_vocabulary,
+)
 
 COMMON = ["good movie", "bad movie", "good plot", "bad acting", "the film was good"]
 UNIQUE = "zqa zqb zqc zqd"          # one document, four n-grams no other document has

@@ -27,8 +27,11 @@ import numpy as np
 from sklearn.feature_extraction.text import HashingVectorizer, TfidfVectorizer
 
 from dptoolkit.exceptions import PrivacyLeakWarning
-from dptoolkit.feature_extraction import (DPTfidfVectorizer, name_hashed_features,
-                                          public_vocabulary)
+from dptoolkit.feature_extraction import (
+    DPTfidfVectorizer,
+    name_hashed_features,
+    public_vocabulary,
+)
 from dptoolkit.linear_model import DPNBLogisticClassifier
 from dptoolkit.pipeline import make_pipeline
 

@@ -23,7 +23,7 @@ from scipy.special import ndtri
 
 from .._validation import check_positive_int, check_scalar_range
 
-__all__ = ["partition_selection_threshold", "bounded_contributions"]
+__all__ = ["bounded_contributions", "partition_selection_threshold"]
 
 
 def partition_selection_threshold(noise_multiplier, delta, max_terms_per_document):
