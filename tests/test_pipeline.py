@@ -127,3 +127,20 @@ def test_a_total_budget_needs_a_private_step():
     with pytest.raises(ValueError, match="no step is private"):
         PrivatePipeline([("hash", HashingVectorizer()), ("norm", Normalizer())],
                         epsilon=1.0).fit(docs, y)
+
+
+def test_a_fitted_private_pipeline_round_trips_through_save_model(tmp_path):
+    from dptoolkit import load_model, save_model
+
+    docs, y = _documents()
+    # no accountant objects (a BudgetAccountant is not a type a model file trusts)
+    pipe = make_pipeline(DPTfidfVectorizer(), DPNBLogisticClassifier(
+        n_samples_public=N, classes=[0, 1]), epsilon=1.0, delta=1e-5).fit(docs, y)
+    path = save_model(pipe, tmp_path / "pipe.skops")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # version note
+        loaded = load_model(path)
+    assert loaded.privacy_spent_ == pipe.privacy_spent_
+    assert loaded.privacy_event_ == pipe.privacy_event_
+    assert list(loaded[:-1].get_feature_names_out()) == list(pipe[:-1].get_feature_names_out())
+    assert np.array_equal(loaded.predict(docs[:50]), pipe.predict(docs[:50]))
