@@ -81,9 +81,10 @@ class PrivatePipeline(Pipeline):
     gives more to each step.  The scale is used only when every planned event
     is the same whatever the number of input features (which a step after a
     vectorizer cannot know before the vectorizer's fit; checked at two
-    widths); otherwise ``c = 1``.  Each step's own ``epsilon`` and ``delta``
-    are then overwritten (``set_params``) and the pipeline states the
-    composed guarantee, at most (``epsilon``, ``delta``).
+    widths); otherwise ``c = 1``.  The steps are fitted with their shares
+    (``budget_split_``); their own ``epsilon`` and ``delta`` parameters are
+    restored after the fit (a fit changes no parameter), and the pipeline
+    states the composed guarantee, at most (``epsilon``, ``delta``).
 
     Parameters
     ----------
@@ -109,6 +110,9 @@ class PrivatePipeline(Pipeline):
         The names of the steps that learned from the data without privacy.
     budget_scale_ : float or None
         The scale ``c`` of the split (None without ``epsilon``).
+    budget_split_ : list of (str, float, float)
+        Each private step's name and the ``epsilon`` and ``delta`` it was fitted
+        with (its own, without a total).
 
     Raises
     ------
@@ -157,8 +161,18 @@ class PrivatePipeline(Pipeline):
                 "step (e.g. dptoolkit.feature_extraction.DPTfidfVectorizer) or a "
                 "stateless one (HashingVectorizer, Normalizer).", PrivacyLeakWarning,
                 stacklevel=2)
-        self.budget_scale_ = self._split_budget(X)
-        super().fit(X, y, **params)
+        own = [(step, step.get_params(deep=False)) for _, step in self.steps
+               if _is_private(step)]
+        try:
+            self.budget_scale_ = self._split_budget(X)
+            self.budget_split_ = [(name, step.epsilon, getattr(step, "delta", None))
+                                  for name, step in self.steps if _is_private(step)]
+            super().fit(X, y, **params)
+        finally:
+            # the steps' own parameters are left as given (fit changes no parameter);
+            # what each spent is its privacy_spent_
+            for step, kept in own:
+                step.set_params(**{k: kept[k] for k in ("epsilon", "delta") if k in kept})
         self.leaking_steps_ = leaking
         self._state_guarantee()
         return self

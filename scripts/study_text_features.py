@@ -191,7 +191,7 @@ def main():
                     acc = float(np.mean(pipe.predict(docs_te) == y_te))
                 spent = pipe.privacy_spent_ or (None, None)
                 row = dict(dataset=args.dataset, config=config, epsilon=args.epsilon,
-                           vectorizer_epsilon=(round(pipe[0].epsilon, 4)
+                           vectorizer_epsilon=(round(pipe.budget_split_[0][1], 4)
                                                if config in ("private", "public_idf") else ""),
                            max_terms=args.max_terms, ngram_max=args.ngram_max,
                            use_idf=args.use_idf, n_words=args.n_words, seed=seed,

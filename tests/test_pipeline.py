@@ -80,8 +80,12 @@ def test_private_vectorizer_and_classifier_state_one_guarantee():
     assert epsilon_of_event(pipe.privacy_event_, delta) == pytest.approx(eps)
     # Renyi composition gives each step more than half the budget (basic would not)
     assert pipe.budget_scale_ > 1.0
-    assert vec.epsilon == pytest.approx(pipe[-1].epsilon) and vec.epsilon > 0.5
-    assert vec.delta == pipe[-1].delta == pytest.approx(5e-6)
+    (_, eps_vec, delta_vec), (_, eps_model, delta_model) = pipe.budget_split_
+    assert eps_vec == pytest.approx(eps_model) and eps_vec > 0.5
+    assert delta_vec == delta_model == pytest.approx(5e-6)
+    assert vec.privacy_spent_[0] <= eps_vec + 1e-9
+    # the steps' parameters are as given (a fit changes no parameter)
+    assert vec.epsilon == 1.0 and pipe[-1].epsilon is None
     assert [name for name, _ in pipe.privacy_steps_] == ["dptfidfvectorizer",
                                                          "dpnblogisticclassifier"]
     assert pipe.score(docs, y) > 0.9
@@ -93,6 +97,8 @@ def test_without_a_total_each_step_keeps_its_budget_and_the_sum_bounds_it():
                             random_state=0)
     pipe = make_pipeline(vec, _model(epsilon=0.5, delta=5e-6, random_state=0)).fit(docs, y)
     assert pipe.budget_scale_ is None and vec.epsilon == 0.5
+    assert pipe.budget_split_ == [("dptfidfvectorizer", 0.5, 5e-6),
+                                  ("dpnblogisticclassifier", 0.5, 5e-6)]
     eps, delta = pipe.privacy_spent_
     assert eps <= vec.privacy_spent_[0] + pipe[-1].privacy_spent_[0] + 1e-12
     assert delta == pytest.approx(1e-5)
