@@ -150,3 +150,23 @@ def test_a_fitted_private_pipeline_round_trips_through_save_model(tmp_path):
     assert loaded.privacy_event_ == pipe.privacy_event_
     assert list(loaded[:-1].get_feature_names_out()) == list(pipe[:-1].get_feature_names_out())
     assert np.array_equal(loaded.predict(docs[:50]), pipe.predict(docs[:50]))
+
+
+def test_a_plan_that_depends_on_the_width_gets_the_basic_split():
+    """DPSIS with k="auto" plans a different event for each number of features, which
+    a step after another cannot know before the fit: equal shares (c = 1), and the
+    pipeline still states the composition, at most the total by basic composition."""
+    from dptoolkit.selection import DPSIS
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((N, 50)) < 0.3).astype(float)
+    y = (X[:, 0] + X[:, 1] > 0.5).astype(int)
+    pipe = make_pipeline(DPSIS(k="auto", y_bounds=(0, 1), n_samples_public=N,
+                               accountant=BudgetAccountant()),
+                         _model(epsilon=None), epsilon=1.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+    assert pipe.budget_scale_ == 1.0
+    assert [e for _, e, _ in pipe.budget_split_] == [0.5, 0.5]
+    assert pipe.privacy_spent_[0] <= 1.0 + 1e-9
