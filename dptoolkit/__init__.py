@@ -11,6 +11,11 @@ mechanisms
     Laplace, Gaussian, double-geometric, exponential, report-noisy-max.
 selection
     SIS / DP-SIS and the canonical Lipschitz top-k mechanism.
+feature_extraction
+    Private text features: a vocabulary by private partition selection or from
+    a public word list, private idf, names for hashed features.
+pipeline
+    A scikit-learn pipeline whose private steps compose into one guarantee.
 datasets
     LIBSVM and text-corpus loaders, public-bounds clipping, synthetic data.
 

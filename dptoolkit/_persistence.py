@@ -54,6 +54,8 @@ TRUSTED_TYPES = (
     "dptoolkit.selection._two_stage.TwoStageSelector",
     "dptoolkit.selection._pipeline.PrivateSelectThenFit",
     "dptoolkit.model_selection._search.PrivateHyperparameterSearch",
+    "dptoolkit.feature_extraction._text.DPTfidfVectorizer",
+    "dptoolkit.pipeline.PrivatePipeline",
     # privacy events (frozen dataclasses)
     "dptoolkit.accounting.events.NoOpEvent",
     "dptoolkit.accounting.events.PureDPEvent",

@@ -47,8 +47,9 @@ LAYERS = (
     ("privacy primitives and data", ("dptoolkit.accounting", "dptoolkit.mechanisms",
                                      "dptoolkit.datasets", "dptoolkit.distributed")),
     ("contract", ("dptoolkit._private", "dptoolkit._private._plan", "dptoolkit._private._streams", "dptoolkit._estimator")),
-    ("algorithms", ("dptoolkit.linear_model", "dptoolkit.dsal", "dptoolkit.selection")),
-    ("model selection", ("dptoolkit.model_selection",)),
+    ("algorithms", ("dptoolkit.linear_model", "dptoolkit.dsal", "dptoolkit.selection",
+                    "dptoolkit.feature_extraction")),
+    ("model selection", ("dptoolkit.model_selection", "dptoolkit.pipeline")),
     ("applications", ("dptoolkit", "dptoolkit.__main__", "dptoolkit.cli",
                       "dptoolkit._persistence", "dptoolkit.kernels")),
 )
