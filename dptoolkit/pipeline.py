@@ -12,6 +12,8 @@ import warnings
 
 from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils import get_tags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples
 
 from ._private import PrivateEstimatorMixin
 from ._validation import check_scalar_range
@@ -36,6 +38,14 @@ def _learns_from_data(step):
         return bool(get_tags(step).requires_fit)
     except (AttributeError, TypeError):   # not a scikit-learn estimator: assume it learns
         return True
+
+
+def _final_step_has(method):
+    """For ``available_if``: the last step is ``"passthrough"`` or has ``method``."""
+    def check(pipeline):
+        final = pipeline._final_estimator
+        return final == "passthrough" or hasattr(final, method)
+    return check
 
 
 class PrivatePipeline(Pipeline):
@@ -177,10 +187,14 @@ class PrivatePipeline(Pipeline):
         self._state_guarantee()
         return self
 
+    # through this class's fit (the budget split and the one guarantee), offered
+    # only when the last step can do the second half, as scikit-learn's Pipeline
+    @available_if(_final_step_has("transform"))
     def fit_transform(self, X, y=None, **params):
         """``fit`` then ``transform`` (the last step must be a transformer)."""
         return self.fit(X, y, **params).transform(X)
 
+    @available_if(_final_step_has("predict"))
     def fit_predict(self, X, y=None, **params):
         """``fit`` then ``predict``."""
         return self.fit(X, y, **params).predict(X)
@@ -259,10 +273,7 @@ class PrivatePipeline(Pipeline):
 
 
 def _n_rows(X):
-    try:
-        return len(X)
-    except TypeError:
-        return int(X.shape[0])
+    return int(_num_samples(X))
 
 
 def make_pipeline(*steps, epsilon=None, delta=None, memory=None, verbose=False):
