@@ -860,6 +860,7 @@ def _fw(**kw):
     # the zero start unless a test asks for the naive-Bayes start ("auto")
     return FrankWolfeLassoClassifier(**{"epsilon": 2.0, "delta": 1e-5, "max_iter": 150,
                                         "l1_bound": 10.0, "classes": [0, 1],
+                                        "n_samples_public": N,
                                         "start": "zero", **kw})
 
 
@@ -1321,7 +1322,10 @@ def test_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
     (dict(solver="standard", selector="exponential"), "solver='fast'"),
     (dict(selector="exponential"), "selector='grouped'"),
     (dict(epsilon=None, delta=None, selector="pairing_heap"), "selector='argmax'"),
-    (dict(max_iter="auto"), "n_samples_public"),
+    (dict(max_iter="auto", n_samples_public=None), "n_samples_public"),
+    # fixed max_iter, l1_bound="auto": once took N from the chunk sizes (warning)
+    (dict(l1_bound="auto", n_samples_public=None), "n_samples_public"),
+    (dict(n_samples_public=None), "n_samples_public"),
 ])
 def test_frank_wolfe_on_dask_refusals(live, kw, match):
     X, y = _fw_data()
@@ -1454,7 +1458,8 @@ def test_multinomial_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
 
 
 @pytest.mark.parametrize("change, match", [
-    (dict(max_iter="auto"), "n_samples_public"),
+    (dict(max_iter="auto", n_samples_public=None), "n_samples_public"),
+    (dict(n_samples_public=None), "n_samples_public"),
     (dict(classes=[0, 1, 3]), "not in classes|outside"),
     (dict(nan=True), "NaN or infinity"),
     (dict(rechunk=True), "same row chunks"),
