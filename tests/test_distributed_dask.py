@@ -1606,3 +1606,98 @@ def test_multinomial_frank_wolfe_on_dask_refusals(live, change, match):
     assert not hasattr(model, "coef_") and accountant.spends == []
     if match != "NaN or infinity":      # found by the blocks after the screening noise
         assert rng.bit_generator.state == state
+
+
+# ------------------------------------------ nothing stays on the workers
+def _held(client):
+    """Per worker: the actors it holds and the keys in its memory."""
+    return client.run(lambda dask_worker: (len(dask_worker.state.actors),
+                                           len(dask_worker.data)))
+
+
+def _assert_workers_forget(client, before, timeout=15.0):
+    """Every worker holds no actor and no more keys than ``before`` the fit (the
+    release is asynchronous: polled for ``timeout`` seconds; the earlier code
+    kept its coordinators until the garbage collector ran)."""
+    stop = time.monotonic() + timeout
+    while True:
+        held = _held(client)
+        if all(a == 0 and d <= before.get(w, (0, 0))[1] for w, (a, d) in held.items()):
+            return
+        assert time.monotonic() < stop, f"left on the workers (actors, keys): {held}"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def no_gc():
+    """The garbage collector off: a release that waited for it (the actor handles'
+    reference cycles) would not happen at all, where a collection would come at
+    an arbitrary moment."""
+    import gc
+
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _interrupt_at(original, at):
+    """``original`` that raises KeyboardInterrupt on the client at its ``at``-th call."""
+    count = [0]
+
+    def interrupted(*args, **kwargs):
+        count[0] += 1
+        if count[0] == at:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+    return interrupted
+
+
+@pytest.mark.parametrize("fit", ["dp-sgd", "dp-nb", "frank-wolfe", "frank-wolfe-multinomial"])
+def test_no_actor_or_block_stays_on_the_workers_after_a_fit(live, no_gc, fit):
+    """The coordinator and block actors hold restricted rows and margins: they and
+    the transformed blocks leave the workers when the fit ends."""
+    X, y = _data()
+    before = _held(live)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if fit == "dp-sgd":
+            _sgd(random_state=0).fit(*_dask(X, y))
+        elif fit == "dp-nb":
+            _model(random_state=0).fit(*_dask(X, y))
+        else:
+            K = 3 if fit == "frank-wolfe-multinomial" else 2
+            Xf, yf = _fw_classes(K)
+            _fw(classes=list(range(K)), max_iter=30, random_state=0).fit(*_dask(Xf, yf))
+    _assert_workers_forget(live, before)
+
+
+def test_no_actor_stays_on_the_workers_after_an_error_or_an_interrupt(live, no_gc,
+                                                                     monkeypatch):
+    """A fit that raises (NaN in a block, found by the workers; DP-SGD or
+    Frank-Wolfe interrupted mid-fit on the client, KeyboardInterrupt) leaves no
+    actor and no block on the workers."""
+    from dptoolkit.distributed import _fw as _fw_rounds
+
+    X, y = _data()
+    bad = X.copy()
+    bad.data[-1] = np.nan               # in the last block
+    before = _held(live)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        _sgd(random_state=0).fit(*_dask(bad, y))
+    _assert_workers_forget(live, before)
+
+    monkeypatch.setattr(_sgd_rounds, "_chunk_steps", lambda n_weights: 2)
+    monkeypatch.setattr(_sgd_rounds, "_collect", _interrupt_at(_sgd_rounds._collect, 3))
+    with pytest.raises(KeyboardInterrupt):
+        _sgd(random_state=0).fit(*_dask(X, y))
+    _assert_workers_forget(live, before)
+
+    Xf, yf = _fw_data()
+    monkeypatch.setattr(_fw_rounds, "_CHUNK_STEPS", 5)
+    monkeypatch.setattr(_fw_rounds._Blocks, "_chunk",
+                        _interrupt_at(_fw_rounds._Blocks._chunk, 2))
+    with pytest.raises(KeyboardInterrupt):
+        _fw(max_iter=30, random_state=0).fit(*_dask(Xf, yf))
+    _assert_workers_forget(live, before)

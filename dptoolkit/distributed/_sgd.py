@@ -85,7 +85,7 @@ import scipy.sparse as sp
 from scipy.special import expit, softmax
 
 from . import _blocksum, _lot_fast
-from ._blocksum import _blocks, _shared, is_dask_array
+from ._blocksum import _blocks, _shared, is_dask_array, release_from_workers
 from ._fw import _drive, _drive_async
 from ._peer import Peer, PeerLostError
 
@@ -444,14 +444,18 @@ class _ActorRounds:
         self.client = client
         xs, ys = _blocks(X, y)
         fn = delayed(_prepare_block, pure=True)
-        self.prep = client.compute([fn(xb, yb, transform, transform_args)
-                                    for xb, yb in zip(xs, ys)])
-        self.failures = self.rounds = 0
-        self.allowed = _allowed_failures()
-        self.handles, self.addresses = [], set()
-        self._build()
-        self.warnings = self._call(lambda: _collect([
-            client.submit(operator.getitem, pb, 3, pure=True) for pb in self.prep]))
+        self.handles, self.addresses, self.prep = [], set(), []
+        try:
+            self.prep = client.compute([fn(xb, yb, transform, transform_args)
+                                        for xb, yb in zip(xs, ys)])
+            self.failures = self.rounds = 0
+            self.allowed = _allowed_failures()
+            self._build()
+            self.warnings = self._call(lambda: _collect([
+                client.submit(operator.getitem, pb, 3, pure=True) for pb in self.prep]))
+        except BaseException:      # an error or an interrupt: nothing stays on the workers
+            self.close()
+            raise
 
     def _build(self):
         """A runner actor per worker but one, holding the transformed blocks stored
@@ -459,8 +463,7 @@ class _ActorRounds:
         from distributed import wait
 
         mid_fit = self.rounds > 0
-        for h in self.handles:
-            h.release()
+        release_from_workers(self.client, self.handles)   # the old actors, not the blocks
         self.coordinator, self.handles = None, []
         wait(self.prep)
         for pb in self.prep:
@@ -528,8 +531,8 @@ class _ActorRounds:
             words, first, n, theta, noise, record, rule)])[0])
 
     def close(self):
-        for h in self.handles or ():
-            h.release()
+        """Forget the actors and the transformed blocks on the workers."""
+        release_from_workers(self.client, self.handles or (), self.prep or ())
         self.coordinator = self.handles = self.prep = None
 
 
