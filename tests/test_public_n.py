@@ -33,10 +33,16 @@ import scipy.sparse as sp
 import dptoolkit
 from dptoolkit._private import PrivateEstimatorMixin
 from dptoolkit.exceptions import PrivacyLeakWarning
-from dptoolkit.linear_model import (DPIGHTClassifier, DPNBLogisticClassifier,
-                                    DPSCDClassifier, DPSCDRegressor, DPSGDClassifier,
-                                    DPSGDRegressor, FrankWolfeLassoClassifier,
-                                    SparsifiedLassoClassifier)
+from dptoolkit.linear_model import (
+    DPIGHTClassifier,
+    DPNBLogisticClassifier,
+    DPSCDClassifier,
+    DPSCDRegressor,
+    DPSGDClassifier,
+    DPSGDRegressor,
+    FrankWolfeLassoClassifier,
+    SparsifiedLassoClassifier,
+)
 from dptoolkit.model_selection import PrivateHyperparameterSearch
 from dptoolkit.selection import DPSIS, PrivateSelectThenFit, TwoStageSelector
 
