@@ -201,22 +201,35 @@ def _assert_same_first_release(a, b):
     assert a.n_steps_ == b.n_steps_
 
 
+def _sampling_words(rng, n_blocks):
+    """The blocks' seed words: 32 bytes drawn from the noise generator ``rng``,
+    their SHA-256 digest (under the engine's label) seeds the sampling
+    SeedSequence, and block b gets generate_state(8) of its b-th child."""
+    import hashlib
+
+    digest = hashlib.sha256(_sgd_rounds._SAMPLING_LABEL + rng.bytes(32)).digest()
+    seq = np.random.SeedSequence(int.from_bytes(digest, "little"))
+    return [c.generate_state(8) for c in seq.spawn(n_blocks)]
+
+
 def _dpnb_sgd_reference(model, X, y, seed, theta0=None):
     """DPNB's DP-SGD stage on a Dask X, written out example by example: the rows
     transformed with the fitted vocabulary and ratios; the lot of step s in block b
-    from PCG64(SeedSequence(words_b, spawn_key=(s,))), words_b = generate_state(8) of
-    the b-th child spawned from the estimator's generator; each per-example gradient
+    from PCG64(SeedSequence(words_b, spawn_key=(s,))), words_b of the sampling
+    sequence seeded from a draw of the generator (_sampling_words, after the
+    release's noise); each per-example gradient
     (logistic, or softmax clipped to Frobenius norm 1); dense noise from the
     generator after the release's; the average of the iterates of the last half
     of the steps (fewer than 25 here, so all of them)."""
     K = model.classes_.size
     Z = _transform(X, model.feature_indices_, model.log_count_ratios_).toarray()
     M = Z.shape[1]
-    words_rng, noise_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+    noise_rng = np.random.default_rng(seed)
     sigma1, sigma2 = model.noise_multipliers_ or (0.0, 0.0)
-    if sigma1:
-        noise_rng.normal(0.0, sigma1, (K, D))          # the release's noise
-    words = [c.generate_state(8) for c in words_rng.bit_generator.seed_seq.spawn(N // CHUNK)]
+    # the release's noise (drawn also at sigma1 = 0, non-private: the draws move
+    # the generator before the sampling words)
+    noise_rng.normal(0.0, sigma1, (K, D))
+    words = _sampling_words(noise_rng, N // CHUNK)
     q, lr, lam, T = model.sampling_rate, model.learning_rate_, model.alpha, model.n_steps_
     L = q * N
     shape = (M,) if K == 2 else (M, K)
@@ -561,11 +574,11 @@ def _sgd(**kw):
                   "n_epochs": 1.5, "learning_rate": 0.5, "clip": 0.5, **kw})
 
 
-def _dpsgd_reference(X, t, words_rng, noise_rng, *, q, T, lr, lam, clip, L, noise_std,
+def _dpsgd_reference(X, t, noise_rng, *, q, T, lr, lam, clip, L, noise_std,
                      loss="logistic", n_classes=2):
     """Algorithm 1 of Abadi et al. written out example by example: the lot of step
-    s in block b from PCG64(SeedSequence(words_b, spawn_key=(s,))), words_b =
-    generate_state(8) of the b-th child spawned from the estimator's generator;
+    s in block b from PCG64(SeedSequence(words_b, spawn_key=(s,))), words_b of the
+    sampling sequence seeded from a first draw of the generator (_sampling_words);
     dense noise N(0, I) * lr * noise_std / L from that generator after the lots.
     ``loss="softmax"``: weights (D, K), each example's gradient x (p - e_y)^T
     clipped to ``clip`` in Frobenius norm."""
@@ -575,8 +588,7 @@ def _dpsgd_reference(X, t, words_rng, noise_rng, *, q, T, lr, lam, clip, L, nois
 
     Xt, _ = transform_rows(X, "l2", False, 1.0)
     Xt = Xt.toarray()
-    seqs = words_rng.bit_generator.seed_seq.spawn(N // CHUNK)
-    words = [c.generate_state(8) for c in seqs]
+    words = _sampling_words(noise_rng, N // CHUNK)
     shape = (D, n_classes) if loss == "softmax" else (D,)
     theta = np.zeros(shape)
     for s in range(T):
@@ -618,8 +630,7 @@ def test_dpsgd_on_dask_is_the_per_block_poisson_algorithm(live, regressor):
     assert dist.privacy_spent_ == mem.privacy_spent_
     assert dist.noise_multiplier_ == mem.noise_multiplier_ and dist.n_steps_ == 15
     t = y if regressor else np.where(y == 1, 1.0, -1.0)
-    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
-    want = _dpsgd_reference(X, t, r1, r2, q=60 / N, T=dist.n_steps_, lr=0.5, lam=1e-4,
+    want = _dpsgd_reference(X, t, np.random.default_rng(5), q=60 / N, T=dist.n_steps_, lr=0.5, lam=1e-4,
                             clip=0.5, L=60, noise_std=dist.noise_std_,
                             loss="squared" if regressor else "logistic")
     np.testing.assert_allclose(np.ravel(dist.coef_), want, rtol=1e-9, atol=1e-12)
@@ -640,8 +651,7 @@ def test_dpsgd_multiclass_on_dask_is_the_per_block_softmax_algorithm(live):
     assert dist.privacy_spent_ == mem.privacy_spent_
     assert dist.noise_multiplier_ == mem.noise_multiplier_ and dist.n_steps_ == 15
     assert dist.coef_.shape == mem.coef_.shape == (3, D)
-    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
-    want = _dpsgd_reference(X, y, r1, r2, q=60 / N, T=dist.n_steps_, lr=0.5, lam=1e-4,
+    want = _dpsgd_reference(X, y, np.random.default_rng(5), q=60 / N, T=dist.n_steps_, lr=0.5, lam=1e-4,
                             clip=0.5, L=60, noise_std=dist.noise_std_, loss="softmax",
                             n_classes=3)
     np.testing.assert_allclose(dist.coef_, want.T, rtol=1e-9, atol=1e-12)
@@ -726,6 +736,115 @@ def test_dpsgd_actor_rounds_and_graph_rounds_agree(live, monkeypatch):
         np.testing.assert_array_equal(runs[0][0], runs[1][0])
         np.testing.assert_array_equal(runs[0][1], runs[1][1])
         assert runs[0][0].shape == ((41,) if loss == "logistic" else (41, 3))
+
+
+# ------------------------------------------------ the workers' seed words
+# numpy's SeedSequence (its hash and mix constants), written out to be inverted:
+# the mixing is a bijection once the spawn key is known, so words taken from a
+# spawn of a sequence give that sequence's entropy back
+_M32 = 0xFFFFFFFF
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43b0d7e5, 0x931e8875, 0x8b51f9dd, 0x58f38ded
+_MIX_L, _MIX_R = 0xca01f9dd, 0x4973f715
+
+
+def _hash_consts(init, mult, n):
+    out, h = [], init
+    for _ in range(n):
+        out.append((h, (h * mult) & _M32))
+        h = out[-1][1]
+    return out
+
+
+def _hashmix(v, c):
+    v = ((int(v) ^ c[0]) * c[1]) & _M32
+    return v ^ (v >> 16)
+
+
+def _unmix(r, y):
+    r ^= r >> 16
+    return ((r + _MIX_R * y) * pow(_MIX_L, -1, 2 ** 32)) & _M32
+
+
+def _invert_seed_words(words, spawn_key):
+    """The 128-bit entropy of the SeedSequence whose child ``spawn_key`` gave
+    ``words`` (= ``child.generate_state(8)``): ``generate_state`` undone to the
+    child's pool, then the pool's mixing undone with the known spawn key."""
+    pool = []
+    for i, c in enumerate(_hash_consts(_INIT_B, _MULT_B, 4)):
+        v = int(words[i])
+        v ^= v >> 16
+        pool.append(((v * pow(c[1], -1, 2 ** 32)) & _M32) ^ c[0])
+    consts = _hash_consts(_INIT_A, _MULT_A, 16 + 4 * len(spawn_key))
+    k = len(consts)
+    for s in reversed(range(len(spawn_key))):
+        for d in reversed(range(4)):
+            k -= 1
+            pool[d] = _unmix(pool[d], _hashmix(spawn_key[s], consts[k]))
+    for s in reversed(range(4)):
+        for d in reversed([d for d in range(4) if d != s]):
+            k -= 1
+            pool[d] = _unmix(pool[d], _hashmix(pool[s], consts[k]))
+    entropy = []
+    for i in range(4):
+        v = pool[i] ^ (pool[i] >> 16)
+        entropy.append(((v * pow(consts[i][1], -1, 2 ** 32)) & _M32) ^ consts[i][0])
+    return sum(w << (32 * i) for i, w in enumerate(entropy))
+
+
+def _regenerated(words_per_block, n_draws):
+    """The auditor's attack on what the workers receive: every block's words
+    inverted to an entropy, each made into a generator (and into the children
+    spawned from it), their first standard normals; and the entropies."""
+    entropies = [_invert_seed_words(w, (b,)) for b, w in enumerate(words_per_block)]
+    draws = []
+    for e in entropies:
+        seq = np.random.SeedSequence(e)
+        draws.append(np.random.default_rng(seq).standard_normal(n_draws))
+        draws += [np.random.default_rng(c).standard_normal(n_draws) for c in seq.spawn(4)]
+    return entropies, draws
+
+
+@pytest.mark.parametrize("seed", [5, 2 ** 127 + 12345])
+def test_seed_words_do_not_regenerate_the_noise(seed):
+    """A worker receives the blocks' seed words.  Inverting SeedSequence's mixing
+    turns words spawned from the noise generator's own sequence (the earlier
+    scheme, checked here as a control) into its entropy and every noise draw;
+    the words of block_seeds invert to nothing of the noise stream: no entropy,
+    pool, state word or draw of it (exact comparisons, nothing statistical)."""
+    from dptoolkit.distributed import block_seeds
+
+    n_blocks, n_draws = 4, 64
+    # control: the attack works on spawns of the noise generator's sequence
+    rng = np.random.default_rng(seed)
+    spawned = [c.generate_state(8) for c in rng.bit_generator.seed_seq.spawn(n_blocks)]
+    entropies, draws = _regenerated(spawned, n_draws)
+    assert entropies == [seed] * n_blocks
+    np.testing.assert_array_equal(draws[0], rng.standard_normal(n_draws))
+
+    rng = np.random.default_rng(seed)
+    fresh = np.random.default_rng(seed)           # the noise stream from its start
+    words = block_seeds(rng, n_blocks)
+    noise = np.concatenate([fresh.standard_normal(4 * n_draws),
+                            rng.standard_normal(4 * n_draws)])  # after the words too
+    entropies, draws = _regenerated(words, n_draws)
+    assert seed not in entropies
+    for d in draws:
+        assert not np.isin(d, noise).any()
+    # nothing received equals the noise sequence's pool or generator state words
+    seq = rng.bit_generator.seed_seq
+    state = rng.bit_generator.state["state"]
+    secret = {int(w) for w in seq.pool} | {int(w) for w in seq.generate_state(8)}
+    for v in (state["state"], state["inc"]):
+        secret |= {(v >> (32 * i)) & _M32 for i in range(4)}
+    received = {int(w) for w in np.ravel(words)}
+    received |= {(e >> (32 * i)) & _M32 for e in entropies for i in range(4)}
+    assert not received & secret
+    # deterministic given the generator, and the generator moves by its 32 bytes
+    again = np.random.default_rng(seed)
+    np.testing.assert_array_equal(block_seeds(again, n_blocks), words)
+    skip = np.random.default_rng(seed)
+    skip.bytes(32)
+    assert skip.bit_generator.state == again.bit_generator.state
 
 
 def test_dpsgd_on_dask_needs_n_samples_public(live):
@@ -860,6 +979,7 @@ def _fw(**kw):
     # the zero start unless a test asks for the naive-Bayes start ("auto")
     return FrankWolfeLassoClassifier(**{"epsilon": 2.0, "delta": 1e-5, "max_iter": 150,
                                         "l1_bound": 10.0, "classes": [0, 1],
+                                        "n_samples_public": N,
                                         "start": "zero", **kw})
 
 
@@ -1321,7 +1441,10 @@ def test_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
     (dict(solver="standard", selector="exponential"), "solver='fast'"),
     (dict(selector="exponential"), "selector='grouped'"),
     (dict(epsilon=None, delta=None, selector="pairing_heap"), "selector='argmax'"),
-    (dict(max_iter="auto"), "n_samples_public"),
+    (dict(max_iter="auto", n_samples_public=None), "n_samples_public"),
+    # fixed max_iter, l1_bound="auto": once took N from the chunk sizes (warning)
+    (dict(l1_bound="auto", n_samples_public=None), "n_samples_public"),
+    (dict(n_samples_public=None), "n_samples_public"),
 ])
 def test_frank_wolfe_on_dask_refusals(live, kw, match):
     X, y = _fw_data()
@@ -1454,7 +1577,8 @@ def test_multinomial_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
 
 
 @pytest.mark.parametrize("change, match", [
-    (dict(max_iter="auto"), "n_samples_public"),
+    (dict(max_iter="auto", n_samples_public=None), "n_samples_public"),
+    (dict(n_samples_public=None), "n_samples_public"),
     (dict(classes=[0, 1, 3]), "not in classes|outside"),
     (dict(nan=True), "NaN or infinity"),
     (dict(rechunk=True), "same row chunks"),
@@ -1485,3 +1609,98 @@ def test_multinomial_frank_wolfe_on_dask_refusals(live, change, match):
         assert rng.bit_generator.state == state and accountant.spends == []
     else:                               # whose fit is charged: its noise ran
         assert len(accountant.spends) == 1
+
+
+# ------------------------------------------ nothing stays on the workers
+def _held(client):
+    """Per worker: the actors it holds and the keys in its memory."""
+    return client.run(lambda dask_worker: (len(dask_worker.state.actors),
+                                           len(dask_worker.data)))
+
+
+def _assert_workers_forget(client, before, timeout=15.0):
+    """Every worker holds no actor and no more keys than ``before`` the fit (the
+    release is asynchronous: polled for ``timeout`` seconds; the earlier code
+    kept its coordinators until the garbage collector ran)."""
+    stop = time.monotonic() + timeout
+    while True:
+        held = _held(client)
+        if all(a == 0 and d <= before.get(w, (0, 0))[1] for w, (a, d) in held.items()):
+            return
+        assert time.monotonic() < stop, f"left on the workers (actors, keys): {held}"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def no_gc():
+    """The garbage collector off: a release that waited for it (the actor handles'
+    reference cycles) would not happen at all, where a collection would come at
+    an arbitrary moment."""
+    import gc
+
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _interrupt_at(original, at):
+    """``original`` that raises KeyboardInterrupt on the client at its ``at``-th call."""
+    count = [0]
+
+    def interrupted(*args, **kwargs):
+        count[0] += 1
+        if count[0] == at:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+    return interrupted
+
+
+@pytest.mark.parametrize("fit", ["dp-sgd", "dp-nb", "frank-wolfe", "frank-wolfe-multinomial"])
+def test_no_actor_or_block_stays_on_the_workers_after_a_fit(live, no_gc, fit):
+    """The coordinator and block actors hold restricted rows and margins: they and
+    the transformed blocks leave the workers when the fit ends."""
+    X, y = _data()
+    before = _held(live)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if fit == "dp-sgd":
+            _sgd(random_state=0).fit(*_dask(X, y))
+        elif fit == "dp-nb":
+            _model(random_state=0).fit(*_dask(X, y))
+        else:
+            K = 3 if fit == "frank-wolfe-multinomial" else 2
+            Xf, yf = _fw_classes(K)
+            _fw(classes=list(range(K)), max_iter=30, random_state=0).fit(*_dask(Xf, yf))
+    _assert_workers_forget(live, before)
+
+
+def test_no_actor_stays_on_the_workers_after_an_error_or_an_interrupt(live, no_gc,
+                                                                     monkeypatch):
+    """A fit that raises (NaN in a block, found by the workers; DP-SGD or
+    Frank-Wolfe interrupted mid-fit on the client, KeyboardInterrupt) leaves no
+    actor and no block on the workers."""
+    from dptoolkit.distributed import _fw as _fw_rounds
+
+    X, y = _data()
+    bad = X.copy()
+    bad.data[-1] = np.nan               # in the last block
+    before = _held(live)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        _sgd(random_state=0).fit(*_dask(bad, y))
+    _assert_workers_forget(live, before)
+
+    monkeypatch.setattr(_sgd_rounds, "_chunk_steps", lambda n_weights: 2)
+    monkeypatch.setattr(_sgd_rounds, "_collect", _interrupt_at(_sgd_rounds._collect, 3))
+    with pytest.raises(KeyboardInterrupt):
+        _sgd(random_state=0).fit(*_dask(X, y))
+    _assert_workers_forget(live, before)
+
+    Xf, yf = _fw_data()
+    monkeypatch.setattr(_fw_rounds, "_CHUNK_STEPS", 5)
+    monkeypatch.setattr(_fw_rounds._Blocks, "_chunk",
+                        _interrupt_at(_fw_rounds._Blocks._chunk, 2))
+    with pytest.raises(KeyboardInterrupt):
+        _fw(max_iter=30, random_state=0).fit(*_dask(Xf, yf))
+    _assert_workers_forget(live, before)

@@ -768,8 +768,8 @@ def test_dual_delta_depends_on_n_only_through_public_constant():
 
 def test_missing_n_samples_public_warns():
     """A private dual/sequential fit without n_samples_public takes N from the data
-    and says so; the primal (guarantee independent of N) and non-private fits do
-    not warn, and a non-private fit ignores n_samples_public."""
+    and says so (the primal too: N is shown in n_samples_used_); non-private fits
+    do not warn, and a non-private fit ignores n_samples_public."""
     X = _dense_unit_rows(50, 4, 42)
     y = (X[:, 0] > 0).astype(int)
     kw = dict(epsilon=1.0, batch_size=5, n_epochs=1, random_state=0)
@@ -779,16 +779,38 @@ def test_missing_n_samples_public_warns():
         assert clf.n_samples_used_ == 50 and clf.sampling_rate_ == 5 / 50
         with pytest.warns(PrivacyLeakWarning):
             DPSCDRegressor(variant=variant, **kw).fit(X, X[:, 1])
+    with pytest.warns(PrivacyLeakWarning, match="n_samples_used_"):
+        prim = DPSCDClassifier("logistic", variant="primal", classes=[0, 1],
+                               **dict(kw, batch_size=2)).fit(X, y)
+    assert prim.n_samples_used_ == 50
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
-        prim = DPSCDClassifier("logistic", variant="primal", classes=[0, 1],
-                               **dict(kw, batch_size=2)).fit(X, y)
-        assert prim.n_samples_used_ == 50
         plain = DPSCDClassifier("hinge", batch_size=5, n_epochs=1, n_samples_public=70,
                                 random_state=0).fit(X, y)
         assert plain.n_samples_used_ == 50 and plain.sampling_rate_ is None
         DPSCDClassifier("hinge", n_samples_public=50, classes=[0, 1], **kw).fit(X, y)
+
+
+def test_primal_auto_epochs_takes_n_from_public_n_or_warns():
+    """variant="primal" with n_epochs="auto": N sets the number of steps (hence the
+    noise multiplier and the event).  Without n_samples_public a private fit warns;
+    with it, data sets of different sizes give the same steps and event."""
+    fits = []
+    for n in (500, 3000):
+        X = _dense_unit_rows(n, 4, 7)
+        y = (X[:, 0] > 0).astype(int)
+        kw = dict(epsilon=1.0, variant="primal", batch_size=2, classes=[0, 1],
+                  random_state=0)
+        with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
+            DPSCDClassifier("logistic", **kw).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            fits.append(DPSCDClassifier("logistic", n_samples_public=1000, **kw).fit(X, y))
+    a, b = fits
+    assert (a.n_epochs_, a.n_steps_, a.noise_multiplier_) == \
+        (b.n_epochs_, b.n_steps_, b.noise_multiplier_)
+    assert a.privacy_event_ == b.privacy_event_
 
 
 @pytest.mark.parametrize("variant", ["dual", "sequential", "primal"])

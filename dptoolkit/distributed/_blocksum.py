@@ -108,6 +108,29 @@ def _shared(args):
     return tuple(delayed(a, pure=True) if isinstance(a, np.ndarray) else a for a in args)
 
 
+def release_from_workers(client, actors=(), blocks=()):
+    """Make the workers forget the ``actors`` (futures of Dask actors) and the
+    ``blocks`` (futures of the data they hold) now.
+
+    Releasing an actor's future is not enough: its client-side handle holds
+    another future and sits in a reference cycle (with the calls made on it)
+    that only the garbage collector breaks, so the actor, with the rows and
+    margins it holds, stayed on its worker after the fit.  Cancelling the
+    actors' keys (``force=True``) has the scheduler release them whoever refers
+    to them; the blocks (which the actors depend on) are then released.  Best
+    effort: a cluster already gone raises nothing here (this runs in the
+    ``finally`` of a fit, whose own error must not be masked).
+    """
+    actors = [f for f in actors if f is not None]
+    try:
+        if actors:
+            client.cancel(actors, force=True)
+        for f in blocks:
+            f.release()
+    except Exception:   # the scheduler is unreachable: its workers hold nothing of ours
+        pass
+
+
 def _compute(tasks, what):
     """Compute Dask tasks on the default scheduler; a lost worker is a clear error."""
     import dask

@@ -139,7 +139,7 @@ import scipy.sparse as sp
 
 from ..exceptions import nothing_released
 from . import _blocksum, _fw_block_fast
-from ._blocksum import _blocks, _csr_block, is_dask_array
+from ._blocksum import _blocks, _csr_block, is_dask_array, release_from_workers
 from ._peer import Peer
 
 __all__ = ["frank_wolfe_over_blocks"]
@@ -452,8 +452,10 @@ class _Blocks:
         self.blocks = futures
         try:
             self._place(futures)
-        except Exception as exc:
+        except BaseException as exc:    # an interrupt too: nothing stays on the workers
             self.close()
+            if not isinstance(exc, Exception):
+                raise
             if type(exc).__name__ == "KilledWorker":
                 raise RuntimeError(
                     "the Dask workers preparing the Frank-Wolfe blocks died repeatedly, "
@@ -556,8 +558,7 @@ class _Blocks:
         try:
             if not isinstance(exc, StaleBlocksError):
                 self._wait_for_scheduler()
-            for f in self.futures:
-                f.release()
+            release_from_workers(self.client, self.futures)   # the holders, not the blocks
             self._place(self.blocks)
             for call in [h.replay(self.log) for h in self.holders]:
                 call.result()
@@ -625,9 +626,11 @@ class _Blocks:
 
     def close(self):
         """Release the actors and the blocks (they leave the workers' memory)."""
-        for f in self.futures + [f for held in self.preps for f in held] + self.blocks:
-            f.release()
+        if self.actors or self.futures or self.blocks:
+            release_from_workers(self.client, self.futures, self.blocks + [
+                f for held in self.preps for f in held])
         self.futures, self.holders, self.preps, self.blocks = [], [], [], []
+        self.peers = []
 
 
 def _drive(steps, round_fn):

@@ -9,15 +9,17 @@ backend of :func:`~dptoolkit.distributed.block_sum`).  Step :math:`t`:
    probability :math:`q`, using its own stream
    :math:`G_{b,t}` = ``PCG64(SeedSequence(w_b, spawn_key=(t,)))``, where the
    words :math:`w_b` = ``child_b.generate_state(8)`` come from the ``b``-th child
-   :class:`~numpy.random.SeedSequence` spawned on the client from the
-   estimator's generator (:func:`block_seeds`).  Independent Bernoulli(q)
+   of the *sampling* :class:`~numpy.random.SeedSequence`, seeded on the client
+   by the SHA-256 digest of 32 bytes drawn from the estimator's generator
+   (:func:`block_seeds`); no noise is drawn from it.  Independent Bernoulli(q)
    inclusions per block are, jointly, independent Bernoulli(q) inclusions of
    every row: the lot has the law of global Poisson sampling (Zhu and Wang
    2019; Mironov, Talwar and Zhang 2019), whatever the partition.  A task is a
    pure function of its block and of :math:`(w_b, t)`, so a retried task draws
-   the same lot.  Only the hashed words travel to the workers, never the
-   client generator's entropy or state (from which its noise could be
-   regenerated).
+   the same lot.  Only these words travel to the workers; inverting the
+   SeedSequence mixing gives at most the digest, from which neither the noise
+   generator's state nor any of its noise draws can be rebuilt (its argument in
+   :func:`block_seeds`).
 2. **Clipped sum.**  Each block returns the sum over its lot rows of
    :math:`\mathrm{clip}_C(\ell'(x_i^\top\theta)\,x_i)` (sparse: the columns its
    lot touches) and its lot size; they are added in block order (by the
@@ -73,6 +75,7 @@ References
 M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016, Algorithm 1.
 Y. Zhu, Y.-X. Wang. Poisson Subsampled Renyi Differential Privacy. ICML 2019.
 """
+import hashlib
 import operator
 import threading
 import warnings
@@ -82,7 +85,7 @@ import scipy.sparse as sp
 from scipy.special import expit, softmax
 
 from . import _blocksum, _lot_fast
-from ._blocksum import _blocks, _shared, is_dask_array
+from ._blocksum import _blocks, _shared, is_dask_array, release_from_workers
 from ._fw import _drive, _drive_async
 from ._peer import Peer, PeerLostError
 
@@ -98,6 +101,11 @@ _BINARY_LOSS_CODES = {"squared": 0, "logistic": 1, "hinge": 2}
 #: 32-bit words of seed material per block (256 bits).
 _SEED_WORDS = 8
 
+#: Bytes drawn from the noise generator to seed the sampling sequence (256 bits),
+#: hashed under this label (:func:`block_seeds`).
+_SAMPLING_DRAW_BYTES = 32
+_SAMPLING_LABEL = b"dptoolkit.distributed: per-block lot sampling\x00"
+
 #: Bytes of noise the client draws and sends per call (a chunk of steps).
 _CHUNK_BYTES = 4 * 2 ** 20
 
@@ -108,36 +116,42 @@ def _chunk_steps(n_weights):
 
 
 def block_seeds(rng, n_blocks):
-    """Seed words of the per-block sampling streams, spawned from ``rng``.
+    """Seed words of the per-block sampling streams, from a sequence that draws no noise.
 
-    The ``b``-th child of ``rng``'s :class:`~numpy.random.SeedSequence`
-    (``rng.bit_generator.seed_seq.spawn``) gives ``generate_state(8)``; block
-    ``b`` draws the lot of step ``t`` from
-    ``PCG64(SeedSequence(words[b], spawn_key=(t,)))``.  Spawning does not move
-    ``rng``'s state (its noise stream is unchanged); it is deterministic given
-    the seed.
+    The client draws ``_SAMPLING_DRAW_BYTES`` (32) bytes from ``rng``, the
+    estimator's noise generator, hashes them with SHA-256 (under a fixed label)
+    and seeds a new :class:`~numpy.random.SeedSequence` with the digest: the
+    *sampling* sequence, which no noise is drawn from.  Block ``b`` gets
+    ``generate_state(8)`` of the sampling sequence's ``b``-th spawned child and
+    draws the lot of step ``t`` from ``PCG64(SeedSequence(words[b],
+    spawn_key=(t,)))``.  Deterministic given ``rng``'s state; ``rng`` moves by
+    the 32 bytes drawn (its later draws, the noise, come after them).
+
+    Why the workers cannot regenerate the noise: SeedSequence's mixing is
+    invertible, so a worker holding the words can be assumed to recover the
+    sampling sequence's pool, hence at most the SHA-256 digest.  The noise
+    generator's state, seed and later outputs are not a function of the digest
+    (the digest is a function of 32 bytes of output that the noise never uses);
+    going back from the digest to those bytes is a preimage of SHA-256, and even
+    the bytes themselves would be 256 bits of the noise generator's output, not
+    its state.  The words are never the state or a spawn of the noise
+    generator's own SeedSequence (the earlier scheme, ``generate_state`` of a
+    spawn of it, gave the seed's entropy back and with it every noise draw).
 
     Parameters
     ----------
     rng : numpy.random.Generator
+        The noise generator (the client's).
     n_blocks : int
 
     Returns
     -------
     words : ndarray of shape (n_blocks, 8), uint32
-
-    Raises
-    ------
-    ValueError
-        ``rng``'s bit generator has no :class:`~numpy.random.SeedSequence`.
     """
-    seq = getattr(rng.bit_generator, "seed_seq", None)
-    if not isinstance(seq, np.random.SeedSequence):
-        raise ValueError("random_state must be None, an int, a SeedSequence or a "
-                         "Generator seeded by a SeedSequence (the per-block sampling "
-                         "streams are spawned from it)")
-    return np.array([c.generate_state(_SEED_WORDS) for c in seq.spawn(n_blocks)],
-                    dtype=np.uint32).reshape(n_blocks, _SEED_WORDS)
+    digest = hashlib.sha256(_SAMPLING_LABEL + rng.bytes(_SAMPLING_DRAW_BYTES)).digest()
+    sampling = np.random.SeedSequence(int.from_bytes(digest, "little"))
+    return np.array([c.generate_state(_SEED_WORDS) for c in sampling.spawn(int(n_blocks))],
+                    dtype=np.uint32).reshape(int(n_blocks), _SEED_WORDS)
 
 
 def _step_stream(words, step):
@@ -430,14 +444,18 @@ class _ActorRounds:
         self.client = client
         xs, ys = _blocks(X, y)
         fn = delayed(_prepare_block, pure=True)
-        self.prep = client.compute([fn(xb, yb, transform, transform_args)
-                                    for xb, yb in zip(xs, ys)])
-        self.failures = self.rounds = 0
-        self.allowed = _allowed_failures()
-        self.handles, self.addresses = [], set()
-        self._build()
-        self.warnings = self._call(lambda: _collect([
-            client.submit(operator.getitem, pb, 3, pure=True) for pb in self.prep]))
+        self.handles, self.addresses, self.prep = [], set(), []
+        try:
+            self.prep = client.compute([fn(xb, yb, transform, transform_args)
+                                        for xb, yb in zip(xs, ys)])
+            self.failures = self.rounds = 0
+            self.allowed = _allowed_failures()
+            self._build()
+            self.warnings = self._call(lambda: _collect([
+                client.submit(operator.getitem, pb, 3, pure=True) for pb in self.prep]))
+        except BaseException:      # an error or an interrupt: nothing stays on the workers
+            self.close()
+            raise
 
     def _build(self):
         """A runner actor per worker but one, holding the transformed blocks stored
@@ -445,8 +463,7 @@ class _ActorRounds:
         from distributed import wait
 
         mid_fit = self.rounds > 0
-        for h in self.handles:
-            h.release()
+        release_from_workers(self.client, self.handles)   # the old actors, not the blocks
         self.coordinator, self.handles = None, []
         wait(self.prep)
         for pb in self.prep:
@@ -514,8 +531,8 @@ class _ActorRounds:
             words, first, n, theta, noise, record, rule)])[0])
 
     def close(self):
-        for h in self.handles or ():
-            h.release()
+        """Forget the actors and the transformed blocks on the workers."""
+        release_from_workers(self.client, self.handles or (), self.prep or ())
         self.coordinator = self.handles = self.prep = None
 
 
@@ -575,8 +592,8 @@ def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
     noise_std : float
         :math:`\sigma C` (0: no noise).
     rng : numpy.random.Generator
-        The estimator's generator: the noise, and the per-block streams spawned
-        from it (:func:`block_seeds`).
+        The estimator's generator: the noise, drawn after the 32 bytes that seed
+        the separate sampling sequence of the per-block streams (:func:`block_seeds`).
     record_steps : sequence of int
         0-based steps after which :math:`\theta` is recorded.
     n_classes : int, default=2

@@ -181,14 +181,17 @@ def fit_dask(est, X, y):
     ValueError
         Two classes with ``solver="standard"`` or a selector other than the
         grouped sampler (private) or the argmax (non-private); a private fit
-        with ``max_iter="auto"`` without ``n_samples_public``; the errors of the
+        without ``n_samples_public`` (whatever ``l1_bound`` and ``max_iter``: a
+        distributed fit never takes N from the chunk sizes); the errors of the
         in-memory fit.
     RuntimeError
         Workers lost more often than ``distributed.scheduler.allowed-failures``;
         nothing is released or charged.
     """
     private = est._check_budget()[0] is not None
-    X, y_local, _ = validate_dask_X_y(est, X, y, private=private and est.max_iter == "auto")
+    # every private fit needs the public N: the block sizes are never read as N
+    # (l1_bound and max_iter "auto" would take it; the check does not depend on them)
+    X, y_local, _ = validate_dask_X_y(est, X, y, private=private)
     from sklearn.utils.multiclass import check_classification_targets
 
     check_classification_targets(y_local)

@@ -197,7 +197,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         ``"auto"``: :math:`T\,\mathrm{nnz}(w_0)/4` (the steps' total weight is
         that of 8 average coordinates of the start).  Ignored with the zero start.
     n_samples_public : int or None, default=None
-        Public dataset size N used by ``max_iter="auto"``.
+        Public dataset size N used by ``l1_bound`` and ``max_iter`` ``"auto"``
+        of a private fit; without it a private fit in memory that needs N takes the
+        row count (with a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`), and a
+        private fit on a Dask array is refused.
     group_size : int or None, default=None
         Group size of the grouped sampler (``None``: :math:`\lceil\sqrt{D}\rceil`).
     clip_data : bool, default=True
@@ -567,7 +570,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             entries in [-1, 1] (see ``clip_data``).  Or a
             :class:`dask.array.Array` of CSR row blocks with ``y`` of the same
             row chunks (two classes: the fast solver, selector "grouped" or
-            "argmax"; K > 2: any multinomial selector): the rows stay on the
+            "argmax"; K > 2: any multinomial selector; a private fit needs
+            ``n_samples_public``, never taken from the chunk sizes): the rows stay on the
             workers and the fit releases the in-memory model up to the rounding
             of the summation order
             (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`,
@@ -593,7 +597,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             duplicate labels), NaN/inf in X, inconsistent shapes, fewer than two
             classes, labels of ``y`` outside ``classes``, data outside the public
             bound with ``clip_data=False``, or a budget the ``accountant`` cannot
-            pay.
+            pay; a private fit on a Dask array without ``n_samples_public``.
         RuntimeError
             On a Dask array: workers died repeatedly (more often than
             ``distributed.scheduler.allowed-failures``); nothing is released or
@@ -603,7 +607,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         -----
         PrivacyLeakWarning
             Private fit with ``classes=None`` (the label set read from ``y``), or
-            with ``n_samples_public=None`` and ``max_iter="auto"``.
+            with ``n_samples_public=None`` and ``l1_bound`` or ``max_iter``
+            ``"auto"`` (in memory; refused on a Dask array).
         DataClippedWarning
             Private fit whose data had entries outside [-1, 1] (clipped; a
             data-dependent warning outside the guarantee).

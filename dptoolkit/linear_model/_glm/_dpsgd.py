@@ -268,8 +268,10 @@ _SGD_DOC_NOTES = r"""
     workers (:func:`dptoolkit.distributed.sgd_over_blocks`), for two classes
     (or regression) and for :math:`K > 2` classes (the softmax model below, each
     per-example gradient clipped in Frobenius norm).  Every block draws its
-    Poisson lot of each step from its own stream (spawned from
-    ``random_state`` on the client) and sums its lot's clipped gradients; the
+    Poisson lot of each step from its own stream (from a sampling
+    ``SeedSequence`` seeded on the client by a hash of a draw of the noise
+    generator, which draws no noise: the workers cannot regenerate the noise;
+    :func:`dptoolkit.distributed.block_seeds`) and sums its lot's clipped gradients; the
     sums are added in block order, and the dense noise is drawn on the client,
     once per step (for a chunk of steps at a time, sent with the call that runs
     them).  Per-block Poisson sampling is global Poisson sampling, so the

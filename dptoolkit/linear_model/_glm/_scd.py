@@ -55,6 +55,12 @@ _VARIANTS = ("dual", "primal", "sequential")
 
 # --------------------------------------------------------------------------- helpers
 _N_EPOCHS = [Options("auto"), Interval("real", 0.0, MAX_N_EPOCHS, closed="right")]
+#: What N sets in a dual or sequential fit, and in a primal one (the text of the
+#: PrivacyLeakWarning).
+_N_USES = ("the sampling rate q = L/N, the number of steps and lambda*N in every "
+           "coordinate update")
+_N_USES_PRIMAL = ("1/N in every coordinate update, n_samples_used_ and, with "
+                  "n_epochs='auto', the number of epochs and steps")
 
 
 class _BaseSCD(_BaseLinearDP):
@@ -142,9 +148,13 @@ class _BaseSCD(_BaseLinearDP):
         M = n_features + bool(self.fit_intercept)   # columns after transform_rows
         # N of eq. 1 in q = L/N, lambda N and theta = v/(lambda N): public for a
         # private fit (the kernels sample and update the rows actually present).
-        # The primal's guarantee does not depend on N (each coordinate update is
-        # clipped to C whatever N is, and q = 1), so it does not warn.
-        N = self._n_constant(p, n_samples, warn=self.variant != "primal")
+        # The primal's per-step guarantee does not depend on N (each coordinate
+        # update is clipped to C whatever N is, and q = 1), but N is shown in
+        # n_samples_used_ and n_epochs="auto" sets the number of steps
+        # (n_epochs_, n_steps_, the noise multiplier and the event) from it: a
+        # private primal fit taking N from the data warns as the others do.
+        N = self._n_constant(p, n_samples, uses=(
+            _N_USES_PRIMAL if self.variant == "primal" else _N_USES))
         lam = p.alpha
         private = p.private
         if self.variant == "primal":
@@ -243,8 +253,8 @@ _SCD_DOC_PARAMS = r"""
         present may be more or fewer; the fit then minimises eq. 1 with this
         :math:`N` in place of the row count.  ``None`` takes :math:`N` =
         ``X.shape[0]`` with a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`
-        (dual and sequential variants): the guarantee then covers only neighbouring
-        datasets of the same size.  Ignored when ``epsilon=None`` (the non-private
+        (every variant): the guarantee then covers only neighbouring datasets of
+        the same size.  Ignored when ``epsilon=None`` (the non-private
         fit uses ``X.shape[0]``).
     alpha : float, default=1e-4
         Regularisation strength :math:`\lambda > 0` of eq. 1 (the paper's value for
@@ -408,8 +418,11 @@ _SCD_DOC_NOTES = r"""
       update can change by :math:`2C` when one example is added, so the released
       :math:`\Delta\theta_{\mathcal B}` has sensitivity :math:`2C\sqrt{L}`.  This
       bound comes from the clipping alone, so it holds even when :math:`N` is the
-      row count (no warning for this variant; ``n_samples_public`` still sets the
-      :math:`1/N` of the objective).  The
+      row count.  But :math:`N` sets the :math:`1/N` of the objective, is shown
+      as ``n_samples_used_``, and with ``n_epochs="auto"`` sets the number of
+      steps, hence the noise multiplier and the event: a private fit without
+      ``n_samples_public`` warns (:class:`~dptoolkit.exceptions.PrivacyLeakWarning`)
+      as the other variants do.  The
       margins :math:`v = X\theta` are per-example state kept exactly consistent with
       the released noisy :math:`\theta` and are not released, so no noise is needed
       on them.  (Lemma 4's :math:`2C\sqrt{L(L+1)}` is for releasing a noisy
