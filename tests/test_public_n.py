@@ -33,6 +33,7 @@ import scipy.sparse as sp
 import dptoolkit
 from dptoolkit._private import PrivateEstimatorMixin
 from dptoolkit.exceptions import PrivacyLeakWarning
+from dptoolkit.feature_extraction import DPTfidfVectorizer
 from dptoolkit.linear_model import (
     DPIGHTClassifier,
     DPNBLogisticClassifier,
@@ -54,13 +55,18 @@ N_PUBLIC = {"n_samples_public": 400}
 MODEL = frozenset({"coef_", "intercept_", "theta_", "classes_", "feature_indices_",
                    "log_count_ratios_", "selected_features_", "support_",
                    "screened_features_", "coef_path_", "intercept_path_",
-                   "dual_coef_", "best_estimator_", "best_params_", "estimator_"})
+                   "dual_coef_", "best_estimator_", "best_params_", "estimator_",
+                   "vocabulary_", "idf_"})
 
 
 def _data(n, kind):
     rng = np.random.default_rng(n)
     X = (rng.random((n, D)) < 0.3) * rng.uniform(0.1, 1.0, (n, D))
     score = X[:, 0] + X[:, 1] - X[:, 2] - X[:, 3]
+    if kind == "text":          # documents of the columns' words
+        words = [f"w{j}" for j in range(D)]
+        return [" ".join(w for w, v in zip(words, row) if v) + " common"
+                for row in X], (score > 0).astype(int)
     if kind == "binary":
         y = (score > 0).astype(int)
     elif kind == "multinomial":
@@ -186,6 +192,11 @@ CASES = [
         {"l1_bound": [1.0, 5.0]}, epsilon=1.0,
         classes=[0, 1], random_state=0, **kw), "binary", released=("best_score_",),
         id="search"),
+    # the private text vectorizer: partition selection reads no N; the idf does
+    Case(DPTfidfVectorizer, lambda **kw: DPTfidfVectorizer(
+        epsilon=1.0, random_state=0, **kw), "text", reads_n=False, id="tfidf-vocabulary"),
+    Case(DPTfidfVectorizer, lambda **kw: DPTfidfVectorizer(
+        epsilon=1.0, use_idf=True, random_state=0, **kw), "text", id="tfidf-idf"),
 ]
 
 
