@@ -136,3 +136,32 @@ bucket_names = name_hashed_features(hasher, public_vocabulary(20000))
 top = np.argsort(np.ravel(hashed[-1].coef_))[-5:][::-1]
 print("most positive buckets:", [bucket_names[j] or f"bucket {j}" for j in top])
 print(f"test accuracy: {hashed.score(docs_test, y_test):.3f}")
+
+# %%
+# The same on a Dask cluster, from a ``dask.bag``
+# -----------------------------------------------
+# Documents that outgrow one machine come as a ``dask.bag``.  dask-ml's
+# ``HashingVectorizer`` hashes each partition where it lies (a Dask array of CSR
+# row blocks whose sizes are not known in advance), the labels come from the same
+# bag as a dask DataFrame column, and the private model fits them as they are:
+# the workers compute exact sums, the noise is added once on the client, and the
+# row counts the fit learns only line the labels up with the blocks (N is the
+# public ``n_samples_public``).  A cluster in this process stands in for a real
+# one; the hashed model's buckets are named with the public word list as above.
+import dask.bag as db
+from dask.distributed import Client, LocalCluster
+from dask_ml.feature_extraction.text import HashingVectorizer as DaskHashingVectorizer
+
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                  dashboard_address=None) as cluster, Client(cluster):
+    records = db.from_sequence(
+        [{"text": d, "label": int(c)} for d, c in zip(docs_train, y_train)], npartitions=4)
+    X_dask = DaskHashingVectorizer(n_features=2**16, alternate_sign=False,
+                                   norm=None).transform(records.pluck("text"))
+    y_dask = records.to_dataframe(meta={"text": object, "label": np.int64})["label"]
+    on_dask = DPNBLogisticClassifier(epsilon=1.0, n_samples_public=n_train, classes=[0, 1])
+    on_dask.fit(X_dask, y_dask)
+print("guarantee:", on_dask.privacy_spent_)
+top = np.argsort(np.ravel(on_dask.coef_))[-5:][::-1]
+print("most positive buckets:", [bucket_names[j] or f"bucket {j}" for j in top])
+print(f"test accuracy: {on_dask.score(hasher.transform(docs_test), y_test):.3f}")
