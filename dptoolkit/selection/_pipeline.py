@@ -305,10 +305,11 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     estimator : estimator
         A private model with ``epsilon`` (and ``delta``) set, and
         ``privacy_spent_`` (and ``privacy_event_``) after fitting.
-    epsilon : float or None, default=None
+    epsilon : float or None, default=1.0
         Total privacy budget of the pair, > 0: the pipeline sets both steps'
-        ``epsilon`` and ``delta`` (see **One total budget**).  None: each step
-        runs with its own ``epsilon`` and ``delta``.
+        ``epsilon`` and ``delta`` (see **One total budget**).  None (only when
+        given explicitly): each step runs with its own ``epsilon`` and ``delta``
+        (private steps only).
     delta : float or None, default=None
         Total delta of the pair, in [0, 1), with ``epsilon``.  None or 0: pure
         DP, the steps get shares of ``epsilon`` (basic composition).  Must be
@@ -374,7 +375,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     (1.0, 1e-05)
     """
 
-    def __init__(self, selector, estimator, *, epsilon=None, delta=None,
+    def __init__(self, selector, estimator, *, epsilon=1.0, delta=None,
                  selection_share=SELECTION_SHARE, accountant=None, classes=None):
         self.selector = selector
         self.estimator = estimator
