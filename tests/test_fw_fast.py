@@ -152,7 +152,7 @@ def test_kernel_views_dtypes(solver):
     one int64; both the CSC arrays of tocsc()."""
     X = sp.random_array((30, 50), density=0.2, format="csr", rng=0)
     X.indices = X.indices.astype(np.int32)
-    est = FrankWolfeLassoClassifier(solver=solver)
+    est = FrankWolfeLassoClassifier(solver=solver, epsilon=None)
     dtype = np.int32 if solver == "fast" else np.int64
     csr, csc, shape, columns, _ = est._kernel_views(X, private=False, index_dtype=dtype)
     assert shape == X.shape and columns is None
@@ -180,12 +180,12 @@ def test_nonprivate_auto_selector_rule():
         vals = rng.uniform(0.1, 1.0, nnz)  # no exact ties between coordinates
         X = sp.csr_array((vals, cols, np.arange(0, nnz + 1, per_row)), shape=(n, d))
         y = np.arange(n) % 2
-        fast = FrankWolfeLassoClassifier(max_iter=20, random_state=0).fit(X, y)
+        fast = FrankWolfeLassoClassifier(max_iter=20, random_state=0, epsilon=None).fit(X, y)
         assert fast.selector_ == want
-        std = FrankWolfeLassoClassifier(max_iter=20, solver="standard").fit(X, y)
+        std = FrankWolfeLassoClassifier(max_iter=20, solver="standard", epsilon=None).fit(X, y)
         assert std.selector_ == "argmax"
         # the same iterates either way: the heap is an exact argmax
-        ref = FrankWolfeLassoClassifier(max_iter=20, selector="argmax").fit(X, y)
+        ref = FrankWolfeLassoClassifier(max_iter=20, selector="argmax", epsilon=None).fit(X, y)
         np.testing.assert_allclose(fast.coef_, ref.coef_, rtol=0, atol=1e-12)
 
 
