@@ -1094,7 +1094,7 @@ def test_multiclass_default_keeps_the_default_delta(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------
-# a DP-named estimator fitted without epsilon says that it is not private
+# a DP-named estimator is private by default; an explicit epsilon=None is silent
 # ---------------------------------------------------------------------------
 
 def _dp_named():
@@ -1114,7 +1114,7 @@ def _dp_named():
 
 
 @pytest.mark.parametrize("cls", _dp_named(), ids=lambda c: c.__name__)
-def test_dp_named_estimator_without_epsilon_warns(cls):
+def test_dp_named_estimator_is_private_by_default(cls):
     from dptoolkit.exceptions import PrivacyLeakWarning
 
     X, y, _ = datasets.make_sparse_classification(n_samples=200, n_features=40,
@@ -1123,19 +1123,19 @@ def test_dp_named_estimator_without_epsilon_warns(cls):
     kw = {"k": 5} if "k" in params else {}
     if "n_epochs" in params:
         kw["n_epochs"] = 1
-    with pytest.warns(PrivacyLeakWarning, match=f"{cls.__name__} was fitted without "
-                                                "epsilon, so the fit is not private") as rec:
-        cls(**kw).fit(X, y)
-    # pointed at the caller's line, not inside dptoolkit
-    leak = [w for w in rec if "not private" in str(w.message)]
-    assert leak and all("dptoolkit" not in Path(w.filename).parts for w in leak)
-    # a private fit does not say so
+    if "n_samples_public" in params:
+        kw["n_samples_public"] = 200
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = cls(**kw).fit(X, y)
+    assert default.privacy_spent_ is not None and default.privacy_spent_[0] <= 1.0
+    # the explicit non-private choice is not warned about at every fit
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        if "n_samples_public" in params:
-            kw["n_samples_public"] = 200
-        cls(epsilon=1.0, **kw).fit(X, y)
-    assert not any("fitted without epsilon" in str(w.message) for w in rec)
+        nonprivate = cls(epsilon=None, **kw).fit(X, y)
+    assert nonprivate.privacy_spent_ is None
+    assert not any(issubclass(w.category, PrivacyLeakWarning) for w in rec), \
+        [str(w.message) for w in rec]
 
 
 def test_non_private_by_name_estimators_do_not_warn():
