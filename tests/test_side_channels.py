@@ -492,14 +492,14 @@ def test_n_samples_warning_does_not_print_n(name):
     assert texts[0] == texts[1]
 
 
-def test_selectors_are_non_private_without_epsilon():
+def test_selectors_are_private_by_default_and_non_private_with_none():
     from dptoolkit.selection import TwoStageSelector
 
     X, y = _base_pair()
     for cls in (DPSIS, TwoStageSelector):
-        assert cls().epsilon is None
-        est = cls(k=3, n_blocks=4).fit(X, y) if cls is TwoStageSelector else \
-            cls(k=3, y_bounds=(0, 1)).fit(X, y)
+        assert cls().epsilon == 1.0
+        est = cls(k=3, n_blocks=4, epsilon=None).fit(X, y) if cls is TwoStageSelector \
+            else cls(k=3, y_bounds=(0, 1), epsilon=None).fit(X, y)
         assert est.privacy_spent_ is None and est.privacy_event_ is None
         assert est.selected_features_.size == 3
         private = cls(k=3, epsilon=1.0, random_state=0)
