@@ -314,7 +314,6 @@ def test_n_samples_public_warning_only_for_private_fits():
     assert clf.n_samples_used_ == 40 and clf.sampling_rate_ == 4 / 40
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         plain = DPSGDClassifier(n_samples_public=70, batch_size=4, n_epochs=1,
                                 random_state=0, epsilon=None).fit(X, y)
         assert plain.n_samples_used_ == 40 and plain.sampling_rate_ is None

@@ -50,7 +50,6 @@ def test_nonprivate_fit_is_plain_iht():
     X = 3.0 * X                                       # rows of norm up to 3: not clipped
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         clf = DPIGHTClassifier(sparsity=4, max_iter=60, learning_rate=0.3, epsilon=None).fit(X, y)
     np.testing.assert_allclose(clf.coef_[0], _reference_iht(X, y, 4, 0.3, 60),
                                rtol=1e-9, atol=1e-12)
@@ -247,7 +246,6 @@ def test_public_dataset_size():
         DPIGHTClassifier(**private).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         a = DPIGHTClassifier(neighbouring="replace_one", **private).fit(X, y)
         b = DPIGHTClassifier(n_samples_public=100, neighbouring="replace_one",
                              **private).fit(X, y)
@@ -320,7 +318,6 @@ def test_declared_classes():
                    random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         clf = DPIGHTClassifier(classes=["pos", "neg"], **private).fit(X, labels)
         only_neg = DPIGHTClassifier(classes=["neg", "pos"], **private).fit(
             X, np.full(100, "neg"))

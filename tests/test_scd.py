@@ -781,7 +781,6 @@ def test_missing_n_samples_public_warns():
             DPSCDRegressor(variant=variant, **kw).fit(X, X[:, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         prim = DPSCDClassifier("logistic", variant="primal", classes=[0, 1],
                                **dict(kw, batch_size=2)).fit(X, y)
         assert prim.n_samples_used_ == 50
