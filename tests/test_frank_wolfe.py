@@ -31,7 +31,8 @@ def _problem(n=300, d=80, density=0.08, seed=0, binary=True):
 
 
 def _fit(X, y, **kw):
-    return FrankWolfeLassoClassifier(**kw).fit(X, y)
+    """A fit, non-private unless ``kw`` gives epsilon."""
+    return FrankWolfeLassoClassifier(**{"epsilon": None, **kw}).fit(X, y)
 
 
 # ---------------------------------------------------------------- kernels vs reference
@@ -534,7 +535,7 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
 def test_bad_new_parameters(params, exc, match):
     X, y = _problem(n=50, d=10)
     with pytest.raises(exc, match=match):
-        FrankWolfeLassoClassifier(**params).fit(X, y)
+        FrankWolfeLassoClassifier(**{"epsilon": None, **params}).fit(X, y)
 
 
 def test_budget_method_bad_input():

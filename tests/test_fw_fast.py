@@ -312,7 +312,7 @@ def test_fit_same_bits_for_any_number_of_threads(monkeypatch, binary, private):
     w[:2] = [1.5, -1.0]
     w[2:20] = rng.normal(size=18)
     y = (rng.random(n) < 1 / (1 + np.exp(-(X @ w - 0.25)))).astype(int)
-    params = dict(max_iter=150, l1_bound=5.0, classes=[0, 1])
+    params = dict(max_iter=150, l1_bound=5.0, classes=[0, 1], epsilon=None)
     if private:
         params.update(epsilon=4.0, delta=1e-6, n_samples_public=n)
     runs = [_fit_bits(X, y, t, **params) for t in (1, 2, 3)]
@@ -346,7 +346,7 @@ def test_fit_in_a_child_forked_after_threads_runs_on_one_thread(monkeypatch):
                                 sp.random_array((n, 50), density=0.05, rng=rng)]))
     X.data[:] = 1.0
     y = (rng.random(n) < 0.4).astype(int)
-    params = dict(max_iter=20, l1_bound=1.0, classes=[0, 1])
+    params = dict(max_iter=20, l1_bound=1.0, classes=[0, 1], epsilon=None)
     parent = _fit_bits(X, y, 2, **params)[0]     # the parent's OpenMP threads started
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)

@@ -265,7 +265,7 @@ def test_formats_and_seeds():
 def test_bad_input(kw, match):
     X, y = _problem(n=60, d=6, K=3)
     with pytest.raises(ValueError, match=match):
-        FrankWolfeLassoClassifier(**kw).fit(X, y)
+        FrankWolfeLassoClassifier(**{"epsilon": None, **kw}).fit(X, y)
 
 
 def test_public_bound_clipping():
