@@ -747,12 +747,14 @@ case("DPSIS-gaussian-data-bounds",
      lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian",
                        bounds="data").fit(X, yreg),
      Raises(ValueError, r"bounds='data'"))
-case("DPSIS-accountant-wrong-type", lambda: sel.DPSIS(k=2, accountant=1.0, epsilon=None).fit(X, yreg),
+case("DPSIS-accountant-wrong-type",
+     lambda: sel.DPSIS(k=2, accountant=1.0, epsilon=None).fit(X, yreg),
      Raises(TypeError, r"accountant"))
 case("TwoStage-alpha-scale-unknown",
      lambda: sel.TwoStageSelector(k=2, alpha_scale="magic", epsilon=None).fit(X, yreg),
      Raises(ValueError, r"alpha_scale"))
-case("TwoStage-n-blocks-zero", lambda: sel.TwoStageSelector(k=2, n_blocks=0, epsilon=None).fit(X, yreg),
+case("TwoStage-n-blocks-zero",
+     lambda: sel.TwoStageSelector(k=2, n_blocks=0, epsilon=None).fit(X, yreg),
      Raises(ValueError, r"n_blocks"))
 case("TwoStage-lasso-max-iter-zero",
      lambda: sel.TwoStageSelector(k=2, lasso_max_iter=0, epsilon=None).fit(X, yreg),
@@ -766,7 +768,8 @@ case("PrivateSelectThenFit-selector-not-selector",
      lambda: sel.PrivateSelectThenFit(3, lm.DPSGDClassifier(epsilon=1.0), epsilon=None).fit(X, y01),
      Raises(TypeError, r"selector"))
 case("PrivateSelectThenFit-estimator-not-estimator",
-     lambda: sel.PrivateSelectThenFit(sel.DPSIS(k=2, epsilon=None), "sgd", epsilon=None).fit(X, y01),
+     lambda: sel.PrivateSelectThenFit(sel.DPSIS(k=2, epsilon=None), "sgd",
+                                      epsilon=None).fit(X, y01),
      Raises(TypeError, r"estimator"))
 
 
@@ -1456,9 +1459,11 @@ case("BudgetAccountant-events-remaining-then-spend",
      lambda: (lambda b: (b, b.spend(*b.remaining(10**9))))(
          acc.BudgetAccountant(1.0, 1e-5, composition="events")),
      Accepts(lambda r: r[0].spent[0] <= 1.0 + 1e-9, "spending remaining() stays in budget"))
-case("DPSIS-bounds-three-items", lambda: sel.DPSIS(k=2, bounds=(0, 1, 2), epsilon=None).fit(X, yreg),
+case("DPSIS-bounds-three-items",
+     lambda: sel.DPSIS(k=2, bounds=(0, 1, 2), epsilon=None).fit(X, yreg),
      Raises(ValueError, r"bounds"))
-case("TwoStage-gamma-nan", lambda: sel.TwoStageSelector(k=2, gamma=np.nan, epsilon=None).fit(X, yreg),
+case("TwoStage-gamma-nan",
+     lambda: sel.TwoStageSelector(k=2, gamma=np.nan, epsilon=None).fit(X, yreg),
      Raises(ValueError, r"gamma"))
 case("SIS-k-bool", lambda: sel.SIS(k=True).fit(X, yreg), Raises(TypeError, r"\bk\b"))
 case("FrankWolfe-classes-one-label", lambda: _fit("FrankWolfe", Xd, y01, classes=[0]),
@@ -1474,7 +1479,8 @@ case("Search-n-runs-nan", lambda: _search(n_runs=np.nan).fit(Xd, y01),
 case("PrivateSelectThenFit-selector-k-huge",
      lambda: sel.PrivateSelectThenFit(sel.DPSIS(k=2**64, epsilon=1.0),
                                       lm.DPSGDClassifier(epsilon=1.0, n_epochs=1,
-                                                         n_samples_public=N), epsilon=None).fit(Xd, y01),
+                                                         n_samples_public=N),
+                                                             epsilon=None).fit(Xd, y01),
      Raises(ValueError, r"\bk\b"))
 case("DSALLasso-warm-start-string", lambda: _fit("DSALLasso", Xd, yreg, warm_start="yes"),
      Raises(TypeError, r"warm_start"))

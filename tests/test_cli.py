@@ -156,7 +156,8 @@ def test_ci_command_in_a_fresh_process(tmp_path):
 
 def test_synthetic_default_model_non_private(tmp_path, capsys):
     report = tmp_path / "r.json"
-    status, out, err = _run(["train", "--non-private", "--model", "frank-wolfe", "--synthetic-samples", 400,
+    status, out, err = _run(["train", "--non-private", "--model", "frank-wolfe",
+                             "--synthetic-samples", 400,
                              "--synthetic-features", 300, "--max-iter", 50, "--report",
                              report], capsys)
     assert status == 0, err
@@ -395,7 +396,8 @@ BAD = [
     (["train", "--non-private", "--data", str(NEWS20), "--test", str(A1A)], "--test"),
     (["train", "--non-private", "--data", str(NEWS20), "--classes", "0", "1"], "--classes"),
     (["train", "--data", str(A1A), "--epsilon", "1"], "--n-features"),
-    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--classes", "1"], "--classes"),
+    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--classes", "1"],
+     "--classes"),
     (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--classes", "1", "1"],
      "--classes"),
     (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--classes", "1", "x"],
@@ -416,12 +418,14 @@ BAD = [
      "--nonprivate-stats"),
     (["account", "--model", "frank-wolfe", "--n-samples", "10", "--n-features", "5",
       "--epsilon", "1", "--seed", "3"], "--seed"),
-    (["train", "--non-private", "--data", str(A1A), "--synthetic-samples", "10"], "--synthetic-samples"),
+    (["train", "--non-private", "--data", str(A1A), "--synthetic-samples", "10"],
+     "--synthetic-samples"),
     (["train", "--non-private", "--data", str(A1A), "--cache-dir", "/tmp"], "--cache-dir"),
     (["train", "--non-private", "--cache-dir", "/tmp"], "--cache-dir"),
     (["train", "--non-private", "--data", str(NEWS20), "--cache-dir", "/nonexistent/dir/cache"],
      "--cache-dir"),
-    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--test", "/nonexistent/t"],
+    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--test",
+      "/nonexistent/t"],
      "--test"),
     (["train", "--non-private", "--save", "/nonexistent/dir/m.skops"], "--save"),
     (["train", "--non-private", "--report", "/nonexistent/dir/r.json"], "--report"),
@@ -689,7 +693,8 @@ def test_split_options_refused_for_a_corpus_with_its_own_split(corpora, capsys):
     if "20news" not in corpora:
         pytest.skip("20news archive not available")
     for option in (["--test-size", 0.3], ["--split-seed", 1]):
-        status, out, err = _run(["train", "--non-private", "--data", corpora["20news"], "--n-features", 64,
+        status, out, err = _run(["train", "--non-private", "--data", corpora["20news"],
+                                 "--n-features", 64,
                                  "--positive", "comp.", *option], capsys)
         assert status == 2 and option[0] in err and "own" in err
 
@@ -729,7 +734,8 @@ def test_noise_is_fresh_without_seed(model, tmp_path, capsys):
 
 
 def test_no_seed_warning_for_a_non_private_fit(capsys):
-    status, out, err = _run(["train", "--non-private", "--model", "frank-wolfe", "--synthetic-samples", 200,
+    status, out, err = _run(["train", "--non-private", "--model", "frank-wolfe",
+                             "--synthetic-samples", 200,
                              "--synthetic-features", 100, "--max-iter", 10, "--seed", 1],
                             capsys)
     assert status == 0, err
@@ -886,7 +892,8 @@ def test_libsvm_labels_are_public(tmp_path, capsys):
     path = tmp_path / "labels12.libsvm"
     path.write_text("".join(f"{1 + i % 2} {1 + i % 7}:1 {9 + i % 5}:1\n"
                             for i in range(200)))
-    common = ["train", "--non-private", "--model", "frank-wolfe", "--data", path, "--n-features", 20,
+    common = ["train", "--non-private", "--model", "frank-wolfe", "--data", path, "--n-features",
+              20,
               "--max-iter", 10]
     status, out, err = _run(common, capsys)
     assert status == 2 and "--classes: " in err

@@ -372,4 +372,5 @@ def test_bad_data_and_divergence():
     with pytest.raises(ValueError, match="NaN|inf"):
         DPSGDRegressor(epsilon=None).fit(X, yb)
     with pytest.raises(ValueError, match="diverged"):
-        DPSGDRegressor(learning_rate=1e3, alpha=1.0, clip=None, n_epochs=300, epsilon=None).fit(X, X[:, 0] * 1e3)
+        DPSGDRegressor(learning_rate=1e3, alpha=1.0, clip=None, n_epochs=300,
+                       epsilon=None).fit(X, X[:, 0] * 1e3)

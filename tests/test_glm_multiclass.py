@@ -324,7 +324,8 @@ def test_dpscd_non_private_first_row_is_the_binary_fit():
     the rest (the same stream state); every row is a binary SDCA solution."""
     X, y = _problem()
     multi = _quiet(DPSCDClassifier(n_epochs=3, random_state=0, epsilon=None).fit, X, y)
-    first = _quiet(DPSCDClassifier(n_epochs=3, random_state=0, epsilon=None).fit, X, (y == 0).astype(int))
+    first = _quiet(DPSCDClassifier(n_epochs=3, random_state=0, epsilon=None).fit, X,
+                   (y == 0).astype(int))
     np.testing.assert_array_equal(multi.coef_[0], first.coef_[0])
     assert multi.dual_coef_.shape == (N, K)
 
@@ -414,7 +415,8 @@ def test_refusals_name_the_argument():
     X, y = _problem()
     with pytest.raises(ValueError, match="loss='hinge' is binary only"):
         DPSGDClassifier("hinge", epsilon=None).fit(X, y)
-    for est in (DPSGDClassifier(epsilon=None), DPSCDClassifier(epsilon=None), DPIGHTClassifier(sparsity=2, epsilon=None)):
+    for est in (DPSGDClassifier(epsilon=None), DPSCDClassifier(epsilon=None),
+                DPIGHTClassifier(sparsity=2, epsilon=None)):
         with pytest.raises(ValueError, match="at least two classes"):
             _quiet(est.fit, X, np.zeros(N))
         with pytest.raises(ValueError, match="classes"):

@@ -260,7 +260,8 @@ def test_public_dataset_size():
 def test_bad_data():
     X, y, _ = _data(n=60, d=20)
     # three classes are one-vs-rest (tests/test_glm_multiclass.py)
-    assert DPIGHTClassifier(sparsity=2, epsilon=None).fit(X, np.arange(60) % 3).coef_.shape == (3, 20)
+    assert DPIGHTClassifier(sparsity=2, epsilon=None).fit(X, np.arange(60) % 3).coef_.shape == (3,
+                                                                                                20)
     with pytest.raises(ValueError, match="1 class"):
         DPIGHTClassifier(sparsity=2, epsilon=None).fit(X, np.zeros(60))
     Xn = X.copy()
@@ -321,7 +322,8 @@ def test_declared_classes():
         clf = DPIGHTClassifier(classes=["pos", "neg"], **private).fit(X, labels)
         only_neg = DPIGHTClassifier(classes=["neg", "pos"], **private).fit(
             X, np.full(100, "neg"))
-        DPIGHTClassifier(sparsity=3, max_iter=5, epsilon=None).fit(X, labels)    # non-private: no warning
+        # non-private: no warning
+        DPIGHTClassifier(sparsity=3, max_iter=5, epsilon=None).fit(X, labels)
     np.testing.assert_array_equal(clf.classes_, ["neg", "pos"])
     assert set(clf.predict(X)) <= {"neg", "pos"}
     np.testing.assert_array_equal(only_neg.classes_, ["neg", "pos"])

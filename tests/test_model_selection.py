@@ -27,7 +27,8 @@ def _problem(n=400, d=30, seed=0):
 
 
 def _search(**kw):
-    base = dict(estimator=FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320, epsilon=None),
+    base = dict(estimator=FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320,
+                                                    epsilon=None),
                 param_distributions={"l1_bound": [1.0, 5.0, 20.0]}, epsilon=1.0,
                 delta=1e-5, random_state=0)
     base.update(kw)

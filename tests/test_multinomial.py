@@ -345,7 +345,8 @@ def test_one_fit_skeleton_kernel_factory():
         return ((csr.data, csr.indices.astype(dtype), csr.indptr.astype(np.int64)),
                 (csc.data, csc.indices.astype(dtype), csc.indptr.astype(np.int64)))
 
-    p = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=5, epsilon=None)._check_params(multinomial=True)
+    p = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=5,
+                                  epsilon=None)._check_params(multinomial=True)
     rng = np.random.default_rng(0)
     for classes, solver, kind in ((np.arange(3), "fast", _fw_multinomial_fast.MultinomialFW),
                                   (np.arange(2), "fast", _fw_fast.FastFW),

@@ -472,9 +472,12 @@ def test_plan_spend_on_a_zero_stand_in_matches_the_fit(case, spies):
     (lambda: DPSGDClassifier(learning_rate=0.0, epsilon=None), ValueError, "learning_rate"),
     (lambda: DPIGHTClassifier(screening_fraction=0.0, n_samples_public=N, epsilon=None), ValueError,
      "screening_fraction"),
-    (lambda: DPIGHTClassifier(screening=0, n_samples_public=N, epsilon=None), ValueError, "screening"),
-    (lambda: DPIGHTClassifier(sparsity="most", n_samples_public=N, epsilon=None), TypeError, "sparsity"),
-    (lambda: SparsifiedLassoClassifier(n_samples_public=0, epsilon=None), ValueError, "n_samples_public"),
+    (lambda: DPIGHTClassifier(screening=0, n_samples_public=N, epsilon=None), ValueError,
+     "screening"),
+    (lambda: DPIGHTClassifier(sparsity="most", n_samples_public=N, epsilon=None), TypeError,
+     "sparsity"),
+    (lambda: SparsifiedLassoClassifier(n_samples_public=0, epsilon=None), ValueError,
+     "n_samples_public"),
     (lambda: SparsifiedLassoClassifier(selector="magic", epsilon=None), ValueError, "selector"),
 ])
 def test_bad_values_of_the_new_defaults(make, exc, match):

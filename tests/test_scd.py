@@ -1083,7 +1083,8 @@ def test_coef_path_and_regressor_predict():
     X = _dense_unit_rows(120, 4, 11)
     y = X @ np.array([1.0, 2.0, 0.0, -1.0]) + 3.0
     reg = DPSCDRegressor(alpha=1e-4, batch_size=10, clip=None, n_epochs=2.5,
-                         fit_intercept=True, keep_coef_path=True, random_state=0, epsilon=None).fit(X, y)
+                         fit_intercept=True, keep_coef_path=True, random_state=0,
+                             epsilon=None).fit(X, y)
     np.testing.assert_array_equal(reg.epoch_path_, [0, 1, 2, 2.5])
     assert reg.coef_path_.shape == (4, 4)
     np.testing.assert_allclose(reg.coef_path_[-1], reg.coef_)
@@ -1202,7 +1203,8 @@ def test_sklearn_estimator_checks():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for est in (DPSCDClassifier(n_epochs=3, epsilon=None), DPSCDRegressor(epsilon=None),
-                    DPSGDClassifier(n_epochs=3, epsilon=None), DPSGDRegressor(n_epochs=3, epsilon=None)):
+                    DPSGDClassifier(n_epochs=3, epsilon=None), DPSGDRegressor(n_epochs=3,
+                                                                              epsilon=None)):
             failed = [r["check_name"] for r in check_estimator(est, on_fail=None)
                       if r["status"] == "failed"]
             assert failed == [], (type(est).__name__, failed)

@@ -94,7 +94,8 @@ def test_the_split_is_the_zcdp_share(share):
 
 
 def test_the_default_share_is_even():
-    assert PrivateSelectThenFit(DPSIS(epsilon=None), FrankWolfeLassoClassifier(epsilon=None), epsilon=None).selection_share == 0.5
+    assert PrivateSelectThenFit(DPSIS(epsilon=None), FrankWolfeLassoClassifier(epsilon=None),
+                                epsilon=None).selection_share == 0.5
 
 
 @pytest.mark.parametrize("delta", [None, 0.0])

@@ -1032,7 +1032,8 @@ def test_pipeline_refuses_before_the_selector_reads_the_data(monkeypatch):
     X, y = _classification(n=100, d=20)
     acc = BudgetAccountant(epsilon=1.0)
     pipe = PrivateSelectThenFit(DPSIS(k=5, epsilon=0.5, y_bounds=(0.0, 1.0)),
-                                FW(max_iter=20, epsilon=1.0, delta=1e-6), accountant=acc, epsilon=None)
+                                FW(max_iter=20, epsilon=1.0, delta=1e-6), accountant=acc,
+                                    epsilon=None)
     with pytest.raises(BudgetExceededError):
         pipe.fit(X, y)
     assert calls == [] and acc.spends == []

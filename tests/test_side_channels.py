@@ -505,7 +505,8 @@ def test_selectors_are_private_by_default_and_non_private_with_none():
         private = cls(k=3, epsilon=1.0, random_state=0)
         assert private.fit(X, y).privacy_spent_ == (1.0, 0.0)
     with pytest.raises(ValueError, match="selector must be private"):
-        PrivateSelectThenFit(DPSIS(k=3, epsilon=None), _PRIVATE_CLASSIFIERS["fw"](), epsilon=None).fit(X, y)
+        PrivateSelectThenFit(DPSIS(k=3, epsilon=None), _PRIVATE_CLASSIFIERS["fw"](),
+                             epsilon=None).fit(X, y)
 
 
 # ------------------------------------------------ what is documented as outside

@@ -505,9 +505,11 @@ def test_sparsifier_frank_wolfe_count():
     """nonprivate_solver="frank_wolfe": the count of nonprivate_max_iter Frank-Wolfe
     steps (Khanna, Lu and Raff's (2023) code), at most that many non-zeros."""
     X, y = _problem(n=300, d=60, seed=3)
-    fw = FrankWolfeLassoClassifier(l1_bound=50.0, max_iter=7, refresh_tol=0.3, epsilon=None).fit(X, y)
+    fw = FrankWolfeLassoClassifier(l1_bound=50.0, max_iter=7, refresh_tol=0.3,
+                                   epsilon=None).fit(X, y)
     est = SparsifiedLassoClassifier(l1_bound=50.0, nonprivate_solver="frank_wolfe",
-                                    nonprivate_max_iter=7, count_bounds=(0, 60), epsilon=None).fit(X, y)
+                                    nonprivate_max_iter=7, count_bounds=(0, 60),
+                                        epsilon=None).fit(X, y)
     np.testing.assert_array_equal(est.coef_, fw.coef_)
     assert est.n_nonzero_ == np.count_nonzero(fw.coef_) <= 7
     assert est.nonprivate_n_iter_ == 7

@@ -74,11 +74,11 @@ def timed_fit(**params):
 # %%
 # Non-private fit
 # ---------------
-# ``epsilon=None`` (explicit: the default is ``epsilon=1.0``) gives ordinary Frank-Wolfe: each step takes the
-# vertex that decreases the linearised loss the most.  ``l1_bound`` is the
-# radius of the L1 ball; with 0/1 features a radius of 50 lets a few dozen
-# weights reach magnitudes of a few units.  The default solver is ``"fast"``
-# with ``refresh_tol=0.3``.
+# ``epsilon=None`` (explicit: the default is ``epsilon=1.0``) gives ordinary
+# Frank-Wolfe: each step takes the vertex that decreases the linearised loss
+# the most.  ``l1_bound`` is the radius of the L1 ball; with 0/1 features a
+# radius of 50 lets a few dozen weights reach magnitudes of a few units.  The
+# default solver is ``"fast"`` with ``refresh_tol=0.3``.
 l1_bound, max_iter = 50.0, 300
 clf, t_fit = timed_fit(l1_bound=l1_bound, max_iter=max_iter, epsilon=None)
 acc_np, auc_np, nnz_np = evaluate(clf)

@@ -236,11 +236,12 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     non-private count is privatised, not the privacy analysis below.
 
     **Non-private fit.**  With an explicit ``epsilon=None`` (the default is
-    ``epsilon=1.0``, as for every private estimator of the toolkit) nothing is private: the count of the non-private
-    solution is clipped to ``[alpha, beta]`` and scaled by ``precision`` without
-    noise, and the ``c`` largest weights of the non-private solution itself are
-    kept (step (3) without noise is the non-private problem already solved in
-    step (1)); ``privacy_spent_`` is None.
+    ``epsilon=1.0``, as for every private estimator of the toolkit) nothing is
+    private: the count of the non-private solution is clipped to ``[alpha,
+    beta]`` and scaled by ``precision`` without noise, and the ``c`` largest
+    weights of the non-private solution itself are kept (step (3) without noise
+    is the non-private problem already solved in step (1)); ``privacy_spent_``
+    is None.
 
     **Privacy.**  Neighbouring datasets differ in one example (``neighbouring``);
     the data must satisfy the public bound :math:`\|x_i\|_\infty \le 1` (see

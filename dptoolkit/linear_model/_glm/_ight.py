@@ -59,9 +59,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
 
     where :math:`H_s` keeps the ``sparsity`` largest :math:`|\theta_j|` (ties to the
     lower index) and :math:`\ell` is the logistic loss with labels in {0, 1}.  The
-    output :math:`\theta_T` has at most ``sparsity`` non-zeros.  With
-    an explicit ``epsilon=None`` (the default is ``epsilon=1.0``) the fit is the non-private IGHT: :math:`b_t = 0`,
-    no row clipping, no screening, nothing charged.
+    output :math:`\theta_T` has at most ``sparsity`` non-zeros.  With an explicit
+    ``epsilon=None`` (the default is ``epsilon=1.0``) the fit is the non-private
+    IGHT: :math:`b_t = 0`, no row clipping, no screening, nothing charged.
 
     **Privacy** (``epsilon`` given).  Neighbouring datasets differ by adding or
     removing one example (``"replace_one"``: replacing one).  The normaliser ``N``
