@@ -226,9 +226,10 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     estimator_.privacy_event_))`` (a step without events counts as an
     :class:`~dptoolkit.accounting.events.ApproxDPEvent` of its spend).
 
-    **One total budget** (``epsilon`` given).  The pipeline sets both steps'
-    ``epsilon`` and ``delta`` (on its clones; the objects passed in are never
-    modified) so that the composed event spends exactly ``(epsilon, delta)``:
+    **One total budget** (``epsilon`` given, as by default: ``epsilon=1.0``).  The
+    pipeline sets both steps' ``epsilon`` and ``delta`` (on its clones; the
+    objects passed in are never modified) so that the composed event spends
+    exactly ``(epsilon, delta)``:
 
     * ``delta > 0``: the steps share a zero-concentrated DP budget
       :math:`\rho` (Bun and Steinke 2016), additive under composition: the
@@ -275,7 +276,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     0.944 / 0.962 against 0.769 / 0.787 / 0.839 / 0.915
     (docs/studies/feature_selection.rst, "One total budget").
 
-    **The steps' own budgets** (``epsilon`` None, the former behaviour): each
+    **The steps' own budgets** (an explicit ``epsilon=None``): each
     step is run with its own ``epsilon`` and ``delta``; ``privacy_spent_`` is
     the accountant's figure for the composed event at :math:`\delta_1 +
     \delta_2`, at most the basic composition :math:`(\varepsilon_1 +
