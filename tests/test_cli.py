@@ -1334,14 +1334,14 @@ def test_cli_train_without_a_privacy_choice_exits_2(model, capsys, monkeypatch):
     _forbid_data(monkeypatch)
     status, out, err = _run(["train", "--model", model], capsys)
     assert status == 2
-    assert "--epsilon" in err and "--non-private" in err
+    assert "train needs --epsilon E" in err and "--non-private" in err
 
 
 def test_cli_non_private_excludes_epsilon(capsys, monkeypatch):
     _forbid_data(monkeypatch)
     status, out, err = _run(["train", "--epsilon", "1", "--non-private"], capsys)
     assert status == 2
-    assert "--epsilon" in err and "--non-private" in err
+    assert "--non-private and --epsilon exclude each other" in err
 
 
 @pytest.mark.parametrize("model", ["search", "select-then-fit"])
@@ -1349,7 +1349,7 @@ def test_cli_private_only_models_refuse_non_private(model, capsys, monkeypatch):
     _forbid_data(monkeypatch)
     status, out, err = _run(["train", "--model", model, "--non-private"], capsys)
     assert status == 2
-    assert "--epsilon" in err and "--non-private" in err
+    assert "--epsilon is required" in err and "no --non-private fit" in err
 
 
 def test_cli_non_private_fit(capsys):
