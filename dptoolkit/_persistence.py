@@ -187,7 +187,7 @@ def save_model(estimator, path, *, data_description=None):
     >>> from dptoolkit.datasets import make_sparse_classification
     >>> from dptoolkit.linear_model import FrankWolfeLassoClassifier
     >>> X, y, _ = make_sparse_classification(n_samples=200, n_features=50, random_state=0)
-    >>> clf = FrankWolfeLassoClassifier(max_iter=20).fit(X, y)
+    >>> clf = FrankWolfeLassoClassifier(epsilon=None, max_iter=20).fit(X, y)
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.skops"
     >>> _ = dptoolkit.save_model(clf, path, data_description={"n_features": 50})

@@ -119,7 +119,7 @@ def make(model, eps, seed, n):
         half = dict(common, epsilon=eps / 2)
         return PrivateSelectThenFit(
             DPSIS(k=1000, epsilon=eps / 2, y_bounds=(0, 1), random_state=seed),
-            FrankWolfeLassoClassifier(**half))
+            FrankWolfeLassoClassifier(**half), epsilon=None)
     raise ValueError(f"unknown model {model!r}; expected one of {MODELS}")
 
 

@@ -38,7 +38,7 @@ REUTERS = "text/reuters21578.tar.xz"
 CONFIGS = {
     "private": dict(epsilon=1.0, delta=1e-5, max_iter="auto"),
     "private-500": dict(epsilon=1.0, delta=1e-5, max_iter=500),
-    "nonprivate-100": dict(max_iter=100),
+    "nonprivate-100": dict(epsilon=None, max_iter=100),
 }
 
 
@@ -73,7 +73,7 @@ def main(argv=None):
             distributed.Client(cluster):
         for name in args.configs:
             kw = dict(CONFIGS[name], classes=list(range(K)), random_state=args.seed)
-            if "epsilon" in kw:
+            if kw["epsilon"] is not None:
                 kw["n_samples_public"] = n
             t = time.perf_counter()
             mem = FrankWolfeLassoClassifier(**kw).fit(X, y)

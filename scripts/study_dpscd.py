@@ -119,7 +119,7 @@ def make(method, task, lam, icpt, *, n_public, L=None, C=None, eta=None, eps=Non
     size, assumed public)."""
     clf = task != "squared"
     common = dict(alpha=lam, n_epochs=N_EPOCHS, random_state=seed, fit_intercept=icpt,
-                  keep_coef_path=keep_path)
+                  keep_coef_path=keep_path, epsilon=None)
     if eps is not None:
         common.update(epsilon=eps, delta=DELTA, n_samples_public=n_public)
         if clf:  # the public label set: load's classification data are binary {0, 1}

@@ -57,7 +57,7 @@ def make(selector, k, eps, seed, n):
         model_delta = DELTA
     return PrivateSelectThenFit(sel, FrankWolfeLassoClassifier(
         epsilon=eps / 2, delta=model_delta, n_samples_public=n, classes=[0, 1],
-        random_state=seed))
+        random_state=seed), epsilon=None)
 
 
 @functools.lru_cache(maxsize=None)

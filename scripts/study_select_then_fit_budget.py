@@ -60,7 +60,7 @@ def make(config, eps, seed, n):
             DPSIS(epsilon=eps / 2, delta=DELTA / 2, y_bounds=(0, 1), n_samples_public=n,
                   random_state=seed),
             FrankWolfeLassoClassifier(epsilon=eps / 2, delta=DELTA / 2, n_samples_public=n,
-                                      classes=[0, 1], random_state=seed))
+                                      classes=[0, 1], random_state=seed), epsilon=None)
     k, screening, share, start = (config + ":auto").split(":")[:4]
     k = k if k == "auto" else int(k)
     screening = {"auto": "auto", "none": None}.get(screening) or int(screening)

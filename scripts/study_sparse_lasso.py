@@ -85,7 +85,7 @@ def _nonprivate_coef(X, y, l1_bound, max_iter, refresh_tol):
     """Non-private Frank-Wolfe coefficients (module level so joblib can cache it), as
     the Sparsifier computes them for its count."""
     est = FrankWolfeLassoClassifier(l1_bound=l1_bound, max_iter=max_iter, solver="fast",
-                                    refresh_tol=refresh_tol)
+                                    refresh_tol=refresh_tol, epsilon=None)
     return est.fit(X, y).coef_
 
 
@@ -449,7 +449,7 @@ def figures(out, trials, lambda_trials, memory, k=10):
                         FrankWolfeLassoClassifier(l1_bound=lam, max_iter=T_PRIVATE,
                                                   epsilon=eps / 2, delta=delta,
                                                   selector="laplace", classes=CLASSES,
-                                                  random_state=rng)),
+                                                  random_state=rng), epsilon=None),
                     "private IGHT": DPIGHTClassifier(sparsity=k, max_iter=T_PRIVATE,
                                                      learning_rate=4.0, epsilon=eps,
                                                      delta=delta, n_samples_public=n,
@@ -506,7 +506,7 @@ def figures_two_stage(out, trials, alpha=0.01, k=10):
                     FrankWolfeLassoClassifier(l1_bound=lam, max_iter=T_PRIVATE,
                                               epsilon=eps / 2, delta=delta,
                                               selector="laplace", classes=CLASSES,
-                                              random_state=rng))
+                                              random_state=rng), epsilon=None)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     model.fit(Xtr, ytr)

@@ -47,7 +47,7 @@ def cases():
     fw = dict(l1_bound=20.0, max_iter=200, random_state=0)
     private = dict(epsilon=1.0, delta=1e-5, composition="advanced")
     return {
-        "fw_nonprivate": (FW, fw, None),
+        "fw_nonprivate": (FW, {**fw, "epsilon": None}, None),
         "fw_grouped_advanced": (FW, {**fw, **private}, None),
         "fw_standard_exponential_advanced": (FW, {**fw, **private, "solver": "standard"},
                                              None),

@@ -799,7 +799,7 @@ def _fw_budget(max_iter, epsilon, **kw):
     steps alone)."""
     from dptoolkit.linear_model import FrankWolfeLassoClassifier
 
-    if "screening" in FrankWolfeLassoClassifier().get_params():
+    if "screening" in FrankWolfeLassoClassifier(epsilon=None).get_params():
         kw.setdefault("screening", None)
     return FrankWolfeLassoClassifier(max_iter=max_iter, epsilon=epsilon, delta=1e-5,
                                      **kw).budget(2 ** 20)

@@ -720,12 +720,12 @@ case("DPSIS-k-unknown-string", lambda: sel.DPSIS(k="most", epsilon=1.0).fit(X, y
 case("DPSIS-n_samples_public-zero",
      lambda: sel.DPSIS(epsilon=1.0, n_samples_public=0).fit(X, yreg),
      Raises(ValueError, r"n_samples_public"))
-case("DPSIS-selector-unknown", lambda: sel.DPSIS(k=2, selector="magic").fit(X, yreg),
+case("DPSIS-selector-unknown", lambda: sel.DPSIS(k=2, selector="magic", epsilon=None).fit(X, yreg),
      Raises(ValueError, r"selector"))
 case("DPSIS-neighbouring-unknown",
-     lambda: sel.DPSIS(k=2, neighbouring="swap").fit(X, yreg),
+     lambda: sel.DPSIS(k=2, neighbouring="swap", epsilon=None).fit(X, yreg),
      Raises(ValueError, r"neighbouring"))
-case("DPSIS-y-string", lambda: sel.DPSIS(k=2).fit(X, y_str),
+case("DPSIS-y-string", lambda: sel.DPSIS(k=2, epsilon=None).fit(X, y_str),
      Raises(ValueError, r"\by\b must be numeric"))
 case("DPSIS-gaussian-delta-none",
      lambda: sel.DPSIS(k=2, epsilon=1.0, selector="gaussian").fit(X, yreg),
@@ -747,26 +747,29 @@ case("DPSIS-gaussian-data-bounds",
      lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian",
                        bounds="data").fit(X, yreg),
      Raises(ValueError, r"bounds='data'"))
-case("DPSIS-accountant-wrong-type", lambda: sel.DPSIS(k=2, accountant=1.0).fit(X, yreg),
+case("DPSIS-accountant-wrong-type",
+     lambda: sel.DPSIS(k=2, accountant=1.0, epsilon=None).fit(X, yreg),
      Raises(TypeError, r"accountant"))
 case("TwoStage-alpha-scale-unknown",
-     lambda: sel.TwoStageSelector(k=2, alpha_scale="magic").fit(X, yreg),
+     lambda: sel.TwoStageSelector(k=2, alpha_scale="magic", epsilon=None).fit(X, yreg),
      Raises(ValueError, r"alpha_scale"))
-case("TwoStage-n-blocks-zero", lambda: sel.TwoStageSelector(k=2, n_blocks=0).fit(X, yreg),
+case("TwoStage-n-blocks-zero",
+     lambda: sel.TwoStageSelector(k=2, n_blocks=0, epsilon=None).fit(X, yreg),
      Raises(ValueError, r"n_blocks"))
 case("TwoStage-lasso-max-iter-zero",
-     lambda: sel.TwoStageSelector(k=2, lasso_max_iter=0).fit(X, yreg),
+     lambda: sel.TwoStageSelector(k=2, lasso_max_iter=0, epsilon=None).fit(X, yreg),
      Raises(ValueError, r"lasso_max_iter"))
 case("TwoStage-block-support-unknown",
-     lambda: sel.TwoStageSelector(k=2, block_support="magic").fit(X, yreg),
+     lambda: sel.TwoStageSelector(k=2, block_support="magic", epsilon=None).fit(X, yreg),
      Raises(ValueError, r"block_support"))
-case("TwoStage-empty-X", lambda: sel.TwoStageSelector(k=2).fit(Xd[:0], yreg[:0]),
+case("TwoStage-empty-X", lambda: sel.TwoStageSelector(k=2, epsilon=None).fit(Xd[:0], yreg[:0]),
      Raises(ValueError, r"\bX\b.*sample"))
 case("PrivateSelectThenFit-selector-not-selector",
-     lambda: sel.PrivateSelectThenFit(3, lm.DPSGDClassifier(epsilon=1.0)).fit(X, y01),
+     lambda: sel.PrivateSelectThenFit(3, lm.DPSGDClassifier(epsilon=1.0), epsilon=None).fit(X, y01),
      Raises(TypeError, r"selector"))
 case("PrivateSelectThenFit-estimator-not-estimator",
-     lambda: sel.PrivateSelectThenFit(sel.DPSIS(k=2), "sgd").fit(X, y01),
+     lambda: sel.PrivateSelectThenFit(sel.DPSIS(k=2, epsilon=None), "sgd",
+                                      epsilon=None).fit(X, y01),
      Raises(TypeError, r"estimator"))
 
 
@@ -974,7 +977,7 @@ case("FrankWolfe-tol-negative", lambda: _fit("FrankWolfe", Xd, y01, tol=-1.0),
 case("FrankWolfe-verbose-string", lambda: _fit("FrankWolfe", Xd, y01, verbose="loud"),
      Raises(TypeError, r"verbose"))
 case("FrankWolfe-nonprivate-string-labels-three-classes",
-     lambda: lm.FrankWolfeLassoClassifier(max_iter=5).fit(
+     lambda: lm.FrankWolfeLassoClassifier(max_iter=5, epsilon=None).fit(
          Xd, np.array(["a", "b", "c", "d"] * 10)),
      Accepts(lambda est: set(est.predict(Xd)) <= {"a", "b", "c", "d"}, "multinomial labels"))
 case("Sparsifier-epsilon-count-zero", lambda: _fit("Sparsifier", Xd, y01, epsilon_count=0.0),
@@ -1040,7 +1043,7 @@ case("transform_rows-normalize-unknown", lambda: lm.transform_rows(X, "l7", Fals
 
 # ================================================================ model_selection
 def _search(**kw):
-    base = lm.DPSGDClassifier(n_epochs=1, n_samples_public=N)
+    base = lm.DPSGDClassifier(n_epochs=1, n_samples_public=N, epsilon=None)
     params = {"estimator": base, "param_distributions": {"alpha": [1e-4, 1e-3]},
               "epsilon": 1.0, "n_runs": 2.0, "random_state": 0, **kw}
     return ms.PrivateHyperparameterSearch(**params)
@@ -1293,7 +1296,7 @@ case("load_model-libsvm-file", lambda: _persistence.load_model(F("good.txt")),
 case("load_model-folder", lambda: _persistence.load_model(F("a_folder")),
      Raises(ValueError, r"a_folder.*folder"))
 case("save_model-missing-folder",
-     lambda: _persistence.save_model(lm.DPSGDClassifier(), F("missing") + "/m.skops"),
+     lambda: _persistence.save_model(lm.DPSGDClassifier(epsilon=None), F("missing") + "/m.skops"),
      Raises(FileNotFoundError, r"does_not_exist"))
 case("untrusted_types-text-file", lambda: _persistence.untrusted_types(F("prose.txt")),
      Raises(ValueError, r"prose\.txt"))
@@ -1341,7 +1344,7 @@ case("DPSGDClassifier-batch-size-bool", lambda: _fit("DPSGDClassifier", Xd, y01,
      Raises(TypeError, r"batch_size"))
 case("FrankWolfe-max-iter-bool", lambda: _fit("FrankWolfe", Xd, y01, max_iter=True),
      Raises(TypeError, r"max_iter"))
-case("DPSGDClassifier-predict-before-fit", lambda: lm.DPSGDClassifier().predict(Xd),
+case("DPSGDClassifier-predict-before-fit", lambda: lm.DPSGDClassifier(epsilon=None).predict(Xd),
      Raises(Exception, r"DPSGDClassifier.*not fitted"))
 case("FrankWolfe-X-complex", lambda: _fit("FrankWolfe", Xd.astype(complex), y01),
      Raises(ValueError, r"\bX\b must be real-valued"))
@@ -1394,9 +1397,9 @@ case("DPSCDClassifier-one-class", lambda: _fit("DPSCDClassifier", Xd, np.zeros(N
 case("DPSGDClassifier-score-length-mismatch",
      lambda: _fit("DPSGDClassifier", Xd, y01).score(Xd, y01[:-1]),
      Raises(ValueError, r"samples|inconsistent"))
-case("DPSIS-bounds-nan", lambda: sel.DPSIS(k=2, bounds=(np.nan, 1.0)).fit(X, yreg),
+case("DPSIS-bounds-nan", lambda: sel.DPSIS(k=2, bounds=(np.nan, 1.0), epsilon=None).fit(X, yreg),
      Raises(ValueError, r"bounds"))
-case("DPSIS-center-outside-bounds", lambda: sel.DPSIS(k=2, center=5.0).fit(X, yreg),
+case("DPSIS-center-outside-bounds", lambda: sel.DPSIS(k=2, center=5.0, epsilon=None).fit(X, yreg),
      Raises(ValueError, r"center"))
 case("peeling_top_k-k-above-d", lambda: sel.peeling_top_k([1.0, 2.0], 3, epsilon=1.0),
      Raises(ValueError, r"\bk\b"))
@@ -1456,9 +1459,11 @@ case("BudgetAccountant-events-remaining-then-spend",
      lambda: (lambda b: (b, b.spend(*b.remaining(10**9))))(
          acc.BudgetAccountant(1.0, 1e-5, composition="events")),
      Accepts(lambda r: r[0].spent[0] <= 1.0 + 1e-9, "spending remaining() stays in budget"))
-case("DPSIS-bounds-three-items", lambda: sel.DPSIS(k=2, bounds=(0, 1, 2)).fit(X, yreg),
+case("DPSIS-bounds-three-items",
+     lambda: sel.DPSIS(k=2, bounds=(0, 1, 2), epsilon=None).fit(X, yreg),
      Raises(ValueError, r"bounds"))
-case("TwoStage-gamma-nan", lambda: sel.TwoStageSelector(k=2, gamma=np.nan).fit(X, yreg),
+case("TwoStage-gamma-nan",
+     lambda: sel.TwoStageSelector(k=2, gamma=np.nan, epsilon=None).fit(X, yreg),
      Raises(ValueError, r"gamma"))
 case("SIS-k-bool", lambda: sel.SIS(k=True).fit(X, yreg), Raises(TypeError, r"\bk\b"))
 case("FrankWolfe-classes-one-label", lambda: _fit("FrankWolfe", Xd, y01, classes=[0]),
@@ -1474,7 +1479,8 @@ case("Search-n-runs-nan", lambda: _search(n_runs=np.nan).fit(Xd, y01),
 case("PrivateSelectThenFit-selector-k-huge",
      lambda: sel.PrivateSelectThenFit(sel.DPSIS(k=2**64, epsilon=1.0),
                                       lm.DPSGDClassifier(epsilon=1.0, n_epochs=1,
-                                                         n_samples_public=N)).fit(Xd, y01),
+                                                         n_samples_public=N),
+                                                             epsilon=None).fit(Xd, y01),
      Raises(ValueError, r"\bk\b"))
 case("DSALLasso-warm-start-string", lambda: _fit("DSALLasso", Xd, yreg, warm_start="yes"),
      Raises(TypeError, r"warm_start"))

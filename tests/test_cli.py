@@ -156,7 +156,8 @@ def test_ci_command_in_a_fresh_process(tmp_path):
 
 def test_synthetic_default_model_non_private(tmp_path, capsys):
     report = tmp_path / "r.json"
-    status, out, err = _run(["train", "--model", "frank-wolfe", "--synthetic-samples", 400,
+    status, out, err = _run(["train", "--non-private", "--model", "frank-wolfe",
+                             "--synthetic-samples", 400,
                              "--synthetic-features", 300, "--max-iter", 50, "--report",
                              report], capsys)
     assert status == 0, err
@@ -242,7 +243,7 @@ def _fitted(name):
         "select-then-fit": PrivateSelectThenFit(
             DPSIS(k=20, epsilon=0.1, random_state=0),
             FrankWolfeLassoClassifier(epsilon=0.9, delta=1e-5, max_iter=20,
-                                      n_samples_public=300, random_state=0)),
+                                      n_samples_public=300, random_state=0), epsilon=None),
         "search": PrivateHyperparameterSearch(
             FrankWolfeLassoClassifier(max_iter=20, n_samples_public=300),
             {"l1_bound": [5.0, 20.0]}, epsilon=1.0, n_runs=2, random_state=0),
@@ -363,18 +364,25 @@ BAD = [
     (["train", "--epsilon", "abc"], "--epsilon"),
     (["train", "--epsilon", "1", "--delta", "1"], "--delta"),
     (["train", "--epsilon", "1", "--delta", "0"], "--delta"),
-    (["train", "--delta", "1e-5"], "--delta"),
-    (["train", "--model", "nope"], "--model"),
-    (["train", "--data", "/nonexistent/x.libsvm"], "--data"),
-    (["train", "--max-iter", "0"], "--max-iter"),
-    (["train", "--l1-bound", "-2"], "--l1-bound"),
-    (["train", "--test-size", "1.5"], "--test-size"),
-    (["train", "--model", "dp-sgd", "--l1-bound", "5"], "--l1-bound"),
-    (["train", "--model", "frank-wolfe", "--alpha", "0.1"], "--alpha"),
-    (["train", "--model", "dp-ight", "--k", "3"], "--k"),
-    (["train", "--model", "frank-wolfe", "--grid", "l1_bound=1,2"], "--grid"),
-    (["train", "--verbose", "x"], "--verbose"),
-    (["train", "--verbose", "-1"], "--verbose"),
+    (["train", "--non-private", "--delta", "1e-5"], "--delta"),
+    # a fit is private unless --non-private says otherwise: neither is an error that
+    # names both options; both at once too
+    (["train"], "--non-private"),
+    (["train", "--model", "dp-sgd", "--alpha", "0.1"], "--epsilon"),
+    (["train", "--epsilon", "1", "--non-private"], "--non-private"),
+    (["train", "--non-private", "--model", "search"], "--non-private"),
+    (["train", "--non-private", "--model", "select-then-fit"], "--non-private"),
+    (["train", "--non-private", "--model", "nope"], "--model"),
+    (["train", "--non-private", "--data", "/nonexistent/x.libsvm"], "--data"),
+    (["train", "--non-private", "--max-iter", "0"], "--max-iter"),
+    (["train", "--non-private", "--l1-bound", "-2"], "--l1-bound"),
+    (["train", "--non-private", "--test-size", "1.5"], "--test-size"),
+    (["train", "--non-private", "--model", "dp-sgd", "--l1-bound", "5"], "--l1-bound"),
+    (["train", "--non-private", "--model", "frank-wolfe", "--alpha", "0.1"], "--alpha"),
+    (["train", "--non-private", "--model", "dp-ight", "--k", "3"], "--k"),
+    (["train", "--non-private", "--model", "frank-wolfe", "--grid", "l1_bound=1,2"], "--grid"),
+    (["train", "--non-private", "--verbose", "x"], "--verbose"),
+    (["train", "--non-private", "--verbose", "-1"], "--verbose"),
     (["evaluate", "--model-file", "m.skops", "--data", "d", "--verbose", "x"], "--verbose"),
     (["train", "--model", "search"], "--epsilon"),
     (["train", "--model", "select-then-fit"], "--epsilon"),
@@ -383,22 +391,23 @@ BAD = [
     (["train", "--model", "search", "--epsilon", "1", "--grid", "epsilon=1,2"], "--grid"),
     (["train", "--model", "search", "--epsilon", "1", "--n-runs", "1"], "--n-runs"),
     (["train", "--epsilon", "1", "--selector", "bogus"], "selector"),
-    (["train", "--positive", "comp"], "--positive"),
-    (["train", "--data", str(A1A), "--positive", "comp"], "--positive"),
-    (["train", "--data", str(NEWS20), "--test", str(A1A)], "--test"),
-    (["train", "--data", str(NEWS20), "--classes", "0", "1"], "--classes"),
+    (["train", "--non-private", "--positive", "comp"], "--positive"),
+    (["train", "--non-private", "--data", str(A1A), "--positive", "comp"], "--positive"),
+    (["train", "--non-private", "--data", str(NEWS20), "--test", str(A1A)], "--test"),
+    (["train", "--non-private", "--data", str(NEWS20), "--classes", "0", "1"], "--classes"),
     (["train", "--data", str(A1A), "--epsilon", "1"], "--n-features"),
-    (["train", "--data", str(A1A), "--n-features", "123", "--classes", "1"], "--classes"),
-    (["train", "--data", str(A1A), "--n-features", "123", "--classes", "1", "1"],
+    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--classes", "1"],
      "--classes"),
-    (["train", "--data", str(A1A), "--n-features", "123", "--classes", "1", "x"],
+    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--classes", "1", "1"],
      "--classes"),
-    (["train", "--classes", "0", "1"], "--classes"),
-    (["train", "--data", str(A1A), "--n-features", "123", "--test", str(A1A),
+    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--classes", "1", "x"],
+     "--classes"),
+    (["train", "--non-private", "--classes", "0", "1"], "--classes"),
+    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--test", str(A1A),
       "--split-seed", "1"], "--split-seed"),
-    (["train", "--seed", "-1"], "--seed"),
-    (["train", "--seed", str(2**128)], "--seed"),
-    (["train", "--split-seed", "1.5"], "--split-seed"),
+    (["train", "--non-private", "--seed", "-1"], "--seed"),
+    (["train", "--non-private", "--seed", str(2**128)], "--seed"),
+    (["train", "--non-private", "--split-seed", "1.5"], "--split-seed"),
     (["evaluate", "--model-file", str(A1A), "--data", str(A1A), "--split-seed", "2"],
      "--split-seed"),
     (["evaluate", "--model-file", str(A1A), "--data", str(A1A), "--test-size", "0.3"],
@@ -409,15 +418,17 @@ BAD = [
      "--nonprivate-stats"),
     (["account", "--model", "frank-wolfe", "--n-samples", "10", "--n-features", "5",
       "--epsilon", "1", "--seed", "3"], "--seed"),
-    (["train", "--data", str(A1A), "--synthetic-samples", "10"], "--synthetic-samples"),
-    (["train", "--data", str(A1A), "--cache-dir", "/tmp"], "--cache-dir"),
-    (["train", "--cache-dir", "/tmp"], "--cache-dir"),
-    (["train", "--data", str(NEWS20), "--cache-dir", "/nonexistent/dir/cache"],
+    (["train", "--non-private", "--data", str(A1A), "--synthetic-samples", "10"],
+     "--synthetic-samples"),
+    (["train", "--non-private", "--data", str(A1A), "--cache-dir", "/tmp"], "--cache-dir"),
+    (["train", "--non-private", "--cache-dir", "/tmp"], "--cache-dir"),
+    (["train", "--non-private", "--data", str(NEWS20), "--cache-dir", "/nonexistent/dir/cache"],
      "--cache-dir"),
-    (["train", "--data", str(A1A), "--n-features", "123", "--test", "/nonexistent/t"],
+    (["train", "--non-private", "--data", str(A1A), "--n-features", "123", "--test",
+      "/nonexistent/t"],
      "--test"),
-    (["train", "--save", "/nonexistent/dir/m.skops"], "--save"),
-    (["train", "--report", "/nonexistent/dir/r.json"], "--report"),
+    (["train", "--non-private", "--save", "/nonexistent/dir/m.skops"], "--save"),
+    (["train", "--non-private", "--report", "/nonexistent/dir/r.json"], "--report"),
     (["evaluate", "--model-file", "/nonexistent/m.skops", "--data", str(A1A)],
      "--model-file"),
     (["evaluate", "--data", str(A1A)], "--model-file"),
@@ -682,7 +693,8 @@ def test_split_options_refused_for_a_corpus_with_its_own_split(corpora, capsys):
     if "20news" not in corpora:
         pytest.skip("20news archive not available")
     for option in (["--test-size", 0.3], ["--split-seed", 1]):
-        status, out, err = _run(["train", "--data", corpora["20news"], "--n-features", 64,
+        status, out, err = _run(["train", "--non-private", "--data", corpora["20news"],
+                                 "--n-features", 64,
                                  "--positive", "comp.", *option], capsys)
         assert status == 2 and option[0] in err and "own" in err
 
@@ -722,7 +734,8 @@ def test_noise_is_fresh_without_seed(model, tmp_path, capsys):
 
 
 def test_no_seed_warning_for_a_non_private_fit(capsys):
-    status, out, err = _run(["train", "--model", "frank-wolfe", "--synthetic-samples", 200,
+    status, out, err = _run(["train", "--non-private", "--model", "frank-wolfe",
+                             "--synthetic-samples", 200,
                              "--synthetic-features", 100, "--max-iter", 10, "--seed", 1],
                             capsys)
     assert status == 0, err
@@ -879,7 +892,8 @@ def test_libsvm_labels_are_public(tmp_path, capsys):
     path = tmp_path / "labels12.libsvm"
     path.write_text("".join(f"{1 + i % 2} {1 + i % 7}:1 {9 + i % 5}:1\n"
                             for i in range(200)))
-    common = ["train", "--model", "frank-wolfe", "--data", path, "--n-features", 20,
+    common = ["train", "--non-private", "--model", "frank-wolfe", "--data", path, "--n-features",
+              20,
               "--max-iter", 10]
     status, out, err = _run(common, capsys)
     assert status == 2 and "--classes: " in err
@@ -1087,7 +1101,7 @@ def test_multiclass_default_keeps_the_default_delta(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------
-# a DP-named estimator fitted without epsilon says that it is not private
+# a DP-named estimator is private by default; an explicit epsilon=None is silent
 # ---------------------------------------------------------------------------
 
 def _dp_named():
@@ -1107,7 +1121,7 @@ def _dp_named():
 
 
 @pytest.mark.parametrize("cls", _dp_named(), ids=lambda c: c.__name__)
-def test_dp_named_estimator_without_epsilon_warns(cls):
+def test_dp_named_estimator_is_private_by_default(cls):
     from dptoolkit.exceptions import PrivacyLeakWarning
 
     X, y, _ = datasets.make_sparse_classification(n_samples=200, n_features=40,
@@ -1116,19 +1130,19 @@ def test_dp_named_estimator_without_epsilon_warns(cls):
     kw = {"k": 5} if "k" in params else {}
     if "n_epochs" in params:
         kw["n_epochs"] = 1
-    with pytest.warns(PrivacyLeakWarning, match=f"{cls.__name__} was fitted without "
-                                                "epsilon, so the fit is not private") as rec:
-        cls(**kw).fit(X, y)
-    # pointed at the caller's line, not inside dptoolkit
-    leak = [w for w in rec if "not private" in str(w.message)]
-    assert leak and all("dptoolkit" not in Path(w.filename).parts for w in leak)
-    # a private fit does not say so
+    if "n_samples_public" in params:
+        kw["n_samples_public"] = 200
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = cls(**kw).fit(X, y)
+    assert default.privacy_spent_ is not None and default.privacy_spent_[0] <= 1.0
+    # the explicit non-private choice is not warned about at every fit
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        if "n_samples_public" in params:
-            kw["n_samples_public"] = 200
-        cls(epsilon=1.0, **kw).fit(X, y)
-    assert not any("fitted without epsilon" in str(w.message) for w in rec)
+        nonprivate = cls(epsilon=None, **kw).fit(X, y)
+    assert nonprivate.privacy_spent_ is None
+    assert not any(issubclass(w.category, PrivacyLeakWarning) for w in rec), \
+        [str(w.message) for w in rec]
 
 
 def test_non_private_by_name_estimators_do_not_warn():
@@ -1140,7 +1154,7 @@ def test_non_private_by_name_estimators_do_not_warn():
                                                   random_state=0)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        FrankWolfeLassoClassifier(max_iter=10).fit(X, y)
+        FrankWolfeLassoClassifier(max_iter=10, epsilon=None).fit(X, y)
     assert not any("fitted without epsilon" in str(w.message) for w in rec)
 
 
@@ -1290,7 +1304,7 @@ def test_select_then_fit_spends_the_total_budget(capsys):
             "--seed", "0"]
     est = _models.build_model(build_parser().parse_args(argv + ["--delta", "1e-5"]))
     assert (est.epsilon, est.delta) == (1.0, 1e-5)
-    assert est.selection_share == PrivateSelectThenFit(None, None).selection_share
+    assert est.selection_share == PrivateSelectThenFit(None, None, epsilon=None).selection_share
     assert est.selector.epsilon is None and est.estimator.epsilon is None
     assert est.selector.n_samples_public == 200
     status, out, err = _run(argv + ["--delta", "1e-5"], capsys)
@@ -1309,3 +1323,53 @@ def test_select_then_fit_spends_the_total_budget(capsys):
     assert fitted.privacy_spent_[0] == pytest.approx(1.0, rel=1e-7)
     assert fitted.privacy_spent_[1] == 1e-5
     assert isinstance(fitted.selector_.privacy_event_, GaussianEvent)
+
+
+# ---------------------------------------------------------------------------
+# the command line: train needs --epsilon E or --non-private
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", ["default", "frank-wolfe", "dp-sgd", "sparsifier"])
+def test_cli_train_without_a_privacy_choice_exits_2(model, capsys, monkeypatch):
+    _forbid_data(monkeypatch)
+    status, out, err = _run(["train", "--model", model], capsys)
+    assert status == 2
+    assert "train needs --epsilon E" in err and "--non-private" in err
+
+
+def test_cli_non_private_excludes_epsilon(capsys, monkeypatch):
+    _forbid_data(monkeypatch)
+    status, out, err = _run(["train", "--epsilon", "1", "--non-private"], capsys)
+    assert status == 2
+    assert "--non-private and --epsilon exclude each other" in err
+
+
+@pytest.mark.parametrize("model", ["search", "select-then-fit"])
+def test_cli_private_only_models_refuse_non_private(model, capsys, monkeypatch):
+    _forbid_data(monkeypatch)
+    status, out, err = _run(["train", "--model", model, "--non-private"], capsys)
+    assert status == 2
+    assert "--epsilon is required" in err and "no --non-private fit" in err
+
+
+def test_cli_non_private_fit(capsys):
+    status, out, err = _run(["train", "--non-private", "--model", "dp-sgd",
+                             "--synthetic-samples", 300, "--synthetic-features", 40,
+                             "--n-epochs", 1], capsys)
+    assert status == 0, err
+    assert "privacy: none" in out
+    assert "PrivacyLeakWarning" not in err
+
+
+def test_cli_private_fit_spends_epsilon(capsys):
+    status, out, err = _run(["train", "--epsilon", "1", "--model", "dp-sgd",
+                             "--synthetic-samples", 300, "--synthetic-features", 40,
+                             "--n-epochs", 1], capsys)
+    assert status == 0, err
+    assert "privacy: none" not in out
+
+
+def test_cli_help_names_non_private(capsys):
+    status, out, err = _run(["train", "--help"], capsys)
+    assert status == 0
+    assert "--non-private" in out

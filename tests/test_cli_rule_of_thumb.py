@@ -83,7 +83,7 @@ def test_n_samples_needed_refuses_bad_input(bad):
     with pytest.raises((ValueError, TypeError), match="n_classes"):
         DPNBLogisticClassifier(epsilon=1).n_samples_needed(bad)
     with pytest.raises(ValueError, match="epsilon"):
-        DPNBLogisticClassifier().n_samples_needed(2)
+        DPNBLogisticClassifier(epsilon=None).n_samples_needed(2)
 
 
 @need_a1a

@@ -62,11 +62,11 @@ def test_estimator_new_name_does_not_warn(data):
 
 
 def test_estimator_old_name_in_params_and_clone():
-    est = FrankWolfeLassoClassifier(accounting="zcdp")
+    est = FrankWolfeLassoClassifier(accounting="zcdp", epsilon=None)
     assert est.get_params()["accounting"] == "zcdp"
     assert est.get_params()["composition"] == "auto"
     assert clone(est).accounting == "zcdp"
-    assert FrankWolfeLassoClassifier().get_params()["accounting"] == "deprecated"
+    assert FrankWolfeLassoClassifier(epsilon=None).get_params()["accounting"] == "deprecated"
 
 
 @pytest.mark.parametrize("make", [FrankWolfeLassoClassifier, SparsifiedLassoClassifier])

@@ -69,7 +69,7 @@ def test_load_libsvm_int32_indices_work_with_sklearn_lasso(tmp_path):
         np.testing.assert_allclose(coef_sparse, coef_dense, rtol=1e-6, atol=1e-10)
         assert np.any(coef_sparse != 0)
     # dptoolkit's own estimators take int32 indices as well
-    clf = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=20).fit(X, y)
+    clf = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=20, epsilon=None).fit(X, y)
     assert clf.coef_.shape == (1, 4) and np.all(np.isfinite(clf.coef_))
 
 

@@ -193,7 +193,7 @@ def test_plain_fit_recorded_without_warning(ledger):
                                   n_samples_public=X.shape[0],
                                   classes=[0, 1]).fit(X, y)
     assert len(ledger.spends) == 1 and ledger.events[0] is not None
-    FrankWolfeLassoClassifier(max_iter=20).fit(X, y)  # non-private: not recorded
+    FrankWolfeLassoClassifier(max_iter=20, epsilon=None).fit(X, y)  # non-private: not recorded
     assert len(ledger.spends) == 1
 
 

@@ -182,7 +182,7 @@ def test_full_batch_gd_matches_sklearn_ridge():
     y = X @ rng.normal(size=10) + 0.1 * rng.normal(size=300)
     lam = 1e-3
     reg = DPSGDRegressor(alpha=lam, learning_rate=1.0, batch_size=300, clip=None,
-                         n_epochs=3000).fit(X, y)
+                         n_epochs=3000, epsilon=None).fit(X, y)
     sk = Ridge(alpha=lam * 300, fit_intercept=False, tol=1e-14).fit(X, y)
     f = primal_objective(X, y, reg.coef_, loss="squared", alpha=lam)
     f_sk = primal_objective(X, y, sk.coef_, loss="squared", alpha=lam)
@@ -195,7 +195,7 @@ def test_full_batch_gd_matches_sklearn_logistic():
     y = (X @ rng.normal(size=10) + 0.3 * rng.normal(size=300) > 0).astype(int)
     lam = 1e-2
     clf = DPSGDClassifier(alpha=lam, learning_rate=3.0, batch_size=300, clip=None,
-                          n_epochs=4000).fit(X, y)
+                          n_epochs=4000, epsilon=None).fit(X, y)
     sk = LogisticRegression(C=1.0 / (lam * 300), fit_intercept=False, tol=1e-12,
                             max_iter=10000).fit(X, y)
     t = np.where(y == 1, 1.0, -1.0)
@@ -314,9 +314,8 @@ def test_n_samples_public_warning_only_for_private_fits():
     assert clf.n_samples_used_ == 40 and clf.sampling_rate_ == 4 / 40
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         plain = DPSGDClassifier(n_samples_public=70, batch_size=4, n_epochs=1,
-                                random_state=0).fit(X, y)
+                                random_state=0, epsilon=None).fit(X, y)
         assert plain.n_samples_used_ == 40 and plain.sampling_rate_ is None
 
 
@@ -324,7 +323,7 @@ def test_coef_path_and_intercept():
     X = _dense_unit_rows(100, 3, 25)
     y = X @ np.array([1.0, -1.0, 0.5]) + 2.0
     reg = DPSGDRegressor(learning_rate=0.5, batch_size=10, n_epochs=3, fit_intercept=True,
-                         keep_coef_path=True, random_state=0).fit(X, y)
+                         keep_coef_path=True, random_state=0, epsilon=None).fit(X, y)
     assert reg.coef_path_.shape == (4, 3)
     np.testing.assert_allclose(reg.coef_path_[-1], reg.coef_)
     Xt, _ = _transform_rows(X, "l2", True, 1.0)
@@ -361,16 +360,17 @@ def test_bad_data_and_divergence():
     y = (X[:, 0] > 0).astype(int)
     # three classes are the multinomial model; the hinge loss has no such form
     with pytest.raises(ValueError, match="loss='hinge' is binary only"):
-        DPSGDClassifier("hinge").fit(X, np.arange(40) % 3)
+        DPSGDClassifier("hinge", epsilon=None).fit(X, np.arange(40) % 3)
     with pytest.raises(ValueError, match="at least two classes"):
-        DPSGDClassifier().fit(X, np.zeros(40))
+        DPSGDClassifier(epsilon=None).fit(X, np.zeros(40))
     Xb = X.copy()
     Xb[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        DPSGDClassifier().fit(Xb, y)
+        DPSGDClassifier(epsilon=None).fit(Xb, y)
     yb = X[:, 0].copy()
     yb[1] = np.inf
     with pytest.raises(ValueError, match="NaN|inf"):
-        DPSGDRegressor().fit(X, yb)
+        DPSGDRegressor(epsilon=None).fit(X, yb)
     with pytest.raises(ValueError, match="diverged"):
-        DPSGDRegressor(learning_rate=1e3, alpha=1.0, clip=None, n_epochs=300).fit(X, X[:, 0] * 1e3)
+        DPSGDRegressor(learning_rate=1e3, alpha=1.0, clip=None, n_epochs=300,
+                       epsilon=None).fit(X, X[:, 0] * 1e3)

@@ -31,7 +31,8 @@ def _problem(n=300, d=80, density=0.08, seed=0, binary=True):
 
 
 def _fit(X, y, **kw):
-    return FrankWolfeLassoClassifier(**kw).fit(X, y)
+    """A fit, non-private unless ``kw`` gives epsilon."""
+    return FrankWolfeLassoClassifier(**{"epsilon": None, **kw}).fit(X, y)
 
 
 # ---------------------------------------------------------------- kernels vs reference
@@ -384,8 +385,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 
 @parametrize_with_checks([
-    FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=50),
-    FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=50, solver="standard"),
+    FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=50, epsilon=None),
+    FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=50, solver="standard", epsilon=None),
     FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=30, epsilon=5.0, delta=1e-5,
                               random_state=0),
 ])
@@ -534,7 +535,7 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
 def test_bad_new_parameters(params, exc, match):
     X, y = _problem(n=50, d=10)
     with pytest.raises(exc, match=match):
-        FrankWolfeLassoClassifier(**params).fit(X, y)
+        FrankWolfeLassoClassifier(**{"epsilon": None, **params}).fit(X, y)
 
 
 def test_budget_method_bad_input():
@@ -544,7 +545,7 @@ def test_budget_method_bad_input():
     with pytest.raises(ValueError, match="n_features"):
         clf.budget(0, n_samples=100)
     with pytest.raises(ValueError, match="private"):
-        FrankWolfeLassoClassifier().budget(10, n_samples=100)
+        FrankWolfeLassoClassifier(epsilon=None).budget(10, n_samples=100)
     b = clf.budget(2 ** 20, n_samples=25_000)
     assert b.composition == "zcdp" and b.screening_noise_multiplier is not None
 
@@ -623,7 +624,7 @@ def test_auto_l1_bound_and_max_iter_are_resolved_from_public_quantities():
                                       random_state=0, classes=[0, 1]).fit(X, y)
     assert other.n_iter_ > est.n_iter_
     # non-private: the paper's setting
-    nonpriv = FrankWolfeLassoClassifier().fit(X, y)
+    nonpriv = FrankWolfeLassoClassifier(epsilon=None).fit(X, y)
     assert nonpriv.n_iter_ == 1000 and np.abs(nonpriv.coef_).sum() <= 50.0 + 1e-9
 
 
@@ -640,7 +641,7 @@ def test_auto_screening_keeps_at_least_max_iter_candidates():
     est = FrankWolfeLassoClassifier(**common).fit(X, y)
     assert est.screened_features_.size == MIN_AUTO_CANDIDATES == 1024
     # screening_fraction="auto" is 0.25 with the zero start
-    assert FrankWolfeLassoClassifier().screening_fraction == "auto"
+    assert FrankWolfeLassoClassifier(epsilon=None).screening_fraction == "auto"
     assert est.budget(3000, n_samples=400).event == FrankWolfeLassoClassifier(
         screening_fraction=0.25, **common).budget(3000, n_samples=400).event
     lam, T = private_defaults(n_samples=400, epsilon=1.0, delta=1e-5, n_drawn=1024,

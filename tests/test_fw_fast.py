@@ -152,7 +152,7 @@ def test_kernel_views_dtypes(solver):
     one int64; both the CSC arrays of tocsc()."""
     X = sp.random_array((30, 50), density=0.2, format="csr", rng=0)
     X.indices = X.indices.astype(np.int32)
-    est = FrankWolfeLassoClassifier(solver=solver)
+    est = FrankWolfeLassoClassifier(solver=solver, epsilon=None)
     dtype = np.int32 if solver == "fast" else np.int64
     csr, csc, shape, columns, _ = est._kernel_views(X, private=False, index_dtype=dtype)
     assert shape == X.shape and columns is None
@@ -180,12 +180,12 @@ def test_nonprivate_auto_selector_rule():
         vals = rng.uniform(0.1, 1.0, nnz)  # no exact ties between coordinates
         X = sp.csr_array((vals, cols, np.arange(0, nnz + 1, per_row)), shape=(n, d))
         y = np.arange(n) % 2
-        fast = FrankWolfeLassoClassifier(max_iter=20, random_state=0).fit(X, y)
+        fast = FrankWolfeLassoClassifier(max_iter=20, random_state=0, epsilon=None).fit(X, y)
         assert fast.selector_ == want
-        std = FrankWolfeLassoClassifier(max_iter=20, solver="standard").fit(X, y)
+        std = FrankWolfeLassoClassifier(max_iter=20, solver="standard", epsilon=None).fit(X, y)
         assert std.selector_ == "argmax"
         # the same iterates either way: the heap is an exact argmax
-        ref = FrankWolfeLassoClassifier(max_iter=20, selector="argmax").fit(X, y)
+        ref = FrankWolfeLassoClassifier(max_iter=20, selector="argmax", epsilon=None).fit(X, y)
         np.testing.assert_allclose(fast.coef_, ref.coef_, rtol=0, atol=1e-12)
 
 
@@ -312,7 +312,7 @@ def test_fit_same_bits_for_any_number_of_threads(monkeypatch, binary, private):
     w[:2] = [1.5, -1.0]
     w[2:20] = rng.normal(size=18)
     y = (rng.random(n) < 1 / (1 + np.exp(-(X @ w - 0.25)))).astype(int)
-    params = dict(max_iter=150, l1_bound=5.0, classes=[0, 1])
+    params = dict(max_iter=150, l1_bound=5.0, classes=[0, 1], epsilon=None)
     if private:
         params.update(epsilon=4.0, delta=1e-6, n_samples_public=n)
     runs = [_fit_bits(X, y, t, **params) for t in (1, 2, 3)]
@@ -346,7 +346,7 @@ def test_fit_in_a_child_forked_after_threads_runs_on_one_thread(monkeypatch):
                                 sp.random_array((n, 50), density=0.05, rng=rng)]))
     X.data[:] = 1.0
     y = (rng.random(n) < 0.4).astype(int)
-    params = dict(max_iter=20, l1_bound=1.0, classes=[0, 1])
+    params = dict(max_iter=20, l1_bound=1.0, classes=[0, 1], epsilon=None)
     parent = _fit_bits(X, y, 2, **params)[0]     # the parent's OpenMP threads started
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)

@@ -230,7 +230,7 @@ def test_start_refusals():
     with pytest.raises(ValueError, match="start"):      # K > 2
         _fit(X, np.arange(X.shape[0]) % 3, classes=[0, 1, 2])
     with pytest.raises(ValueError, match="start"):      # non-private
-        FrankWolfeLassoClassifier(start="naive_bayes").fit(X, y)
+        FrankWolfeLassoClassifier(start="naive_bayes", epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="start.*screening"):   # nothing screened
         _fit(X[:, :500], y)
     with pytest.raises(ValueError, match="start.*screening"):

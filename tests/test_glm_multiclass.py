@@ -323,8 +323,9 @@ def test_dpscd_non_private_first_row_is_the_binary_fit():
     """Row 0 of a non-private one-vs-rest fit is the binary fit of class 0 against
     the rest (the same stream state); every row is a binary SDCA solution."""
     X, y = _problem()
-    multi = _quiet(DPSCDClassifier(n_epochs=3, random_state=0).fit, X, y)
-    first = _quiet(DPSCDClassifier(n_epochs=3, random_state=0).fit, X, (y == 0).astype(int))
+    multi = _quiet(DPSCDClassifier(n_epochs=3, random_state=0, epsilon=None).fit, X, y)
+    first = _quiet(DPSCDClassifier(n_epochs=3, random_state=0, epsilon=None).fit, X,
+                   (y == 0).astype(int))
     np.testing.assert_array_equal(multi.coef_[0], first.coef_[0])
     assert multi.dual_coef_.shape == (N, K)
 
@@ -332,7 +333,7 @@ def test_dpscd_non_private_first_row_is_the_binary_fit():
 def test_dpight_non_private_is_the_multinomial_reference():
     X, y = _problem()
     X = X / np.linalg.norm(X, axis=1, keepdims=True)
-    est = _quiet(DPIGHTClassifier(sparsity=5, max_iter=20).fit, X, y)
+    est = _quiet(DPIGHTClassifier(sparsity=5, max_iter=20, epsilon=None).fit, X, y)
     assert est.learning_rate_ == pytest.approx(2.0)
     ref = _reference_ight_softmax(X, y, K, 5, 2.0 / N, 20)
     np.testing.assert_allclose(est.coef_, ref.T, rtol=1e-9, atol=1e-12)
@@ -346,7 +347,7 @@ def test_dpsgd_non_private_reaches_the_multinomial_optimum():
     X, y = _problem(n=600)
     alpha = 1e-2
     est = _quiet(DPSGDClassifier(alpha=alpha, clip=None, batch_size=600, n_epochs=3000,
-                                 random_state=0).fit, X, y)
+                                 random_state=0, epsilon=None).fit, X, y)
     Xt, _ = transform_rows(X, "l2", False, 1.0)
     ref = LogisticRegression(C=1.0 / (alpha * 600), fit_intercept=False, tol=1e-10,
                              max_iter=10000).fit(Xt, y)
@@ -413,8 +414,9 @@ def test_private_multiclass_learns(name, floor):
 def test_refusals_name_the_argument():
     X, y = _problem()
     with pytest.raises(ValueError, match="loss='hinge' is binary only"):
-        DPSGDClassifier("hinge").fit(X, y)
-    for est in (DPSGDClassifier(), DPSCDClassifier(), DPIGHTClassifier(sparsity=2)):
+        DPSGDClassifier("hinge", epsilon=None).fit(X, y)
+    for est in (DPSGDClassifier(epsilon=None), DPSCDClassifier(epsilon=None),
+                DPIGHTClassifier(sparsity=2, epsilon=None)):
         with pytest.raises(ValueError, match="at least two classes"):
             _quiet(est.fit, X, np.zeros(N))
         with pytest.raises(ValueError, match="classes"):

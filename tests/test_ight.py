@@ -50,15 +50,14 @@ def test_nonprivate_fit_is_plain_iht():
     X = 3.0 * X                                       # rows of norm up to 3: not clipped
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
-        clf = DPIGHTClassifier(sparsity=4, max_iter=60, learning_rate=0.3).fit(X, y)
+        clf = DPIGHTClassifier(sparsity=4, max_iter=60, learning_rate=0.3, epsilon=None).fit(X, y)
     np.testing.assert_allclose(clf.coef_[0], _reference_iht(X, y, 4, 0.3, 60),
                                rtol=1e-9, atol=1e-12)
     assert clf.privacy_event_ is None and clf.privacy_spent_ is None
     assert clf.noise_multiplier_ is None and clf.screened_features_ is None
     assert np.count_nonzero(clf.coef_) <= 4
     # learning_rate="auto": 4 / max ||x_i||^2 of the data (the loss's 1/beta)
-    auto = DPIGHTClassifier(sparsity=4, max_iter=60).fit(X, y)
+    auto = DPIGHTClassifier(sparsity=4, max_iter=60, epsilon=None).fit(X, y)
     assert auto.learning_rate_ == pytest.approx(4.0 / np.max(np.sum(X * X, axis=1)))
     np.testing.assert_allclose(auto.coef_[0],
                                _reference_iht(X, y, 4, auto.learning_rate_, 60),
@@ -144,7 +143,7 @@ def test_divergence_is_an_error_naming_learning_rate():
     X, y, _ = _data(n=100, d=10)
     with pytest.raises(ValueError, match="learning_rate"):
         DPIGHTClassifier(sparsity=3, max_iter=50, learning_rate=1e308,
-                         n_samples_public=1).fit(X, y)
+                         n_samples_public=1, epsilon=None).fit(X, y)
 
 
 @pytest.mark.parametrize("neighbouring, factor", [("add_remove", 1.0), ("replace_one", 2.0)])
@@ -235,7 +234,7 @@ def test_row_clipping_and_formats():
 def test_bad_parameters(params, exc, match):
     X, y, _ = _data(n=60, d=20)
     with pytest.raises(exc, match=match):
-        DPIGHTClassifier(**params).fit(X, y)
+        DPIGHTClassifier(**{"epsilon": None, **params}).fit(X, y)
 
 
 def test_public_dataset_size():
@@ -247,11 +246,10 @@ def test_public_dataset_size():
         DPIGHTClassifier(**private).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         a = DPIGHTClassifier(neighbouring="replace_one", **private).fit(X, y)
         b = DPIGHTClassifier(n_samples_public=100, neighbouring="replace_one",
                              **private).fit(X, y)
-        DPIGHTClassifier(sparsity=2, max_iter=3).fit(X, y)
+        DPIGHTClassifier(sparsity=2, max_iter=3, epsilon=None).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     # one step from 0: theta_1 = H_s(-(eta / N) (grad + b)), so N = 200 halves it
     one = [DPIGHTClassifier(sparsity=10, max_iter=1, n_samples_public=m, epsilon=1.0,
@@ -262,20 +260,21 @@ def test_public_dataset_size():
 def test_bad_data():
     X, y, _ = _data(n=60, d=20)
     # three classes are one-vs-rest (tests/test_glm_multiclass.py)
-    assert DPIGHTClassifier(sparsity=2).fit(X, np.arange(60) % 3).coef_.shape == (3, 20)
+    assert DPIGHTClassifier(sparsity=2, epsilon=None).fit(X, np.arange(60) % 3).coef_.shape == (3,
+                                                                                                20)
     with pytest.raises(ValueError, match="1 class"):
-        DPIGHTClassifier(sparsity=2).fit(X, np.zeros(60))
+        DPIGHTClassifier(sparsity=2, epsilon=None).fit(X, np.zeros(60))
     Xn = X.copy()
     Xn[1, 1] = np.inf
     with pytest.raises(ValueError):
-        DPIGHTClassifier(sparsity=2).fit(Xn, y)
+        DPIGHTClassifier(sparsity=2, epsilon=None).fit(Xn, y)
 
 
 # -------------------------------------------------------------- scikit-learn API
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 
-@parametrize_with_checks([DPIGHTClassifier(sparsity=1, max_iter=100, random_state=0),
+@parametrize_with_checks([DPIGHTClassifier(sparsity=1, max_iter=100, random_state=0, epsilon=None),
                           DPIGHTClassifier(sparsity=1, max_iter=100, epsilon=1.0,
                                            random_state=0)])
 def test_sklearn_compatible(estimator, check):
@@ -301,7 +300,7 @@ def test_screening_event_and_coefficients():
     assert eps == pytest.approx(clf.privacy_spent_[0], rel=1e-9)
     assert clf.privacy_spent_[0] <= 1.0
     with pytest.raises(ScreeningUnavailableError, match="screening needs a private fit"):
-        DPIGHTClassifier(screening=5, sparsity=20, n_samples_public=300).fit(X, y)
+        DPIGHTClassifier(screening=5, sparsity=20, n_samples_public=300, epsilon=None).fit(X, y)
     off = DPIGHTClassifier(epsilon=1.0, n_samples_public=300, max_iter=10, sparsity=20,
                            screening=None, random_state=0).fit(X, y)
     assert off.screened_features_ is None
@@ -320,11 +319,11 @@ def test_declared_classes():
                    random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         clf = DPIGHTClassifier(classes=["pos", "neg"], **private).fit(X, labels)
         only_neg = DPIGHTClassifier(classes=["neg", "pos"], **private).fit(
             X, np.full(100, "neg"))
-        DPIGHTClassifier(sparsity=3, max_iter=5).fit(X, labels)    # non-private: no warning
+        # non-private: no warning
+        DPIGHTClassifier(sparsity=3, max_iter=5, epsilon=None).fit(X, labels)
     np.testing.assert_array_equal(clf.classes_, ["neg", "pos"])
     assert set(clf.predict(X)) <= {"neg", "pos"}
     np.testing.assert_array_equal(only_neg.classes_, ["neg", "pos"])

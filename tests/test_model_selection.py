@@ -28,7 +28,8 @@ def _problem(n=400, d=30, seed=0):
 
 
 def _search(**kw):
-    base = dict(estimator=FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320),
+    base = dict(estimator=FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320,
+                                                    epsilon=None),
                 param_distributions={"l1_bound": [1.0, 5.0, 20.0]}, epsilon=1.0,
                 delta=1e-5, random_state=0)
     base.update(kw)
@@ -80,14 +81,14 @@ def test_search_selects_and_releases_one_model():
 
 def test_pure_dp_search_liu_talwar():
     X, y = _problem()
-    s = _search(delta=0.0, estimator=FrankWolfeLassoClassifier(max_iter=30)).fit(X, y)
+    s = _search(delta=0.0, estimator=FrankWolfeLassoClassifier(max_iter=30, epsilon=None)).fit(X, y)
     assert s.epsilon_run_ == pytest.approx(0.9 / 3)
     # pure up to the floating-point delta of the runs, n_runs times (union bound)
     assert s.privacy_spent_[0] == 1.0 and 0 < s.privacy_spent_[1] < 1e-8
     with pytest.raises(ValueError, match="geometric"):
         _search(delta=0.0, distribution="logarithmic").fit(X, y)
     with pytest.raises(ValueError, match="pure-DP estimator"):
-        _search(delta=0.0, estimator=DPSGDClassifier(),
+        _search(delta=0.0, estimator=DPSGDClassifier(epsilon=None),
                 param_distributions={"learning_rate": [0.1, 1.0]}).fit(X, y)
 
 
@@ -120,7 +121,7 @@ def test_accountant_refuses_before_any_run(monkeypatch):
     ({"param_distributions": {"nope": [1.0]}}, ValueError, "nope"),
     ({"param_distributions": []}, TypeError, "param_distributions"),
     ({"estimator": object()}, TypeError, "estimator"),
-    ({"estimator": FrankWolfeLassoClassifier(neighbouring="replace_one")}, ValueError,
+    ({"estimator": FrankWolfeLassoClassifier(neighbouring="replace_one", epsilon=None)}, ValueError,
      "add/remove"),
     ({"accountant": "acc"}, TypeError, "accountant"),
 ])
@@ -147,7 +148,7 @@ def test_empirical_neighbour_test_of_the_whole_search():
     X[0, 0], y[0] = 1.0, 1
     Xn, yn = X[1:], y[1:]
     est = FrankWolfeLassoClassifier(max_iter=3, n_samples_public=10, selector="exponential",
-                                    solver="standard")
+                                    solver="standard", epsilon=None)
     grid = {"l1_bound": [0.5, 50.0]}
     eps = 1.0
     R = 400
@@ -177,7 +178,7 @@ def test_warnings_of_the_runs_reach_the_user_once():
 
     X, y = _problem()
     # max_iter="auto", no n_samples_public: N from X (the label set is declared)
-    est = FrankWolfeLassoClassifier(classes=[0, 1])
+    est = FrankWolfeLassoClassifier(classes=[0, 1], epsilon=None)
     with pytest.warns(PrivacyLeakWarning, match="n_samples_public") as record:
         _search(estimator=est, n_runs=5.0).fit(X, y)
     leaks = [w for w in record if issubclass(w.category, PrivacyLeakWarning)]
@@ -221,7 +222,7 @@ def test_n_samples_public_sets_split_sizes_runs_n_and_score_scale(monkeypatch):
     kw = dict(n_samples_public=300, classes=[0, 1], n_runs=3.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        s = _search(estimator=FrankWolfeLassoClassifier(max_iter=30), **kw,
+        s = _search(estimator=FrankWolfeLassoClassifier(max_iter=30, epsilon=None), **kw,
                     random_state=_NoScoreNoise(np.random.PCG64(0))).fit(X, y)
     # the runs train on 340 rows; the budget is calibrated on a 240-row stand-in
     assert set(seen) == {(340, 240), (240, 240)}
@@ -230,7 +231,7 @@ def test_n_samples_public_sets_split_sizes_runs_n_and_score_scale(monkeypatch):
     assert 0 <= count <= 60 and count == pytest.approx(round(count), abs=1e-9)
     assert s.best_estimator_.n_samples_public == 240
     seen.clear()
-    _search(estimator=FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320),
+    _search(estimator=FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320, epsilon=None),
             **kw).fit(X, y)
     assert {run for run in seen if run[0] == 340} == {(340, 320)}
 
@@ -241,7 +242,7 @@ def test_n_samples_public_makes_the_budget_independent_of_the_data_size():
     400 and 401 rows.  Without n_samples_public both followed the rows (DP-SGD's
     sampling rate and number of steps depend on N)."""
     X, y = _problem(n=401)
-    est = DPSGDClassifier(n_epochs=1, batch_size=20)
+    est = DPSGDClassifier(n_epochs=1, batch_size=20, epsilon=None)
     grid = {"learning_rate": [0.1, 1.0]}
     data = ((X[:400], y[:400]), (X, y))
     fits = [_search(estimator=est, param_distributions=grid, n_samples_public=400,
@@ -264,10 +265,10 @@ def test_without_n_samples_public_the_search_warns_once():
 
     X, y = _problem(n=401)
     texts = []
-    for XX, yy, est in ((X[:400], y[:400], FrankWolfeLassoClassifier(classes=[0, 1])),
-                        (X, y, FrankWolfeLassoClassifier(classes=[0, 1])),
+    for XX, yy, est in ((X[:400], y[:400], FrankWolfeLassoClassifier(classes=[0, 1], epsilon=None)),
+                        (X, y, FrankWolfeLassoClassifier(classes=[0, 1], epsilon=None)),
                         (X, y, FrankWolfeLassoClassifier(max_iter=30, n_samples_public=320,
-                                                         classes=[0, 1]))):
+                                                         classes=[0, 1], epsilon=None))):
         with pytest.warns(PrivacyLeakWarning) as record:
             _search(estimator=est, n_runs=3.0).fit(XX, yy)
         leaks = [str(w.message) for w in record if issubclass(w.category, PrivacyLeakWarning)]
@@ -344,7 +345,7 @@ def test_grid_over_max_iter_covers_every_runs_event(monkeypatch):
         return self
 
     monkeypatch.setattr(FrankWolfeLassoClassifier, "fit", fit)
-    est = FrankWolfeLassoClassifier(classes=[0, 1])
+    est = FrankWolfeLassoClassifier(classes=[0, 1], epsilon=None)
     s = _search(estimator=est, param_distributions=grid, n_samples_public=400,
                 classes=[0, 1], n_runs=5.0).fit(X, y)
     claimed, delta = s.privacy_spent_
@@ -383,7 +384,7 @@ def test_pure_dp_search_covers_every_point_of_the_grid():
     from dptoolkit.accounting.events import MaxOfEvents
 
     X, y = _problem()
-    s = _search(delta=0.0, estimator=FrankWolfeLassoClassifier(),
+    s = _search(delta=0.0, estimator=FrankWolfeLassoClassifier(epsilon=None),
                 param_distributions={"max_iter": [1, 40]}, n_samples_public=400,
                 classes=[0, 1]).fit(X, y)
     run = s.privacy_event_.event
@@ -398,7 +399,7 @@ def test_distribution_over_an_event_changing_parameter_is_refused():
     X, y = _problem()
     kw = dict(n_samples_public=400, classes=[0, 1], n_runs=3.0)
     with pytest.raises(ValueError, match=r"param_distributions\['max_iter'\].*list"):
-        _search(estimator=FrankWolfeLassoClassifier(),
+        _search(estimator=FrankWolfeLassoClassifier(epsilon=None),
                 param_distributions={"max_iter": stats.randint(1, 50),
                                      "l1_bound": [1.0, 5.0]}, **kw).fit(X, y)
     s = _search(param_distributions={"l1_bound": stats.loguniform(1.0, 50.0)},
@@ -422,7 +423,7 @@ def test_a_run_outside_the_accounted_events_releases_nothing(monkeypatch):
 
     monkeypatch.setattr(search_module, "_probe_values", lambda name, dist: [30])
     acc = BudgetAccountant(epsilon=5.0, delta=1e-4)
-    s = _search(estimator=FrankWolfeLassoClassifier(),
+    s = _search(estimator=FrankWolfeLassoClassifier(epsilon=None),
                 param_distributions={"max_iter": _Tricky()}, n_samples_public=400,
                 classes=[0, 1], accountant=acc)
     with pytest.raises(ValueError, match=r"max_iter.*lists"):

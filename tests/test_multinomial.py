@@ -57,7 +57,7 @@ def reference_fw(X, y, K, l1_bound, T):
 def test_kernel_matches_reference():
     X, y = _problem(density=0.4)
     W_ref, gaps_ref = reference_fw(X, y, 4, 8.0, 80)
-    clf = FrankWolfeLassoClassifier(l1_bound=8.0, max_iter=80).fit(X, y)
+    clf = FrankWolfeLassoClassifier(l1_bound=8.0, max_iter=80, epsilon=None).fit(X, y)
     assert clf.coef_.shape == (4, X.shape[1])
     np.testing.assert_allclose(clf.coef_, W_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(clf.gap_history_, gaps_ref / X.shape[0], rtol=1e-8,
@@ -228,7 +228,7 @@ def test_privacy_parameters_and_accountant():
 def test_predict_api_and_labels():
     X, y = _problem(n=200, K=3)
     names = np.array(["cat", "dog", "emu"])[y]
-    clf = FrankWolfeLassoClassifier(l1_bound=10.0, max_iter=200).fit(X, names)
+    clf = FrankWolfeLassoClassifier(l1_bound=10.0, max_iter=200, epsilon=None).fit(X, names)
     np.testing.assert_array_equal(clf.classes_, ["cat", "dog", "emu"])
     proba = clf.predict_proba(X)
     assert proba.shape == (200, 3)
@@ -265,7 +265,7 @@ def test_formats_and_seeds():
 def test_bad_input(kw, match):
     X, y = _problem(n=60, d=6, K=3)
     with pytest.raises(ValueError, match=match):
-        FrankWolfeLassoClassifier(**kw).fit(X, y)
+        FrankWolfeLassoClassifier(**{"epsilon": None, **kw}).fit(X, y)
 
 
 def test_public_bound_clipping():
@@ -322,14 +322,14 @@ def test_auto_defaults_for_k_classes():
                               n_classes=4, lipschitz=2.0)
     assert est.l1_bound_ == lam and est.n_iter_ == T
     assert np.all(np.abs(est.coef_).sum(axis=1) <= lam * (1 + 1e-9))
-    assert FrankWolfeLassoClassifier().fit(X, y).l1_bound_ == 50.0
+    assert FrankWolfeLassoClassifier(epsilon=None).fit(X, y).l1_bound_ == 50.0
 
 
 def test_one_fit_skeleton_kernel_factory():
     from dptoolkit.linear_model._frank_wolfe import _fw_fast, _kernels
 
     X, y = _problem(n=120, d=12, K=3)
-    est = FrankWolfeLassoClassifier(max_iter=20).fit(X, y)
+    est = FrankWolfeLassoClassifier(max_iter=20, epsilon=None).fit(X, y)
     assert est.selector_ == "argmax" and est.coef_.shape == (3, 12)
     assert est.solver_stats_["solver"] == "multinomial" and "touched_nnz" in est.solver_stats_
     priv = FrankWolfeLassoClassifier(max_iter=20, epsilon=1.0, delta=1e-5,
@@ -345,7 +345,8 @@ def test_one_fit_skeleton_kernel_factory():
         return ((csr.data, csr.indices.astype(dtype), csr.indptr.astype(np.int64)),
                 (csc.data, csc.indices.astype(dtype), csc.indptr.astype(np.int64)))
 
-    p = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=5)._check_params(multinomial=True)
+    p = FrankWolfeLassoClassifier(l1_bound=1.0, max_iter=5,
+                                  epsilon=None)._check_params(multinomial=True)
     rng = np.random.default_rng(0)
     for classes, solver, kind in ((np.arange(3), "fast", _fw_multinomial_fast.MultinomialFW),
                                   (np.arange(2), "fast", _fw_fast.FastFW),

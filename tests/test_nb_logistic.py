@@ -129,11 +129,11 @@ def _multiclass_text_like(n=4000, d=400, n_classes=4, seed=0):
 def test_one_class_refused_and_nan_refused():
     X, y = _text_like(n=100, d=30)
     with pytest.raises(ValueError, match="at least two labels"):
-        DPNBLogisticClassifier(n_samples_public=100, classes=[1]).fit(X, np.ones(100))
+        DPNBLogisticClassifier(n_samples_public=100, classes=[1], epsilon=None).fit(X, np.ones(100))
     Xd = X.toarray()
     Xd[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        DPNBLogisticClassifier(n_samples_public=100).fit(Xd, y)
+        DPNBLogisticClassifier(n_samples_public=100, epsilon=None).fit(Xd, y)
 
 
 def test_multiclass_learns_with_the_binary_event():
@@ -210,11 +210,11 @@ def test_auto_defaults_depend_on_public_quantities_only():
     assert _auto_defaults(auto, 100) == {"k": 2**20 // 100, "f": 0.5}
     assert _auto_defaults(validated(k=7, f=0.3), 20) == {}
     with pytest.raises(ValueError, match="n_features_kept"):
-        DPNBLogisticClassifier(n_features_kept="many").fit(*_text_like(n=50, d=10))
+        DPNBLogisticClassifier(n_features_kept="many", epsilon=None).fit(*_text_like(n=50, d=10))
     with pytest.raises(ValueError, match="release_fraction"):
-        DPNBLogisticClassifier(release_fraction="half").fit(*_text_like(n=50, d=10))
+        DPNBLogisticClassifier(release_fraction="half", epsilon=None).fit(*_text_like(n=50, d=10))
     with pytest.raises(ValueError, match="learning_rate"):
-        DPNBLogisticClassifier(learning_rate="fast").fit(*_text_like(n=50, d=10))
+        DPNBLogisticClassifier(learning_rate="fast", epsilon=None).fit(*_text_like(n=50, d=10))
 
 
 def test_binary_vocabulary_and_step_from_the_noise():
@@ -307,7 +307,7 @@ def test_sklearn_api():
 def test_non_private_fit():
     X, y = _text_like()
     Xt, yt = _text_like(seed=1)
-    clf = DPNBLogisticClassifier(n_features_kept=50, random_state=0).fit(X, y)
+    clf = DPNBLogisticClassifier(n_features_kept=50, random_state=0, epsilon=None).fit(X, y)
     assert clf.privacy_event_ is None and clf.privacy_spent_ is None
     assert clf.noise_multipliers_ is None
     assert clf.score(Xt, yt) > 0.85

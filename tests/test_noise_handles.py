@@ -100,7 +100,7 @@ FACTORIES = {
                          "regression"),
     "PrivateSelectThenFit": (lambda: PrivateSelectThenFit(
         DPSIS(k=3, epsilon=0.5, y_bounds=(0.0, 1.0)), _fw(n_samples_public=None),
-        classes=[0, 1]), "binary"),
+        classes=[0, 1], epsilon=None), "binary"),
     "PrivateHyperparameterSearch": (lambda: PrivateHyperparameterSearch(
         _fw(n_samples_public=None), {"l1_bound": [1.0, 5.0]}, epsilon=1.0,
         n_runs=2.0, n_samples_public=N, classes=[0, 1]), "binary"),
@@ -263,7 +263,8 @@ def test_the_walk_finds_handles():
     est = _fw(random_state=np.random.default_rng(0))
     assert any("Generator" in f for f in _walk(est, set()))
     assert any("random_state = 5" in f for f in _walk(_fw(random_state=5), set()))
-    holder = PrivateSelectThenFit(DPSIS(k=3, epsilon=0.5, random_state=123456789), _fw())
+    holder = PrivateSelectThenFit(DPSIS(k=3, epsilon=0.5, random_state=123456789), _fw(),
+                                  epsilon=None)
     assert any("selector__random_state" in f for f in _walk(holder, set()))
     assert _walk({"n": 123456789}, {123456789}) != []
 
@@ -452,7 +453,8 @@ def test_no_seed_warning_without_a_user_seed():
     with fixed_noise_warning_scope(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _fw().fit(X, y)
-        FrankWolfeLassoClassifier(max_iter=10, random_state=0).fit(X, y)   # not private
+        FrankWolfeLassoClassifier(max_iter=10, random_state=0, epsilon=None).fit(X,
+                                                                                 y)   # not private
         FACTORIES["PrivateHyperparameterSearch"][0]().fit(X, y)    # runs: child streams
         SparsifiedLassoClassifier(max_iter=10, nonprivate_max_iter=30, epsilon=1.0,
                                   n_samples_public=N, classes=[0, 1]).fit(X, y)

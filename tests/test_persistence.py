@@ -62,7 +62,7 @@ def test_unfitted_is_refused(tmp_path):
     from sklearn.exceptions import NotFittedError
 
     with pytest.raises(NotFittedError):
-        dptoolkit.save_model(FrankWolfeLassoClassifier(), tmp_path / "m.skops")
+        dptoolkit.save_model(FrankWolfeLassoClassifier(epsilon=None), tmp_path / "m.skops")
 
 
 def test_plain_sklearn_file_is_called_not_a_dptoolkit_model(fitted, tmp_path):

@@ -196,20 +196,20 @@ CASES = [
     Case("PrivateSelectThenFit",
          lambda **kw: PrivateSelectThenFit(
              DPSIS(k=3, epsilon=0.5, y_bounds=(0.0, 1.0), random_state=0),
-             _fw(epsilon=1.0), **kw),
+             _fw(epsilon=1.0), **{"epsilon": None, **kw}),
          "binary", _SIS_WORK + _FW_KERNELS, exact=False,
          why_looser="privacy_spent_ is the basic composition (sum) of the two steps; "
                     "the composed event is accounted in Renyi DP, which can be smaller"),
     Case("PrivateSelectThenFit-total",
          lambda **kw: PrivateSelectThenFit(
-             DPSIS(k=3, y_bounds=(0.0, 1.0), random_state=0),
+             DPSIS(k=3, y_bounds=(0.0, 1.0), random_state=0, epsilon=None),
              _fw(epsilon=None, delta=None), **{"epsilon": 1.0, "delta": 1e-5, **kw}),
          "binary", _SIS_WORK + _FW_KERNELS),
 ]
 CASES.append(Case(       # Frank-Wolfe's release on all the selected columns: its start
     "PrivateSelectThenFit-start",
     lambda **kw: PrivateSelectThenFit(
-        DPSIS(k=3, y_bounds=(0.0, 1.0), random_state=0),
+        DPSIS(k=3, y_bounds=(0.0, 1.0), random_state=0, epsilon=None),
         _fw(epsilon=None, delta=None, start="naive_bayes"),
         **{"epsilon": 1.0, "delta": 1e-5, **kw}),
     "binary", _SIS_WORK + _FW_KERNELS
@@ -415,7 +415,7 @@ def test_non_private_fit_charges_nothing(case):
                          ids=[c.name for c in CASES if not c.nonprivate])
 def test_always_private_estimators_refuse_epsilon_none(case):
     if case.name == "PrivateSelectThenFit":
-        est = PrivateSelectThenFit(DPSIS(k=3, epsilon=1.0), _fw(epsilon=None))
+        est = PrivateSelectThenFit(DPSIS(k=3, epsilon=1.0), _fw(epsilon=None), epsilon=None)
     else:
         est = case.make(epsilon=None)
     with pytest.raises((TypeError, ValueError), match="epsilon|private"):
@@ -468,14 +468,17 @@ def test_plan_spend_on_a_zero_stand_in_matches_the_fit(case, spies):
 
 
 @pytest.mark.parametrize("make,exc,match", [
-    (lambda: DPSGDClassifier(learning_rate="fast"), TypeError, "learning_rate"),
-    (lambda: DPSGDClassifier(learning_rate=0.0), ValueError, "learning_rate"),
-    (lambda: DPIGHTClassifier(screening_fraction=0.0, n_samples_public=N), ValueError,
+    (lambda: DPSGDClassifier(learning_rate="fast", epsilon=None), TypeError, "learning_rate"),
+    (lambda: DPSGDClassifier(learning_rate=0.0, epsilon=None), ValueError, "learning_rate"),
+    (lambda: DPIGHTClassifier(screening_fraction=0.0, n_samples_public=N, epsilon=None), ValueError,
      "screening_fraction"),
-    (lambda: DPIGHTClassifier(screening=0, n_samples_public=N), ValueError, "screening"),
-    (lambda: DPIGHTClassifier(sparsity="most", n_samples_public=N), TypeError, "sparsity"),
-    (lambda: SparsifiedLassoClassifier(n_samples_public=0), ValueError, "n_samples_public"),
-    (lambda: SparsifiedLassoClassifier(selector="magic"), ValueError, "selector"),
+    (lambda: DPIGHTClassifier(screening=0, n_samples_public=N, epsilon=None), ValueError,
+     "screening"),
+    (lambda: DPIGHTClassifier(sparsity="most", n_samples_public=N, epsilon=None), TypeError,
+     "sparsity"),
+    (lambda: SparsifiedLassoClassifier(n_samples_public=0, epsilon=None), ValueError,
+     "n_samples_public"),
+    (lambda: SparsifiedLassoClassifier(selector="magic", epsilon=None), ValueError, "selector"),
 ])
 def test_bad_values_of_the_new_defaults(make, exc, match):
     X, y = _data("binary")

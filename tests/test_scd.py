@@ -471,7 +471,7 @@ def test_ridge_matches_sklearn(variant):
     rng = np.random.default_rng(0)
     y = X @ rng.normal(size=10) + 0.1 * rng.normal(size=300)
     reg = DPSCDRegressor(alpha=LAM, batch_size=1, clip=None, n_epochs=150, variant=variant,
-                         random_state=0).fit(X, y)
+                         random_state=0, epsilon=None).fit(X, y)
     sk = Ridge(alpha=LAM * 300, fit_intercept=False, tol=1e-14).fit(X, y)
     f = primal_objective(X, y, reg.coef_, loss="squared", alpha=LAM)
     f_sk = primal_objective(X, y, sk.coef_, loss="squared", alpha=LAM)
@@ -487,7 +487,7 @@ def test_logistic_matches_sklearn(variant, batch_size):
     y = (X @ rng.normal(size=10) + 0.3 * rng.normal(size=300) > 0).astype(int)
     clf = DPSCDClassifier("logistic", alpha=LAM, batch_size=batch_size, clip=None,
                           n_epochs=300 if batch_size > 1 and variant == "dual" else 100,
-                          variant=variant, random_state=0).fit(X, y)
+                          variant=variant, random_state=0, epsilon=None).fit(X, y)
     sk = LogisticRegression(C=1.0 / (LAM * 300), fit_intercept=False, tol=1e-12,
                             max_iter=10000).fit(X, y)
     t = np.where(y == 1, 1.0, -1.0)
@@ -501,7 +501,7 @@ def test_hinge_matches_liblinear():
     rng = np.random.default_rng(2)
     y = (X @ rng.normal(size=8) + 0.3 * rng.normal(size=200) > 0).astype(int)
     clf = DPSCDClassifier("hinge", alpha=LAM, batch_size=1, clip=None, n_epochs=300,
-                          random_state=0).fit(X, y)
+                          random_state=0, epsilon=None).fit(X, y)
     with warnings.catch_warnings():  # liblinear may stop at max_iter; checked below
         warnings.simplefilter("ignore", ConvergenceWarning)
         sk = LinearSVC(loss="hinge", C=1.0 / (LAM * 200), fit_intercept=False, tol=1e-12,
@@ -785,9 +785,8 @@ def test_missing_n_samples_public_warns():
     assert prim.n_samples_used_ == 50
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", ".*fitted without epsilon", PrivacyLeakWarning)  # said by design
         plain = DPSCDClassifier("hinge", batch_size=5, n_epochs=1, n_samples_public=70,
-                                random_state=0).fit(X, y)
+                                random_state=0, epsilon=None).fit(X, y)
         assert plain.n_samples_used_ == 50 and plain.sampling_rate_ is None
         DPSCDClassifier("hinge", n_samples_public=50, classes=[0, 1], **kw).fit(X, y)
 
@@ -1064,9 +1063,9 @@ def test_auto_clip_is_first_update(loss):
         prim = est(variant="primal", batch_size=2)
         assert prim.sensitivity_ == pytest.approx(2 * math.sqrt(2), rel=1e-15)
     if loss != "squared":
-        a = DPSCDClassifier(loss, n_epochs=2, batch_size=5, random_state=0).fit(X, y)
+        a = DPSCDClassifier(loss, n_epochs=2, batch_size=5, random_state=0, epsilon=None).fit(X, y)
         b = DPSCDClassifier(loss, n_epochs=2, batch_size=5, clip=None,
-                            random_state=0).fit(X, y)
+                            random_state=0, epsilon=None).fit(X, y)
         np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
@@ -1077,7 +1076,7 @@ def test_nonprivate_default_fit_is_accurate(loss):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(2000, 8))
     y = (X @ np.array([1.0, -2.0, 0.5, 0, 0, 0, 0, 1.0]) > 0).astype(int)
-    assert DPSCDClassifier(loss, random_state=0).fit(X, y).score(X, y) >= 0.97
+    assert DPSCDClassifier(loss, random_state=0, epsilon=None).fit(X, y).score(X, y) >= 0.97
 
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
@@ -1095,7 +1094,7 @@ def test_private_defaults_approach_nonprivate(loss, epsilon, tol):
     chance or below."""
     X, y = _logit_data(1000)
     Xte, yte = _logit_data(5000)
-    acc0 = DPSCDClassifier(loss).fit(X, y).score(Xte, yte)
+    acc0 = DPSCDClassifier(loss, epsilon=None).fit(X, y).score(Xte, yte)
     clf = DPSCDClassifier(loss, epsilon=epsilon, n_samples_public=4000,
                           random_state=0).fit(X, y)
     assert acc0 > 0.8
@@ -1106,7 +1105,8 @@ def test_coef_path_and_regressor_predict():
     X = _dense_unit_rows(120, 4, 11)
     y = X @ np.array([1.0, 2.0, 0.0, -1.0]) + 3.0
     reg = DPSCDRegressor(alpha=1e-4, batch_size=10, clip=None, n_epochs=2.5,
-                         fit_intercept=True, keep_coef_path=True, random_state=0).fit(X, y)
+                         fit_intercept=True, keep_coef_path=True, random_state=0,
+                             epsilon=None).fit(X, y)
     np.testing.assert_array_equal(reg.epoch_path_, [0, 1, 2, 2.5])
     assert reg.coef_path_.shape == (4, 4)
     np.testing.assert_allclose(reg.coef_path_[-1], reg.coef_)
@@ -1122,12 +1122,12 @@ def test_clone_and_params():
     clf = DPSCDClassifier("hinge", epsilon=2.0, batch_size=7)
     c2 = clone(clf)
     assert c2.get_params() == clf.get_params()
-    assert "loss" not in DPSCDRegressor().get_params()
+    assert "loss" not in DPSCDRegressor(epsilon=None).get_params()
     X = _dense_unit_rows(50, 3, 12)
     y = (X[:, 0] > 0).astype(int)
-    h = DPSCDClassifier("hinge", n_epochs=1).fit(X, y)
+    h = DPSCDClassifier("hinge", n_epochs=1, epsilon=None).fit(X, y)
     assert not hasattr(h, "predict_proba")
-    lg = DPSCDClassifier("logistic", n_epochs=1).fit(X, y)
+    lg = DPSCDClassifier("logistic", n_epochs=1, epsilon=None).fit(X, y)
     p = lg.predict_proba(X)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
 
@@ -1136,7 +1136,7 @@ def test_normalize_clip_warns():
     X = np.array([[3.0, 0.0], [0.1, 0.2], [0.0, -2.0], [0.5, 0.5]])
     y = np.array([0, 1, 0, 1])
     with pytest.warns(DataClippedWarning, match="some examples have") as record:
-        DPSCDClassifier("hinge", normalize="clip", batch_size=2, n_epochs=1).fit(X, y)
+        DPSCDClassifier("hinge", normalize="clip", batch_size=2, n_epochs=1, epsilon=None).fit(X, y)
     assert not any(ch.isdigit() for w in record for ch in str(w.message).split("||")[0])
 
 
@@ -1193,25 +1193,25 @@ def test_bad_hyperparameters(params, exc, match):
 def test_bad_data():
     X, y = _xy()
     # three classes are one-vs-rest (tests/test_glm_multiclass.py); one is refused
-    assert DPSCDClassifier().fit(X, np.arange(30) % 3).coef_.shape == (3, X.shape[1])
+    assert DPSCDClassifier(epsilon=None).fit(X, np.arange(30) % 3).coef_.shape == (3, X.shape[1])
     with pytest.raises(ValueError, match="at least two classes"):
-        DPSCDClassifier().fit(X, np.zeros(30))
+        DPSCDClassifier(epsilon=None).fit(X, np.zeros(30))
     with pytest.raises(ValueError):
-        DPSCDClassifier().fit(X, np.linspace(0, 1, 30))   # continuous labels
+        DPSCDClassifier(epsilon=None).fit(X, np.linspace(0, 1, 30))   # continuous labels
     for bad in (np.nan, np.inf):
         Xb = X.copy()
         Xb[3, 1] = bad
         with pytest.raises(ValueError, match="NaN|inf"):
-            DPSCDClassifier().fit(Xb, y)
+            DPSCDClassifier(epsilon=None).fit(Xb, y)
         with pytest.raises(ValueError, match="NaN|inf"):
-            DPSCDClassifier().fit(sp.csr_array(Xb), y)
+            DPSCDClassifier(epsilon=None).fit(sp.csr_array(Xb), y)
         yb = np.asarray(X[:, 0], dtype=float).copy()
         yb[2] = bad
         with pytest.raises(ValueError, match="NaN|inf"):
-            DPSCDRegressor().fit(X, yb)
+            DPSCDRegressor(epsilon=None).fit(X, yb)
     with pytest.raises(ValueError):
-        DPSCDRegressor().fit(X, y[:-1])
-    clf = DPSCDClassifier(n_epochs=1).fit(X, y)
+        DPSCDRegressor(epsilon=None).fit(X, y[:-1])
+    clf = DPSCDClassifier(n_epochs=1, epsilon=None).fit(X, y)
     with pytest.raises(ValueError):
         clf.predict(X[:, :2])
 
@@ -1224,8 +1224,9 @@ def test_sklearn_estimator_checks():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for est in (DPSCDClassifier(n_epochs=3), DPSCDRegressor(),
-                    DPSGDClassifier(n_epochs=3), DPSGDRegressor(n_epochs=3)):
+        for est in (DPSCDClassifier(n_epochs=3, epsilon=None), DPSCDRegressor(epsilon=None),
+                    DPSGDClassifier(n_epochs=3, epsilon=None), DPSGDRegressor(n_epochs=3,
+                                                                              epsilon=None)):
             failed = [r["check_name"] for r in check_estimator(est, on_fail=None)
                       if r["status"] == "failed"]
             assert failed == [], (type(est).__name__, failed)
@@ -1255,6 +1256,6 @@ def test_auto_epochs_from_public_n_and_epsilon_only():
                               variant="sequential", random_state=0).fit(X, y)
         assert seq.batch_size_ == 100
         assert seq.n_epochs_ == pytest.approx(math.sqrt(5325) / 18, rel=1e-12)
-        assert DPSCDClassifier().fit(X, y).n_epochs_ == 10.0
-        assert DPSCDClassifier().fit(X, y).batch_size_ == 100
-        assert DPSCDRegressor(n_epochs="auto").fit(X, X[:, 0]).n_epochs_ == 10.0
+        assert DPSCDClassifier(epsilon=None).fit(X, y).n_epochs_ == 10.0
+        assert DPSCDClassifier(epsilon=None).fit(X, y).batch_size_ == 100
+        assert DPSCDRegressor(n_epochs="auto", epsilon=None).fit(X, X[:, 0]).n_epochs_ == 10.0

@@ -43,8 +43,8 @@ def _text_like(seed=0):
 
 def _pipe(**kw):
     return PrivateSelectThenFit(**{
-        "selector": DPSIS(y_bounds=(0, 1), n_samples_public=N, random_state=0),
-        "estimator": FrankWolfeLassoClassifier(n_samples_public=N, random_state=0),
+        "selector": DPSIS(y_bounds=(0, 1), n_samples_public=N, random_state=0, epsilon=None),
+        "estimator": FrankWolfeLassoClassifier(n_samples_public=N, random_state=0, epsilon=None),
         "epsilon": 1.0, "delta": 1e-5, "classes": [0, 1], **kw})
 
 
@@ -74,7 +74,7 @@ def test_the_pair_spends_the_whole_budget(epsilon):
     half = PrivateSelectThenFit(
         DPSIS(epsilon=epsilon / 2, delta=5e-6, y_bounds=(0, 1), n_samples_public=N),
         FrankWolfeLassoClassifier(epsilon=epsilon / 2, delta=5e-6, n_samples_public=N),
-        classes=[0, 1])
+        classes=[0, 1], epsilon=None)
     assert plan_spend(half, X, y)[1][0] < 0.8 * epsilon
 
 
@@ -94,7 +94,8 @@ def test_the_split_is_the_zcdp_share(share):
 
 
 def test_the_default_share_is_even():
-    assert PrivateSelectThenFit(DPSIS(), FrankWolfeLassoClassifier()).selection_share == 0.5
+    assert PrivateSelectThenFit(DPSIS(epsilon=None), FrankWolfeLassoClassifier(epsilon=None),
+                                epsilon=None).selection_share == 0.5
 
 
 @pytest.mark.parametrize("delta", [None, 0.0])
@@ -152,9 +153,9 @@ def test_no_second_screening_of_the_selected_columns():
     zero start; the naive-Bayes start keeps them all, tests/test_pipeline_start.py)."""
     X, y = _text_like()
     pipe = _fit(_pipe(selector=DPSIS(k=1500, y_bounds=(0, 1), n_samples_public=N,
-                                     random_state=0),
+                                     random_state=0, epsilon=None),
                       estimator=FrankWolfeLassoClassifier(n_samples_public=N, start="zero",
-                                                          random_state=0)), X, y)
+                                                          random_state=0, epsilon=None)), X, y)
     assert pipe.support_.sum() == 1500
     assert pipe.estimator_.screening is None
     assert pipe.estimator_.screened_features_ is None
@@ -162,9 +163,9 @@ def test_no_second_screening_of_the_selected_columns():
                    for e in pipe.estimator_.privacy_event_.events)
     assert pipe.estimator.screening == "auto"            # the user's object
     # an int screening is the user's choice, kept
-    kept = _fit(_pipe(selector=DPSIS(k=1500, y_bounds=(0, 1), n_samples_public=N),
+    kept = _fit(_pipe(selector=DPSIS(k=1500, y_bounds=(0, 1), n_samples_public=N, epsilon=None),
                       estimator=FrankWolfeLassoClassifier(n_samples_public=N,
-                                                          screening=512)), X, y)
+                                                          screening=512, epsilon=None)), X, y)
     assert kept.estimator_.screened_features_.size == 512
 
 

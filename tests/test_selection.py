@@ -695,7 +695,7 @@ def test_selectors_bad_input():
             with pytest.raises(ValueError, match="k must be in"):
                 est.set_params(k=X.shape[1]).fit(X, y)
         est.set_params(k=3)
-    for est in [DPSIS(k=3), TwoStageSelector(k=3)]:
+    for est in [DPSIS(k=3, epsilon=None), TwoStageSelector(k=3, epsilon=None)]:
         for bad in [0.0, -1.0, np.inf]:
             with pytest.raises(ValueError, match="epsilon"):
                 est.set_params(epsilon=bad).fit(X, y)
@@ -706,25 +706,25 @@ def test_selectors_bad_input():
         with pytest.raises(ValueError, match="selector"):
             est.set_params(selector="gumbel").fit(X, y)
     with pytest.raises(ValueError, match="bounds"):
-        DPSIS(k=3, bounds=(1.0, -1.0)).fit(X, y)
+        DPSIS(k=3, bounds=(1.0, -1.0), epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="bounds"):
-        DPSIS(k=3, bounds="clip").fit(X, y)
+        DPSIS(k=3, bounds="clip", epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="y_bounds"):
-        DPSIS(k=3, y_bounds=(0.0, np.nan)).fit(X, y)
+        DPSIS(k=3, y_bounds=(0.0, np.nan), epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="center"):
-        DPSIS(k=3, center=5.0).fit(X, y)
+        DPSIS(k=3, center=5.0, epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="bounds must hold"):
-        DPSIS(k=3, bounds=(np.zeros(3), np.ones(3))).fit(X, y)
+        DPSIS(k=3, bounds=(np.zeros(3), np.ones(3)), epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="center must be"):
-        DPSIS(k=3, center=np.zeros(4)).fit(X, y)
+        DPSIS(k=3, center=np.zeros(4), epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="n_blocks"):
-        TwoStageSelector(k=3, n_blocks=0).fit(X, y)
+        TwoStageSelector(k=3, n_blocks=0, epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="n_blocks"):
-        TwoStageSelector(k=3, n_blocks=X.shape[0] + 1).fit(X, y)
+        TwoStageSelector(k=3, n_blocks=X.shape[0] + 1, epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="alpha"):
-        TwoStageSelector(k=3, alpha=0.0).fit(X, y)
+        TwoStageSelector(k=3, alpha=0.0, epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="block_support"):
-        TwoStageSelector(k=3, block_support="all").fit(X, y)
+        TwoStageSelector(k=3, block_support="all", epsilon=None).fit(X, y)
 
 
 # ---------------------------------------------------------------------------
@@ -852,10 +852,10 @@ def test_block_max_alpha_is_scale_invariant():
 def test_two_stage_alpha_scale_bad_input():
     X, y = _w1(3, n=100)
     with pytest.raises(ValueError, match="alpha_scale"):
-        TwoStageSelector(k=3, alpha_scale="relative").fit(X, y)
+        TwoStageSelector(k=3, alpha_scale="relative", epsilon=None).fit(X, y)
     for bad in [0.0, 1.0, 1.5]:
         with pytest.raises(ValueError, match="alpha"):
-            TwoStageSelector(k=3, alpha=bad, alpha_scale="block_max").fit(X, y)
+            TwoStageSelector(k=3, alpha=bad, alpha_scale="block_max", epsilon=None).fit(X, y)
         with pytest.raises(ValueError, match="alpha"):
             block_support_counts(X, y, n_blocks=4, alpha=bad, alpha_scale="block_max")
     # > 1 is a valid absolute penalty
@@ -922,7 +922,7 @@ def test_pipeline_total_guarantee_and_prediction():
     X, y = _classification()
     pipe = PrivateSelectThenFit(
         DPSIS(k=5, epsilon=2.0, y_bounds=(0.0, 1.0), random_state=0),
-        FW(l1_bound=5.0, max_iter=50, epsilon=10.0, delta=1e-6, random_state=0))
+        FW(l1_bound=5.0, max_iter=50, epsilon=10.0, delta=1e-6, random_state=0), epsilon=None)
     pipe.fit(sp.csr_array(X), y)
     assert pipe.privacy_spent_[0] == pytest.approx(12.0)
     assert pipe.privacy_spent_[1] == pytest.approx(1e-6)
@@ -937,12 +937,13 @@ def test_pipeline_rejects_non_private_and_mismatched_relations():
     X, y = _classification()
     with pytest.raises(ValueError, match="must be private"):
         PrivateSelectThenFit(DPSIS(k=5, epsilon=1.0),
-                             FW(l1_bound=5.0, max_iter=10)).fit(X, y)
+                             FW(l1_bound=5.0, max_iter=10, epsilon=None),
+                             epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="neighbouring"):
         PrivateSelectThenFit(
             TwoStageSelector(k=5, epsilon=1.0, neighbouring="replace_one"),
             FW(l1_bound=5.0, max_iter=10, epsilon=1.0, delta=1e-6,
-               neighbouring="add_remove")).fit(X, y)
+               neighbouring="add_remove"), epsilon=None).fit(X, y)
 
 
 def test_pipeline_pure_total_budget_names_the_delta_a_step_needs():
@@ -971,7 +972,7 @@ def test_pipeline_budget_accountant():
     make = lambda: PrivateSelectThenFit(  # noqa: E731
         DPSIS(k=5, epsilon=2.0, y_bounds=(0.0, 1.0), random_state=0),
         FW(l1_bound=5.0, max_iter=100, epsilon=1.0, delta=1e-6, random_state=0),
-        accountant=acc)
+        accountant=acc, epsilon=None)
     acc = acc_mod.BudgetAccountant(epsilon=3.5, delta=1e-5)
     make().fit(X, y)
     # a second fit needs 3.0 more: refused before any work, nothing spent
@@ -1021,7 +1022,7 @@ def test_pipeline_accountant_pays_less_than_the_sum():
         return PrivateSelectThenFit(
             DPSIS(k=5, epsilon=0.5, y_bounds=(0.0, 1.0), selector="peeling", random_state=0),
             FW(l1_bound=5.0, max_iter=200, epsilon=1.0, delta=1e-6, random_state=0),
-            accountant=acc)
+            accountant=acc, epsilon=None)
 
     too_small = BudgetAccountant(epsilon=1.0, delta=1e-5)
     with pytest.raises(BudgetExceededError):
@@ -1048,13 +1049,14 @@ def test_pipeline_refuses_before_the_selector_reads_the_data(monkeypatch):
     X, y = _classification(n=100, d=20)
     acc = BudgetAccountant(epsilon=1.0)
     pipe = PrivateSelectThenFit(DPSIS(k=5, epsilon=0.5, y_bounds=(0.0, 1.0)),
-                                FW(max_iter=20, epsilon=1.0, delta=1e-6), accountant=acc)
+                                FW(max_iter=20, epsilon=1.0, delta=1e-6), accountant=acc,
+                                    epsilon=None)
     with pytest.raises(BudgetExceededError):
         pipe.fit(X, y)
     assert calls == [] and acc.spends == []
     with pytest.raises(TypeError, match="accountant"):
-        PrivateSelectThenFit(DPSIS(k=5), FW(max_iter=20, epsilon=1.0),
-                             accountant="acc").fit(X, y)
+        PrivateSelectThenFit(DPSIS(k=5, epsilon=None), FW(max_iter=20, epsilon=1.0),
+                             accountant="acc", epsilon=None).fit(X, y)
 
 
 def test_metrics_refuse_indices_outside_the_scores():
@@ -1146,11 +1148,11 @@ def test_dpsis_auto_k_reads_n_only_from_n_samples_public():
     assert ks == {auto_k(500, 2000, 2.0)}
     with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
         DPSIS(epsilon=2.0, y_bounds=(0, 1), random_state=0).fit(X, y)
-    # non-private: Fan and Lv's n / log n, capped at D - 1
-    with pytest.warns(PrivacyLeakWarning, match="without epsilon"):
-        assert DPSIS().fit(X[:600], y[:600]).k_ == int(600 / math.log(600))
-    with pytest.warns(PrivacyLeakWarning, match="without epsilon"):
-        assert DPSIS().fit(X[:, :50], y).k_ == 49
+    # non-private (explicit, so silent): Fan and Lv's n / log n, capped at D - 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        assert DPSIS(epsilon=None).fit(X[:600], y[:600]).k_ == int(600 / math.log(600))
+        assert DPSIS(epsilon=None).fit(X[:, :50], y).k_ == 49
 
 
 def test_select_then_fit_plans_the_auto_k():
@@ -1161,7 +1163,7 @@ def test_select_then_fit_plans_the_auto_k():
     pipe = PrivateSelectThenFit(
         DPSIS(epsilon=1.0, y_bounds=(0, 1), n_samples_public=2000, random_state=0),
         FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=2000,
-                                  classes=[0, 1], random_state=0)).fit(X, y)
+                                  classes=[0, 1], random_state=0), epsilon=None).fit(X, y)
     assert pipe.support_.sum() == auto_k(400, 2000, 1.0)
     assert pipe.score(X, y) > 0.6
 
@@ -1301,7 +1303,7 @@ def test_dpsis_gaussian_bad_values_name_the_parameter():
     with pytest.raises(ValueError, match="bounds='data'"):
         DPSIS(k=3, epsilon=1.0, delta=1e-5, selector="gaussian", bounds="data").fit(X, y)
     with pytest.raises(ValueError, match="delta"):      # delta without a private fit
-        DPSIS(k=3, delta=1e-5, selector="gaussian").fit(X, y)
+        DPSIS(k=3, delta=1e-5, selector="gaussian", epsilon=None).fit(X, y)
 
 
 def test_dpsis_auto_selector_is_gaussian_only_with_delta_on_wide_data():
@@ -1361,7 +1363,7 @@ def test_pipeline_with_the_gaussian_selector_plans_what_it_spends():
               random_state=0),
         FrankWolfeLassoClassifier(epsilon=0.5, delta=5e-6, n_samples_public=80,
                                   max_iter=5, classes=[0, 1], random_state=0),
-        classes=[0, 1])
+        classes=[0, 1], epsilon=None)
     planned = plan_spend(pipe, X, y)
     pipe.fit(X, y)
     assert planned == (pipe.privacy_event_, pipe.privacy_spent_)

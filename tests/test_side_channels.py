@@ -182,7 +182,7 @@ def test_pipeline_passes_declared_classes_on():
     model = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, max_iter=10,
                                       n_samples_public=100, random_state=0)
     pipe = PrivateSelectThenFit(DPSIS(k=4, epsilon=0.5, y_bounds=(0, 1), random_state=0),
-                                model, classes=[0, 1, 2])
+                                model, classes=[0, 1, 2], epsilon=None)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         pipe.fit(X, y)
@@ -194,7 +194,7 @@ def test_pipeline_passes_declared_classes_on():
         pipe.fit(X, y3)
     with pytest.raises(ValueError, match="classes"):
         PrivateSelectThenFit(DPSIS(k=4, epsilon=0.5), model.set_params(classes=[0, 1]),
-                             classes=[0, 1, 2]).fit(X, y)
+                             classes=[0, 1, 2], epsilon=None).fit(X, y)
 
 
 def test_search_passes_declared_classes_on():
@@ -314,7 +314,8 @@ _NEIGHBOUR_ESTIMATORS = dict(
     pipeline=lambda **kw: PrivateSelectThenFit(
         DPSIS(k=4, epsilon=0.5, y_bounds=(0, 1), random_state=0),
         FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, max_iter=10,
-                                  n_samples_public=100, random_state=0), **kw),
+                                  n_samples_public=100, random_state=0),
+        **{"epsilon": None, **kw}),
     search=lambda **kw: PrivateHyperparameterSearch(
         FrankWolfeLassoClassifier(max_iter=10, n_samples_public=100),
         {"l1_bound": [1.0, 5.0]}, epsilon=1.0, n_runs=2.0, random_state=0, **kw),
@@ -429,7 +430,7 @@ def test_two_stage_private_fit_lets_no_solver_warning_through():
     y = X[:, :3] @ np.array([1.0, -1.0, 0.5]) + 0.3 * rng.standard_normal(100)
     Xp, yp = np.vstack([X, np.full((1, 20), 50.0)]), np.append(y, -500.0)
     with pytest.warns(ConvergenceWarning):       # the path is triggered
-        TwoStageSelector(k=3, n_blocks=10, random_state=0).fit(Xp, yp)
+        TwoStageSelector(k=3, n_blocks=10, random_state=0, epsilon=None).fit(Xp, yp)
     for data in ((X, y), (Xp, yp)):
         w, est = _fit_recording(
             lambda: TwoStageSelector(k=3, epsilon=1.0, n_blocks=10, random_state=0), *data)
@@ -491,20 +492,21 @@ def test_n_samples_warning_does_not_print_n(name):
     assert texts[0] == texts[1]
 
 
-def test_selectors_are_non_private_without_epsilon():
+def test_selectors_are_private_by_default_and_non_private_with_none():
     from dptoolkit.selection import TwoStageSelector
 
     X, y = _base_pair()
     for cls in (DPSIS, TwoStageSelector):
-        assert cls().epsilon is None
-        est = cls(k=3, n_blocks=4).fit(X, y) if cls is TwoStageSelector else \
-            cls(k=3, y_bounds=(0, 1)).fit(X, y)
+        assert cls().epsilon == 1.0
+        est = cls(k=3, n_blocks=4, epsilon=None).fit(X, y) if cls is TwoStageSelector \
+            else cls(k=3, y_bounds=(0, 1), epsilon=None).fit(X, y)
         assert est.privacy_spent_ is None and est.privacy_event_ is None
         assert est.selected_features_.size == 3
         private = cls(k=3, epsilon=1.0, random_state=0)
         assert private.fit(X, y).privacy_spent_ == (1.0, 0.0)
     with pytest.raises(ValueError, match="selector must be private"):
-        PrivateSelectThenFit(DPSIS(k=3), _PRIVATE_CLASSIFIERS["fw"]()).fit(X, y)
+        PrivateSelectThenFit(DPSIS(k=3, epsilon=None), _PRIVATE_CLASSIFIERS["fw"](),
+                             epsilon=None).fit(X, y)
 
 
 # ------------------------------------------------ what is documented as outside

@@ -117,7 +117,7 @@ def test_laplace_selector_nonprivate_limit_is_descent(solver, selector):
     X, y = _problem()
     lam, T = 5.0, 40
     ref = FrankWolfeLassoClassifier(l1_bound=lam, max_iter=T, solver="standard",
-                                    selector="argmax").fit(X, y)
+                                    selector="argmax", epsilon=None).fit(X, y)
     kw = dict(delta=1e-6) if selector == "laplace_talwar" else {}
     priv = FrankWolfeLassoClassifier(l1_bound=lam, max_iter=T, epsilon=1e9, solver=solver,
                                      selector=selector, refresh_tol=0.0, random_state=0,
@@ -466,7 +466,7 @@ def test_l1_ball_logistic_multinomial_kkt():
         mu = np.abs(g).max()
         assert np.abs(w).sum() == pytest.approx(3.0, rel=1e-9)
         np.testing.assert_allclose(g[w != 0], -mu * np.sign(w[w != 0]), atol=1e-6)
-    fw = FrankWolfeLassoClassifier(l1_bound=3.0, max_iter=20_000).fit(X, y)
+    fw = FrankWolfeLassoClassifier(l1_bound=3.0, max_iter=20_000, epsilon=None).fit(X, y)
     loss = l1_ball_module._logistic_loss
     f_pg = loss(np.asarray(X @ W.T), Y)[0]
     f_fw = loss(np.asarray(X @ fw.coef_.T), Y)[0]
@@ -485,7 +485,7 @@ def test_nonprivate_sparsifier():
     """epsilon=None: no noise and no privacy; the count of the non-private solution,
     clipped to [alpha, beta], keeps the largest weights of that solution."""
     X, y = _problem(n=300, d=60, seed=3)
-    est = SparsifiedLassoClassifier(l1_bound=50.0, random_state=0).fit(X, y)
+    est = SparsifiedLassoClassifier(l1_bound=50.0, random_state=0, epsilon=None).fit(X, y)
     W = sparsifier_module._nonprivate_coef(X, y, 50.0, "projected_gradient", 2000, 1e-4,
                                            0.3, np.unique(y))[0]
     alpha, beta = check_count_bounds("sqrt", 60)
@@ -494,9 +494,9 @@ def test_nonprivate_sparsifier():
     np.testing.assert_array_equal(est.coef_, keep_largest(W, c))
     assert est.privacy_spent_ is None and est.privacy_event_ is None
     assert est.estimator_ is None
-    other = SparsifiedLassoClassifier(l1_bound=50.0, random_state=1).fit(X, y)
+    other = SparsifiedLassoClassifier(l1_bound=50.0, random_state=1, epsilon=None).fit(X, y)
     np.testing.assert_array_equal(other.coef_, est.coef_)
-    half = SparsifiedLassoClassifier(l1_bound=50.0, precision=0.5).fit(X, y)
+    half = SparsifiedLassoClassifier(l1_bound=50.0, precision=0.5, epsilon=None).fit(X, y)
     assert half.n_nonzero_ == math.floor(0.5 * c + 0.5)
     assert np.count_nonzero(half.coef_) <= half.n_nonzero_
 
@@ -505,9 +505,11 @@ def test_sparsifier_frank_wolfe_count():
     """nonprivate_solver="frank_wolfe": the count of nonprivate_max_iter Frank-Wolfe
     steps (Khanna, Lu and Raff's (2023) code), at most that many non-zeros."""
     X, y = _problem(n=300, d=60, seed=3)
-    fw = FrankWolfeLassoClassifier(l1_bound=50.0, max_iter=7, refresh_tol=0.3).fit(X, y)
+    fw = FrankWolfeLassoClassifier(l1_bound=50.0, max_iter=7, refresh_tol=0.3,
+                                   epsilon=None).fit(X, y)
     est = SparsifiedLassoClassifier(l1_bound=50.0, nonprivate_solver="frank_wolfe",
-                                    nonprivate_max_iter=7, count_bounds=(0, 60)).fit(X, y)
+                                    nonprivate_max_iter=7, count_bounds=(0, 60),
+                                        epsilon=None).fit(X, y)
     np.testing.assert_array_equal(est.coef_, fw.coef_)
     assert est.n_nonzero_ == np.count_nonzero(fw.coef_) <= 7
     assert est.nonprivate_n_iter_ == 7
@@ -609,7 +611,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 
 @parametrize_with_checks([SparsifiedLassoClassifier(max_iter=50, nonprivate_max_iter=200,
-                                                    random_state=0)])
+                                                    random_state=0, epsilon=None)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -652,7 +654,7 @@ def test_auto_radius_is_the_private_fits_for_both_fits(monkeypatch):
         return real(X, y, l1_bound, *args)
 
     monkeypatch.setattr(_sparsifier, "_nonprivate_coef", spy)
-    assert SparsifiedLassoClassifier().l1_bound == "auto"
+    assert SparsifiedLassoClassifier(epsilon=None).l1_bound == "auto"
     est = SparsifiedLassoClassifier(epsilon=1.05, epsilon_count=0.05, delta=1e-5,
                                     n_samples_public=300, classes=[0, 1],
                                     random_state=0).fit(X, y)
@@ -660,7 +662,7 @@ def test_auto_radius_is_the_private_fits_for_both_fits(monkeypatch):
     assert est.estimator_.l1_bound_ == pytest.approx(lam, rel=1e-12)
     assert est.estimator_.n_iter_ == T
     assert radii == [est.estimator_.l1_bound_]
-    SparsifiedLassoClassifier().fit(X, y)
+    SparsifiedLassoClassifier(epsilon=None).fit(X, y)
     assert radii[-1] == 50.0
     with pytest.raises(ValueError, match="l1_bound"):
-        SparsifiedLassoClassifier(l1_bound="big").fit(X, y)
+        SparsifiedLassoClassifier(l1_bound="big", epsilon=None).fit(X, y)

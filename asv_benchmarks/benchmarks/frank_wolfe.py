@@ -246,7 +246,8 @@ class WorkCounters:
                 continue
             parts = config.split("+")
             kw = dict(l1_bound=L1_BOUND, max_iter=self.T_FIT, solver=parts[0],
-                      selector=parts[1], classes=CLASSES, random_state=0, **FIXED)
+                      selector=parts[1], classes=CLASSES, random_state=0, epsilon=None,
+                      **FIXED)
             if "private" in parts:
                 kw.update(epsilon=EPSILON, delta=DELTA)
             for p in parts[2:]:

@@ -85,7 +85,8 @@ class Multinomial:
         W = rng.normal(0, 2, (20, n_features)) * (rng.random((20, n_features)) < 0.01)
         self.X = X
         self.y = np.argmax(X @ W.T + rng.gumbel(size=(5000, 20)), axis=1)
-        self.kw = {} if selector == "argmax" else dict(epsilon=1.0, delta=1e-5)
+        self.kw = (dict(epsilon=None) if selector == "argmax"
+                   else dict(epsilon=1.0, delta=1e-5))
         self.selector = selector
 
     def time_fit(self, n_features, selector):

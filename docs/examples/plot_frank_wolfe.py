@@ -74,13 +74,13 @@ def timed_fit(**params):
 # %%
 # Non-private fit
 # ---------------
-# ``epsilon=None`` (the default) gives ordinary Frank-Wolfe: each step takes the
-# vertex that decreases the linearised loss the most.  ``l1_bound`` is the
-# radius of the L1 ball; with 0/1 features a radius of 50 lets a few dozen
-# weights reach magnitudes of a few units.  The default solver is ``"fast"``
-# with ``refresh_tol=0.3``.
+# ``epsilon=None`` (explicit: the default is ``epsilon=1.0``) gives ordinary
+# Frank-Wolfe: each step takes the vertex that decreases the linearised loss
+# the most.  ``l1_bound`` is the radius of the L1 ball; with 0/1 features a
+# radius of 50 lets a few dozen weights reach magnitudes of a few units.  The
+# default solver is ``"fast"`` with ``refresh_tol=0.3``.
 l1_bound, max_iter = 50.0, 300
-clf, t_fit = timed_fit(l1_bound=l1_bound, max_iter=max_iter)
+clf, t_fit = timed_fit(l1_bound=l1_bound, max_iter=max_iter, epsilon=None)
 acc_np, auc_np, nnz_np = evaluate(clf)
 print(f"non-private: accuracy {acc_np:.4f}, AUC {auc_np:.4f}, "
       f"{nnz_np} non-zeros of {X.shape[1]}, ||w||_1 = {abs(clf.coef_).sum():.2f}, "
@@ -187,12 +187,13 @@ def exact_gap(w):
     return float(grad @ w + l1_bound * np.abs(grad).max())
 
 
-fits = {"standard": timed_fit(l1_bound=l1_bound, max_iter=max_iter, solver="standard"),
+fits = {"standard": timed_fit(l1_bound=l1_bound, max_iter=max_iter, solver="standard",
+                              epsilon=None),
         "fast, refresh_tol=0": timed_fit(l1_bound=l1_bound, max_iter=max_iter,
-                                         refresh_tol=0.0),
+                                         refresh_tol=0.0, epsilon=None),
         "fast, refresh_tol=0.3 (default)": (clf, t_fit),
         "fast, refresh_tol=inf (paper)": timed_fit(l1_bound=l1_bound, max_iter=max_iter,
-                                                   refresh_tol=np.inf)}
+                                                   refresh_tol=np.inf, epsilon=None)}
 
 fig, ax = plt.subplots(figsize=(6.5, 4))
 t = np.arange(1, max_iter + 1)

@@ -69,7 +69,6 @@ import contextvars
 import functools
 import math
 import os
-import sys
 import warnings
 
 import numpy as np
@@ -202,23 +201,13 @@ class PrivateEstimatorMixin:
     and ``_privacy_plan(n_samples, n_features, classes)``: ``_check_budget``,
     ``_n_samples``, the calibration, ``return self._plan(event, spent, params)``.
 
-    Non-private fits call ``self._record_spend(None, None)``; for an estimator
-    named ``DP...`` (see ``_warn_if_not_private``) this warns with a
-    :class:`~dptoolkit.exceptions.PrivacyLeakWarning` that the fit is not private.
+    Non-private fits call ``self._record_spend(None, None)``, without a warning:
+    every private estimator defaults to ``epsilon=1.0``, so a non-private fit is
+    the user's explicit ``epsilon=None``.
     """
 
     #: Label of this estimator's entries in an accountant's ledger.
     _privacy_label = None
-    #: Whether a fit without ``epsilon`` warns that it is not private
-    #: (:class:`~dptoolkit.exceptions.PrivacyLeakWarning`, from :meth:`_record_spend`);
-    #: None: the estimators whose name says they are private (``DP...``), which a
-    #: user expects to be private whatever the defaults.
-    _warn_if_not_private = None
-
-    def _named_private(self):
-        flag = self._warn_if_not_private
-        return type(self).__name__.startswith("DP") if flag is None else bool(flag)
-
     # ------------------------------------------------------------- validation
     def _check_budget(self, *, optional=True, delta_required=False, delta_open=True):
         """Validated ``(epsilon, delta)``; ``(None, None)`` for a non-private fit.
@@ -587,14 +576,6 @@ class PrivateEstimatorMixin:
         spent = _spent_of(event, spent)
         self.privacy_event_ = event
         self.privacy_spent_ = spent
-        if spent is None and self._named_private() and not _inside_private_fit(self):
-            warnings.warn(
-                f"{type(self).__name__} was fitted without epsilon, so the fit is not "
-                "private: its output (model or selected features) has no noise and "
-                "nothing protects the training data (privacy_spent_ is None).  Pass "
-                "epsilon (with the public n_samples_public and classes) for a "
-                "differentially private fit.", PrivacyLeakWarning,
-                stacklevel=_caller_stacklevel())
         accountant = self._payer(spent)
         guard = _guard_of(self)
         if accountant is None:
@@ -740,11 +721,3 @@ def guarded_fit(fit):
     wrapper._dptoolkit_guarded = True
     return wrapper
 
-
-def _caller_stacklevel():
-    """``stacklevel`` of the first frame outside dptoolkit (the user's ``fit`` call)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(
-            "dptoolkit"):
-        frame, level = frame.f_back, level + 1
-    return level

@@ -3,11 +3,13 @@
 Subcommands
 -----------
 ``train``
-    Fit a private classifier (``--model``) on a LIBSVM file, a text corpus
-    (folder, tar archive or ``label<TAB>text`` file, hashed to binary features)
-    or, without ``--data``, a synthetic sparse problem; print the model's test
-    accuracy, AUC and non-zeros and the privacy guarantee; optionally ``--save``
-    the model (skops) and write a JSON ``--report``.
+    Fit a classifier (``--model``), privately with ``--epsilon E`` or without
+    privacy with ``--non-private`` (one of the two is required), on a LIBSVM
+    file, a text corpus (folder, tar archive or ``label<TAB>text`` file, hashed
+    to binary features) or, without ``--data``, a synthetic sparse problem;
+    print the model's test accuracy, AUC and non-zeros and the privacy
+    guarantee; optionally ``--save`` the model (skops) and write a JSON
+    ``--report``.
 ``predict``
     Load a saved model and write its predictions on ``--data`` (CSV).
 ``evaluate``

@@ -44,14 +44,21 @@ def _check_model_options(args):
                 f"search (searching {_models.inner_model(args)})")
             raise UsageError(f"{_flag(dest)} does not apply to --model {shown}; it applies "
                              f"to: {', '.join(_models.models_of(dest))}")
-    spec = MODELS[_models.inner_model(args)]
+    non_private = getattr(args, "non_private", False)
+    if non_private and args.epsilon is not None:
+        raise UsageError("--non-private and --epsilon exclude each other: give --epsilon E "
+                         "for a private fit or --non-private for a fit without privacy")
     if model in ("select-then-fit", "search") and args.epsilon is None:
         raise UsageError(f"--epsilon is required for --model {model} (it composes private "
-                         "steps under one budget)")
-    if args.delta is not None and args.epsilon is None \
-            and _models.default_of(spec.cls, "epsilon") is None:
-        raise UsageError(f"--delta needs --epsilon for --model {model} (without --epsilon "
-                         "the fit is not private)")
+                         "steps under one budget; it has no --non-private fit)")
+    if args.command == "train" and args.epsilon is None and not non_private:
+        raise UsageError("train needs --epsilon E (a private fit with budget E > 0) or "
+                         "--non-private (a fit without privacy); neither was given")
+    if args.command == "account" and args.epsilon is None:
+        raise UsageError(f"--epsilon is required by account for --model {model}")
+    if args.delta is not None and args.epsilon is None:
+        raise UsageError(f"--delta needs --epsilon for --model {model} (--non-private fits "
+                         "have no delta)")
     if model == "search" and args.grid:
         names = _models.inner_model(args)
         params = MODELS[names].cls().get_params()
@@ -641,9 +648,6 @@ def _account(args):
         raise UsageError(f"--model {args.model} is binary only; --n-classes "
                          f"{args.n_classes} needs a multiclass model ({_models.multiclass_models()})")
     model_name = _models.resolve_model(args.model)
-    if args.epsilon is None and _models.default_of(
-            MODELS[_models.inner_model(args)].cls, "epsilon") is None:
-        raise UsageError(f"--epsilon is required by account for --model {model_name}")
     if args.n_classes < 2:
         raise UsageError("--n-classes must be >= 2")
     args.verbose = 0

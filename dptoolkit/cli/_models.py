@@ -216,14 +216,18 @@ def _with_classes(cls, kw, classes):
     return kw
 
 
-def _base(name, args, *, epsilon, delta, classes=None):
+def _base(name, args, *, budget=None, classes=None):
+    """The estimator of model ``name`` with the options given; ``budget``: its
+    ``epsilon`` (None: non-private) and ``delta`` (None: the estimator's default),
+    or None for a step whose budget a meta-estimator sets."""
     spec = MODELS[name]
     kw = _given(args, spec)
     kw.pop("k", None)
-    if epsilon is not None:
+    if budget is not None:
+        epsilon, delta = budget
         kw["epsilon"] = epsilon
-    if delta is not None:
-        kw["delta"] = delta
+        if delta is not None:
+            kw["delta"] = delta
     kw["random_state"] = args.seed      # None: fresh OS entropy for the noise
     if _takes(spec.cls, "verbose") and getattr(args, "verbose", None):
         kw["verbose"] = args.verbose
@@ -251,14 +255,14 @@ def build_model(args, classes=None):
         # one total budget: the pipeline sets both steps' epsilon and delta so that
         # their composed event spends exactly (--epsilon, --delta); with a delta,
         # DP-SIS's selector "auto" may take the Gaussian release of all scores
-        sel_kw = {"random_state": args.seed}
+        sel_kw = {"random_state": args.seed, "epsilon": None}   # the pipeline sets both
         if args.k is not None:
             sel_kw["k"] = args.k
         if args.neighbouring is not None:
             sel_kw["neighbouring"] = args.neighbouring
         if getattr(args, "n_samples_public", None) is not None:
             sel_kw["n_samples_public"] = args.n_samples_public
-        est = _base("frank-wolfe", args, epsilon=None, delta=None, classes=classes)
+        est = _base("frank-wolfe", args, budget=(None, None), classes=classes)
         kw = {"epsilon": args.epsilon, "delta": args.delta}
         if args.select_fraction is not None:
             kw["selection_share"] = args.select_fraction
@@ -266,7 +270,7 @@ def build_model(args, classes=None):
                                     **_with_classes(PrivateSelectThenFit, kw, classes))
     if model == "search":
         inner = inner_model(args)
-        est = _base(inner, args, epsilon=None, delta=None, classes=classes)
+        est = _base(inner, args, classes=classes)
         grid = args.grid if args.grid else SEARCH_GRIDS[inner]
         kw = {"epsilon": args.epsilon, "random_state": args.seed}
         if args.delta is not None:
@@ -279,7 +283,7 @@ def build_model(args, classes=None):
             kw["n_samples_public"] = args.n_samples_public
         return PrivateHyperparameterSearch(
             est, grid, **_with_classes(PrivateHyperparameterSearch, kw, classes))
-    return _base(model, args, epsilon=args.epsilon, delta=args.delta, classes=classes)
+    return _base(model, args, budget=(args.epsilon, args.delta), classes=classes)
 
 
 def declare_classes(estimator, classes):
@@ -291,9 +295,9 @@ def declare_classes(estimator, classes):
 
 
 def is_private(args):
-    """Whether the fit is private: ``--epsilon`` given, or a model private by default."""
-    return args.epsilon is not None or default_of(MODELS[inner_model(args)].cls,
-                                                  "epsilon") is not None
+    """Whether the fit is private: ``--epsilon`` given (``train`` without it needs
+    ``--non-private``)."""
+    return args.epsilon is not None
 
 
 def delta_source(args):

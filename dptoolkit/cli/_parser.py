@@ -253,8 +253,10 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     tr = sub.add_parser("train", formatter_class=fmt, help="train a private classifier",
-                        description="Train a classifier (private with --epsilon), evaluate "
-                                    "it on held-out data, print the privacy guarantee.")
+                        description="Train a classifier (private with --epsilon E, or "
+                                    "without privacy with --non-private: one of the two "
+                                    "is required), evaluate it on held-out data, print "
+                                    "the privacy guarantee.")
     _add_model_option(tr)
     _add_data_options(tr, train=True)
     grp = tr.add_mutually_exclusive_group()
@@ -271,7 +273,7 @@ def build_parser():
                     help="seed of the mechanisms' noise; default: fresh OS entropy on "
                          "every run.  With a seed the noise is reproducible by anyone who "
                          "knows it (a warning says so): for tests and debugging only")
-    _add_privacy_options(tr)
+    _add_privacy_options(tr, train=True)
     _add_estimator_options(tr)
     _add_composite_options(tr)
     tr.add_argument("--save", metavar="PATH", help="write the fitted model (skops format)")
@@ -316,7 +318,7 @@ def build_parser():
     ac.add_argument("--n-features", type=_size_int, required=True,
                     help="number of features D")
     ac.add_argument("--n-classes", type=_positive_int, default=2, help="number of classes")
-    _add_privacy_options(ac)
+    _add_privacy_options(ac, train=False)
     _add_estimator_options(ac)
     _add_composite_options(ac)
     ac.set_defaults(verbose=None, seed=None)
@@ -386,11 +388,15 @@ def _add_composite_options(parser):
                              f"{_models.default_of(_search_cls(), 'n_runs')})")
 
 
-def _add_privacy_options(p):
+def _add_privacy_options(p, *, train):
     p.add_argument("--epsilon", type=_positive_float, default=None,
-                   help="total privacy budget epsilon > 0; default: the model's (" +
-                        _model_defaults("epsilon", "none, i.e. a non-private fit") +
-                        "); required by select-then-fit and search")
+                   help="total privacy budget epsilon > 0 (required" +
+                        (", unless --non-private is given" if train else "") + ")")
+    if train:
+        p.add_argument("--non-private", action="store_true",
+                       help="fit without privacy (no noise, nothing protects the training "
+                            "data); instead of --epsilon, which it excludes; not for "
+                            "select-then-fit and search, which are private only")
     p.add_argument("--delta", type=_open_unit, default=None,
                    help="delta in (0, 1) of the guarantee; default: the model's (" +
                         _model_defaults("delta", "none, i.e. pure DP") + "); without "

@@ -165,7 +165,8 @@ def _nonprivate_coef(X, y, l1_bound, solver, max_iter, tol, refresh_tol, classes
     """
     if solver == "frank_wolfe":
         est = FrankWolfeLassoClassifier(l1_bound=l1_bound, max_iter=max_iter, solver="fast",
-                                        refresh_tol=refresh_tol, classes=classes).fit(X, y)
+                                        refresh_tol=refresh_tol, classes=classes,
+                                        epsilon=None).fit(X, y)
         return est.coef_, est.n_iter_
     codes = np.searchsorted(classes, y)
     if classes.size == 2:
@@ -231,12 +232,13 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     accurate and the faster: :ref:`study_sparse_lasso`).  The solver only changes which
     non-private count is privatised, not the privacy analysis below.
 
-    **Non-private fit.**  With ``epsilon=None`` (the default, as for every
-    estimator of the toolkit) nothing is private: the count of the non-private
-    solution is clipped to ``[alpha, beta]`` and scaled by ``precision`` without
-    noise, and the ``c`` largest weights of the non-private solution itself are
-    kept (step (3) without noise is the non-private problem already solved in
-    step (1)); ``privacy_spent_`` is None.
+    **Non-private fit.**  With an explicit ``epsilon=None`` (the default is
+    ``epsilon=1.0``, as for every private estimator of the toolkit) nothing is
+    private: the count of the non-private solution is clipped to ``[alpha,
+    beta]`` and scaled by ``precision`` without noise, and the ``c`` largest
+    weights of the non-private solution itself are kept (step (3) without noise
+    is the non-private problem already solved in step (1)); ``privacy_spent_``
+    is None.
 
     **Privacy.**  Neighbouring datasets differ in one example (``neighbouring``);
     the data must satisfy the public bound :math:`\|x_i\|_\infty \le 1` (see
@@ -295,10 +297,11 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         :math:`\varepsilon_1 > 0` of the count, part of ``epsilon`` (Khanna, Lu and Raff (2023),
         Section 4: 0.05); must be smaller than ``epsilon``.  Unused when
         ``epsilon=None``.
-    epsilon : float or None, default=None
+    epsilon : float or None, default=1.0
         Total privacy budget :math:`\varepsilon = \varepsilon_1 + \varepsilon_2 > 0`;
         the private fit gets :math:`\varepsilon_2` = ``epsilon - epsilon_count``.
-        ``None`` fits without privacy (see *Non-private fit* above).
+        ``None`` (only when given explicitly) fits without privacy and without a
+        warning (see *Non-private fit* above).
     delta : float or None, default=None
         :math:`\delta \in (0, 1)` of the private fit (``None`` with ``epsilon`` set:
         pure DP by basic composition, as for
@@ -429,7 +432,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "memory": [None, Checked(_check_memory, "a str or a joblib.Memory")],
     }
 
-    def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon_count=0.05, epsilon=None,
+    def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon_count=0.05, epsilon=1.0,
                  delta=None, count_bounds="sqrt", precision=1.0,
                  nonprivate_solver="projected_gradient", nonprivate_max_iter=2000,
                  nonprivate_tol=1e-4, selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,

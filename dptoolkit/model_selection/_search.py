@@ -304,7 +304,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         ``epsilon``, ``delta`` or ``accountant``.  A parameter that changes the
         runs' privacy event must be a list (the budget is calibrated on every
         point of the lists' product, at most 2000 points and probes).
-    epsilon : float
+    epsilon : float, default=1.0
         Total budget of the search, > 0.
     delta : float, default=1e-5
         In [0, 1); 0 for a pure-DP search.
@@ -385,7 +385,7 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     _privacy_label = "private hyperparameter search"
 
-    def __init__(self, estimator, param_distributions, *, epsilon, delta=1e-5, n_runs=10.0,
+    def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta=1e-5, n_runs=10.0,
                  distribution="geometric", shape=1.0, validation_fraction=0.2,
                  score_noise="auto", n_samples_public=None, classes=None, accountant=None,
                  random_state=None):

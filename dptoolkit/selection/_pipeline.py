@@ -229,9 +229,10 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     estimator_.privacy_event_))`` (a step without events counts as an
     :class:`~dptoolkit.accounting.events.ApproxDPEvent` of its spend).
 
-    **One total budget** (``epsilon`` given).  The pipeline sets both steps'
-    ``epsilon`` and ``delta`` (on its clones; the objects passed in are never
-    modified) so that the composed event spends exactly ``(epsilon, delta)``:
+    **One total budget** (``epsilon`` given, as by default: ``epsilon=1.0``).  The
+    pipeline sets both steps' ``epsilon`` and ``delta`` (on its clones; the
+    objects passed in are never modified) so that the composed event spends
+    exactly ``(epsilon, delta)``:
 
     * ``delta > 0``: the steps share a zero-concentrated DP budget
       :math:`\rho` (Bun and Steinke 2016), additive under composition: the
@@ -272,7 +273,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     zero start.  An int ``screening`` is kept.  The start against the zero
     start on the development sets: :ref:`study_feature_selection`.
 
-    **The steps' own budgets** (``epsilon`` None, the former behaviour): each
+    **The steps' own budgets** (an explicit ``epsilon=None``): each
     step is run with its own ``epsilon`` and ``delta``; ``privacy_spent_`` is
     the accountant's figure for the composed event at :math:`\delta_1 +
     \delta_2`, at most the basic composition :math:`(\varepsilon_1 +
@@ -302,10 +303,11 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     estimator : estimator
         A private model with ``epsilon`` (and ``delta``) set, and
         ``privacy_spent_`` (and ``privacy_event_``) after fitting.
-    epsilon : float or None, default=None
+    epsilon : float or None, default=1.0
         Total privacy budget of the pair, > 0: the pipeline sets both steps'
-        ``epsilon`` and ``delta`` (see **One total budget**).  None: each step
-        runs with its own ``epsilon`` and ``delta``.
+        ``epsilon`` and ``delta`` (see **One total budget**).  None (only when
+        given explicitly): each step runs with its own ``epsilon`` and ``delta``
+        (private steps only).
     delta : float or None, default=None
         Total delta of the pair, in [0, 1), with ``epsilon``.  None or 0: pure
         DP, the steps get shares of ``epsilon`` (basic composition).  Must be
@@ -371,7 +373,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     (1.0, 1e-05)
     """
 
-    def __init__(self, selector, estimator, *, epsilon=None, delta=None,
+    def __init__(self, selector, estimator, *, epsilon=1.0, delta=None,
                  selection_share=SELECTION_SHARE, accountant=None, classes=None):
         self.selector = selector
         self.estimator = estimator

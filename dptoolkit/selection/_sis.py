@@ -299,8 +299,9 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         selection close to uniform over the features.  With the Gaussian
         selector, ``"auto"`` is :func:`gaussian_auto_k` (at most the non-private
         ``N / ln N``, between 100 and 50,000).
-    epsilon : float or None, default=None
-        Privacy budget (> 0).  None: the non-private selection (the ``k`` largest
+    epsilon : float or None, default=1.0
+        Privacy budget (> 0).  None (only when given explicitly, and without a
+        warning): the non-private selection (the ``k`` largest
         scores after the same public mapping, ties to the lower index), with
         ``privacy_spent_`` and ``privacy_event_`` None, as every estimator of the
         toolkit with ``epsilon=None``.
@@ -402,7 +403,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     2014, Appendix A.
     """
 
-    def __init__(self, k="auto", *, epsilon=None, delta=None, bounds=(-1.0, 1.0), center=None,
+    def __init__(self, k="auto", *, epsilon=1.0, delta=None, bounds=(-1.0, 1.0), center=None,
                  y_bounds=(-1.0, 1.0), y_center=None, neighbouring="add_remove",
                  gamma=0.5, selector="auto", l2_bound=1.0, n_samples_public=None,
                  random_state=None, accountant=None):
@@ -705,7 +706,8 @@ def dpsis_scores(X, y, *, bounds=(-1.0, 1.0), center=None, y_bounds=(-1.0, 1.0),
         As :meth:`DPSIS.fit`; ``l2_bound`` not a finite float > 0;
         ``bounds="data"`` with ``l2_bound``.
     """
-    est = DPSIS(bounds=bounds, center=center, y_bounds=y_bounds, y_center=y_center)
+    est = DPSIS(bounds=bounds, center=center, y_bounds=y_bounds, y_center=y_center,
+                epsilon=None)
     if l2_bound is not None:
         l2_bound = check_scalar_range(l2_bound, "l2_bound", low=0.0, low_open=True)
     X, y = _validate_X_y(None, X, y)

@@ -302,8 +302,9 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         the public shape only, so no block is fitted and no noise drawn; a
         private fit still reports and charges its ``epsilon`` (an upper bound on
         a release of no data).
-    epsilon : float or None, default=None
-        Privacy budget (> 0).  None: the non-private selection (the ``k`` largest
+    epsilon : float or None, default=1.0
+        Privacy budget (> 0).  None (only when given explicitly): the non-private
+        selection (the ``k`` largest
         counts, ties to the lower index; the block fits' warnings and the
         :class:`~dptoolkit.exceptions.EmptySupportWarning` reach the caller),
         with ``privacy_spent_`` and ``privacy_event_`` None, as every estimator
@@ -347,7 +348,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     differentially private correlations. AISec 2024, Sections 3 and 5.
     """
 
-    def __init__(self, k=5, *, epsilon=None, alpha=0.1, alpha_scale="absolute", n_blocks=None,
+    def __init__(self, k=5, *, epsilon=1.0, alpha=0.1, alpha_scale="absolute", n_blocks=None,
                  block_support="nonzero", neighbouring="replace_one",
                  selector="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
                  lasso_tol=1e-4, random_state=None, accountant=None):

@@ -93,8 +93,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         with its constants; ``private_defaults()``),
         clipped to [10, 10^5]; N is ``n_samples_public`` or the number of rows,
         with a PrivacyLeakWarning; non-private, 1000.
-    epsilon : float or None, default=None
-        Total privacy budget :math:`\varepsilon > 0`; ``None`` fits without privacy.
+    epsilon : float or None, default=1.0
+        Total privacy budget :math:`\varepsilon > 0`.  ``None`` (only when given
+        explicitly) fits without privacy and without a warning: no noise, nothing
+        charged, ``privacy_spent_`` None.
     delta : float or None, default=None
         :math:`\delta \in (0, 1)` of the guarantee.  With ``epsilon`` set and ``delta``
         None, the steps compose by basic composition (pure :math:`\varepsilon`-DP).
@@ -392,7 +394,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "verbose": [Boolean(), Interval("int", 0, None)],
     }
 
-    def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=None, delta=None,
+    def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=1.0, delta=None,
                  solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", composition="auto", screening="auto",
                  screening_fraction="auto", screening_score="auto", start="auto",

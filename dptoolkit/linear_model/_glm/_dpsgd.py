@@ -146,9 +146,11 @@ class _BaseSGD(_BaseLinearDP):
 
 
 _SGD_DOC_PARAMS = r"""
-    epsilon : float or None, default=None
-        Privacy budget :math:`\varepsilon > 0`; ``None`` runs plain mini-batch SGD
-        (permutation batches, mean over the actual batch, ``clip=None`` allowed).
+    epsilon : float or None, default=1.0
+        Privacy budget :math:`\varepsilon > 0`.  ``None`` (only when given
+        explicitly) runs plain mini-batch SGD without a warning (permutation
+        batches, mean over the actual batch, ``clip=None`` allowed;
+        ``privacy_spent_`` None).
     delta : float, default=1e-5
         :math:`\delta \in (0, 1)` of a private fit.
     n_samples_public : int or None, default=None
@@ -364,7 +366,7 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
                              f"{self.classes_.size} classes are fitted with the multinomial "
                              "logistic (softmax) loss; use loss='logistic'")
 
-    def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
+    def __init__(self, loss="logistic", *, epsilon=1.0, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, learning_rate="auto",
                  batch_size="auto", clip=1.0, n_epochs=20, normalize="l2", fit_intercept=False,
                  intercept_scaling=1.0, keep_coef_path=False, classes=None, random_state=None,
@@ -386,8 +388,8 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
     >>> from dptoolkit.linear_model import DPSGDRegressor
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 5)); y = X @ np.ones(5)
-    >>> reg = DPSGDRegressor(alpha=1e-4, learning_rate=0.5, batch_size=500, clip=None,
-    ...                      n_epochs=2000).fit(X, y)
+    >>> reg = DPSGDRegressor(epsilon=None, alpha=1e-4, learning_rate=0.5, batch_size=500,
+    ...                      clip=None, n_epochs=2000).fit(X, y)
     >>> reg.score(X, y) > 0.9
     True""")
 
@@ -404,7 +406,7 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
         tags.regressor_tags.poor_score = True
         return tags
 
-    def __init__(self, *, epsilon=None, delta=1e-5, n_samples_public=None, alpha=1e-4,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, n_samples_public=None, alpha=1e-4,
                  learning_rate="auto", batch_size="auto", clip=1.0, n_epochs=20,
                  normalize="l2", fit_intercept=False, intercept_scaling=1.0,
                  keep_coef_path=False, random_state=None, accountant=None):

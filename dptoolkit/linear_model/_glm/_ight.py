@@ -59,9 +59,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
 
     where :math:`H_s` keeps the ``sparsity`` largest :math:`|\theta_j|` (ties to the
     lower index) and :math:`\ell` is the logistic loss with labels in {0, 1}.  The
-    output :math:`\theta_T` has at most ``sparsity`` non-zeros.  With
-    ``epsilon=None`` (the default) the fit is the non-private IGHT: :math:`b_t = 0`,
-    no row clipping, no screening, nothing charged.
+    output :math:`\theta_T` has at most ``sparsity`` non-zeros.  With an explicit
+    ``epsilon=None`` (the default is ``epsilon=1.0``) the fit is the non-private
+    IGHT: :math:`b_t = 0`, no row clipping, no screening, nothing charged.
 
     **Privacy** (``epsilon`` given).  Neighbouring datasets differ by adding or
     removing one example (``"replace_one"``: replacing one).  The normaliser ``N``
@@ -148,8 +148,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         :math:`4/R^2` with :math:`R` = ``row_norm_bound`` for a private fit (4.0 at
         the default bound 1) and :math:`R = \max_i \|x_i\|_2` for a non-private one;
         :math:`2/R^2` for more than two classes (see below).
-    epsilon : float or None, default=None
-        Total :math:`\varepsilon > 0`; None: non-private IGHT.
+    epsilon : float or None, default=1.0
+        Total :math:`\varepsilon > 0`.  ``None`` (only when given explicitly): the
+        non-private IGHT, without a warning (``privacy_spent_`` None).
     delta : float, default=1e-5
         :math:`\delta \in (0, 1)` of a private fit (ignored when ``epsilon`` is None).
     row_norm_bound : float, default=1.0
@@ -248,7 +249,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     }
 
     def __init__(self, *, sparsity="auto", max_iter=300, learning_rate="auto",
-                 epsilon=None, delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
+                 epsilon=1.0, delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
                  neighbouring="add_remove", screening="auto", screening_fraction=0.1,
                  clip_data=True, classes=None, accountant=None, random_state=None):
         _store_params(self, locals())

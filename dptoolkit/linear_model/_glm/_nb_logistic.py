@@ -327,9 +327,10 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     Parameters
     ----------
-    epsilon : float or None, default=None
-        Total privacy budget, > 0; ``None`` fits the same model without noise
-        (naive-Bayes ratios with Laplace smoothing 1, then SGD).
+    epsilon : float or None, default=1.0
+        Total privacy budget, > 0.  ``None`` (only when given explicitly) fits the
+        same model without noise and without a warning (naive-Bayes ratios with
+        Laplace smoothing 1, then SGD; ``privacy_spent_`` None).
     delta : float, default=1e-5
         In (0, 1); ignored when ``epsilon`` is None.
     n_features_kept : int or "auto", default="auto"
@@ -419,7 +420,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         "classes": CLASSES,
     }
 
-    def __init__(self, *, epsilon=None, delta=1e-5, n_features_kept="auto",
+    def __init__(self, *, epsilon=1.0, delta=1e-5, n_features_kept="auto",
                  release_fraction="auto", sampling_rate=0.04, n_epochs=20, learning_rate="auto",
                  alpha=1e-4, averaging_fraction=0.5, n_samples_public=None, classes=None,
                  accountant=None, random_state=None):

@@ -237,10 +237,11 @@ class _BaseSCD(_BaseLinearDP):
 
 
 _SCD_DOC_PARAMS = r"""
-    epsilon : float or None, default=None
-        Privacy budget :math:`\varepsilon > 0`; ``None`` fits without privacy (plain
-        SCD / SDCA: no noise, batches from a permutation reshuffled every epoch,
-        exact coordinate minimisation, ``clip=None`` allowed).
+    epsilon : float or None, default=1.0
+        Privacy budget :math:`\varepsilon > 0`.  ``None`` (only when given
+        explicitly) fits without privacy and without a warning (plain SCD / SDCA:
+        no noise, batches from a permutation reshuffled every epoch, exact
+        coordinate minimisation, ``clip=None`` allowed; ``privacy_spent_`` None).
     delta : float, default=1e-5
         :math:`\delta \in (0, 1)` of a private fit.
     n_samples_public : int or None, default=None
@@ -546,7 +547,8 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     >>> from dptoolkit.linear_model import DPSCDClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 5)); y = (X[:, 0] > 0).astype(int)
-    >>> clf = DPSCDClassifier("hinge", alpha=1e-3, n_epochs=5, random_state=0).fit(X, y)
+    >>> clf = DPSCDClassifier("hinge", epsilon=None, alpha=1e-3, n_epochs=5,
+    ...                       random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.9
     True""")
 
@@ -557,7 +559,7 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     _multi_class = True
     _multiclass_proba = staticmethod(ovr_proba)
 
-    def __init__(self, loss="logistic", *, epsilon=None, delta=1e-5,
+    def __init__(self, loss="logistic", *, epsilon=1.0, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, batch_size="auto", clip="auto",
                  n_epochs="auto", variant="dual", perturb_dual=False, normalize="l2",
                  fit_intercept=False, intercept_scaling=1.0, keep_coef_path=False,
@@ -581,7 +583,8 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
     >>> from dptoolkit.linear_model import DPSCDRegressor
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 5)); y = X @ np.ones(5)
-    >>> reg = DPSCDRegressor(alpha=1e-4, batch_size=1, clip=None, n_epochs=30).fit(X, y)
+    >>> reg = DPSCDRegressor(epsilon=None, alpha=1e-4, batch_size=1, clip=None,
+    ...                      n_epochs=30).fit(X, y)
     >>> reg.score(X, y) > 0.9
     True""")
 
@@ -591,7 +594,7 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
         _losses, classifier=False, clip=[Options("auto"), None, *POSITIVE],
         n_epochs=_N_EPOCHS, variant=[Options(*_VARIANTS)], perturb_dual=[Boolean()])
 
-    def __init__(self, *, epsilon=None, delta=1e-5, n_samples_public=None, alpha=1e-4,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, n_samples_public=None, alpha=1e-4,
                  batch_size="auto", clip="auto", n_epochs=10, variant="dual",
                  perturb_dual=False, normalize="l2", fit_intercept=False,
                  intercept_scaling=1.0, keep_coef_path=False, random_state=None, accountant=None):
