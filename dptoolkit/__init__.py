@@ -73,10 +73,9 @@ from ._persistence import load_model, save_model  # noqa: E402  (skops imported 
 
 from ._version import __version__  # noqa: E402
 
+#: The three exceptions a user meets most are importable here too, but are listed
+#: (and documented) once, in :mod:`dptoolkit.exceptions`.
 __all__ = [
-    "BudgetExceededError",
-    "DataClippedWarning",
-    "PrivacyLeakWarning",
     "__version__",
     "load_model",
     "save_model",

@@ -911,7 +911,7 @@ def test_max_of_events_rdp_matches_dp_accounting_order_by_order(dpacc):
     # no such event; with one order, its epsilon is increasing in the RDP value,
     # so the max over the children of dp-accounting's one-order epsilons is the
     # one-order epsilon of the maximum curve.
-    from dptoolkit.accounting.accountant import _rdp_curve
+    from dptoolkit.accounting._accountant import _rdp_curve
     from dptoolkit.accounting.events import MaxOfEvents
 
     children = _crossing_children()

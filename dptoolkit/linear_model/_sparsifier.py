@@ -250,7 +250,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`(\varepsilon_2, \delta)`-DP (:class:`FrankWolfeLassoClassifier`: per-step
     budget by the exact inverse of the full advanced-composition bound or basic
     composition, Laplace scale :math:`2\Delta/\varepsilon'`,
-    :mod:`dptoolkit.accounting.talwar`).  Keeping the largest coefficients is
+    ``dptoolkit.accounting._talwar``).  Keeping the largest coefficients is
     post-processing, so by basic composition (Khanna, Lu and Raff (2023), Theorem 3) the output is
     :math:`(\varepsilon_1+\varepsilon_2, \delta)`-DP.  ``epsilon`` is that total,
     as for every estimator: :math:`\varepsilon_1` = ``epsilon_count`` and
