@@ -129,8 +129,11 @@ def laplace_report_noisy_max_scale(*, epsilon, sensitivity, monotonic=False):
 
     See Also
     --------
-    laplace_report_noisy_max_epsilon : The inverse.
     dptoolkit.mechanisms.ReportNoisyMax : The mechanism, with the same rule.
+
+    Notes
+    -----
+    The inverse is ``laplace_report_noisy_max_epsilon``.
 
     References
     ----------
@@ -179,9 +182,9 @@ def laplace_report_noisy_max_epsilon(*, noise_scale, sensitivity, monotonic=Fals
     TypeError, ValueError
         Non-numeric, non-positive or infinite ``noise_scale`` or ``sensitivity``.
 
-    See Also
-    --------
-    laplace_report_noisy_max_scale : The inverse.
+    Notes
+    -----
+    The inverse is ``laplace_report_noisy_max_scale``.
 
     Examples
     --------
@@ -240,9 +243,9 @@ def talwar_noise_scale(*, epsilon, delta, max_iter, lipschitz=1.0, l1_bound=1.0,
         ``delta`` outside (0, 1), ``max_iter``, ``n_samples`` or ``n_classes``
         < 1, ``lipschitz`` or ``l1_bound`` <= 0.
 
-    See Also
-    --------
-    laplace_report_noisy_max_composition : The guarantee this scale gives.
+    Notes
+    -----
+    The guarantee this scale gives is ``laplace_report_noisy_max_composition``'s.
 
     References
     ----------
@@ -311,10 +314,10 @@ def laplace_report_noisy_max_composition(*, noise_scale, sensitivity, max_iter,
         Non-numeric or out-of-range input (``noise_scale`` or ``sensitivity``
         <= 0, ``max_iter`` < 1, ``delta_slack`` outside (0, 1)).
 
-    See Also
-    --------
-    dptoolkit.accounting.basic_composition : The first bound.
-    dptoolkit.accounting.advanced_composition : The second bound.
+    Notes
+    -----
+    The two bounds are ``basic_composition`` and ``advanced_composition``
+    (``dptoolkit.accounting._composition``).
 
     References
     ----------
