@@ -1579,7 +1579,7 @@ for _name in _PRIVATE:
 case("calibrate_noise_multiplier-epsilon-1e300",
      lambda: acc.calibrate_noise_multiplier(target_epsilon=1e300, delta=1e-5,
                                             sampling_rate=0.01, steps=1),
-     Accepts(lambda s: s == acc.calibration.MIN_NOISE_MULTIPLIER,
+     Accepts(lambda s: s == acc.MIN_NOISE_MULTIPLIER,
              "the documented floor of the noise multiplier"))
 case("calibrate_noise_multiplier-delta-1e-300",
      lambda: acc.calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-300,

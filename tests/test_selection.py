@@ -539,10 +539,10 @@ from dptoolkit.selection import (  # noqa: E402
     TwoStageSelector,
     block_support_counts,
     dpsis_scores,
-    order_statistics_hit,
     top_great_good,
     top_k_accuracy,
 )
+from dptoolkit.selection._metrics import order_statistics_hit  # noqa: E402
 
 SPARSE_FORMATS = [sp.csr_array, sp.csc_array, sp.coo_array, sp.lil_array, sp.dok_array,
                   sp.bsr_array, sp.dia_array, sp.csr_matrix]
