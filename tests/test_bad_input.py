@@ -43,6 +43,7 @@ import dptoolkit.linear_model as lm
 import dptoolkit.mechanisms as mech
 import dptoolkit.model_selection as ms
 import dptoolkit.selection as sel
+from dptoolkit.selection._metrics import order_statistics_hit
 from dptoolkit import _persistence
 from dptoolkit.accounting import events as ev
 from dptoolkit.exceptions import BudgetExceededError, ScreeningUnavailableError
@@ -677,13 +678,13 @@ case("top_k_accuracy-selected-floats", lambda: sel.top_k_accuracy([1.5, 2.0], [1
 case("top_k_accuracy-duplicates", lambda: sel.top_k_accuracy([1, 1], [1, 2]),
      Raises(ValueError, r"selected"))
 case("order_statistics_hit-index-out-of-range",
-     lambda: sel.order_statistics_hit([5], [1.0, 2.0, 3.0], 1, 1),
+     lambda: order_statistics_hit([5], [1.0, 2.0, 3.0], 1, 1),
      Raises(ValueError, r"selected"))
 case("order_statistics_hit-head-negative",
-     lambda: sel.order_statistics_hit([0], [1.0, 2.0, 3.0], -1, 1),
+     lambda: order_statistics_hit([0], [1.0, 2.0, 3.0], -1, 1),
      Raises(ValueError, r"head"))
 case("order_statistics_hit-scores-nan",
-     lambda: sel.order_statistics_hit([0], [1.0, float("nan"), 3.0], 1, 1),
+     lambda: order_statistics_hit([0], [1.0, float("nan"), 3.0], 1, 1),
      Raises(ValueError, r"scores"))
 case("top_great_good-selected-3d", lambda: sel.top_great_good([[[0]]], [1.0, 2.0]),
      Raises(ValueError, r"selected"))
