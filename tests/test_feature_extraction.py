@@ -158,8 +158,11 @@ def test_public_vocabulary_without_idf_costs_nothing():
     assert np.allclose(X[[0]].toarray(), [[0, 1, 1]] / np.sqrt(2))
 
 
-def test_non_private_fit_warns_and_keeps_every_ngram():
-    with pytest.warns(PrivacyLeakWarning, match="not private"):
+def test_explicit_non_private_fit_keeps_every_ngram_silently():
+    """epsilon=None is the user's explicit choice (the default is private): no
+    warning, every n-gram kept, nothing spent."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
         vec = DPTfidfVectorizer(epsilon=None).fit(_corpus())
     assert set(UNIQUE.split()) <= set(vec.vocabulary_) and vec.privacy_spent_ is None
 

@@ -327,7 +327,7 @@ class BudgetAccountant:
         estimators of the toolkit reserve in their check and replace the
         reservation by the spend (:meth:`spend` with ``reservation=``), or
         release it when the fit stops before its noise ran.  Reservations are not
-        in ``spends``, :attr:`spent` or a pickled copy.
+        in ``spends``, ``spent`` or a pickled copy.
 
         Returns
         -------

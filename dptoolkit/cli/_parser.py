@@ -285,7 +285,8 @@ def build_parser():
                          "training accuracy, timings; labelled as outside the guarantee "
                          "(always shown for a non-private fit)")
     _add_verbose_option(tr, "the fit (Frank-Wolfe's iterations, else the elapsed "
-                            "time of the fit) and the reading of a corpus")
+                            "time of the fit; a search shows one fixed line) and the "
+                            "reading of a corpus")
     add_cluster_options(tr)
 
     pr = sub.add_parser("predict", formatter_class=fmt, help="predict with a saved model",
