@@ -461,7 +461,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             # convert it)
             check_X_y_named(X, y)
             X, y = validate_data(self, X, y, accept_sparse=True, reset=True)
-            if is_classifier(self.estimator):   # before the label set is counted
+            if isinstance(self.estimator, BaseEstimator) and is_classifier(self.estimator):
+                # a continuous y is refused before its label set is counted
                 check_classification_targets(y)
         n_samples, n_features = X.shape
         plan = self._privacy_plan(n_samples, n_features, self._label_set(y))
