@@ -196,3 +196,31 @@ def test_steps_without_a_budget_parameter_are_refused():
     with pytest.raises(TypeError, match="selector SelectKBest has no epsilon and delta"):
         _fit(PrivateSelectThenFit(SelectKBest(k=5), FrankWolfeLassoClassifier(),
                                   epsilon=1.0, delta=1e-5, classes=[0, 1]), X, y)
+
+
+def _three_classes():
+    X, y = _text_like()
+    return X, np.where(np.arange(N) % 3 == 0, 2, y)
+
+
+def test_more_than_two_classes_are_refused_before_any_work_or_spend(monkeypatch):
+    # DP-SIS's score and sensitivity are derived for two classes: three declared
+    # classes are refused with a message naming classes, nothing fitted or charged
+    X, y = _three_classes()
+    monkeypatch.setattr(DPSIS, "fit", lambda *a, **k: pytest.fail("DPSIS was fitted"))
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-4)
+    pipe = _pipe(classes=[0, 1, 2], accountant=acc)
+    with pytest.raises(ValueError, match=r"classes declares 3 classes.*two classes"):
+        pipe.fit(X, y)
+    assert acc.spends == [] and acc.spent == (0.0, 0.0)
+    assert not hasattr(pipe, "selector_") and not hasattr(pipe, "privacy_spent_")
+    with pytest.raises(ValueError, match="two classes"):   # the plan refuses too
+        plan_spend(_pipe(classes=[0, 1, 2]), n_samples=N, n_features=D, classes=[0, 1, 2])
+
+
+def test_more_than_two_classes_read_from_y_are_refused():
+    X, y = _three_classes()
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-4)
+    with pytest.raises(ValueError, match=r"y has 3 classes.*declare it as classes.*two classes"):
+        _fit(_pipe(classes=None, accountant=acc), X, y)
+    assert acc.spends == []

@@ -182,19 +182,21 @@ def test_pipeline_passes_declared_classes_on():
     model = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, max_iter=10,
                                       n_samples_public=100, random_state=0)
     pipe = PrivateSelectThenFit(DPSIS(k=4, epsilon=0.5, y_bounds=(0, 1), random_state=0),
-                                model, classes=[0, 1, 2], epsilon=None)
+                                model, classes=[0, 1], epsilon=None)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        pipe.fit(X, y)
-    np.testing.assert_array_equal(pipe.classes_, [0, 1, 2])
-    assert pipe.estimator_.coef_.shape == (3, 4)
+        pipe.fit(X, np.zeros_like(y))       # a declared class absent from y: fine
+    np.testing.assert_array_equal(pipe.classes_, [0, 1])
+    assert pipe.estimator_.coef_.shape == (1, 4)
     y3 = y.copy()
     y3[0] = 5
     with pytest.raises(ValueError, match="classes"):
         pipe.fit(X, y3)
     with pytest.raises(ValueError, match="classes"):
-        PrivateSelectThenFit(DPSIS(k=4, epsilon=0.5), model.set_params(classes=[0, 1]),
-                             classes=[0, 1, 2], epsilon=None).fit(X, y)
+        PrivateSelectThenFit(DPSIS(k=4, epsilon=0.5), model.set_params(classes=[0, 2]),
+                             classes=[0, 1], epsilon=None).fit(X, y)
+    with pytest.raises(ValueError, match="classes declares 3 classes"):  # DP-SIS: two
+        pipe.set_params(classes=[0, 1, 2]).fit(X, y)
 
 
 def test_search_passes_declared_classes_on():

@@ -666,3 +666,30 @@ def test_auto_radius_is_the_private_fits_for_both_fits(monkeypatch):
     assert radii[-1] == 50.0
     with pytest.raises(ValueError, match="l1_bound"):
         SparsifiedLassoClassifier(l1_bound="big", epsilon=None).fit(X, y)
+
+
+def test_the_private_fit_is_frank_wolfe_at_its_defaults():
+    """Step (3) is Frank-Wolfe at its defaults with epsilon - epsilon_count (its
+    candidate screening and, with two classes under zCDP, its naive-Bayes start),
+    and the event is the count's pure-DP event composed with that fit's."""
+    from dptoolkit.accounting.events import ComposedEvent, PureDPEvent
+
+    n, d = 400, 3000            # more columns than the screening keeps: the start runs
+    X = sp.random_array((n, d), density=0.01, rng=np.random.default_rng(0), format="csr")
+    X.data[:] = 1.0
+    y = (np.asarray(X[:, :20].sum(axis=1)).ravel() > 0).astype(int)
+    kw = dict(delta=1e-5, n_samples_public=n, classes=[0, 1])
+    est = SparsifiedLassoClassifier(epsilon=1.0, epsilon_count=0.05, random_state=0,
+                                    **kw).fit(X, y)
+    fw = est.estimator_
+    defaults = FrankWolfeLassoClassifier().get_params()
+    changed = {name for name, value in fw.get_params().items()
+               if not np.array_equal(value, defaults[name])}
+    assert changed <= {"epsilon", "delta", "n_samples_public", "classes", "clip_data"}
+    reference = FrankWolfeLassoClassifier(epsilon=0.95, **kw)._privacy_plan(
+        n, d, np.array([0, 1]))
+    assert reference.params.start == "naive_bayes"
+    assert fw._privacy_plan(n, d, np.array([0, 1])).params.start == "naive_bayes"
+    assert est.privacy_event_ == ComposedEvent((PureDPEvent(0.05), reference.event))
+    assert est.privacy_spent_ == (epsilon_of_event(est.privacy_event_, 1e-5), 1e-5)
+    assert est.privacy_spent_[0] <= 0.05 + reference.spent[0]

@@ -213,8 +213,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     privately (``noisy_count()``: clip to ``[alpha, beta]``, add double-geometric
     noise with :math:`p = 1 - e^{-\varepsilon_1/(\beta-\alpha)}`, clip, multiply by
     ``precision``, clip to ``[0, d]``, round); (3) fit private LASSO (Talwar et al.;
-    :class:`FrankWolfeLassoClassifier` with :math:`\varepsilon_2` and the given
-    ``selector``, fast kernels: Raff, Khanna and Lu (2023), Algorithm 2 with bounded staleness);
+    :class:`FrankWolfeLassoClassifier` at its defaults with :math:`\varepsilon_2` and
+    the given ``selector``: its private candidate screening and, where Frank-Wolfe
+    alone would take it, its naive-Bayes start; fast kernels: Raff, Khanna and Lu
+    (2023), Algorithm 2 with bounded staleness);
     (4) keep the ``c`` largest :math:`|w_j|` of the private weights.  With more than
     two classes both fits are multinomial (Khanna, Lu and Raff (2023), Algorithm 3, one L1 ball per
     class) and ``c`` counts the entries of the ``K x p`` weight matrix.
@@ -247,10 +249,12 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     mechanism makes the released count :math:`\varepsilon_1`-DP (pure); the
     non-private fit is used only through it, whatever solver computed it (the
     sensitivity bound holds for any count in :math:`[0, d]`).  The private fit is
-    :math:`(\varepsilon_2, \delta)`-DP (:class:`FrankWolfeLassoClassifier`: per-step
-    budget by the exact inverse of the full advanced-composition bound or basic
-    composition, Laplace scale :math:`2\Delta/\varepsilon'`,
-    ``dptoolkit.accounting._talwar``).  Keeping the largest coefficients is
+    :math:`(\varepsilon_2, \delta)`-DP: it is :class:`FrankWolfeLassoClassifier` with
+    its own accounting (its screening's Gaussian release, of which the naive-Bayes
+    start is post-processing, and its exponential-mechanism or Laplace steps,
+    composed in zCDP or by advanced or basic composition as ``composition`` says;
+    ``dptoolkit.accounting._talwar``), and ``privacy_event_`` composes its event
+    with the count's.  Keeping the largest coefficients is
     post-processing, so by basic composition (Khanna, Lu and Raff (2023), Theorem 3) the output is
     :math:`(\varepsilon_1+\varepsilon_2, \delta)`-DP.  ``epsilon`` is that total,
     as for every estimator: :math:`\varepsilon_1` = ``epsilon_count`` and
@@ -572,10 +576,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             delta=self.delta, solver="fast", selector=self.selector,
             refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
             composition=composition, n_samples_public=self.n_samples_public,
-            clip_data=False, classes=classes, random_state=None,
-            # the zero start of the Sparsifier's measured figures (the naive-Bayes
-            # start was developed for the estimator alone)
-            start="zero")
+            clip_data=False, classes=classes, random_state=None)
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):

@@ -4,8 +4,9 @@ from typing import NamedTuple
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._docstrings import fill_doc
@@ -24,6 +25,7 @@ from ..accounting import calibrate_parameter, epsilon_of_event
 from ..accounting.events import ApproxDPEvent, ComposedEvent, ZCDPEvent
 from ..distributed import align_dask_X_y, is_dask_array
 from ..exceptions import ScreeningUnavailableError
+from ._sis import DPSIS
 
 __all__ = ["PrivateSelectThenFit"]
 
@@ -61,6 +63,30 @@ def _n_selected(selector, n_samples, n_features):
                         "features it selects as an int parameter k (the model's privacy "
                         "event is computed from it before any work)")
     return int(k)
+
+
+def _check_two_classes(selector, classes, declared):
+    """Refuse a DP-SIS selection for a classifier of more than two classes.
+
+    DP-SIS scores each column by its correlation with one numeric target clipped
+    to ``y_bounds``: with two classes that is the class contrast, with K > 2 the
+    label codes would be clipped to the bounds and the score would set one class
+    against the rest (or order the classes arbitrarily), and the sensitivity of a
+    K-class score is not derived.  ``classes``: the label set of the fit (None
+    for an estimator without one); ``declared``: whether it is the public
+    ``classes`` (else it was read from ``y``).
+    """
+    if classes is None or not isinstance(selector, DPSIS) or np.size(classes) <= 2:
+        return
+    where = (f"classes declares {np.size(classes)} classes" if declared else
+             f"y has {np.size(classes)} classes (its label set read from y: declare it "
+             "as classes)")
+    raise ValueError(
+        f"Only binary classification is supported with a DPSIS selector: {where}, "
+        "but DPSIS scores features "
+        "against a two-class target: the DP-SIS score and its sensitivity are defined for "
+        "two classes (with more, the clipped label codes would score one class against "
+        "the rest); use two classes, or fit a multiclass model without DPSIS")
 
 
 def _plan(step, n_samples, n_features, classes, name):
@@ -273,6 +299,16 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     zero start.  An int ``screening`` is kept.  The start against the zero
     start on the development sets: :ref:`study_feature_selection`.
 
+    **Two classes with DP-SIS.**  A :class:`DPSIS` selector scores every
+    column by its correlation with one numeric target clipped to ``y_bounds``,
+    and its sensitivity is derived for that target: with two classes it is the
+    contrast of the two classes; with more, the clipped label codes would score
+    one class against the rest.  A fit (or a plan) whose label set has more
+    than two classes (``classes``, or the estimator's label set read from
+    ``y``) therefore raises ``ValueError`` before any work or spend.  A
+    K-class DP-SIS score (e.g. the largest of the K one-against-the-rest
+    scores) with its sensitivity derived is not implemented.
+
     **The steps' own budgets** (an explicit ``epsilon=None``): each
     step is run with its own ``epsilon`` and ``delta``; ``privacy_spent_`` is
     the accountant's figure for the composed event at :math:`\delta_1 +
@@ -403,7 +439,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             own ``epsilon``; steps declaring different neighbouring
             relations, ``classes`` invalid, set for an estimator without a
             ``classes`` parameter or different from the estimator's, or labels of
-            ``y`` outside ``classes``.
+            ``y`` outside ``classes``; a :class:`DPSIS` selector with more than
+            two classes (``classes``, or the labels of ``y`` when undeclared).
         TypeError
             ``accountant`` is not a BudgetAccountant (or None); a selector
             without an int ``k``; with ``epsilon``, a step without ``epsilon``
@@ -424,6 +461,9 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             # convert it)
             check_X_y_named(X, y)
             X, y = validate_data(self, X, y, accept_sparse=True, reset=True)
+            if isinstance(self.estimator, BaseEstimator) and is_classifier(self.estimator):
+                # a continuous y is refused before its label set is counted
+                check_classification_targets(y)
         n_samples, n_features = X.shape
         plan = self._privacy_plan(n_samples, n_features, self._label_set(y))
         selector, estimator, planned1, planned2 = plan.params
@@ -498,6 +538,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             if not (hasattr(step, "get_params") and hasattr(step, "fit")):
                 raise TypeError(f"{name} must be a scikit-learn estimator (with get_params "
                                 f"and fit), got {type(step).__name__}")
+        _check_two_classes(self.selector, classes, self.classes is not None)
         total = self._total_budget()
         selector = clone(self.selector)
         estimator = clone(self.estimator)
@@ -579,6 +620,8 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
         for kind in (tags.classifier_tags, tags.regressor_tags):
             if kind is not None:
                 kind.poor_score = True
+        if tags.classifier_tags is not None and isinstance(self.selector, DPSIS):
+            tags.classifier_tags.multi_class = False    # see _check_two_classes
         return tags
 
     def score(self, X, y):
