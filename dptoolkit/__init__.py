@@ -6,7 +6,8 @@ linear_model
     Frank-Wolfe LASSO logistic regression (private and not), private LASSO,
     the Sparsifier, DP-SCD, DP-SGD, DSAL Lasso solvers.
 accounting
-    Composition theorems, the moments / RDP accountant, calibration, budgets.
+    Privacy events, the accountant that turns them into (epsilon, delta),
+    calibration, budgets.
 mechanisms
     Laplace, Gaussian, double-geometric, exponential, report-noisy-max.
 selection
@@ -18,6 +19,18 @@ pipeline
     A scikit-learn pipeline whose private steps compose into one guarantee.
 datasets
     LIBSVM and text-corpus loaders, public-bounds clipping, synthetic data.
+model_selection
+    A private hyperparameter search.
+dsal
+    The DSAL Lasso solvers' home (the estimators are in ``linear_model``) and
+    their MPI solver (``dsal.mpi``).
+exceptions
+    The toolkit's warnings and errors.
+kernels
+    The compiled kernels under documented names, for benchmarks and experts.
+distributed
+    The Dask engine behind the estimators' ``fit`` on a Dask array (no public
+    names).
 
 Functions
 ---------
@@ -73,10 +86,9 @@ from ._persistence import load_model, save_model  # noqa: E402  (skops imported 
 
 from ._version import __version__  # noqa: E402
 
+#: The three exceptions a user meets most are importable here too, but are listed
+#: (and documented) once, in :mod:`dptoolkit.exceptions`.
 __all__ = [
-    "BudgetExceededError",
-    "DataClippedWarning",
-    "PrivacyLeakWarning",
     "__version__",
     "load_model",
     "save_model",

@@ -553,7 +553,7 @@ def validate_params(estimator):
 # Constraints shared by the private estimators (one definition each).
 #: ``epsilon``: None (a non-private fit) or a finite float > 0.  No upper cap:
 #: a huge finite epsilon is a fast fit (the noise calibrations stop at a floor,
-#: see :data:`dptoolkit.accounting.calibration.MIN_NOISE_MULTIPLIER`).
+#: see ``dptoolkit.accounting._calibration.MIN_NOISE_MULTIPLIER``).
 EPSILON = [None, Interval("real", 0.0, None, closed="neither")]
 #: ``delta`` of a Gaussian-noise estimator: in (0, 1) (None only without epsilon).
 DELTA_GAUSSIAN = [None, Interval("real", 0.0, 1.0, closed="neither")]

@@ -30,7 +30,7 @@ the kernels import them from here rather than from the private modules.
 ``prox_fast``
     DSAL / ProxSVRG / ProxASAGA inner loops (Bao, Wu, Xian and Huang (2022),
     eq. 4-6) and the whole working-set solver of
-    :func:`dptoolkit.dsal.solve_working_set` (``working_set``; Massias, Gramfort
+    ``solve_working_set`` (DSAL's engine) (``working_set``; Massias, Gramfort
     and Salmon (2018), Algorithm 4).
 """
 from .linear_model._frank_wolfe import _fw_fast as fw_fast

@@ -176,7 +176,7 @@ class Laplace(_AdditiveMechanism):
     i.i.d. per entry with scale ``b = sensitivity / epsilon``; the pure
     guarantee composes by adding epsilons (see
     :mod:`dptoolkit.accounting`), and its RDP curve is
-    :func:`dptoolkit.accounting.rdp_laplace` with ``noise_multiplier =
+    ``dptoolkit.accounting.rdp_laplace`` with ``noise_multiplier =
     1 / epsilon``.  Floating-point caveat: see the module docstring.
 
     %(params_pure_dp)s
@@ -217,7 +217,7 @@ class Gaussian(_AdditiveMechanism):
     refused -- use :class:`GaussianAnalytic`, which is exact for every
     epsilon and never adds more noise).  Composition: as (epsilon, delta)-DP,
     or better through RDP with ``noise_multiplier = sigma / sensitivity``
-    (:meth:`dptoolkit.accounting.RDPAccountant.compose_gaussian`).
+    (``dptoolkit.accounting.RDPAccountant.compose_gaussian``).
     Floating-point caveat: see the module docstring.
 
     Parameters

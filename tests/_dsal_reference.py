@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from dptoolkit.dsal import (GAMMA, WS_CHECK, WS_K, WS_MAX_EPOCHS, WS_P0, WS_TOL_RATIO,
-                            block_norms, block_opnorms, conjugate_values, loss_derivative,
-                            loss_values, working_set_columns, Compressed)
+from dptoolkit.dsal._problem import block_opnorms, Compressed, GAMMA
+from dptoolkit.dsal._screening import block_norms, conjugate_values, loss_derivative, loss_values
+from dptoolkit.dsal._working_set import working_set_columns, WS_CHECK, WS_K, WS_MAX_EPOCHS, WS_P0, WS_TOL_RATIO
 from dptoolkit.dsal._screening import _SCREEN_MARGIN, _dual_scale
 
 

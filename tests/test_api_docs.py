@@ -99,3 +99,53 @@ def test_every_public_name_is_listed(module):
         if not listed:
             missing.append(name)
     assert not missing, f"{module}: not on docs/api.rst: {missing}"
+
+
+# ---------------------------------------------------------------------------
+# the size of the public surface
+# ---------------------------------------------------------------------------
+
+#: At most this many names in ``__all__`` over every public module (half of the
+#: surface before the engines' internals became private: 217 names over 24 modules).
+MAX_PUBLIC_NAMES = 80
+
+
+def _public_names():
+    return [(module, name) for module in PUBLIC if module not in NOT_DOCUMENTED
+            for name in getattr(importlib.import_module(module), "__all__", [])]
+
+
+def test_the_public_surface_is_what_a_user_needs():
+    names = _public_names()
+    assert len(names) <= MAX_PUBLIC_NAMES, (
+        f"{len(names)} public names (at most {MAX_PUBLIC_NAMES}): give a new one a "
+        "reason to be public or keep it out of __all__")
+
+
+@pytest.mark.parametrize("module, name", [
+    ("dptoolkit.dsal", "prepare_problem"),         # DSAL's problem set-up
+    ("dptoolkit.dsal", "inner_epoch"),             # DSAL's epochs
+    ("dptoolkit.dsal", "solve"),
+    ("dptoolkit.distributed", "sgd_over_blocks"),  # the Dask engine's rounds
+    ("dptoolkit.distributed", "block_sum"),
+    ("dptoolkit.accounting", "rdp_gaussian"),      # the theorems behind the accountant
+    ("dptoolkit.accounting", "per_step_epsilon"),
+    ("dptoolkit.accounting", "laplace_selector_parameters"),
+    ("dptoolkit.selection", "top_k_accuracy"),     # a study metric
+    ("dptoolkit.linear_model", "transform_rows"),
+])
+def test_engine_internals_are_not_public(module, name):
+    assert name not in importlib.import_module(module).__all__
+    _, listed = _documented()
+    assert not any(name in names for names in listed.values()), \
+        f"{name} is still listed on docs/api.rst"
+
+
+def test_every_listed_name_is_public():
+    """No autosummary entry names what its module does not export (a removed name's
+    page would otherwise stay in the reference)."""
+    _, listed = _documented()
+    stale = sorted(f"{module}.{name}" for module, names in listed.items()
+                   for name in names
+                   if name not in getattr(importlib.import_module(module), "__all__", []))
+    assert not stale, f"docs/api.rst lists names that are not public: {stale}"

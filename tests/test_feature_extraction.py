@@ -21,10 +21,12 @@ from dptoolkit.accounting.events import (
 from dptoolkit.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dptoolkit.feature_extraction import (
     DPTfidfVectorizer,
-    bounded_contributions,
     name_hashed_features,
-    partition_selection_threshold,
     public_vocabulary,
+)
+from dptoolkit.feature_extraction._partition_selection import (
+    bounded_contributions,
+    partition_selection_threshold,
 )
 
 COMMON = ["good movie", "bad movie", "good plot", "bad acting", "the film was good"]

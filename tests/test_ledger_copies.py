@@ -23,8 +23,8 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
 from dptoolkit._private import nothing_released
-from dptoolkit.accounting import BudgetAccountant, budget, default_accountant, \
-    set_default_accountant
+from dptoolkit.accounting import BudgetAccountant, default_accountant, set_default_accountant
+from dptoolkit.accounting import _budget as budget
 from dptoolkit.exceptions import BudgetExceededError
 from dptoolkit.linear_model import (DPNBLogisticClassifier, DPSGDClassifier,
                                     FrankWolfeLassoClassifier)

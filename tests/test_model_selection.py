@@ -45,7 +45,7 @@ def test_search_guarantee_matches_papernot_steinke_theorem_2():
     assert s.privacy_spent_ == (eps, 1e-5)
     assert eps <= 1.0 and eps > 0.99  # calibrated to 1e-3 relative on the run epsilon
     # Theorem 2 by hand at one order pair, from the run's RDP curve
-    from dptoolkit.accounting.accountant import _rdp_curve
+    from dptoolkit.accounting._accountant import _rdp_curve
     orders = np.array([2.0, 8.0, 32.0])
     run, _ = _rdp_curve(ev.event, orders)
     gamma = _tnb_gamma(1.0, 10.0)

@@ -9,7 +9,7 @@ from scipy import stats
 
 from dptoolkit.linear_model._frank_wolfe import _fw_multinomial_fast
 from dptoolkit.accounting import BudgetAccountant, epsilon_of_event, per_step_epsilon
-from dptoolkit.accounting.talwar import (
+from dptoolkit.accounting._talwar import (
     laplace_report_noisy_max_composition,
     talwar_noise_scale,
 )

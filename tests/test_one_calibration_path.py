@@ -1,6 +1,6 @@
 """One calibration path: every estimator's noise comes from the event accountant.
 
-A spy on :func:`dptoolkit.accounting.accountant.epsilon_of_event`, as seen by
+A spy on :func:`dptoolkit.accounting.epsilon_of_event`, as seen by
 :func:`~dptoolkit.accounting.calibrate_parameter` (the toolkit's one calibration
 routine), records every event the calibration evaluates during a fit.  A fitted
 estimator whose noise scale or per-step budget is searched must release an
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import dptoolkit
-import dptoolkit.accounting.accountant as accountant_module
+import dptoolkit.accounting._accountant as accountant_module
 from dptoolkit.accounting import basic_guarantee, epsilon_of_event
 from dptoolkit.accounting import events as ev
 from dptoolkit.linear_model._glm import _base as glm_base

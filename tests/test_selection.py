@@ -539,10 +539,10 @@ from dptoolkit.selection import (  # noqa: E402
     TwoStageSelector,
     block_support_counts,
     dpsis_scores,
-    order_statistics_hit,
     top_great_good,
     top_k_accuracy,
 )
+from dptoolkit.selection._metrics import order_statistics_hit  # noqa: E402
 
 SPARSE_FORMATS = [sp.csr_array, sp.csc_array, sp.coo_array, sp.lil_array, sp.dok_array,
                   sp.bsr_array, sp.dia_array, sp.csr_matrix]
@@ -1060,7 +1060,7 @@ def test_pipeline_refuses_before_the_selector_reads_the_data(monkeypatch):
 
 
 def test_metrics_refuse_indices_outside_the_scores():
-    from dptoolkit.selection import order_statistics_hit, top_great_good
+    from dptoolkit.selection._metrics import order_statistics_hit, top_great_good
 
     scores = np.arange(10.0)
     for bad in ([-1, 3], [2, 10]):

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from dptoolkit.accounting import (BudgetAccountant, advanced_composition, epsilon_of_event,
                                   per_step_epsilon)
-from dptoolkit.accounting.talwar import (
+from dptoolkit.accounting._talwar import (
     laplace_report_noisy_max_composition,
     laplace_report_noisy_max_epsilon,
     laplace_report_noisy_max_scale,

@@ -126,7 +126,7 @@ fig.tight_layout()
 # (epsilon, delta) it needs the per-step epsilon whose T-fold composition is
 # the total.  Basic composition gives epsilon / T; advanced composition
 # (Dwork, Rothblum, Vadhan 2010, the full bound with the T eps (e^eps - 1)
-# term) is inverted exactly by :func:`~dptoolkit.accounting.per_step_epsilon`;
+# term) is inverted exactly by ``per_step_epsilon``;
 # the optimal composition theorem (Kairouz, Oh, Viswanath 2015) is tighter
 # still and is shown for comparison.
 total, delta_fw = 1.0, 1e-6

@@ -174,8 +174,8 @@ def sensitivity_factor(neighbouring):
 
 def _spent_of(event, claimed):
     """The accountant's figure for a claimed spend
-    (:func:`dptoolkit.accounting.accountant.accounted_spend`)."""
-    from ..accounting.accountant import accounted_spend
+    (``dptoolkit.accounting._accountant.accounted_spend``)."""
+    from ..accounting import accounted_spend
 
     return accounted_spend(event, claimed)
 
@@ -571,7 +571,7 @@ class PrivateEstimatorMixin:
         process-wide ledger :func:`~dptoolkit.accounting.default_accountant`.
         A top-level private fit run by scikit-learn's model selection
         (``GridSearchCV``, ``cross_val_score``, ...) also warns, once per
-        model-selection call (:func:`dptoolkit.accounting.budget.warn_model_selection`).
+        model-selection call (``dptoolkit.accounting._budget.warn_model_selection``).
         """
         spent = _spent_of(event, spent)
         self.privacy_event_ = event
@@ -591,7 +591,7 @@ class PrivateEstimatorMixin:
             accountant.spend(spent[0], spent[1], event=event, label=label)
         if guard is not None:
             guard.charged = True
-        from ..accounting.budget import warn_model_selection
+        from ..accounting import warn_model_selection
 
         warn_model_selection(self, accountant, given=getattr(self, "accountant", None)
                               is not None)
@@ -614,7 +614,7 @@ class PrivateEstimatorMixin:
     def __reduce_ex__(self, protocol):
         # The pickled state names the process that pickled it: unpickled in a
         # process started under that one (a joblib worker), the process-wide ledger
-        # there is a copy that refuses (dptoolkit.accounting.budget.
+        # there is a copy that refuses (dptoolkit.accounting._budget.
         # note_estimator_origin).  Not in __getstate__, so skops files carry nothing.
         rv = super().__reduce_ex__(protocol)
         if isinstance(rv, tuple) and len(rv) >= 3 and isinstance(rv[2], dict):
@@ -624,7 +624,7 @@ class PrivateEstimatorMixin:
     def __setstate__(self, state):
         if isinstance(state, dict) and _ORIGIN_KEY in state:
             state = dict(state)
-            from ..accounting.budget import note_estimator_origin
+            from ..accounting import note_estimator_origin
 
             note_estimator_origin(state.pop(_ORIGIN_KEY))
         parent = getattr(super(), "__setstate__", None)

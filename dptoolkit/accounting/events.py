@@ -73,6 +73,10 @@ import dataclasses
 import math
 import numbers
 
+#: The event types (what a fit's ``privacy_event_`` is made of) and ``describe_event``
+#: (prints what a fit ran).  The other helpers that walk an event (``child_events``,
+#: ``count_steps``, ``noise_multipliers``, ``event_to_dict``) serve the estimators and
+#: the command line.
 __all__ = [
     "PrivacyEvent",
     "NoOpEvent",
@@ -88,11 +92,7 @@ __all__ = [
     "ComposedEvent",
     "RepeatAndSelectEvent",
     "MaxOfEvents",
-    "child_events",
     "describe_event",
-    "count_steps",
-    "noise_multipliers",
-    "event_to_dict",
 ]
 
 

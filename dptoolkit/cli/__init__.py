@@ -50,7 +50,9 @@ from ._commands import (DataError, UsageError, _account, _check_model_options, _
 from ._models import DEFAULT_MODEL
 from ._parser import build_parser
 
-__all__ = ["main", "build_parser", "DEFAULT_MODEL"]
+__all__ = [
+    "main",
+]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -18,7 +18,7 @@ usually ``||x_i||_inf <= 1``.  The loaders here keep that bound public:
   ``||x_i||_inf <= 1`` holds by construction.
 * :func:`clip_rows` enforces a public bound (inf-, l2- or l1-norm) row by row.
   Clipping is per example, so it costs no privacy.
-* :func:`scale_by_max_abs` derives the scale from the data; it is offered for
+* ``scale_by_max_abs`` derives the scale from the data; it is offered for
   non-private baselines and warns with
   :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
 
@@ -26,17 +26,17 @@ Modules
 -------
 - ``_paths``: :func:`get_data_path`.
 - ``_libsvm``: :func:`load_libsvm`.
-- ``_corpora``: :func:`load_text_corpus`, :func:`corpus_has_own_split`,
-  :func:`corpus_labels_from_examples`,
-  :func:`is_tsv_corpus` (archives extracted once by ``_cache``; Reuters-21578 SGML
+- ``_corpora``: :func:`load_text_corpus`, ``corpus_has_own_split``,
+  ``corpus_labels_from_examples``,
+  ``is_tsv_corpus`` (archives extracted once by ``_cache``; Reuters-21578 SGML
   read by ``_reuters``).
 - ``_dask``: :func:`load_text_corpus_dask`, :func:`load_libsvm_dask` (Dask arrays
   of CSR row blocks, built on the workers by the in-memory loaders' functions).
-- ``_bounds``: :func:`clip_rows`, :func:`scale_by_max_abs`.
+- ``_bounds``: :func:`clip_rows`, ``scale_by_max_abs``.
 - ``_synthetic``: :func:`make_sparse_classification`,
-  :func:`make_correlated_classification`,
-  :func:`make_sparse_classification_blocked` (large problems, block by block;
-  :data:`KDDA_SHAPE`).
+  ``make_correlated_classification``,
+  ``make_sparse_classification_blocked`` (large problems, block by block;
+  ``KDDA_SHAPE``).
 """
 from ._bounds import clip_rows, scale_by_max_abs
 from ._corpora import load_text_corpus
@@ -47,19 +47,17 @@ from ._paths import get_data_path
 from ._synthetic import (KDDA_SHAPE, make_correlated_classification,
                          make_sparse_classification, make_sparse_classification_blocked)
 
+#: The loaders, the public-bound clipping and one synthetic problem.  The corpus-layout
+#: helpers (used by the command line), ``scale_by_max_abs`` (a bound read from the
+#: data), and the studies' generators (``make_correlated_classification``,
+#: ``make_sparse_classification_blocked``, ``KDDA_SHAPE``) are importable but are not
+#: part of the API.
 __all__ = [
-    "corpus_has_own_split",
-    "corpus_labels_from_examples",
-    "is_tsv_corpus",
-    "get_data_path",
     "load_libsvm",
     "load_text_corpus",
-    "load_text_corpus_dask",
     "load_libsvm_dask",
+    "load_text_corpus_dask",
+    "get_data_path",
     "clip_rows",
-    "scale_by_max_abs",
     "make_sparse_classification",
-    "make_correlated_classification",
-    "make_sparse_classification_blocked",
-    "KDDA_SHAPE",
 ]

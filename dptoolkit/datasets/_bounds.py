@@ -1,4 +1,4 @@
-"""Public-bound clipping (:func:`clip_rows`) and data-derived scaling (:func:`scale_by_max_abs`).
+"""Public-bound clipping (:func:`clip_rows`) and data-derived scaling (``scale_by_max_abs``).
 
 Clipping every example to a public norm bound is a per-example operation and
 costs no privacy; scaling by the data's own maximum does not, and warns with
@@ -46,7 +46,7 @@ def clip_rows(X, bound=1.0, norm="inf"):
         Examples, one per row.  Any scipy.sparse format.
     bound : float, default=1.0
         The public bound, ``0 < bound < inf``.  It must not be derived from
-        ``X`` (that would leak; see :func:`scale_by_max_abs`).
+        ``X`` (that would leak; see ``scale_by_max_abs``).
     norm : {"inf", "l2", "l1"}, default="inf"
         ``"inf"``: every entry is clipped to ``[-bound, bound]``, so
         ``||x_i||_inf <= bound``.  ``"l2"``/``"l1"``: rows whose norm exceeds

@@ -9,10 +9,10 @@ generator, so nothing the engine does (retries, speculative copies, partition
 sizes) changes what is released.  See ``dptoolkit.distributed._blocksum`` and
 ``docs/tutorials/distributed.rst``.  The iterative fits run one round per
 step, each a call per worker to a Dask actor holding its blocks:
-:func:`sgd_over_blocks` (DP-SGD, per-block Poisson lots, the noise drawn once
-per step on the client), :func:`frank_wolfe_over_blocks` (Frank-Wolfe with
+``sgd_over_blocks`` (DP-SGD, per-block Poisson lots, the noise drawn once
+per step on the client), ``frank_wolfe_over_blocks`` (Frank-Wolfe with
 the rows' margins kept on the workers) and
-:func:`multinomial_frank_wolfe_over_blocks` (its multinomial model: the rows'
+``multinomial_frank_wolfe_over_blocks`` (its multinomial model: the rows'
 K margins on the workers, the summed gradient and the vertices on the client).
 Dask is an optional dependency (``pip install dptoolkit[dask]``); it is
 imported only when a Dask array is given.
@@ -25,7 +25,7 @@ from ._fw_multinomial import multinomial_frank_wolfe_over_blocks
 from ._sgd import block_seeds, sgd_over_blocks
 from ._validation import align_dask_X_y, validate_dask_X_y
 
-__all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
-           "column_sums", "is_dask_array", "map_row_blocks", "row_aligned", "unit_rows",
-           "align_dask_X_y", "validate_dask_X_y", "block_seeds", "sgd_over_blocks",
-           "frank_wolfe_over_blocks", "multinomial_frank_wolfe_over_blocks"]
+#: No public names: a user passes a Dask array to an estimator (its ``fit`` runs the
+#: rounds below).  The functions above are the engine of those fits, imported by the
+#: estimators' wings; they are not part of the API and may change between versions.
+__all__ = []

@@ -239,7 +239,7 @@ class DSALLasso(_SparseProxLassoBase):
     Gramfort and Salmon, JMLR 2020) for small penalties.
 
     ``working_set=True`` (default,
-    :func:`~dptoolkit.dsal.solve_working_set`): each outer
+    ``solve_working_set``): each outer
     iteration takes the dual point of largest objective among the rescaled
     residual, the Anderson extrapolation of the last sub-problem's residuals and
     the best so far, computes the duality gap of the full problem with it, removes

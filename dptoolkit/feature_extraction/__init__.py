@@ -6,21 +6,16 @@ frequencies are released under differential privacy, or named by a public word l
   optionally private document frequencies (one Gaussian release).  Its privacy
   event composes with the estimators after it
   (:func:`dptoolkit.pipeline.make_pipeline`).
-- :func:`partition_selection_threshold`: the threshold of that selection, derived
-  in its docstring.
 - :func:`public_vocabulary`: a public word list (``wordfreq``), no privacy cost.
 - :func:`name_hashed_features`: names the buckets of a hashed model from a public
   word list.
 """
 from ._hashing import name_hashed_features
-from ._partition_selection import bounded_contributions, partition_selection_threshold
 from ._text import DPTfidfVectorizer
 from ._vocabulary import public_vocabulary
 
 __all__ = [
     "DPTfidfVectorizer",
-    "bounded_contributions",
-    "name_hashed_features",
-    "partition_selection_threshold",
     "public_vocabulary",
+    "name_hashed_features",
 ]

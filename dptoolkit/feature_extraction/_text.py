@@ -79,7 +79,7 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
       the number it keeps), the weighted counts of the n-grams present get
       Gaussian noise of standard deviation :math:`\sigma` and those above the
       threshold :math:`\tau` of
-      :func:`~dptoolkit.feature_extraction.partition_selection_threshold` (at
+      ``partition_selection_threshold`` (at
       ``delta_part = delta / 2``) are released, sorted.
     * a list of str (e.g. :func:`~dptoolkit.feature_extraction.public_vocabulary`):
       the vocabulary is public; it costs nothing.

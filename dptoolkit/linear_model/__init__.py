@@ -15,21 +15,21 @@ from ._glm import (DPIGHTClassifier, DPNBLogisticClassifier, DPSCDClassifier,
 from ._glm._base import primal_objective, transform_rows
 from ._sparsifier import SparsifiedLassoClassifier
 
+#: The estimators, and the smallest penalty at which the Lasso's solution is zero (to
+#: choose ``alpha``).  ``DEFAULT_REFRESH_TOL``, ``lasso_duality_gap``,
+#: ``primal_objective`` and ``transform_rows`` are importable for the studies and
+#: benchmarks but are not part of the API.
 __all__ = [
-    "DEFAULT_REFRESH_TOL",
     "FrankWolfeLassoClassifier",
-    "DSALLasso",
-    "ProxASAGALasso",
-    "ProxSVRGLasso",
-    "lasso_alpha_max",
-    "lasso_duality_gap",
+    "SparsifiedLassoClassifier",
+    "DPIGHTClassifier",
+    "DPNBLogisticClassifier",
     "DPSCDClassifier",
     "DPSCDRegressor",
     "DPSGDClassifier",
     "DPSGDRegressor",
-    "SparsifiedLassoClassifier",
-    "DPIGHTClassifier",
-    "DPNBLogisticClassifier",
-    "primal_objective",
-    "transform_rows",
+    "DSALLasso",
+    "ProxASAGALasso",
+    "ProxSVRGLasso",
+    "lasso_alpha_max",
 ]

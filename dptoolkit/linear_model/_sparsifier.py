@@ -253,7 +253,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     its own accounting (its screening's Gaussian release, of which the naive-Bayes
     start is post-processing, and its exponential-mechanism or Laplace steps,
     composed in zCDP or by advanced or basic composition as ``composition`` says;
-    :mod:`dptoolkit.accounting.talwar`), and ``privacy_event_`` composes its event
+    ``dptoolkit.accounting._talwar``), and ``privacy_event_`` composes its event
     with the count's.  Keeping the largest coefficients is
     post-processing, so by basic composition (Khanna, Lu and Raff (2023), Theorem 3) the output is
     :math:`(\varepsilon_1+\varepsilon_2, \delta)`-DP.  ``epsilon`` is that total,

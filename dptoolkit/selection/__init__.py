@@ -5,24 +5,21 @@ select-then-fit pipeline under one privacy budget.
 Paper: Swope, Khanna, Doldo, Roy, Raff. *Feature Selection from Differentially
 Private Correlations.* AISec 2024.
 """
-from ._metrics import order_statistics_hit, top_great_good, top_k_accuracy
+from ._metrics import top_great_good, top_k_accuracy
 from ._pipeline import PrivateSelectThenFit
 from ._sis import DPSIS, SIS, auto_k, dpsis_scores, gaussian_auto_k
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 from ._two_stage import TwoStageSelector, block_support_counts
 
+#: The selectors, the select-then-fit meta-estimator and the two private top-k
+#: mechanisms.  ``auto_k``, ``gaussian_auto_k``, ``dpsis_scores``,
+#: ``block_support_counts`` and the study metrics (``top_k_accuracy``,
+#: ``top_great_good``) are importable for the studies but are not part of the API.
 __all__ = [
+    "DPSIS",
+    "SIS",
+    "TwoStageSelector",
+    "PrivateSelectThenFit",
     "canonical_lipschitz_top_k",
     "peeling_top_k",
-    "SIS",
-    "DPSIS",
-    "auto_k",
-    "gaussian_auto_k",
-    "dpsis_scores",
-    "TwoStageSelector",
-    "block_support_counts",
-    "top_k_accuracy",
-    "order_statistics_hit",
-    "top_great_good",
-    "PrivateSelectThenFit",
 ]

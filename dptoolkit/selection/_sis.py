@@ -236,7 +236,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     :class:`~dptoolkit.accounting.events.ExponentialMechanismEvent` for
     peeling.  Their error grows with k: every selected feature is paid for
     (the canonical Lipschitz mechanism ranges over the :math:`\binom{D}{k}`
-    subsets, peeling spends :math:`\varepsilon/k` a round), so :func:`auto_k`
+    subsets, peeling spends :math:`\varepsilon/k` a round), so ``auto_k``
     keeps few features on high-dimensional data (27 on IMDB at
     :math:`\varepsilon = 0.5`).
 
@@ -260,7 +260,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     analytic calibration of Balle and Wang 2018), and ``privacy_spent_`` is
     ``(epsilon_of_event(privacy_event_, delta), delta)``.  The top k of
     :math:`|s + \text{noise}|` is post-processing, so k costs nothing and
-    ``k="auto"`` (:func:`gaussian_auto_k`) can keep every feature that could
+    ``k="auto"`` (``gaussian_auto_k``) can keep every feature that could
     stand above the noise, up to what non-private SIS keeps (a function of the
     public N, D, epsilon and delta).
     It needs ``delta`` in (0, 1).
@@ -290,14 +290,14 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     k : int or "auto", default="auto"
         Number of features to select, ``1 <= k < n_features``.  ``"auto"``: for a
         private selection the largest ``k`` the mechanism can still find at this
-        budget, :func:`auto_k` of ``(n_features, N, epsilon, sensitivity, gamma,
+        budget, ``auto_k`` of ``(n_features, N, epsilon, sensitivity, gamma,
         selector)`` -- public quantities only, with ``N`` = ``n_samples_public``
         (it grows like :math:`\gamma\varepsilon\rho N / (2\Delta\log(eD/k))`);
         for a non-private one (``epsilon=None``) Fan and Lv's (2008, Section
         4.2) :math:`\lfloor N / \log N\rfloor`, at most ``n_features - 1``.
-        A fixed ``k`` above :func:`auto_k` makes the canonical Lipschitz
+        A fixed ``k`` above ``auto_k`` makes the canonical Lipschitz
         selection close to uniform over the features.  With the Gaussian
-        selector, ``"auto"`` is :func:`gaussian_auto_k` (at most the non-private
+        selector, ``"auto"`` is ``gaussian_auto_k`` (at most the non-private
         ``N / ln N``, between 100 and 50,000).
     epsilon : float or None, default=1.0
         Privacy budget (> 0).  None (only when given explicitly, and without a
@@ -380,7 +380,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     own :math:`\varepsilon N` is small the pure-DP selector's few features do
     better than the Gaussian selector's many.
 
-    :func:`auto_k` returns 1 for :math:`\varepsilon N < 1{,}080` on
+    ``auto_k`` returns 1 for :math:`\varepsilon N < 1{,}080` on
     :math:`2^{20}` features (the selection's own :math:`\varepsilon`), and
     even that one feature is found only when it scores at least
     :math:`13.9 \cdot 4/\varepsilon`.  ``selector="peeling"`` needs no
@@ -605,7 +605,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     def n_selected(self, n_samples, n_features):
         """The number of features a fit on data of this shape selects.
 
-        ``k``, or its ``"auto"`` value (:func:`auto_k`, or :func:`gaussian_auto_k`
+        ``k``, or its ``"auto"`` value (``auto_k``, or ``gaussian_auto_k``
         for the Gaussian selector) from public quantities: ``n_samples_public``
         when given (else ``n_samples``), ``n_features``, ``epsilon``, ``delta``,
         the neighbouring relation, ``gamma`` and ``selector``.

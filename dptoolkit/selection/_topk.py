@@ -397,7 +397,7 @@ def peeling_top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False,
     ``sensitivity``; each round is the exponential mechanism (McSherry & Talwar
     2007) with budget ``epsilon / k``, ``epsilon / k``-DP; the k adaptive
     rounds compose by basic composition (Dwork & Roth 2014, Thm 3.16;
-    :func:`dptoolkit.accounting.basic_composition`) to ``epsilon``-DP for the
+    ``dptoolkit.accounting.basic_composition``) to ``epsilon``-DP for the
     ordered sequence, hence for the set.  ``monotonic`` may be set only when,
     between neighbours, all scores move in the same direction (e.g. counts
     under add/remove); it halves the exponent's denominator.

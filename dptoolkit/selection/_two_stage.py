@@ -98,7 +98,7 @@ def _warn_if_all_empty(counts, alpha, alpha_scale, stacklevel):
 
 def _support_counts(X, y, labels, n_blocks, alpha, alpha_scale, max_support, max_iter,
                     tol, *, private=False):
-    """The counts of :func:`block_support_counts` for validated input.
+    """The counts of ``block_support_counts`` for validated input.
 
     ``private``: the block fits run inside the mechanism, so their warnings
     (scikit-learn's ``ConvergenceWarning`` of a block whose coordinate descent
@@ -242,13 +242,13 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
 
     Split the examples into ``n_blocks`` (default ``floor(sqrt(n_samples))``)
     disjoint blocks, fit a LASSO on each, count for every feature the blocks
-    whose support contains it (:func:`block_support_counts`), and select the
+    whose support contains it (``block_support_counts``), and select the
     ``k`` most frequent features privately with
     :func:`canonical_lipschitz_top_k` (default) or :func:`peeling_top_k`.
 
     **Privacy.**  One example is in one block, so between neighbours (for the
     chosen ``neighbouring`` relation, with the block assignment described in
-    :func:`block_support_counts`) every count moves by at most 1: the top-k
+    ``block_support_counts``) every count moves by at most 1: the top-k
     step runs with sensitivity 1 and the selector is ``epsilon``-DP (pure,
     delta = 0).  The LASSO fits may use their block's data freely (they are
     inside the sensitivity argument); global, data-derived preprocessing
@@ -274,7 +274,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     does it let the block fits' ``ConvergenceWarning`` through (whether a block's
     coordinate descent converged within ``lasso_max_iter`` depends on that
     block's data: one outlying row can decide it); the counts use whatever the
-    block fits reached.  The non-private :func:`block_support_counts` and a
+    block fits reached.  The non-private ``block_support_counts`` and a
     non-private ``fit`` (``epsilon=None``) warn, the first with an
     :class:`~dptoolkit.exceptions.EmptySupportWarning`, so check a penalty on
     public or synthetic data of the same scale.  Either scale ``alpha`` with the

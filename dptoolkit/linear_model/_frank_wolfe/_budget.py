@@ -348,7 +348,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         delta = 0; a delta below the floating-point delta; a per-step epsilon
         below the floating-point error.
     """
-    from ...accounting.talwar import laplace_selector_parameters
+    from ...accounting import laplace_selector_parameters
 
     if composition not in COMPOSITION_CHOICES:
         raise ValueError(f"composition must be one of {COMPOSITION_CHOICES}, got "

@@ -116,7 +116,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         :math:`\varepsilon'`-DP; ``"laplace_talwar"``: the scale as printed,
         :math:`\lambda L\sqrt{8T\ln(1/\delta)}/(N\varepsilon)`, kept for
         reproduction only (it overspends slightly; ``privacy_spent_`` reports the
-        guarantee it really gives; see :mod:`dptoolkit.accounting.talwar`).
+        guarantee it really gives; see ``dptoolkit.accounting._talwar``).
         ``"auto"``: non-private -> ``"argmax"``, except that the fast solver takes
         the pairing heap when :math:`D \ge 256\,\mathrm{nnz}(X)` (then even a step
         touching every non-zero updates the heap for less than one O(D) scan:
@@ -576,8 +576,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             ``n_samples_public``, never taken from the chunk sizes): the rows stay on the
             workers and the fit releases the in-memory model up to the rounding
             of the summation order
-            (:func:`dptoolkit.distributed.frank_wolfe_over_blocks`,
-            :func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks`).
+            (``dptoolkit.distributed.frank_wolfe_over_blocks``,
+            ``dptoolkit.distributed.multinomial_frank_wolfe_over_blocks``).
         y : array-like of shape (n_samples,)
             Two classes, any labels; ``classes_[1]`` is the positive class.  With
             ``classes`` declared, every label must be one of them (some may be

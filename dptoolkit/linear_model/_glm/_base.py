@@ -234,7 +234,7 @@ def calibrate_noise_scale(make_event, *, epsilon, delta, what):
     [:data:`~dptoolkit.accounting.MIN_NOISE_MULTIPLIER`, 1e6] to relative 1e-6.
     ``what`` names the fit in the error raised when no noise meets the target."""
     from ...accounting import calibrate_parameter
-    from ...accounting.calibration import MIN_NOISE_MULTIPLIER
+    from ...accounting import MIN_NOISE_MULTIPLIER
 
     try:
         return float(calibrate_parameter(make_event, target_epsilon=epsilon, delta=delta,

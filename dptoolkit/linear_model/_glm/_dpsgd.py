@@ -267,13 +267,13 @@ _SGD_DOC_NOTES = r"""
 
     **On a Dask array.**  ``X`` may be a :class:`dask.array.Array` of CSR row
     blocks (``y`` a Dask array of the same row chunks): the rows stay on the
-    workers (:func:`dptoolkit.distributed.sgd_over_blocks`), for two classes
+    workers (``dptoolkit.distributed.sgd_over_blocks``), for two classes
     (or regression) and for :math:`K > 2` classes (the softmax model below, each
     per-example gradient clipped in Frobenius norm).  Every block draws its
     Poisson lot of each step from its own stream (from a sampling
     ``SeedSequence`` seeded on the client by a hash of a draw of the noise
     generator, which draws no noise: the workers cannot regenerate the noise;
-    :func:`dptoolkit.distributed.block_seeds`) and sums its lot's clipped gradients; the
+    ``dptoolkit.distributed.block_seeds``) and sums its lot's clipped gradients; the
     sums are added in block order, and the dense noise is drawn on the client,
     once per step (for a chunk of steps at a time, sent with the call that runs
     them).  Per-block Poisson sampling is global Poisson sampling, so the

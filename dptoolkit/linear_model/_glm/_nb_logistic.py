@@ -230,7 +230,7 @@ def _dp_sgd(X, codes, n_classes, theta, columns, ratios, rng, *, lam, learning_r
     """Step (4): DP-SGD on the transformed rows (clip 1: they have unit norm).
 
     In memory, the compiled kernel (lazy per-coordinate noise; the reference
-    fits); on a Dask ``X``, :func:`~dptoolkit.distributed.sgd_over_blocks`: the
+    fits); on a Dask ``X``, ``sgd_over_blocks``: the
     rows are transformed and kept on the workers, each block draws its Poisson
     lots from its own stream and the client draws the dense noise.  The same
     randomised algorithm and privacy event; not the same draws.  ``theta`` is the
@@ -527,7 +527,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             (chunked along rows only, ``y`` with the same chunks): the release's
             sums, the transformed rows and DP-SGD's clipped gradient sums are
             computed on the workers (no row comes to the client), the noise on
-            the client (:func:`dptoolkit.distributed.sgd_over_blocks`).  DP-SGD's
+            the client (``dptoolkit.distributed.sgd_over_blocks``).  DP-SGD's
             lots are then drawn per block: the same randomised algorithm and
             privacy event as in memory, not the same draws, so the released
             model differs from the in-memory one as two seeds' models do.

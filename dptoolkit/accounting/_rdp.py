@@ -1,6 +1,6 @@
 """Renyi differential privacy (RDP) of the Gaussian, Laplace and subsampled
 Gaussian mechanisms and conversion to (epsilon, delta)-DP; the accountants that
-compose them are in :mod:`dptoolkit.accounting.rdp_accountant`.
+compose them are in ``dptoolkit.accounting._rdp_accountant``.
 
 A mechanism M is (alpha, rho)-RDP (Mironov 2017) if for all neighbouring
 datasets D, D' the Renyi divergence of order alpha > 1 satisfies

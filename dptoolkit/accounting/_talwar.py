@@ -47,7 +47,7 @@ only as the named reproduction option ``selector="laplace_talwar"`` of
 :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`, which reports this true
 guarantee in ``privacy_spent_``; ``selector="laplace"`` calibrates
 :math:`b = 2\Delta/\varepsilon'` with :math:`\varepsilon'` the exact inverse of the
-full composition bound (:func:`~dptoolkit.accounting.per_step_epsilon`), so that it
+full composition bound (``per_step_epsilon``), so that it
 spends exactly the budget asked for.
 
 **Multinomial (Khanna, Lu and Raff (2023), Appendix A, Algorithm 3).**  With ``K`` classes, every
@@ -60,7 +60,7 @@ sensitivity is :math:`\Delta = 2` (4 for replace-one).  Algorithm 3 as printed u
 :math:`b = \lambda L\sqrt{8T\ln(K/\delta)}/(n\varepsilon/K)` with :math:`L = 2`,
 i.e. it gives each class :math:`(\varepsilon/K, \delta/K)` *and* the Lipschitz
 constant of all classes together; it is valid but about ``K`` times noisier than
-needed.  :func:`talwar_noise_scale` with ``n_classes=K`` returns it.
+needed.  ``talwar_noise_scale`` with ``n_classes=K`` returns it.
 
 References
 ----------
@@ -79,7 +79,7 @@ import math
 import numpy as np
 
 from .._validation import check_epsilon_delta, check_positive_int, check_scalar_range
-from .composition import advanced_composition, basic_composition
+from ._composition import advanced_composition, basic_composition
 
 __all__ = [
     "laplace_report_noisy_max_scale",
@@ -104,7 +104,7 @@ def laplace_report_noisy_max_scale(*, epsilon, sensitivity, monotonic=False):
     threshold and the winner's score can each move by :math:`\Delta`);
     Claim 3.9 of [DR14] (:math:`\Delta/b`) needs monotone scores.  One call
     is one selection; ``k`` selections compose (basic or advanced composition,
-    :func:`laplace_report_noisy_max_composition`).
+    ``laplace_report_noisy_max_composition``).
 
     Parameters
     ----------
@@ -129,8 +129,11 @@ def laplace_report_noisy_max_scale(*, epsilon, sensitivity, monotonic=False):
 
     See Also
     --------
-    laplace_report_noisy_max_epsilon : The inverse.
     dptoolkit.mechanisms.ReportNoisyMax : The mechanism, with the same rule.
+
+    Notes
+    -----
+    The inverse is ``laplace_report_noisy_max_epsilon``.
 
     References
     ----------
@@ -155,7 +158,7 @@ def laplace_report_noisy_max_scale(*, epsilon, sensitivity, monotonic=False):
 def laplace_report_noisy_max_epsilon(*, noise_scale, sensitivity, monotonic=False):
     r"""The epsilon that report noisy max with Laplace noise of scale ``noise_scale`` gives.
 
-    The inverse of :func:`laplace_report_noisy_max_scale`:
+    The inverse of ``laplace_report_noisy_max_scale``:
     :math:`2\Delta/b` (:math:`\Delta/b` if monotonic).
 
     Parameters
@@ -166,7 +169,7 @@ def laplace_report_noisy_max_epsilon(*, noise_scale, sensitivity, monotonic=Fals
         Score sensitivity :math:`\Delta > 0`, in the units of ``noise_scale``.
     monotonic : bool, default=False
         True only if all scores move in the same direction between any two
-        neighbours (see :func:`laplace_report_noisy_max_scale`).
+        neighbours (see ``laplace_report_noisy_max_scale``).
 
     Returns
     -------
@@ -179,9 +182,9 @@ def laplace_report_noisy_max_epsilon(*, noise_scale, sensitivity, monotonic=Fals
     TypeError, ValueError
         Non-numeric, non-positive or infinite ``noise_scale`` or ``sensitivity``.
 
-    See Also
-    --------
-    laplace_report_noisy_max_scale : The inverse.
+    Notes
+    -----
+    The inverse is ``laplace_report_noisy_max_scale``.
 
     Examples
     --------
@@ -208,7 +211,7 @@ def talwar_noise_scale(*, epsilon, delta, max_iter, lipschitz=1.0, l1_bound=1.0,
 
     **Not** a calibration for (``epsilon``, ``delta``): see the module notes; the
     guarantee this scale really gives is
-    :func:`laplace_report_noisy_max_composition` of it.
+    ``laplace_report_noisy_max_composition`` of it.
 
     Parameters
     ----------
@@ -240,9 +243,9 @@ def talwar_noise_scale(*, epsilon, delta, max_iter, lipschitz=1.0, l1_bound=1.0,
         ``delta`` outside (0, 1), ``max_iter``, ``n_samples`` or ``n_classes``
         < 1, ``lipschitz`` or ``l1_bound`` <= 0.
 
-    See Also
-    --------
-    laplace_report_noisy_max_composition : The guarantee this scale gives.
+    Notes
+    -----
+    The guarantee this scale gives is ``laplace_report_noisy_max_composition``'s.
 
     References
     ----------
@@ -279,7 +282,7 @@ def laplace_report_noisy_max_composition(*, noise_scale, sensitivity, max_iter,
     ``max_iter`` steps compose to the better of basic composition
     :math:`(T\varepsilon', 0)` and the full Dwork-Rothblum-Vadhan bound
     :math:`(\varepsilon'\sqrt{2T\ln(1/\delta')} + T\varepsilon'(e^{\varepsilon'}-1),
-    \delta')` (:func:`~dptoolkit.accounting.advanced_composition`).
+    \delta')` (``advanced_composition``).
 
     Parameters
     ----------
@@ -311,10 +314,10 @@ def laplace_report_noisy_max_composition(*, noise_scale, sensitivity, max_iter,
         Non-numeric or out-of-range input (``noise_scale`` or ``sensitivity``
         <= 0, ``max_iter`` < 1, ``delta_slack`` outside (0, 1)).
 
-    See Also
-    --------
-    dptoolkit.accounting.basic_composition : The first bound.
-    dptoolkit.accounting.advanced_composition : The second bound.
+    Notes
+    -----
+    The two bounds are ``basic_composition`` and ``advanced_composition``
+    (``dptoolkit.accounting._composition``).
 
     References
     ----------
@@ -349,12 +352,12 @@ def laplace_selector_parameters(selector, *, epsilon, delta, epsilon_step, compo
         Correct calibration: the caller has split (``epsilon``, ``delta``) into the
         per-step ``epsilon_step`` (basic composition or the exact inverse of the full
         advanced-composition bound); the Laplace scale is
-        :math:`b = 2\Delta/\varepsilon'` (:func:`laplace_report_noisy_max_scale`).
+        :math:`b = 2\Delta/\varepsilon'` (``laplace_report_noisy_max_scale``).
         The guarantee is the requested (``epsilon``, ``delta``).
     ``"laplace_talwar"``
-        Reproduction of the printed scale (:func:`talwar_noise_scale` with the given
+        Reproduction of the printed scale (``talwar_noise_scale`` with the given
         ``lipschitz`` and ``n_classes``); the guarantee returned is what it really
-        gives (:func:`laplace_report_noisy_max_composition` with slack ``delta``),
+        gives (``laplace_report_noisy_max_composition`` with slack ``delta``),
         which is larger than ``epsilon``.
 
     Parameters

@@ -2,7 +2,7 @@
 and composes mechanisms additively, order by order; :class:`MomentsAccountant`
 is the same on the integer orders of Abadi et al. (2016).  The RDP curves of
 the mechanisms, the conversions to (epsilon, delta) and the neighbouring
-relations they refer to are in :mod:`dptoolkit.accounting.rdp`.
+relations they refer to are in ``dptoolkit.accounting._rdp``.
 
 References
 ----------
@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .._validation import check_positive_int
-from . import rdp as _curves  # the RDP curves and conversions
+from . import _rdp as _curves  # the RDP curves and conversions
 
 __all__ = ["RDPAccountant", "MomentsAccountant", "MOMENTS_ORDERS"]
 

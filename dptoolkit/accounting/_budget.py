@@ -213,7 +213,7 @@ class BudgetAccountant:
         ``extra=(e, d, k)``: ``k`` more spends of (e, d), composed at a cost
         independent of ``k`` (a multiplicity, never a list of ``k`` entries)."""
         if self.composition == "events":
-            from .accountant import epsilon_of_event
+            from ._accountant import epsilon_of_event
             from .events import ApproxDPEvent, ComposedEvent, SelfComposedEvent
 
             if events is None:

@@ -2,14 +2,14 @@
 import warnings
 
 from .._validation import check_positive_int, check_scalar_range
-from .accountant import bracket_search
-from .rdp import (
+from ._accountant import bracket_search
+from ._rdp import (
     _check_choice,
     _check_noise_multiplier,
     _check_sampling_rate,
     rdp_to_epsilon,
 )
-from .rdp_accountant import MomentsAccountant, RDPAccountant
+from ._rdp_accountant import MomentsAccountant, RDPAccountant
 
 __all__ = ["MIN_NOISE_MULTIPLIER", "calibrate_noise_multiplier"]
 
@@ -53,7 +53,7 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
     are (``target_epsilon``, ``delta``)-DP.
 
     Mechanism: the subsampled Gaussian of
-    :meth:`RDPAccountant.compose_subsampled_gaussian` (sum of clipped
+    ``RDPAccountant.compose_subsampled_gaussian`` (sum of clipped
     contributions of a sampled batch plus N(0, (noise_multiplier *
     sensitivity)^2) noise), run ``steps`` times and composed by the chosen
     accountant.  Epsilon is non-increasing in the noise multiplier, so the
@@ -76,16 +76,16 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
     steps : int
         Number of steps (iterations), >= 1.
     accountant : {"rdp", "moments"} or RDPAccountant, default="rdp"
-        ``"rdp"``: :class:`RDPAccountant` (default orders, ``conversion``
+        ``"rdp"``: ``RDPAccountant`` (default orders, ``conversion``
         default "improved", exact series).  ``"moments"``:
-        :class:`MomentsAccountant` (Abadi et al. 2016: integer moments 1..32,
+        ``MomentsAccountant`` (Abadi et al. 2016: integer moments 1..32,
         classic conversion), as used by the DP-SCD paper.  An
-        :class:`RDPAccountant` instance: its settings *and what it has
+        ``RDPAccountant`` instance: its settings *and what it has
         already composed* are used (the instance is not modified), so the
         result calibrates the remaining ``steps`` against the total target.
     sampling : {"poisson", "without_replacement"}, default="poisson"
         How batches are drawn; it must be what the algorithm does (see
-        :mod:`dptoolkit.accounting.rdp`).  ``"without_replacement"`` uses
+        ``dptoolkit.accounting._rdp``).  ``"without_replacement"`` uses
         the replace-one relation and the [WBK19] bound.
     orders : array-like of float, default=None
         RDP orders for ``accountant="rdp"``.

@@ -46,7 +46,7 @@ import numpy as np
 from .._docstrings import fill_doc
 from .._validation import check_positive_int, check_renamed, check_scalar_range, renamed_state
 from . import events as ev
-from .rdp import (
+from ._rdp import (
     _check_orders,
     rdp_gaussian,
     rdp_laplace,
@@ -328,9 +328,9 @@ def epsilon_of_event(event, delta, *, composition="best", orders=None, method="d
     delta : float
         In [0, 1).  ``0`` allows only pure-DP methods (``"basic"``).
     composition : {"best", "rdp", "advanced", "basic"}, default="best"
-        How the event's parts compose; see :mod:`dptoolkit.accounting.accountant`.
+        How the event's parts compose; see ``dptoolkit.accounting._accountant``.
     orders : array-like of float, default=None
-        RDP orders (``None``: :data:`~dptoolkit.accounting.DEFAULT_RDP_ORDERS`).
+        RDP orders (``None``: ``DEFAULT_RDP_ORDERS``).
     %(deprecated_method)s
 
     Returns
@@ -447,7 +447,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composi
     rtol : float, default=1e-9
         Relative width of the final bracket.
     orders : array-like of float, default=None
-        RDP orders (``None``: :data:`~dptoolkit.accounting.DEFAULT_RDP_ORDERS`).
+        RDP orders (``None``: ``DEFAULT_RDP_ORDERS``).
     initial : float, default=None
         ``None``: geometric bisection of ``[low, high]``.  A value (only with
         ``increasing=False``): the search starts there and doubles or halves
