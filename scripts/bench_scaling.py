@@ -55,7 +55,6 @@ import argparse
 import csv
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time

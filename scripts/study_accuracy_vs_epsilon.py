@@ -458,7 +458,8 @@ def table(name, out_dir):
         lines.append(cells)
     widths = [max(len(str(c)) for c in col) for col in zip(head, *lines)]
     rule = "  ".join("=" * w for w in widths)
-    fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    def fmt(cells):
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
     print(rule)
     print(fmt(head))
     print(rule)

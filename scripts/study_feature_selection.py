@@ -161,9 +161,12 @@ def top_k_random_ties(counts, k, rng):
 def section3(reps, rng, out):
     """W1 and W1/W2 experiments (N = 100, d = 100, 10 unshuffled blocks of 10)."""
     n, d, k = 100, 100, 5
-    w1 = np.zeros(d); w1[:5] = 1.0
-    w2 = np.zeros(d); w2[-5:] = 1.0
-    outlier = np.zeros(n, dtype=bool); outlier[9::10] = True   # one per block
+    w1 = np.zeros(d)
+    w1[:5] = 1.0
+    w2 = np.zeros(d)
+    w2[-5:] = 1.0
+    outlier = np.zeros(n, dtype=bool)
+    outlier[9::10] = True   # one per block
     freq = {key: np.zeros(d, dtype=np.int64)
             for key in ("W1_SIS", "W1_two_stage", "W1W2_SIS", "W1W2_two_stage")}
     for _ in range(reps):

@@ -455,7 +455,6 @@ def private_class_sums(Xtr_n, ytr, sigma, rng, gamma=0.25):
     S_c = sum_{y_i=c} x_i + N(0, (sigma Delta)^2 I), n_c = gamma * #{y_i=c} + noise
     (one Gaussian mechanism; sigma is its noise multiplier).
     """
-    d = Xtr_n.shape[1]
     delta2 = math.sqrt(1 + gamma ** 2)
     std = sigma * delta2
     S = np.vstack([np.asarray(Xtr_n[ytr == c].sum(axis=0)).ravel() for c in (0, 1)])

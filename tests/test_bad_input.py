@@ -337,7 +337,8 @@ case("analytic_gaussian_sigma-epsilon-huge",
      Accepts(lambda s: np.isfinite(s) and s >= 0, "a finite sigma"))
 for _cls in (mech.Exponential, mech.ReportNoisyMax):
     _n = _cls.__name__
-    _m = (lambda c=_cls: c(epsilon=1.0, sensitivity=1.0, random_state=0))
+    def _m(c=_cls):
+        return c(epsilon=1.0, sensitivity=1.0, random_state=0)
     case(f"{_n}-utilities-empty", lambda m=_m: m().select([]),
          Raises(ValueError, r"utilities"))
     case(f"{_n}-utilities-nan", lambda m=_m: m().select([1.0, float("nan")]),

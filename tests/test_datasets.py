@@ -6,7 +6,6 @@ IMDB archive (50,000 files) is only read when ``DPTOOLKIT_RUN_SLOW=1``.
 import io
 import os
 import tarfile
-import warnings
 
 import numpy as np
 import pytest

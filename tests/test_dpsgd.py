@@ -15,7 +15,6 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from dptoolkit.linear_model._glm import _sgd_fast
-from dptoolkit.accounting import calibrate_noise_multiplier
 from dptoolkit.exceptions import PrivacyLeakWarning
 from dptoolkit.linear_model import DPSGDClassifier, DPSGDRegressor
 from dptoolkit.linear_model._glm import _scd

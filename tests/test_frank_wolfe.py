@@ -13,7 +13,7 @@ from dptoolkit.datasets import load_libsvm
 from dptoolkit.exceptions import DataClippedWarning
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 
-from _fw_reference import fast_fw, logistic_objective, standard_fw
+from _fw_reference import fast_fw, standard_fw
 
 
 def _problem(n=300, d=80, density=0.08, seed=0, binary=True):

@@ -7,14 +7,12 @@ tests/test_scd.py); the per-example gradient bound of the softmax cross-entropy
 estimators' shapes, labels, privacy events and parameter checks are tested.
 """
 import math
-import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from dptoolkit.linear_model._glm import _sgd_fast
-from dptoolkit.exceptions import PrivacyLeakWarning
 
 from test_scd import RefChunks, RefRNG
 

@@ -201,7 +201,7 @@ def test_joint_sensitivity_is_two():
 
 def test_privacy_parameters_and_accountant():
     X, y = _problem()
-    n, T, eps, delta = X.shape[0], 200, 1.0, 1e-4
+    T, eps, delta = 200, 1.0, 1e-4
     acc = BudgetAccountant(epsilon=3.0, delta=1e-3)
     clf = FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=T, epsilon=eps, delta=delta,
                                     composition="advanced", accountant=acc,

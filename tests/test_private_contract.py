@@ -48,7 +48,8 @@ N, D = 60, 8
 #: separate from its pure epsilon.  Without it a floating-point Frank-Wolfe step,
 #: eps0-DP but (eps0 + 2 gamma)-bounded-range, is recorded with eps0 + 2 gamma
 #: for both, and the event of a pure-DP fit overstates its spend by 2 T gamma.
-_FW_KERNELS = ("dptoolkit.linear_model._frank_wolfe._fw_fast:FastFW", "dptoolkit.linear_model._frank_wolfe._fw_fast:StandardFW",
+_FW_KERNELS = ("dptoolkit.linear_model._frank_wolfe._fw_fast:FastFW",
+               "dptoolkit.linear_model._frank_wolfe._fw_fast:StandardFW",
                "dptoolkit.linear_model._frank_wolfe._fw_multinomial_fast:MultinomialFW")
 _SIS_WORK = ("dptoolkit.selection._sis:DPSIS._scores",
              "dptoolkit.selection._sis:canonical_lipschitz_top_k",
@@ -137,7 +138,8 @@ CASES = [
          lambda **kw: DPSCDClassifier(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
              "random_state": 0, **kw}),
-         "binary", ("dptoolkit.linear_model._glm._scd_fast:dual_scd", "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
+         "binary", ("dptoolkit.linear_model._glm._scd_fast:dual_scd",
+                   "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
          nonprivate=_NONPRIVATE),
     Case("DPIGHT-multinomial",
          lambda **kw: DPIGHTClassifier(**{
@@ -162,7 +164,8 @@ CASES = [
          lambda **kw: DPSCDRegressor(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
              "random_state": 0, **kw}),
-         "regression", ("dptoolkit.linear_model._glm._scd_fast:dual_scd", "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
+         "regression", ("dptoolkit.linear_model._glm._scd_fast:dual_scd",
+                   "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
          nonprivate=_NONPRIVATE),
     Case("DPSGDClassifier",
          lambda **kw: DPSGDClassifier(**{

@@ -226,7 +226,8 @@ for label, (model, seconds) in fits.items():
 # ``refreshes`` is counted by the solver (``solver_stats_["n_refresh"]``),
 # ``schedule`` by the function above: they agree.  With ``refresh_tol=0`` the
 # fast solver takes exactly the steps of the standard solver (the weights
-# agree to rounding, and the dashed curve lies on the thick one).  With ``refresh_tol > 0`` it takes different steps, and
+# agree to rounding, and the dashed curve lies on the thick one).  With ``refresh_tol > 0`` it
+# takes different steps, and
 # its recorded gaps come from the maintained, bounded-stale gradient; judge
 # it by the objective and by the exact gap computed from scratch.  The gap of
 # a single iterate fluctuates a lot from step to step (the last column is the

@@ -496,7 +496,8 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composi
         def floor_warning(x):
             warnings.warn(
                 f"target_epsilon={target!r} is met at the floor {x!r} of the noise "
-                f"searched (epsilon {epsilon_of_event(make_event(x), delta, composition=composition, orders=orders):.6g}); "
+                "searched (epsilon "
+                f"{epsilon_of_event(make_event(x), delta, composition=composition, orders=orders):.6g}); "
                 "the noise is not lowered further, so less than the target is spent",
                 UserWarning, stacklevel=3)
         try:

@@ -113,7 +113,8 @@ def calibrate_noise_multiplier(*, target_epsilon, delta, sampling_rate, steps,
     TypeError
         Non-numeric input.
     ValueError
-        Invalid ranges (``min_noise_multiplier >= max_noise_multiplier``); a target that no noise can meet (e.g. with the
+        Invalid ranges (``min_noise_multiplier >= max_noise_multiplier``); a target that no noise
+        can meet (e.g. with the
         classic conversion epsilon >= min over orders of
         log(1/delta)/(alpha - 1) however large the noise, or a template
         accountant that has already spent more than the target); a target

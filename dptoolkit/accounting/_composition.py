@@ -289,9 +289,9 @@ def _kov_log_delta_i(i, epsilon, k, log_norm):
     """
     if i == 0:
         return -np.inf
-    l = np.arange(i, dtype=np.float64)
-    log_terms = (gammaln(k + 1.0) - gammaln(l + 1.0) - gammaln(k - l + 1.0)
-                 + (k - l) * epsilon + np.log(-np.expm1(-2.0 * (i - l) * epsilon)) - log_norm)
+    ell = np.arange(i, dtype=np.float64)
+    log_terms = (gammaln(k + 1.0) - gammaln(ell + 1.0) - gammaln(k - ell + 1.0)
+                 + (k - ell) * epsilon + np.log(-np.expm1(-2.0 * (i - ell) * epsilon)) - log_norm)
     return float(logsumexp(log_terms))
 
 

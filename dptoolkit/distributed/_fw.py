@@ -446,7 +446,6 @@ class _Blocks:
     def _start_actors(self, client, preps):
         """Prepare the blocks on the workers, then one holder actor per worker
         with the blocks it holds (the rows never leave the workers)."""
-        from distributed import wait
 
         futures = client.compute(preps)
         self.blocks = futures

@@ -31,7 +31,8 @@ holding :math:`j_k` only, the kernel's update), recomputes its rows' softmax and
 returns its part :math:`G_b = X_b^\top Q_b` (k x K numbers: 1024 x K with
 ``screening="auto"``, every column when the fit is not screened; or, when the
 block holds few of the k columns, the rows of its non-empty ones and their
-indices, whichever is fewer numbers; never a row of X).  The client adds the parts in block order and selects the next vertices.
+indices, whichever is fewer numbers; never a row of X).  The client adds the parts in block order
+and selects the next vertices.
 The first round (no step) returns the gradient at :math:`W = 0`; the last step
 needs no round.  So a fit of :math:`T` steps makes :math:`T` rounds, sequential
 (each step's vertices depend on the previous gradient), each one actor call

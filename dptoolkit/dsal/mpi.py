@@ -72,7 +72,8 @@ import numpy as np
 
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ._outer import default_step, inner_epoch, StepControl
-from ._problem import ActiveProblem, block_opnorms, Compressed, expand_solution, GAMMA, prepare_problem, row_sampling, SAMPLINGS
+from ._problem import (ActiveProblem, block_opnorms, Compressed, expand_solution, GAMMA, prepare_problem,
+                       row_sampling, SAMPLINGS)
 from ._screening import conjugate_values, drop_blocks, Evaluation, local_pass, screen
 
 __all__ = ["fit_distributed"]

@@ -209,7 +209,7 @@ def _split_budget(selector, estimator, epsilon, delta, share, plan_steps):
         inverse = calibrate_parameter(composed, target_epsilon=epsilon, delta=delta,
                                       low=1e-3 / rho, high=1e3 / rho, increasing=False,
                                       initial=1.0 / rho, rtol=1e-8)
-    except ValueError as exc:   # from the search, or a step refusing its share
+    except ValueError:   # from the search, or a step refusing its share
         try:    # a step refusing the first split (e.g. its k on too few features)
             set_split(rho)
             plan_steps()

@@ -282,7 +282,8 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     **Paper's error.**  Steps 1-2 of the paper centre and scale the columns and
     ``y`` with statistics of the data (means and max-abs values).  Those depend
     on every example, so one example can move all scores by more than the
-    stated sensitivity and the guarantee does not hold as written.  ``bounds="data"`` / ``y_bounds="data"`` reproduce the paper's
+    stated sensitivity and the guarantee does not hold as written.  ``bounds="data"`` /
+    ``y_bounds="data"`` reproduce the paper's
     preprocessing for comparison and raise :class:`~dptoolkit.exceptions.PrivacyLeakWarning`.
 
     Parameters

@@ -163,7 +163,8 @@ def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_fact
     non-private one would (the cap's effect: :ref:`study_feature_selection`).
     The result is kept in
     ``[GAUSSIAN_MIN_K, GAUSSIAN_MAX_K]`` = [100, 50,000] (a useful text
-    vocabulary; the memory of the downstream model) and below :math:`D`.  Public quantities only: :math:`N` (public), :math:`D`,
+    vocabulary; the memory of the downstream model) and below :math:`D`.  Public quantities only:
+    :math:`N` (public), :math:`D`,
     and :math:`\sigma`, a function of epsilon and delta:
 
     .. math:: k = \min\Big(\max\big(\min(k_{\text{noise}},

@@ -251,7 +251,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     gap_history_ : ndarray of shape (``n_iter_``,) or None
         Frank-Wolfe gap :math:`\langle \nabla L(w_t), w_t - s_t\rangle` of the mean
         loss at each iteration, evaluated at the iterate *before* the step (so the
-        last entry is the gap of the next-to-last iterate, not of ``coef_``) (non-private fits; ``None`` for private fits, whose
+        last entry is the gap of the next-to-last iterate, not of ``coef_``) (non-private fits;
+        ``None`` for private fits, whose
         gaps are not part of the release).  For the fast solver with
         ``refresh_tol > 0`` it is computed from the maintained (bounded-stale)
         gradient.
@@ -361,7 +362,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     most one coordinate per step and converges at the sublinear rate
     :math:`O(1/T)`; coordinate descent (liblinear, or scikit-learn's ``saga``)
     solves the penalised problem to high accuracy in a few passes, faster and to
-    a better model (:ref:`study_accuracy_vs_epsilon`).  Use liblinear / ``saga`` for non-private L1 logistic regression; Frank-Wolfe is
+    a better model (:ref:`study_accuracy_vs_epsilon`).  Use liblinear / ``saga`` for non-private L1
+    logistic regression; Frank-Wolfe is
     for the private fit, where the exponential mechanism over the :math:`2D`
     vertices costs only :math:`\log D` in the excess risk (Talwar, Thakurta and
     Zhang 2015), and for a hard L1 budget with at most :math:`T` non-zeros.  Among

@@ -32,7 +32,8 @@ the exponential mechanism with coefficient ``c`` per class loses at most
 :math:`b = 2Lf/\varepsilon'` (``f`` = 2 for replace-one, else 1), and the ``T``
 steps compose exactly as in the binary case: :math:`\varepsilon'` is the larger of
 :math:`\varepsilon/T` (basic) and the exact inverse of the full advanced-composition
-bound (searched by :func:`dptoolkit.accounting.calibrate_parameter` on the released event), or by zCDP: the K selections of a
+bound (searched by :func:`dptoolkit.accounting.calibrate_parameter` on the released event), or by
+zCDP: the K selections of a
 step are bounded-range mechanisms with ranges :math:`2cf r_k`, so the step is
 :math:`(\sum_k 2cfr_k)^2/8 \le \varepsilon'^2/8`-zCDP (Cesar and Rogers 2021); the one
 budget split is :func:`dptoolkit.linear_model._frank_wolfe._budget.split_budget`.

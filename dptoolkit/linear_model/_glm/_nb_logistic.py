@@ -169,7 +169,8 @@ def _gradient_noise_ratio(k, sigma2, q, n_public):
 def _binary_vocabulary(sigma2, q, n_public):
     r"""``n_features_kept="auto"`` for two classes: as many features as keep ``rho <= 1``.
 
-    A larger vocabulary raises what the model can reach without noise, but every kept feature adds a coordinate of DP-SGD noise: the noise of
+    A larger vocabulary raises what the model can reach without noise, but every kept feature adds
+    a coordinate of DP-SGD noise: the noise of
     a step has norm :math:`\rho = \sqrt{k + 1}\, \sigma_2 / (qN)` relative to the
     gradient bound 1.  The vocabulary is the largest k with :math:`\rho \le 1` (the
     noise never dominates the averaged gradient's bound), kept between
