@@ -1,43 +1,38 @@
 """
-Accounting for DP-SGD / DP-SCD, and composing a pipeline under one budget
-=========================================================================
+Accounting: privacy events, one accountant, and a budget across fits
+====================================================================
 
-Every private algorithm in dptoolkit takes its noise scale or its per-step
-budget from :mod:`dptoolkit.accounting`.  This example shows the three jobs
-that module does:
+Every private estimator in dptoolkit describes what its fit ran as a
+*privacy event* (``privacy_event_``) and reports its guarantee through one
+accountant.  This example uses only the public names of
+:mod:`dptoolkit.accounting` for the three jobs a user has:
 
-1. **Subsampled Gaussian steps** (DP-SGD, DP-SCD): how much noise a given
-   (epsilon, delta) allows, with the Renyi-DP accountant, the moments
-   accountant of Abadi et al. (2016), and for batches drawn without
-   replacement.
+1. **Planning a DP-SGD or DP-SCD run**: the noise multiplier that a target
+   (epsilon, delta) allows (:func:`~dptoolkit.accounting.calibrate_noise_multiplier`),
+   checked by composing the events with a
+   :class:`~dptoolkit.accounting.PrivacyAccountant`.
 2. **Per-step budgets for pure-DP steps** (Frank-Wolfe's exponential
-   mechanism): advanced composition, its exact inverse, and the optimal
-   composition theorem.
-3. **A pipeline under one budget**: feature selection, a noisy count and a
-   training run, tracked by a :class:`~dptoolkit.accounting.BudgetAccountant`
-   that refuses a spend *before* any work is done.
+   mechanism): the per-step epsilon that T steps may spend under each
+   composition rule (:func:`~dptoolkit.accounting.calibrate_parameter`).
+3. **A budget across releases**: a
+   :class:`~dptoolkit.accounting.BudgetAccountant` that refuses a spend *before*
+   any work is done.
 """
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dptoolkit.accounting import (
-    BudgetAccountant,
-    MomentsAccountant,
-    RDPAccountant,
-    advanced_composition,
-    basic_composition,
-    calibrate_noise_multiplier,
-    optimal_composition,
-    per_step_epsilon,
-    rdp_poisson_subsampled_gaussian,
-)
+from dptoolkit.accounting import (BudgetAccountant, PrivacyAccountant,
+                                  calibrate_noise_multiplier, calibrate_parameter,
+                                  epsilon_of_event)
+from dptoolkit.accounting.events import (ExponentialMechanismEvent, GaussianEvent,
+                                         PoissonSampledEvent, SelfComposedEvent)
 from dptoolkit.exceptions import BudgetExceededError
 from dptoolkit.mechanisms import DoubleGeometric, Exponential
 
 # %%
-# 1. Subsampled Gaussian steps
-# ----------------------------
+# 1. Planning subsampled Gaussian steps
+# -------------------------------------
 # A DP-SGD (or DP-SCD) step sums per-example contributions clipped to L2 norm
 # ``C`` over a random batch and adds ``N(0, (sigma C)^2)`` noise; ``sigma`` is
 # the *noise multiplier*.  With ``n = 60000`` examples and batches of 600, the
@@ -45,10 +40,10 @@ from dptoolkit.mechanisms import DoubleGeometric, Exponential
 #
 # Sampling must match the accountant: the Renyi-DP bound of Mironov, Talwar
 # and Zhang (2019) is for **Poisson** sampling (each example in the batch
-# independently with probability q, so the batch size varies), under the
-# add/remove-one relation.  A fixed-size batch drawn without replacement is a
-# different mechanism, accounted under replace-one with the Wang, Balle and
-# Kasiviswanathan (2019) bound.
+# independently with probability q), under the add/remove-one relation.  A
+# fixed-size batch drawn without replacement is a different mechanism,
+# accounted under replace-one with the bound of Wang, Balle and
+# Kasiviswanathan (2019).
 n, batch, epochs = 60_000, 600, 50
 q = batch / n
 steps = int(epochs * n / batch)
@@ -62,60 +57,32 @@ sigma_wor = calibrate_noise_multiplier(target_epsilon=target_epsilon, delta=delt
                                        sampling_rate=q, steps=steps,
                                        sampling="without_replacement")
 print(f"q = {q}, {steps} steps, target (epsilon, delta) = ({target_epsilon}, {delta})")
-print(f"  RDP accountant, Poisson sampling:        sigma = {sigma_rdp:.4f}")
-print(f"  moments accountant (Abadi et al. 2016):  sigma = {sigma_ma:.4f}")
-print(f"  RDP, fixed batch without replacement:    sigma = {sigma_wor:.4f}"
+print(f"  Renyi DP, Poisson sampling:               sigma = {sigma_rdp:.4f}")
+print(f"  moments accountant (Abadi et al. 2016):   sigma = {sigma_ma:.4f}")
+print(f"  Renyi DP, fixed batch without replacement: sigma = {sigma_wor:.4f}"
       "  (replace-one sensitivity)")
 
 # %%
-# The fixed-batch figure is much larger for two reasons: its noise multiplier
-# is relative to the *replace-one* sensitivity (twice the add/remove one for a
-# sum of clipped contributions), and the bound used, Theorem 9 of Wang et al.
-# (valid for any base mechanism), is looser than the Gaussian-specific bounds
-# other libraries use.  Sample Poisson batches when you can.
-#
-# The calibrated multiplier never overshoots: its epsilon is at most the
-# target, and 0.01% less noise would exceed it.
-acc = RDPAccountant().compose_subsampled_gaussian(noise_multiplier=sigma_rdp,
-                                                  sampling_rate=q, steps=steps)
-eps, order = acc.get_epsilon_and_order(delta)
-print(f"epsilon at sigma_rdp: {eps:.6f} (optimal Renyi order {order})")
+# The calibrated multiplier never overshoots.  The same steps written as an
+# event, composed by the accountant, give back an epsilon at most the target:
+# this is how an estimator's ``privacy_spent_`` is computed from its
+# ``privacy_event_``.
+step_event = PoissonSampledEvent(q, GaussianEvent(sigma_rdp))
+accountant = PrivacyAccountant().compose(step_event, count=steps)
+print(f"epsilon of {steps} steps at sigma = {sigma_rdp:.4f}: "
+      f"{accountant.get_epsilon(delta):.6f}")
 
 # %%
-# Abadi et al. report "epsilon ~ 1.26" for q = 0.01, sigma = 4, 10^4 steps,
-# delta = 1e-5.  The moments accountant (integer moments 1..32, their tail
-# bound) reproduces it; the RDP accountant, with fractional orders and the
-# improved conversion of Canonne, Kamath and Steinke (2020), is tighter.
-ma = MomentsAccountant().compose_subsampled_gaussian(noise_multiplier=4.0, sampling_rate=0.01,
-                                                     steps=10_000)
-rdp = RDPAccountant().compose_subsampled_gaussian(noise_multiplier=4.0, sampling_rate=0.01,
-                                                  steps=10_000)
-print(f"moments accountant: epsilon = {ma.get_epsilon(1e-5):.4f}")
-print(f"RDP accountant:     epsilon = {rdp.get_epsilon(1e-5):.4f} (improved conversion), "
-      f"{rdp.get_epsilon(1e-5, conversion='classic'):.4f} (classic)")
-
-# %%
-# Epsilon as training proceeds.  RDP composes additively, so one RDP curve
-# per step is enough: the curve after t steps is t times it.
-sigma = 1.1
-one_step = rdp_poisson_subsampled_gaussian(noise_multiplier=sigma, sampling_rate=q)
-t_grid = np.unique(np.logspace(0, 4.5, 30).astype(int))
-curves = {"RDP (improved)": [], "RDP (classic)": [], "moments accountant": []}
-ma_step = MomentsAccountant().compose_subsampled_gaussian(noise_multiplier=sigma,
-                                                          sampling_rate=q).rdp
-for t in t_grid:
-    a = RDPAccountant().compose_rdp(one_step, steps=int(t))
-    curves["RDP (improved)"].append(a.get_epsilon(delta))
-    curves["RDP (classic)"].append(a.get_epsilon(delta, conversion="classic"))
-    curves["moments accountant"].append(
-        MomentsAccountant().compose_rdp(ma_step, steps=int(t)).get_epsilon(delta))
-
+# Epsilon as training proceeds, for three noise multipliers.
+t_grid = np.unique(np.logspace(0, 4, 25).astype(int))
 fig, ax = plt.subplots(figsize=(6, 4))
-for label, values in curves.items():
-    ax.loglog(t_grid, values, label=label)
+for sigma in (0.8, 1.1, 2.0):
+    one_step = PoissonSampledEvent(q, GaussianEvent(sigma))
+    eps_t = [epsilon_of_event(SelfComposedEvent(one_step, int(t)), delta) for t in t_grid]
+    ax.loglog(t_grid, eps_t, label=f"sigma = {sigma}")
 ax.set_xlabel("steps")
 ax.set_ylabel(f"epsilon at delta = {delta:g}")
-ax.set_title(f"Poisson-subsampled Gaussian, q = {q}, sigma = {sigma}")
+ax.set_title(f"Poisson-subsampled Gaussian steps, q = {q}")
 ax.legend()
 fig.tight_layout()
 
@@ -124,31 +91,23 @@ fig.tight_layout()
 # -------------------------------------
 # Private Frank-Wolfe runs T exponential-mechanism steps.  To spend a total
 # (epsilon, delta) it needs the per-step epsilon whose T-fold composition is
-# the total.  Basic composition gives epsilon / T; advanced composition
-# (Dwork, Rothblum, Vadhan 2010, the full bound with the T eps (e^eps - 1)
-# term) is inverted exactly by ``per_step_epsilon``;
-# the optimal composition theorem (Kairouz, Oh, Viswanath 2015) is tighter
-# still and is shown for comparison.
+# the total: basic composition gives epsilon / T; advanced composition (Dwork,
+# Rothblum and Vadhan 2010) and the zCDP of a bounded-range mechanism (Cesar
+# and Rogers 2021) allow more per step once T is large.
 total, delta_fw = 1.0, 1e-6
-print(f"{'T':>8} {'basic':>12} {'advanced':>12}   (per-step epsilon for total 1.0)")
+print(f"{'T':>8} " + " ".join(f"{rule:>10}" for rule in ("basic", "advanced", "rdp")))
 for T in (100, 1000, 4000, 100_000):
-    e_basic = total / T
-    e_adv = per_step_epsilon(epsilon_total=total, delta_slack=delta_fw, k=T)
-    check, _ = advanced_composition(epsilon=e_adv, delta=0.0, k=T, delta_slack=delta_fw)
-    assert abs(check - total) <= 1e-12 * total
-    print(f"{T:>8} {e_basic:>12.3e} {e_adv:>12.3e}")
-
-T, e_step = 4000, 0.005
-print("4000 steps of epsilon 0.005: basic "
-      f"{basic_composition(epsilon=e_step, k=T)[0]:.3f}, advanced "
-      f"{advanced_composition(epsilon=e_step, delta=0, k=T, delta_slack=1e-6)[0]:.3f}, "
-      f"optimal {optimal_composition(epsilon=e_step, delta=0, k=T, delta_slack=1e-6)[0]:.3f}")
+    per_step = [calibrate_parameter(
+        lambda e, T=T: SelfComposedEvent(ExponentialMechanismEvent(e), T),
+        target_epsilon=total, delta=delta_fw, low=1e-9, high=total, composition=rule)
+        for rule in ("basic", "advanced", "rdp")]
+    print(f"{T:>8} " + " ".join(f"{e:>10.3e}" for e in per_step))
 
 # %%
-# 3. A pipeline under one budget
-# ------------------------------
-# Total budget (epsilon, delta) = (2, 1e-5), basic composition.  Each private
-# step checks the budget, works, then records its spend.
+# 3. A budget across releases
+# ---------------------------
+# Total budget (epsilon, delta) = (2, 1e-5), basic composition.  Each release
+# checks the budget, works, then records its spend.
 budget = BudgetAccountant(epsilon=2.0, delta=1e-5)
 rng = np.random.default_rng(0)
 

@@ -26,7 +26,7 @@ from collections import Counter
 import numpy as np
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score, train_test_split
 
-from dptoolkit import BudgetExceededError
+from dptoolkit.exceptions import BudgetExceededError
 from dptoolkit.accounting import BudgetAccountant
 from dptoolkit.datasets import make_sparse_classification
 from dptoolkit.linear_model import DPNBLogisticClassifier

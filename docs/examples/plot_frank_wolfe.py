@@ -35,7 +35,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from dptoolkit.accounting import per_step_epsilon
+from dptoolkit.accounting import calibrate_parameter
+from dptoolkit.accounting.events import ExponentialMechanismEvent, SelfComposedEvent
 from dptoolkit.datasets import get_data_path, load_libsvm, make_sparse_classification
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 
@@ -324,9 +325,18 @@ for (label, T), per_iter in timings.items():
 priv = private_models[1.0, 0]
 print(f"privacy_spent_ = {priv.privacy_spent_}")
 print(f"epsilon_step_  = {priv.epsilon_step_:.8g}, composition_ = {priv.composition_!r}")
-print(f"per_step_epsilon(epsilon_total=1, delta_slack={delta:g}, k={max_iter}) = "
-      f"{per_step_epsilon(epsilon_total=1.0, delta_slack=delta, k=max_iter):.8g}; "
-      f"basic composition: 1/{max_iter} = {1 / max_iter:.8g}")
+
+
+def advanced_step(steps):
+    """Per-step epsilon whose ``steps``-fold advanced composition is 1."""
+    return calibrate_parameter(
+        lambda e: SelfComposedEvent(ExponentialMechanismEvent(e), steps), target_epsilon=1.0,
+        delta=delta, low=1e-12, high=1.0, composition="advanced")
+
+
+advanced = advanced_step(max_iter)
+print(f"advanced composition's per-step epsilon for {max_iter} steps at delta={delta:g}: "
+      f"{advanced:.8g}; basic composition: 1/{max_iter} = {1 / max_iter:.8g}")
 
 # %%
 # The estimator's ``epsilon_step_`` is a hair below the accounting module's
@@ -347,12 +357,10 @@ print(f"delta=None: privacy_spent_ = {pure.privacy_spent_}, "
 # like ``sqrt(T)``.  More steps are still not free: each one gets less budget,
 # so each draw is noisier.
 T_grid = np.unique(np.logspace(0, 6, 40).astype(int))
-adv = np.array([per_step_epsilon(epsilon_total=1.0, delta_slack=delta, k=int(k))
-                for k in T_grid])
-crossover = next(k for k in range(1, 10**6)
-                 if per_step_epsilon(epsilon_total=1.0, delta_slack=delta, k=k) > 1 / k)
-print(f"epsilon=1, delta={delta:g}: advanced composition gives the larger "
-      f"per-step budget from T = {crossover} on")
+adv = np.array([advanced_step(int(k)) for k in T_grid])
+wins = np.flatnonzero(adv > 1.0 / T_grid)
+print(f"epsilon=1, delta={delta:g}: advanced composition gives the larger per-step "
+      f"budget from T between {T_grid[wins[0] - 1]} and {T_grid[wins[0]]} on")
 fig, ax = plt.subplots(figsize=(6.5, 4))
 ax.loglog(T_grid, 1.0 / T_grid, label="basic: epsilon / T")
 ax.loglog(T_grid, adv, label=f"advanced (full DRV bound, delta={delta:g})")

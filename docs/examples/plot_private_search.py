@@ -26,7 +26,7 @@ them), which the analysis needs to be data-independent.
 
 from sklearn.model_selection import train_test_split
 
-from dptoolkit import BudgetExceededError
+from dptoolkit.exceptions import BudgetExceededError
 from dptoolkit.accounting import BudgetAccountant
 from dptoolkit.datasets import make_sparse_classification
 from dptoolkit.linear_model import DPNBLogisticClassifier, FrankWolfeLassoClassifier
