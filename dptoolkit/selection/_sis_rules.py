@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from ..accounting import calibrate_parameter
 from ..accounting.events import (
     ExponentialMechanismEvent,
@@ -67,6 +68,7 @@ def _log_binom(n, k):
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
 
+@fill_doc
 def auto_k(n_features, n_samples, epsilon, *, sensitivity=1.0, gamma=0.5,
            selector="canonical_lipschitz", informative_score=INFORMATIVE_SCORE):
     r"""The number of features a private top-k selection can still find: DPSIS's ``k="auto"``.
@@ -101,12 +103,7 @@ def auto_k(n_features, n_samples, epsilon, *, sensitivity=1.0, gamma=0.5,
     cannot be found: the selection is then close to uniform, see the Notes of
     :class:`DPSIS`).
 
-    Parameters
-    ----------
-    n_features : int
-        :math:`D \ge 2`.
-    n_samples : int
-        Public dataset size :math:`N \ge 1`.
+    %(params_public_shape)s
     epsilon : float
         Budget of the selection, > 0.
     sensitivity : float, default=1.0
@@ -134,6 +131,7 @@ def auto_k(n_features, n_samples, epsilon, *, sensitivity=1.0, gamma=0.5,
     return min(max(k, 1), n_features - 1)
 
 
+@fill_doc
 def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_factor=1.0):
     r"""DPSIS's ``k="auto"`` for ``selector="gaussian"``: the features that could beat the noise.
 
@@ -170,12 +168,7 @@ def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_fact
     .. math:: k = \min\Big(\max\big(\min(k_{\text{noise}},
               \lfloor N/\ln N \rfloor), 100\big), 50000, D - 1\Big).
 
-    Parameters
-    ----------
-    n_features : int
-        :math:`D \ge 2`.
-    n_samples : int
-        Public dataset size :math:`N \ge 1`.
+    %(params_public_shape)s
     noise_multiplier : float
         :math:`\sigma > 0` of the release (noise standard deviation over the L2
         sensitivity).
