@@ -6,7 +6,7 @@
    cycle, it does not remove it).  Implicit imports of parent packages are not
    edges (every module would otherwise be in a cycle with ``dptoolkit/__init__.py``).
 2. No module imports a private (underscore-prefixed) module or name of *another*
-   subpackage: ``dptoolkit.cli`` may use ``dptoolkit.dsal.solve`` but not
+   subpackage: ``dptoolkit.cli`` may use ``dptoolkit.dsal.prepare_problem`` but not
    ``dptoolkit.dsal._estimators`` or ``dptoolkit.linear_model._glm``.  Modules at the
    top of the package (``dptoolkit._validation``, ``dptoolkit._private``, ...) are
    the shared infrastructure of every subpackage and may be imported by all of them.
