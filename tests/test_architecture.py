@@ -320,6 +320,36 @@ def test_imports_never_go_up_a_layer():
 
 
 # ---------------------------------------------------------------------------
+# rule 6: file sizes
+# ---------------------------------------------------------------------------
+
+#: The most lines a Python module of the package may have.  The compiled kernels
+#: (``*.pyx``) are not counted: a kernel's loops share typed locals and inline
+#: helpers that another Cython module could reach only through declarations
+#: (``.pxd``), so their size is the kernels' business.
+MAX_LINES = 700
+
+
+def _line_count(path):
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_every_module_is_short_enough():
+    long = sorted(f"{path.relative_to(REPO).as_posix()}: {_line_count(path)} lines"
+                  for path in MODULES.values() if _line_count(path) > MAX_LINES)
+    assert not long, f"modules over {MAX_LINES} lines (split them by what they do):\n" + \
+        "\n".join(long)
+
+
+def test_the_size_rule_counts_lines(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n" * (MAX_LINES + 1))
+    assert _line_count(path) == MAX_LINES + 1
+    path.write_text("x = 1\n" * MAX_LINES)
+    assert _line_count(path) == MAX_LINES
+
+
+# ---------------------------------------------------------------------------
 # rule 5: optional dependencies are imported where they are used
 # ---------------------------------------------------------------------------
 
@@ -356,32 +386,3 @@ def test_the_scale_out_modules_are_layered():
     assert "dptoolkit.cli._cluster" in GRAPH["dptoolkit.cli._commands"]
     assert "dptoolkit.cli._cluster" in GRAPH["dptoolkit.cli._parser"]
 
-
-# ---------------------------------------------------------------------------
-# rule 6: file sizes
-# ---------------------------------------------------------------------------
-
-#: The most lines a Python module of the package may have.  The compiled kernels
-#: (``*.pyx``) are not counted: a kernel's loops share typed locals and inline
-#: helpers that another Cython module could reach only through declarations
-#: (``.pxd``), so their size is the kernels' business.
-MAX_LINES = 700
-
-
-def _line_count(path):
-    return len(path.read_text(encoding="utf-8").splitlines())
-
-
-def test_every_module_is_short_enough():
-    long = sorted(f"{path.relative_to(REPO).as_posix()}: {_line_count(path)} lines"
-                  for path in MODULES.values() if _line_count(path) > MAX_LINES)
-    assert not long, f"modules over {MAX_LINES} lines (split them by what they do):\n" + \
-        "\n".join(long)
-
-
-def test_the_size_rule_counts_lines(tmp_path):
-    path = tmp_path / "m.py"
-    path.write_text("x = 1\n" * (MAX_LINES + 1))
-    assert _line_count(path) == MAX_LINES + 1
-    path.write_text("x = 1\n" * MAX_LINES)
-    assert _line_count(path) == MAX_LINES
