@@ -385,4 +385,3 @@ def test_the_scale_out_modules_are_layered():
     assert "dptoolkit.datasets._corpora" in GRAPH["dptoolkit.datasets._dask"]
     assert "dptoolkit.cli._cluster" in GRAPH["dptoolkit.cli._commands"]
     assert "dptoolkit.cli._cluster" in GRAPH["dptoolkit.cli._parser"]
-
