@@ -8,7 +8,7 @@
 2. Every ``dptoolkit.x.y`` named in the docs, the README, ``setup.py`` or the
    package's own text resolves to a module, a compiled kernel or an object.
 3. No paper is cited by its number in the papers folder ("paper 001"): by its
-   authors and year.
+   authors and year; every extra (``dptoolkit[dask]``) named exists.
 4. The package docstring lists every subpackage and public top-level module.
 5. docs/architecture.rst is drawn from the code: its layout tree is the
    package's folders and top-level modules, its layers are
@@ -145,6 +145,18 @@ def test_no_paper_is_cited_by_its_number():
              for m in _PAPER_NUMBER.finditer(path.read_text(encoding="utf-8"))]
     assert not found, "cite by authors and year:\n" + "\n".join(found)
     assert _PAPER_NUMBER.search("as in paper 001, Section 3")
+
+
+_EXTRA = re.compile(r"(?:dptoolkit|[\"' ]\.)\[(\w+)\]")
+
+
+def test_every_extra_named_exists():
+    extras = set(tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"])
+    named = {(m.group(1), path.relative_to(ROOT).as_posix())
+             for path in _text_files() for m in _EXTRA.finditer(path.read_text(encoding="utf-8"))}
+    assert {"dask", "docs"} <= {name for name, _ in named}     # the scan sees them
+    unknown = sorted(f"{name} (in {where})" for name, where in named if name not in extras)
+    assert not unknown, "extras that pyproject.toml does not define:\n" + "\n".join(unknown)
 
 
 # ---------------------------------------------------------------------------
