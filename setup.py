@@ -5,8 +5,9 @@ Compiler directives are set once, below.  Environment variables:
 
 ``DPTOOLKIT_CYTHON_DEBUG=1``
     debug build: ``boundscheck``/``wraparound``/``initializedcheck`` on, no -O3.
-``DPTOOLKIT_EXTENSIONS=dptoolkit._heap,dptoolkit._fw_fast``
-    build only these modules (developer convenience for in-place rebuilds).
+``DPTOOLKIT_EXTENSIONS=dptoolkit.linear_model._frank_wolfe._heap,dptoolkit.dsal._prox_fast``
+    build only these modules, named by their dotted path in the package
+    (developer convenience for in-place rebuilds).
 ``DPTOOLKIT_BUILD_JOBS=N``
     parallel jobs for cythonize and the C compiler (default: the CPU count).
 ``DPTOOLKIT_NO_OPENMP=1``

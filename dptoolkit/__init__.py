@@ -3,34 +3,44 @@
 Subpackages
 -----------
 linear_model
-    Frank-Wolfe LASSO logistic regression (private and not), private LASSO,
-    the Sparsifier, DP-SCD, DP-SGD, DSAL Lasso solvers.
+    Frank-Wolfe LASSO logistic regression (private and not), the Sparsifier,
+    DP-IGHT, naive-Bayes-scaled logistic regression, DP-SCD, DP-SGD, and the
+    DSAL Lasso solvers (not private).
 accounting
     Privacy events, the accountant that turns them into (epsilon, delta),
     calibration, budgets.
-mechanisms
-    Laplace, Gaussian, double-geometric, exponential, report-noisy-max.
 selection
-    SIS / DP-SIS and the canonical Lipschitz top-k mechanism.
+    SIS / DP-SIS, private top-k (canonical Lipschitz, peeling), the two-stage
+    selector and the select-then-fit pipeline.
 feature_extraction
     Private text features: a vocabulary by private partition selection or from
     a public word list, private idf, names for hashed features.
-pipeline
-    A scikit-learn pipeline whose private steps compose into one guarantee.
 datasets
-    LIBSVM and text-corpus loaders, public-bounds clipping, synthetic data.
+    LIBSVM and text-corpus loaders (in memory or as Dask arrays), public-bounds
+    clipping, synthetic data.
 model_selection
     A private hyperparameter search.
 dsal
-    The DSAL Lasso solvers' home (the estimators are in ``linear_model``) and
+    The DSAL Lasso solvers' engine (the estimators are in ``linear_model``) and
     their MPI solver (``dsal.mpi``).
+distributed
+    The Dask engine behind the estimators' ``fit`` on a Dask array (no public
+    names).
+cli
+    The command line, ``python -m dptoolkit`` (``train``, ``predict``,
+    ``evaluate``, ``account``).
+
+Modules
+-------
+mechanisms
+    Laplace, Gaussian (classical and analytic), double-geometric, exponential,
+    report-noisy-max.
+pipeline
+    A scikit-learn pipeline whose private steps compose into one guarantee.
 exceptions
     The toolkit's warnings and errors.
 kernels
     The compiled kernels under documented names, for benchmarks and experts.
-distributed
-    The Dask engine behind the estimators' ``fit`` on a Dask array (no public
-    names).
 
 Functions
 ---------

@@ -56,6 +56,16 @@ DOCS = {
         "    ``PureDPEvent(epsilon)`` (canonical Lipschitz) or\n"
         "    ``SelfComposedEvent(ExponentialMechanismEvent(epsilon / k), k)``\n"
         "    (peeling)."),
+    # the public shape of DPSIS's k="auto" rules (auto_k, gaussian_auto_k)
+    "params_public_shape": ("Parameters\n----------\n"
+                            "n_features : int\n    :math:`D \\ge 2`.\n"
+                            "n_samples : int\n    Public dataset size :math:`N \\ge 1`."),
+    # the papers of the private vocabulary (partition selection)
+    "refs_partition_selection": (
+        "S. Gopi, P. Gulhane, J. Kulkarni, J. H. Shen, M. Shokouhi, S. Yekhanin.\n"
+        "Differentially private set union. ICML 2020.\n\n"
+        "D. Desfontaines, J. Voss, B. Gipson, C. Mandayam. Differentially private\n"
+        "partition selection. PoPETs 2022(1)."),
     "random_state": (
         "random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator\n"
         "    Seeds the sampling and the noise. ``None`` (the default for a release):\n"

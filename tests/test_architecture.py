@@ -6,7 +6,7 @@
    cycle, it does not remove it).  Implicit imports of parent packages are not
    edges (every module would otherwise be in a cycle with ``dptoolkit/__init__.py``).
 2. No module imports a private (underscore-prefixed) module or name of *another*
-   subpackage: ``dptoolkit.cli`` may use ``dptoolkit.dsal.solve`` but not
+   subpackage: ``dptoolkit.cli`` may use ``dptoolkit.dsal.prepare_problem`` but not
    ``dptoolkit.dsal._estimators`` or ``dptoolkit.linear_model._glm``.  Modules at the
    top of the package (``dptoolkit._validation``, ``dptoolkit._private``, ...) are
    the shared infrastructure of every subpackage and may be imported by all of them.
@@ -17,6 +17,9 @@
 4. Layers: every module belongs to one layer of :data:`LAYERS` (by its top-level
    module or subpackage) and imports only from its own layer or the layers below.
    This is the picture of ``docs/architecture.rst``.
+5. Optional dependencies (Dask) are imported inside the functions that use them.
+6. Every Python module of the package has at most :data:`MAX_LINES` lines, with no
+   exception: a module a reader cannot hold in mind is split by what it does.
 
 A known violation in code another change is rewriting is listed in ``KNOWN_*``
 with the modules concerned; its test is ``xfail(strict=True)``, so it starts
@@ -314,6 +317,36 @@ def test_imports_never_go_up_a_layer():
               for a, deps in GRAPH.items() for b, lines in deps.items()
               if _layer(b) > _layer(a)]
     assert not upward, "\n".join(upward)
+
+
+# ---------------------------------------------------------------------------
+# rule 6: file sizes
+# ---------------------------------------------------------------------------
+
+#: The most lines a Python module of the package may have.  The compiled kernels
+#: (``*.pyx``) are not counted: a kernel's loops share typed locals and inline
+#: helpers that another Cython module could reach only through declarations
+#: (``.pxd``), so their size is the kernels' business.
+MAX_LINES = 700
+
+
+def _line_count(path):
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_every_module_is_short_enough():
+    long = sorted(f"{path.relative_to(REPO).as_posix()}: {_line_count(path)} lines"
+                  for path in MODULES.values() if _line_count(path) > MAX_LINES)
+    assert not long, f"modules over {MAX_LINES} lines (split them by what they do):\n" + \
+        "\n".join(long)
+
+
+def test_the_size_rule_counts_lines(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n" * (MAX_LINES + 1))
+    assert _line_count(path) == MAX_LINES + 1
+    path.write_text("x = 1\n" * MAX_LINES)
+    assert _line_count(path) == MAX_LINES
 
 
 # ---------------------------------------------------------------------------

@@ -419,7 +419,7 @@ def test_a_run_outside_the_accounted_events_releases_nothing(monkeypatch):
         def rvs(self, random_state=None):
             return 3
 
-    from dptoolkit.model_selection import _search as search_module
+    from dptoolkit.model_selection import _search_candidates as search_module
 
     monkeypatch.setattr(search_module, "_probe_values", lambda name, dist: [30])
     acc = BudgetAccountant(epsilon=5.0, delta=1e-4)

@@ -2,12 +2,12 @@
 own, a ``label<TAB>text`` file or Reuters-21578's SGML files, found in a folder or an
 extracted ``.tar.xz`` (the layout :func:`~dptoolkit.datasets.load_text_corpus` reads).
 """
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _reuters
 from ._cache import _ARCHIVE_SUFFIXES, _extract_archive
+from ._paths import _check_path_like
 
 __all__ = ["is_tsv_corpus", "corpus_has_own_split", "corpus_labels_from_examples"]
 
@@ -46,9 +46,7 @@ def is_tsv_corpus(path):
     TypeError
         If ``path`` is not a str or path-like.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or path-like, got {type(path).__name__}")
-    path = Path(path)
+    path = Path(_check_path_like(path, "path"))
     return path.is_file() and (path.name in _TSV_NAMES or path.name.endswith(".tsv"))
 
 

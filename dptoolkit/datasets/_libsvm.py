@@ -2,7 +2,6 @@
 import bz2
 import gzip
 import lzma
-import numbers
 import zlib
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
+from .._validation import check_positive_int
 from ._csr import _index_dtype
 
 __all__ = ["load_libsvm"]
@@ -98,11 +98,7 @@ def _locate(path, n_features):
 def _check_n_features(n_features):
     if n_features is None:
         return None
-    if isinstance(n_features, (bool, np.bool_)) or not isinstance(n_features, numbers.Integral):
-        raise TypeError(f"n_features must be an integer or None, got "
-                        f"{type(n_features).__name__}")
-    if n_features < 1:
-        raise ValueError(f"n_features must be >= 1, got {n_features}")
+    n_features = check_positive_int(n_features, "n_features")
     if n_features > MAX_FEATURE_INDEX:
         raise ValueError(f"n_features must be <= 2**31 - 1 (the largest feature index a "
                          f"LIBSVM file can hold here), got {n_features}")

@@ -27,8 +27,7 @@ def get_data_path(name=""):
     TypeError
         If ``name`` is not a str or path-like.
     """
-    if not isinstance(name, (str, os.PathLike)):
-        raise TypeError(f"name must be a str or path-like, got {type(name).__name__}")
+    _check_path_like(name, "name")
     env = os.environ.get("DPTOOLKIT_DATA")
     if env:
         return Path(env).expanduser() / name
@@ -38,3 +37,11 @@ def get_data_path(name=""):
         if repo_relative.is_dir():
             root = repo_relative
     return root / name
+
+
+def _check_path_like(value, name):
+    """``value`` as given; a ``TypeError`` naming ``name`` unless it is a str or
+    path-like."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or path-like, got {type(value).__name__}")
+    return value

@@ -2,7 +2,7 @@
 
 Thin scikit-learn front ends: ``fit`` validates the parameters, builds the problem
 with :func:`dptoolkit.dsal.prepare_problem`, runs
-:func:`dptoolkit.dsal.solve` and stores the result.  The
+``_outer.solve`` and stores the result.  The
 objective, the Gap Safe screening and the step control are documented in
 :mod:`dptoolkit.dsal`.
 

@@ -4,7 +4,7 @@ Massias et al., JMLR 2020), the default solver of small penalties
 
 The loop runs in one compiled kernel (``_prox_fast.working_set``); this module
 validates, prepares its arrays and, for ``subsolver="svrg"``, hands it the
-screened SVRG loop of :func:`~dptoolkit.dsal.solve` as the sub-problem solver.
+screened SVRG loop of ``_outer.solve`` as the sub-problem solver.
 """
 import time
 

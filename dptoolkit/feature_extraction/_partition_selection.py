@@ -21,11 +21,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import ndtri
 
+from .._docstrings import fill_doc
 from .._validation import check_positive_int, check_scalar_range
 
 __all__ = ["bounded_contributions", "partition_selection_threshold"]
 
 
+@fill_doc
 def partition_selection_threshold(noise_multiplier, delta, max_terms_per_document):
     r"""Threshold of the weighted Gaussian partition selection.
 
@@ -85,11 +87,7 @@ def partition_selection_threshold(noise_multiplier, delta, max_terms_per_documen
 
     References
     ----------
-    S. Gopi, P. Gulhane, J. Kulkarni, J. H. Shen, M. Shokouhi, S. Yekhanin.
-    Differentially private set union. ICML 2020.
-
-    D. Desfontaines, J. Voss, B. Gipson, C. Mandayam. Differentially private
-    partition selection. PoPETs 2022(1).
+    %(refs_partition_selection)s
     """
     sigma = check_scalar_range(noise_multiplier, "noise_multiplier", low=0.0, low_open=True)
     delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, low_open=True,

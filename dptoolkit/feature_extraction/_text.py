@@ -9,6 +9,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
+from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin
 from .._validation import check_positive_int
 from ..accounting import calibrate_parameter
@@ -63,6 +64,7 @@ def _calibrated_sigma(epsilon, delta, private_vocabulary, use_idf):
         rtol=1e-9))
 
 
+@fill_doc
 class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
     r"""Bag-of-n-grams features with a private vocabulary and private idf.
 
@@ -180,11 +182,7 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
 
     References
     ----------
-    S. Gopi, P. Gulhane, J. Kulkarni, J. H. Shen, M. Shokouhi, S. Yekhanin.
-    Differentially private set union. ICML 2020.
-
-    D. Desfontaines, J. Voss, B. Gipson, C. Mandayam. Differentially private
-    partition selection. PoPETs 2022(1).
+    %(refs_partition_selection)s
 
     B. Balle, Y.-X. Wang. Improving the Gaussian mechanism for differential
     privacy: analytical calibration and optimal denoising. ICML 2018.

@@ -10,39 +10,26 @@ whole search costs about two to three times one run in Renyi DP, however many
 runs it makes (Papernot and Steinke 2022, Theorem 2); with pure-DP runs and a
 geometric K it is 3 epsilon-DP (Liu and Talwar 2019, Theorem 3.4).
 """
-import contextlib
 import dataclasses
-import io
-import math
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import stats
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._estimator import delegated_tags, estimator_has
-from .._private import (DATA_DEPENDENT_NOTE, PrivateEstimatorMixin, data_dependent_error,
-                        data_dependent_message, fit_with_stream, nothing_released,
-                        plan_spend)
+from .._private import PrivateEstimatorMixin, data_dependent_error, nothing_released
 from .._validation import check_positive_int, check_scalar_range, check_X_y_named
-from ..accounting import (basic_guarantee, calibrate_parameter, epsilon_of_event,
-                          tnb_success_probability)
-from ..accounting.events import (
-    ComposedEvent,
-    GaussianEvent,
-    LaplaceEvent,
-    MaxOfEvents,
-    RepeatAndSelectEvent,
-)
+from ..accounting import basic_guarantee
+from ._calibration import _calibrate, _run_event
+from ._k_distribution import _DISTRIBUTIONS, _draw_k, _search_event
+from ._runs import _reemit_released_warnings, _run_all, _verbose_params
+from ._search_candidates import _candidates
 
 __all__ = ["PrivateHyperparameterSearch"]
-
-_DISTRIBUTIONS = ("negative_binomial", "geometric", "logarithmic")
 
 # (public parameters, candidates, shape, label set) -> (run epsilon, the candidates'
 # training events): the calibration is a nested bisection and does not depend on the
@@ -78,119 +65,6 @@ class SearchPlan:
     train_events: tuple
     n_samples: int
     n_val: int
-
-# where a distribution of param_distributions is probed: quantiles, plus the finite
-# ends of its support (draws with fixed seeds for a distribution without ppf)
-_PROBE_QUANTILES = (0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999)
-_N_PROBE_DRAWS = 16
-# largest number of (candidate, probe) events planned per budget: each is a plan of
-# the estimator's fit (milliseconds)
-_MAX_PLANS = 2000
-
-
-def _probe_values(name, dist):
-    """Public points of a distribution at which the runs' events are compared."""
-    if hasattr(dist, "ppf"):
-        values = list(np.asarray(dist.ppf(_PROBE_QUANTILES), dtype=np.float64))
-        if hasattr(dist, "support"):
-            values += [v for v in np.asarray(dist.support(), dtype=np.float64)
-                       if np.isfinite(v)]
-        if isinstance(getattr(dist, "dist", None), stats.rv_discrete):
-            values = [int(v) for v in values if np.isfinite(v)]
-        else:
-            values = [float(v) for v in values if np.isfinite(v)]
-    else:
-        values = [dist.rvs(random_state=np.random.RandomState(seed))
-                  for seed in range(_N_PROBE_DRAWS)]
-        values = [v.item() if isinstance(v, np.generic) else v for v in values]
-    out = []
-    for v in values:
-        if not any(v == u for u in out):
-            out.append(v)
-    if not out:
-        raise ValueError(f"param_distributions[{name!r}]: the distribution gives no finite "
-                         "value to check the runs' privacy event at")
-    return out
-
-
-def _candidates(dists):
-    """The runs' possible hyperparameters, as the search accounts for them.
-
-    Returns ``(grid, probes)``: ``grid`` lists every point of the lists'
-    product (each dict of ``dists`` in turn), with each distribution at its
-    first probe value; ``probes`` lists ``(name, point, other)`` pairs that
-    differ only in the distribution ``name``, whose events must be equal.
-    """
-    grid, probes, n_plans = [], [], 0
-    for d in dists:
-        points = {k: _probe_values(k, v) for k, v in d.items() if hasattr(v, "rvs")}
-        lists = ParameterGrid(
-            {k: (points[k][:1] if k in points else list(v)) for k, v in d.items()})
-        n_plans += len(lists) * (1 + 2 * sum(len(v) - 1 for v in points.values()))
-        if n_plans > _MAX_PLANS:
-            raise ValueError(
-                "param_distributions has too many points for the search's budget, which "
-                "is calibrated on every point of the lists' product (and checks each "
-                f"distribution at {len(_PROBE_QUANTILES)} quantiles): at most "
-                f"{_MAX_PLANS} points and probes, got more; shorten the lists")
-        base = [dict(point) for point in lists]
-        grid.extend(base)
-        for name, values in points.items():
-            probes.extend((name, point, {**point, name: value})
-                          for point in base for value in values[1:])
-    return grid, probes
-
-
-def _verbose_params(estimator):
-    """The ``verbose`` parameters of ``estimator`` and of the estimators it holds."""
-    return {k: v for k, v in estimator.get_params(deep=True).items()
-            if k.rsplit("__", 1)[-1] == "verbose"}
-
-
-@contextlib.contextmanager
-def _silent_run():
-    """A run's fit and scoring: its warnings recorded (returned), its prints dropped.
-
-    The runs' verbosity is also forced off (``verbose=0``): a bar drawn outside
-    ``sys.stderr`` (a notebook widget) is not caught here."""
-    sink = io.StringIO()
-    with warnings.catch_warnings(record=True) as caught, \
-            contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        warnings.simplefilter("always")
-        yield caught
-
-
-class _RunStream:
-    """A run's child stream, and whether anything was drawn from it since (its noise
-    ran: the bit generator moved, or it spawned streams for nested fits)."""
-
-    def __init__(self, stream):
-        self._bits = stream.bit_generator
-        self._state = self._bits.state
-        self._children = self._bits.seed_seq.n_children_spawned
-
-    def touched(self):
-        return (self._bits.state != self._state
-                or self._bits.seed_seq.n_children_spawned != self._children)
-
-
-def _reemit_released_warnings(caught):
-    """Each distinct warning of the released run, once, marked as outside the guarantee:
-    which run is released depends on the private data."""
-    seen = set()
-    for w in caught:
-        text = str(w.message)
-        if DATA_DEPENDENT_NOTE not in text:
-            text = data_dependent_message(
-                f"{text.rstrip()} (a warning of the run the search released)")
-        if (w.category, text) in seen:
-            continue
-        seen.add((w.category, text))
-        try:
-            message = w.category(text)
-        except Exception:  # a warning class with another constructor
-            message = UserWarning(text)
-        warnings.warn_explicit(message, type(message), w.filename, w.lineno)
 
 
 class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
@@ -461,158 +335,11 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         return SearchParams(epsilon=epsilon, delta=delta, mean=mean, shape=shape, frac=frac,
                             noise=noise, dists=dists, grid=grid, probes=probes)
 
-    # ----------------------------------------------------------- calibration
-    def _train_events(self, p, template, shape, y_standin, points, eps_run, memo):
-        """The training event of each of ``points`` (hyperparameters) at ``eps_run``,
-        planned from the public shape of the training part and its label set (the
-        runs' ``_privacy_plan``: no fit); ``memo`` keeps them."""
-        out = []
-        for params in points:
-            key = (repr(sorted(params.items())), eps_run)
-            if key not in memo:
-                est = clone(template).set_params(
-                    **params, epsilon=eps_run, accountant=None,
-                    **({"delta": p.delta} if p.delta > 0 else {}))
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    memo[key] = plan_spend(est, n_samples=shape[0], n_features=shape[1],
-                                           y=y_standin)[0]
-            out.append(memo[key])
-        return out
-
-    @staticmethod
-    def _distinct(events):
-        return tuple(dict.fromkeys(events))
-
-    def _run_event(self, p, train_events, eps_run):
-        """One run, Q: the training event (the maximum over the candidates') and the
-        score."""
-        train_events = self._distinct(train_events)
-        training = train_events[0] if len(train_events) == 1 else MaxOfEvents(train_events)
-        if p.delta == 0:  # the score gets 1/9 of the training epsilon (10% of the run)
-            return ComposedEvent((training, LaplaceEvent(9.0 / eps_run)))
-        return ComposedEvent((training, GaussianEvent(p.noise)))
-
-    def _search_event(self, p, run_event):
-        return RepeatAndSelectEvent(run_event, p.mean, p.shape)
-
-    def _calibrate(self, p, template, shape, y_standin):
-        """Each run's epsilon and the candidates' distinct training events at it."""
-        grid, probes = p.grid, p.probes
-        memo = {}
-
-        def events(points, e):
-            return self._train_events(p, template, shape, y_standin, points, e, memo)
-
-        # the smallest run epsilon the estimator accepts (exclusive), at every
-        # candidate: e.g. the Sparsifier's count share epsilon_count
-        floor = max(self._min_run_epsilon(template, point)
-                    for point in [*grid, *(other for _, _, other in probes)])
-        if p.delta == 0.0:
-            eps_run = 0.9 * p.epsilon / 3.0
-            self._check_floor(p, floor, eps_run)
-            train = events(grid, eps_run)
-            eps_b, delta_b = basic_guarantee(self._run_event(p, train, eps_run))
-            if eps_b > p.epsilon / 3.0 * (1 + 1e-6) or delta_b > 1e-9:
-                raise ValueError("a pure-DP search (delta=0) needs a pure-DP estimator: "
-                                 f"{type(self.estimator).__name__} with delta unset is not "
-                                 "epsilon-DP by basic composition (at some point of "
-                                 "param_distributions)")
-        else:
-            self._check_floor(p, floor, p.epsilon)
-
-            def calibrate(points):
-                def search(e):
-                    return self._search_event(p, self._run_event(p, events(points, e), e))
-
-                low = self._bracket_low(p, search, floor)
-                if epsilon_of_event(search(low), p.delta) > p.epsilon:
-                    self._check_floor(p, floor, 0.0)    # raises, naming the floor
-                    raise ValueError(
-                        f"epsilon={p.epsilon!r} is too small for a search over "
-                        f"{type(self.estimator).__name__}: each run would get less "
-                        f"than epsilon={low!r}, below which the estimator cannot plan "
-                        "its fit; raise epsilon or lower n_runs")
-                return calibrate_parameter(
-                    search, target_epsilon=p.epsilon, delta=p.delta, low=low,
-                    high=p.epsilon, rtol=1e-3)
-
-            # one point per distinct event at the top of the bracket; every point's event
-            # at the result is then checked to be among theirs (else all points are used)
-            first = {}
-            for point, event in zip(grid, events(grid, p.epsilon)):
-                first.setdefault(event, point)
-            eps_run = calibrate(list(first.values()))
-            train = events(grid, eps_run)
-            if set(train) != set(events(list(first.values()), eps_run)):
-                eps_run = calibrate(grid)
-                train = events(grid, eps_run)
-        self._check_probes(p, probes, events, eps_run)
-        return eps_run, self._distinct(train)
-
-    @staticmethod
-    def _bracket_low(p, search, floor):
-        """The low end of the run epsilon's bracket: ``floor`` plus 1e-4 of the budget
-        (1% of the budget above a positive floor: the part the estimator spends
-        beyond it, e.g. the Sparsifier's private fit), raised tenfold above the
-        floor until the estimator plans its fit there (an estimator refuses a
-        budget too small for it, e.g. DP-IGHT past its largest noise multiplier)."""
-        gap = (0.01 if floor > 0.0 else 1e-4) * (p.epsilon - floor)
-        while True:
-            try:
-                search(floor + gap)
-                return floor + gap
-            except (ValueError, RuntimeError):
-                # ValueError: the estimator refuses so small a budget; RuntimeError:
-                # its spend's check, at a budget it was not made for.  At the top
-                # of the bracket the estimator's error is raised as it is.
-                if floor + 10.0 * gap >= p.epsilon:
-                    raise
-                gap *= 10.0
-
-    @staticmethod
-    def _min_run_epsilon(template, point):
-        """The run epsilon the estimator needs to exceed at ``point``: its
-        ``_min_epsilon()`` when it has one (the Sparsifier's ``epsilon_count``),
-        else 0."""
-        est = clone(template).set_params(**point)
-        return float(est._min_epsilon()) if hasattr(est, "_min_epsilon") else 0.0
-
-    def _check_floor(self, p, floor, eps_run):
-        """A run epsilon of ``eps_run`` (the largest the budget allows) must exceed the
-        estimator's floor."""
-        if floor > 0.0 and eps_run <= floor:
-            raise ValueError(
-                f"epsilon={p.epsilon!r} leaves each run of the search too small a "
-                f"budget for {type(self.estimator).__name__}, whose epsilon must exceed "
-                f"{floor!r} (its epsilon_count at some point of param_distributions): "
-                "raise epsilon, or lower the estimator's epsilon_count or n_runs")
-
-    @staticmethod
-    def _check_probes(p, probes, events, eps_run):
-        """A distribution of param_distributions must not change the training event."""
-        if not probes:
-            return
-        ours = events([point for _, point, _ in probes], eps_run)
-        others = events([other for _, _, other in probes], eps_run)
-        for (name, point, other), a, b in zip(probes, ours, others):
-            if a != b:
-                raise ValueError(
-                    f"param_distributions[{name!r}] is a distribution, but {name} changes "
-                    f"the runs' privacy event ({name}={point[name]!r} and {name}="
-                    f"{other[name]!r} give different events): give {name} as a list of "
-                    "values, whose events the search's budget covers")
-
     # --------------------------------------------------------------------- fit
     def _draw_k(self, p, rng):
-        """K >= 1 from the truncated negative binomial of mean ``n_runs``."""
-        gamma = tnb_success_probability(p.shape, p.mean)
-        if p.shape == 0.0:  # logarithmic: P(K=k) proportional to (1-gamma)^k / k
-            return int(rng.logseries(1.0 - gamma))
-        while True:
-            k = int(rng.negative_binomial(p.shape, gamma))
-            if k >= 1:
-                return k
+        """K >= 1, drawn from the law of K (the tests replace it to fix K)."""
+        return _draw_k(p.shape, p.mean, rng)
+
 
     def fit(self, X, y):
         """Run the search and keep the best model.
@@ -694,8 +421,8 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         self._forget_fit()          # a failed refit must not leave the last release on
         streams = []
         try:
-            best = self._runs(p, k, rng, template, eps_run, train_events, streams,
-                              X_train, y_train, X_val, y_val, n_val)
+            best = _run_all(p, k, rng, template, eps_run, train_events, streams,
+                            X_train, y_train, X_val, y_val, n_val)
         except BaseException as exc:
             # the whole search's event is the release Papernot and Steinke account
             # for: once a run's noise ran it is charged in full (a charge for "what
@@ -778,65 +505,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
         if key not in _CALIBRATIONS:  # a function of public quantities only
             if len(_CALIBRATIONS) > 64:
                 _CALIBRATIONS.clear()
-            _CALIBRATIONS[key] = self._calibrate(p, template, shape, y_standin)
+            _CALIBRATIONS[key] = _calibrate(p, template, shape, y_standin)
         eps_run, train_events = _CALIBRATIONS[key]
-        run_event = self._run_event(p, train_events, eps_run)
+        run_event = _run_event(p, train_events, eps_run)
         # pure search: the runs' floating-point deltas, union bound over E[K] runs
         spent = (p.epsilon, p.delta or p.mean * basic_guarantee(run_event)[1])
-        return self._plan(self._search_event(p, run_event), spent, SearchPlan(
+        return self._plan(_search_event(p, run_event), spent, SearchPlan(
             p, template, eps_run, train_events, N, n_val))
-
-    def _runs(self, p, k, rng, template, eps_run, train_events, streams, X_train, y_train,
-              X_val, y_val, n_val):
-        """The ``k`` runs, silent; ``(score, estimator, params, warnings)`` of the best
-        (its estimator None when every run failed).  ``streams`` receives a
-        :class:`_RunStream` per run whose noise could run."""
-        best = (-math.inf, None, None, [])
-        silent = {name: 0 for name in _verbose_params(template)}
-        drawn = {name for d in p.dists for name, v in d.items() if hasattr(v, "rvs")}
-        for _ in range(k):
-            # each run draws its hyperparameters independently (with replacement:
-            # the runs of Papernot and Steinke's Algorithm 1 are i.i.d.)
-            params = next(iter(ParameterSampler(
-                p.dists, n_iter=1, random_state=int(rng.integers(2 ** 31 - 1)))))
-            est = clone(template).set_params(**{
-                **params, **silent, "epsilon": eps_run, "accountant": None,
-                **({"delta": p.delta} if p.delta > 0 else {})})
-            if drawn & set(params):
-                # a value from a distribution, whose events the budget covers at
-                # probes only: the run's event checked before its noise (a plan, no
-                # fit; the lists' points were all planned by the calibration)
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        planned = plan_spend(est, n_samples=X_train.shape[0],
-                                             n_features=X_train.shape[1], y=y_train)[0]
-                except Exception:
-                    continue        # the fit would refuse too: a run with no output
-                self._check_run_event(p, planned, params, train_events)
-            # the run's noise: a child stream for this fit only, never a seed stored
-            # on the run (the released best_estimator_ keeps the estimator's own
-            # random_state, normally None)
-            stream = rng.spawn(1)[0]
-            streams.append(_RunStream(stream))
-            with _silent_run() as caught:
-                try:
-                    fit_with_stream(est, stream, X_train, y_train)
-                    correct = float(np.sum(est.predict(X_val) == y_val))
-                except Exception:
-                    # a run with no output, never the best; its error and its
-                    # warnings are dropped (they would tell that a run, which one
-                    # and how many, was made)
-                    continue
-            self._check_run_event(p, est.privacy_event_, params, train_events)
-            if p.delta > 0:
-                noisy = correct + rng.normal(0.0, p.noise)
-            else:
-                noisy = correct + rng.laplace(0.0, 9.0 / eps_run)
-            score = noisy / n_val
-            if score > best[0]:
-                best = (score, est, params, caught)
-        return best
 
     def _forget_fit(self):
         """Remove a previous fit's release (a failed refit must not leave it on)."""
@@ -851,25 +526,6 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             self._record_spend(event, spent)
         finally:
             self._forget_fit()
-
-    @staticmethod
-    def _check_run_event(p, event, params, train_events):
-        """A run's event must be one the budget covers (before any release).  The
-        errors name the distributions (public parameters), not the values drawn."""
-        if event in train_events:
-            return
-        drawn = sorted({k for d in p.dists for k, v in d.items()
-                        if hasattr(v, "rvs") and k in params})
-        # both depend only on the drawn hyperparameters, not on the data: the runs'
-        # models are discarded and the search is not charged (nothing_released)
-        if drawn:
-            raise nothing_released(ValueError(
-                f"a run drew values of {drawn} whose privacy event is not one the "
-                "search's budget covers: these distributions change the event at points "
-                "other than those checked; give them as lists of values (nothing was "
-                "released)"))
-        raise nothing_released(RuntimeError("a run made a privacy event that its planned "
-                                            "event does not match (nothing was released)"))
 
     # ------------------------------------------------------------------ outputs
     def predict(self, X):

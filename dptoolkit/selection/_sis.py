@@ -1,15 +1,13 @@
 """Sure Independence Screening (SIS) and its private version DP-SIS."""
 import dataclasses
 import math
-import numbers
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils import check_X_y
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._docstrings import fill_doc
 from .._private import (
@@ -19,11 +17,13 @@ from .._private import (
     data_dependent_warning,
     sensitivity_factor,
 )
-from .._validation import check_positive_int, check_scalar_range, check_X_y_named
+from .._validation import check_positive_int, check_scalar_range
 from ..accounting import epsilon_of_event
 from ..accounting.events import GaussianEvent
 from ..distributed import block_sum, is_dask_array, row_aligned, validate_dask_X_y
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
+from ._selector_base import (_SELECTORS, _check_choice, _check_k_features, _k_or_all,
+                             _select_top_k, _SelectorTagsMixin, _validate_X_y)
 from ._sis_rules import (GAUSSIAN_MAX_K, GAUSSIAN_MIN_K, INFORMATIVE_SCORE,  # noqa: F401
                          _gaussian_noise_multiplier, _top_k_privacy, auto_k, gaussian_auto_k)
 from ._sis_scores import (_bounded_sums_block, _broadcast_bounds, _broadcast_center,
@@ -33,72 +33,8 @@ from ._topk import canonical_lipschitz_top_k, peeling_top_k
 __all__ = ["SIS", "DPSIS", "auto_k", "gaussian_auto_k"]
 
 _NEIGHBOURING = NEIGHBOURING_RELATIONS
-#: The pure-DP top-k selectors (shared with TwoStageSelector).
-_SELECTORS = ("canonical_lipschitz", "peeling")
 #: DPSIS's selectors: the pure-DP ones, the Gaussian release of all scores, or "auto".
 _DPSIS_SELECTORS = ("auto", "gaussian") + _SELECTORS
-def _check_k_features(k, n_features):
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"k must be an integer, got {type(k).__name__}")
-    if not 1 <= k <= n_features - 1:
-        raise ValueError(
-            f"k must be in [1, n_features - 1] = [1, {n_features - 1}], got {k} "
-            f"(n_features = {n_features})")
-    return int(k)
-
-
-def _k_or_all(k, n_features, name):
-    """``(k, keep_all)`` of SIS and TwoStageSelector: ``k`` >= 1 an integer; ``k``
-    at least ``n_features`` keeps every feature (``keep_all``), with a warning when
-    it is above ``n_features``, as scikit-learn's ``SelectKBest`` does.  Keeping
-    every feature depends on the public shape only (no data read, no noise)."""
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"k must be an integer, got {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"k must be in [1, n_features] = [1, {n_features}], got {k} "
-                         f"(n_features = {n_features})")
-    if k > n_features:
-        warnings.warn(f"k={k} is greater than n_features={n_features}: {name} keeps all "
-                      "the features", UserWarning, stacklevel=3)
-    return int(min(k, n_features)), k >= n_features
-
-
-def _check_choice(value, name, choices):
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value
-
-
-_SPARSE_FORMATS = ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"]
-
-
-def _validate_X_y(estimator, X, y):
-    """Validate (X, y) for an estimator's fit (sets n_features_in_); CSC for sparse."""
-    check_X_y_named(X, y, y_numeric=True)
-    if estimator is None:
-        X, y = check_X_y(X, y, accept_sparse=_SPARSE_FORMATS, dtype=np.float64,
-                         y_numeric=True)
-    else:
-        X, y = validate_data(estimator, X, y, accept_sparse=_SPARSE_FORMATS,
-                             dtype=np.float64, y_numeric=True, reset=True)
-    if sp.issparse(X):
-        X = sp.csc_array(X)
-    return X, np.asarray(y, dtype=np.float64)
-
-
-class _SelectorTagsMixin:
-    """Declare sparse input support to scikit-learn's tags."""
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-
-def _select_top_k(scores, k):
-    """Indices of the k largest scores, ties broken by the lower index."""
-    order = np.argsort(-scores, kind="stable")
-    return np.sort(order[:k])
 
 
 class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):

@@ -17,16 +17,16 @@ from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, check_neighbouring
 from .._validation import check_positive_int, check_random_state, check_scalar_range
 from ..exceptions import EmptySupportWarning, PrivacyLeakWarning
-from ._sis import (
+from ._selector_base import (
     _SELECTORS,
     _check_choice,
     _check_k_features,
     _k_or_all,
     _select_top_k,
     _SelectorTagsMixin,
-    _top_k_privacy,
     _validate_X_y,
 )
+from ._sis_rules import _top_k_privacy
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 
 __all__ = ["TwoStageSelector", "block_support_counts"]
