@@ -41,7 +41,11 @@ cdef class GroupedExpSampler:
     # state of a rebuild at the current ref): for batches touching many items.
     cdef void reweight_batch(self, const int32_t* items, const double* logws,
                              intp_t n) noexcept nogil
-    cdef void _batch(self, const int32_t* items, const double* logws, intp_t n,
+    # _batch with scaled weights (module docstring, *Scaled weights*): scaled
+    # NULL, or scaled[k] >= 0 the caller's exp(logws[k] - offset) to within
+    # SCALED_REL_ERR (then no exp for item k), scaled[k] < 0: exp(logws[k] - ref).
+    cdef void _batch(self, const int32_t* items, const double* logws,
+                     const double* scaled, double offset, intp_t n,
                      bint resum) noexcept nogil
     cdef void resum_all(self) noexcept nogil
     # sample returns -1 when no item has positive weight (all logw = -inf) or

@@ -122,6 +122,25 @@ that did not change, nor a scan for the maximum.  The rebuild conditions of
 the per-item updates (overflow and underflow guards, the empty state) apply
 and end the batch with a rebuild.
 
+Scaled weights
+--------------
+``exp(logw - ref)`` is most of the cost of an update.  The caller of a batch may
+give, with each log-weight, a *scaled weight* ``scaled = exp(logw - offset)``
+for an ``offset`` of its choice, computed without ``exp`` to within a relative
+``SCALED_REL_ERR = 8 u`` (``u = 2**-53``): the Frank-Wolfe solver's log-weights
+are ``log(2 cosh x)``, and for small ``x`` (almost every coordinate at private
+budgets) ``cosh x`` is a short polynomial (``_fw_fast.log_weight_scaled``).  The
+stored weight is then ``scale * scaled`` with ``scale = exp(offset - ref)``
+computed once per batch from the exact split ``offset - ref = hi + lo``
+(TwoSum), within 4 u; it is used when ``|offset - ref| <= 700``.  Such a weight
+is within a relative 13 u of ``exp(logw - ref)`` for the stored ``logw``,
+against ``746 u`` for ``exp(fl(logw - ref))`` itself (whose argument is rounded
+at ``|logw - ref|`` up to 745): the error analysis below, which allows each
+weight the latter, holds for either; the draws' law is the same, their bits may
+differ from those of unscaled updates when a uniform falls within a few ulps of
+a boundary.  The log-weights stored are the ones given, so rebuilds and
+re-sums do not depend on which way the weights were computed.
+
 Rebuilds
 --------
 A full O(n) rebuild (new ``ref``, every weight recomputed) happens when an
@@ -200,6 +219,29 @@ cdef double _pairwise_sum(const double* x, intp_t n) noexcept nogil:
         return s
     half = n // 2
     return _pairwise_sum(x, half) + _pairwise_sum(x + half, n - half)
+
+
+#: Relative error a caller's scaled weight may have (module docstring, *Scaled
+#: weights*): ``scaled = exp(logw - offset) * (1 + e)`` with ``|e| <= SCALED_REL_ERR``.
+SCALED_REL_ERR = 8.0 * 2.0 ** -53
+# Largest |offset - ref| for which exp(offset - ref) is a normal double.
+cdef double _SCALE_RANGE = 700.0
+
+
+cdef inline double _scale_of(double offset, double ref) noexcept nogil:
+    """exp(offset - ref) to within 4 u (u = 2**-53) relative, or -1.0 when
+    ``|offset - ref| > _SCALE_RANGE`` (the scaled path is then not used).
+
+    The difference is split exactly into ``hi + lo`` (Knuth's TwoSum), so the
+    rounding of ``offset - ref`` (up to ``|offset - ref| * u``, i.e. hundreds of
+    u) does not enter: exp(hi + lo) = exp(hi) (1 + lo + O(lo**2)), |lo| <= 1e-13."""
+    cdef double hi = offset - ref, bb, lo, e
+    if not (fabs(hi) <= _SCALE_RANGE):
+        return -1.0
+    bb = hi - offset
+    lo = (offset - (hi - bb)) + (-ref - bb)
+    e = exp(hi)
+    return e + e * lo
 
 
 cdef inline intp_t _group_of(intp_t item, int shift, intp_t m) noexcept nogil:
@@ -411,8 +453,9 @@ cdef class GroupedExpSampler:
         if m & (m - 1) == 0:
             self.group_shift = m.bit_length() - 1
         self.g_touched = np.zeros(self.n_groups, dtype=np.uint8)
-        self.g_list = np.zeros(self.n_groups, dtype=np.intp)
-        self.g_old = np.zeros(self.n_groups)
+        # one slot more than the groups: _batch writes slot n_touched at every change
+        self.g_list = np.zeros(self.n_groups + 1, dtype=np.intp)
+        self.g_old = np.zeros(self.n_groups + 1)
 
     def __reduce__(self):
         # the whole state, so that a copy draws and updates as the original bit
@@ -565,16 +608,21 @@ cdef class GroupedExpSampler:
         """``update(items[k], logws[k])`` for k = 0..n-1, the sums updated once
         per changed group (module docstring, *Batched updates*): O(n + changed
         groups), plus the re-sums and rebuilds the invariant needs."""
-        self._batch(items, logws, n, False)
+        self._batch(items, logws, NULL, 0.0, n, False)
 
-    cdef void _batch(self, const int32_t* items, const double* logws, intp_t n,
+    cdef void _batch(self, const int32_t* items, const double* logws,
+                     const double* scaled, double offset, intp_t n,
                      bint resum) noexcept nogil:
         # update_batch (resum False: each change added to its group sum with its
         # error bound) or reweight_batch (resum True: every sum re-computed at
-        # the end); the logw/weight writes and the rebuild guards are shared
+        # the end); the logw/weight writes and the rebuild guards are shared.
+        # scaled (module docstring, *Scaled weights*): weight = scale * scaled[r]
+        # where scaled[r] >= 0, scale = exp(offset - ref) computed once.
         cdef intp_t r, k, item, g, start, stop, n_touched = 0, nf = self.n_finite
         cdef intp_t m = self.group_size
         cdef double lw, old_lw, d, new, old, gs, err, dg, t, terr, ref = self.ref
+        cdef double scale = _scale_of(offset, ref) if scaled != NULL else -1.0
+        cdef unsigned char first
         cdef bint rebuild = nf == 0        # leaving the empty state: rebuild at the end
         cdef bint overflow = False
         cdef double* logw = &self.logw[0]
@@ -606,17 +654,24 @@ cdef class GroupedExpSampler:
                 rebuild = True
                 overflow = True
                 continue
-            new = exp(d)
+            if scale >= 0.0 and scaled[r] >= 0.0:
+                new = scale * scaled[r]
+            else:
+                new = exp(d)
             old = weight[item]
             weight[item] = new
             if resum:
                 continue                   # every sum is re-computed below
             g = _group_of(item, self.group_shift, self.group_size)
-            if not touched[g]:
-                touched[g] = 1
-                glist[n_touched] = g
-                gold[n_touched] = gsum[g]
-                n_touched += 1
+            # list g with its sum before the batch at its first change, without
+            # a branch (about half the changes are a group's first: a branch
+            # would be mispredicted): the slot n_touched is written every time
+            # and kept only when the count moves past it
+            first = 1 - touched[g]
+            touched[g] = 1
+            glist[n_touched] = g
+            gold[n_touched] = gsum[g]
+            n_touched += first
             # the per-item update's group sum and error bound, bit for bit
             gs = gsum[g] + (new - old)
             gerr[g] = gerr[g] + DBL_EPSILON * (fabs(gs) + new + old)
@@ -666,7 +721,7 @@ cdef class GroupedExpSampler:
         no exp is spent on the items that did not change.  Falls back to a
         rebuild where an update would (overflow guard, empty state, underflow
         guard)."""
-        self._batch(items, logws, n, True)
+        self._batch(items, logws, NULL, 0.0, n, True)
 
     cdef intp_t sample(self, bitgen_t* rng) noexcept nogil:
         """Draw one index: O(n_groups + group_size); -1 if all weights are 0."""
@@ -792,7 +847,7 @@ cdef class GroupedExpSampler:
             for k in range(iv.shape[0]):
                 self.update(<intp_t> iv[k], vv[k])
 
-    def update_items_batched(self, items, log_weights):
+    def update_items_batched(self, items, log_weights, scaled=None, offset=0.0):
         """Same as :meth:`update_items`, applied as one batch (``update_batch``).
 
         The stored log-weights and weights are those of :meth:`update_items`;
@@ -802,14 +857,28 @@ cdef class GroupedExpSampler:
         ``log_weights`` as for :meth:`update_items` (int32 items: ``n_items`` is
         at most 2**31 - 1).
 
+        Parameters
+        ----------
+        items, log_weights : array-like of shape (n_updates,)
+            As for :meth:`update_items`.
+        scaled : array-like of shape (n_updates,), optional
+            Scaled weights (module docstring, *Scaled weights*): where
+            ``scaled[k] >= 0`` it must equal ``exp(log_weights[k] - offset)``
+            within a relative :data:`SCALED_REL_ERR`, and the stored weight is
+            computed from it without an ``exp``; a negative entry means "not
+            given" (the weight is ``exp(log_weights[k] - ref)`` as without).
+        offset : float, default=0.0
+            The log-scale of ``scaled``, finite.
+
         Raises
         ------
         TypeError, ValueError
-            As :meth:`update_items`.
+            As :meth:`update_items`; ``scaled`` of another length or with NaN or
+            ``+inf``, ``offset`` not finite.
         """
-        self._apply_batch(items, log_weights, False)
+        self._apply_batch(items, log_weights, False, scaled, offset)
 
-    def update_items_resummed(self, items, log_weights):
+    def update_items_resummed(self, items, log_weights, scaled=None, offset=0.0):
         """Same as :meth:`update_items`, applied as one batch whose sums are
         re-computed exactly at the end (``reweight_batch``).
 
@@ -818,23 +887,34 @@ cdef class GroupedExpSampler:
         :meth:`set_log_weights` does, so the state is that of a rebuild that
         kept the current reference, and draws follow the same law.  O(n_updates
         + n_items): for batches that change a large part of the items.
-        ``items`` and ``log_weights`` as for :meth:`update_items`.
+        ``items``, ``log_weights``, ``scaled`` and ``offset`` as for
+        :meth:`update_items_batched`.
 
         Raises
         ------
         TypeError, ValueError
-            As :meth:`update_items`.
+            As :meth:`update_items_batched`.
         """
-        self._apply_batch(items, log_weights, True)
+        self._apply_batch(items, log_weights, True, scaled, offset)
 
-    def _apply_batch(self, items, log_weights, bint resum):
+    def _apply_batch(self, items, log_weights, bint resum, scaled=None, offset=0.0):
         idx, vals = _check_updates(items, log_weights, self.n_items)
+        cdef double off = check_scalar_range(offset, "offset")
+        cdef const double[::1] sv
+        cdef const double* sp = NULL
+        if scaled is not None:
+            sarr = _check_log_weight_array(scaled, idx.shape[0], "scaled")
+            if np.isinf(sarr).any():
+                raise ValueError("scaled must be finite (negative: not given), got inf")
+            sv = sarr
+            if sv.shape[0] > 0:
+                sp = &sv[0]
         if idx.size == 0:
             return
         cdef const int32_t[::1] iv = np.ascontiguousarray(idx, dtype=np.int32)
         cdef const double[::1] vv = vals
         with nogil:
-            self._batch(&iv[0], &vv[0], iv.shape[0], resum)
+            self._batch(&iv[0], &vv[0], sp, off, iv.shape[0], resum)
 
     def draw(self, size=1, random_state=None):
         """Draw ``size`` independent indices.
