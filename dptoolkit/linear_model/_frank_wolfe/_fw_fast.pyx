@@ -46,7 +46,7 @@
 #   -sigma*alpha_j (sum-score units, l1_bound factored out).
 cimport cython
 from cython.parallel cimport prange
-from libc.math cimport exp, log, log1p, fabs, INFINITY, isfinite
+from libc.math cimport exp, log, log1p, fabs, sqrt, INFINITY, isfinite
 from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memset
 from libc.stdint cimport int32_t, int64_t
@@ -95,6 +95,8 @@ cdef inline intp_t _scatter_rows(double[::1] alpha, const int32_t[::1] rows,
         for p in range(lo, hi):
             if p + PF < hi:
                 prefetch(&alpha[idx[p + PF]])
+                if mark:
+                    prefetch(&dirty[idx[p + PF]])
             k = idx[p]
             if binary:
                 alpha[k] = alpha[k] + g
@@ -422,19 +424,26 @@ cdef inline double log_weight(double coef, double a) noexcept nogil:
 
 cdef inline double log_weight_scaled(double coef, double a, double* scaled) noexcept nogil:
     # log_weight(coef, a), the same bits, and in scaled[0] the scaled weight
-    # exp(logw - LN2) = cosh x for the sampler (_grouped_sampler, *Scaled
-    # weights*): for x < 0.01 the series 1 + x^2/2 + x^4/24 + x^6/720 (all terms
-    # positive, truncation below x^8/40320 < 3e-21), within 4 u of exp(logw - LN2)
-    # for the stored logw (the rounding of logw: about 1 u; of the series: 2 u;
-    # the log-cosh series' truncation: 0.1 u), inside the sampler's
-    # SCALED_REL_ERR = 8 u; else -1 (the sampler computes exp(logw - ref))
-    cdef double x = coef * fabs(a), x2
+    # cosh x ~ exp(logw - LN2) for the sampler (_grouped_sampler, *Scaled
+    # weights*; u = 2**-53), so that the sampler spends no exp on it:
+    #   x < 0.01: the series 1 + x^2/2 + x^4/24 + x^6/720 (positive terms,
+    #     truncation below x^8/40320 < 3e-21): within 3 u of exp(logw - LN2)
+    #     (logw's rounding about 1 u, the series' 2 u);
+    #   0.01 <= x < 4: (1 + e) / (2 sqrt(e)) with e = exp(-2x), the value
+    #     log_weight's second branch computes anyway (-2x is exact; sqrt and the
+    #     division are correctly rounded): within 4 u of cosh x, and logw =
+    #     x + log1p(e) < 4.7 within 5 u of log(2 cosh x) (half an ulp of 4.7 is
+    #     4 u): within 9 u of exp(logw - LN2);
+    # both inside the sampler's SCALED_REL_ERR = 16 u.  x >= 4: -1 (the sampler
+    # computes exp(logw - ref)).
+    cdef double x = coef * fabs(a), x2, e
     if x < 0.01:
         x2 = x * x
         scaled[0] = 1.0 + x2 * (0.5 + x2 * (1.0 / 24.0 + x2 * (1.0 / 720.0)))
         return LN2 + x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0)))
-    scaled[0] = -1.0
-    return x + log1p(exp(-2.0 * x))
+    e = exp(-2.0 * x)
+    scaled[0] = (1.0 + e) / (2.0 * sqrt(e)) if x < 4.0 else -1.0
+    return x + log1p(e)
 
 
 def log_weight_array(double coef, const double[::1] a):

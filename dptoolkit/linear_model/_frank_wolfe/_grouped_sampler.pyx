@@ -17,7 +17,10 @@ the contiguous block ``[g * group_size, (g + 1) * group_size)`` and ``total`` =
 sum of the group sums.  Groups are *contiguous* blocks, so both scans of a draw
 are linear memory scans (the paper's text), not residues modulo sqrt(n) (its
 pseudo-code).  ``ref`` is chosen so that the largest weight is ``exp(150)``
-right after a rebuild.
+right after a rebuild.  Each item's ``logw`` and ``weight`` are stored side by
+side (one ``(n_items, 2)`` array), so that an update reads and writes one cache
+line, not one in each of two arrays; the sums run over the weights in the same
+order as from a separate array, bit for bit.
 
 Why not the paper's update (Algorithm 4 of Raff, Khanna and Lu, NeurIPS 2023)
 -------------------------------------------------------------------------------
@@ -127,18 +130,19 @@ Scaled weights
 ``exp(logw - ref)`` is most of the cost of an update.  The caller of a batch may
 give, with each log-weight, a *scaled weight* ``scaled = exp(logw - offset)``
 for an ``offset`` of its choice, computed without ``exp`` to within a relative
-``SCALED_REL_ERR = 8 u`` (``u = 2**-53``): the Frank-Wolfe solver's log-weights
+``SCALED_REL_ERR = 16 u`` (``u = 2**-53``): the Frank-Wolfe solver's log-weights
 are ``log(2 cosh x)``, and for small ``x`` (almost every coordinate at private
-budgets) ``cosh x`` is a short polynomial (``_fw_fast.log_weight_scaled``).  The
+budgets) ``cosh x`` is a short polynomial, for larger ``x`` a square root of
+the ``exp(-2x)`` the log-weight needs anyway (``_fw_fast.log_weight_scaled``).  The
 stored weight is then ``scale * scaled`` with ``scale = exp(offset - ref)``
 computed once per batch from the exact split ``offset - ref = hi + lo``
 (TwoSum), within 4 u; it is used when ``|offset - ref| <= 700``.  Such a weight
-is within a relative 13 u of ``exp(logw - ref)`` for the stored ``logw``,
+is within a relative 21 u of ``exp(logw - ref)`` for the stored ``logw``,
 against ``746 u`` for ``exp(fl(logw - ref))`` itself (whose argument is rounded
 at ``|logw - ref|`` up to 745): the error analysis below, which allows each
-weight the latter, holds for either; the draws' law is the same, their bits may
-differ from those of unscaled updates when a uniform falls within a few ulps of
-a boundary.  The log-weights stored are the ones given, so rebuilds and
+weight the latter, holds for either.  The draws' law is the same; a draw
+differs from that of unscaled updates only when its uniform falls within a few
+ulps of the boundary between two items (the sums' last bits may differ).  The log-weights stored are the ones given, so rebuilds and
 re-sums do not depend on which way the weights were computed.
 
 Rebuilds
@@ -221,9 +225,22 @@ cdef double _pairwise_sum(const double* x, intp_t n) noexcept nogil:
     return _pairwise_sum(x, half) + _pairwise_sum(x + half, n - half)
 
 
+cdef double _pairwise_sum2(const double* x, intp_t n) noexcept nogil:
+    """_pairwise_sum of x[0], x[2], ..., x[2 (n - 1)] (the weights, stored
+    beside the log-weights): the same additions in the same order."""
+    cdef intp_t i, half
+    cdef double s = 0.0
+    if n <= 16:
+        for i in range(n):
+            s += x[2 * i]
+        return s
+    half = n // 2
+    return _pairwise_sum2(x, half) + _pairwise_sum2(x + 2 * half, n - half)
+
+
 #: Relative error a caller's scaled weight may have (module docstring, *Scaled
 #: weights*): ``scaled = exp(logw - offset) * (1 + e)`` with ``|e| <= SCALED_REL_ERR``.
-SCALED_REL_ERR = 8.0 * 2.0 ** -53
+SCALED_REL_ERR = 16.0 * 2.0 ** -53
 # Largest |offset - ref| for which exp(offset - ref) is a normal double.
 cdef double _SCALE_RANGE = 700.0
 
@@ -438,8 +455,13 @@ cdef class GroupedExpSampler:
         self.n_items = n
         self.group_size = m
         self.n_groups = (n + m - 1) // m
-        self.logw = np.full(n, -np.inf)
-        self.weight = np.zeros(n)
+        # log-weight and weight of an item side by side: an update reads and
+        # writes one cache line (16 bytes of a 64-byte line), not one per array
+        pairs = np.zeros((n, 2))
+        pairs[:, 0] = -np.inf
+        self.lw_w = pairs
+        self.logw = self.lw_w[:, 0]
+        self.weight = self.lw_w[:, 1]
         self.group_sum = np.zeros(self.n_groups)
         self.group_err = np.zeros(self.n_groups)
         self.ref = 0.0
@@ -486,13 +508,14 @@ cdef class GroupedExpSampler:
     # ------------------------------------------------------------------
     # Cython interface
     # ------------------------------------------------------------------
-    cdef void build(self, const double[::1] logw) noexcept nogil:
+    cdef void build(self, const double[:] logw) noexcept nogil:
         """Set every log-weight and recompute all sums exactly: O(n)."""
         cdef intp_t i, g, n = self.n_items
         cdef intp_t nf = 0
         cdef double v, big = -INFINITY, ref
         if <const double*> &logw[0] != <const double*> &self.logw[0]:
-            memcpy(&self.logw[0], &logw[0], n * sizeof(double))
+            for i in range(n):
+                self.logw[i] = logw[i]
         for i in range(n):
             v = self.logw[i]
             if v > -INFINITY:
@@ -524,7 +547,7 @@ cdef class GroupedExpSampler:
         for g in range(self.n_groups):
             start = g * m
             stop = start + m if start + m < n else n
-            s = _pairwise_sum(&self.weight[start], stop - start)
+            s = _pairwise_sum2(&self.weight[start], stop - start)
             self.group_sum[g] = s
             self.group_err[g] = _FRESH_REL_ERR * s
         s = _pairwise_sum(&self.group_sum[0], self.n_groups)
@@ -578,7 +601,7 @@ cdef class GroupedExpSampler:
         if err > self.rel_tol * gs:          # also catches gs <= 0 with err > 0
             start = g * m
             stop = start + m if start + m < self.n_items else self.n_items
-            gs = _pairwise_sum(&self.weight[start], stop - start)
+            gs = _pairwise_sum2(&self.weight[start], stop - start)
             err = _FRESH_REL_ERR * gs
             self.n_group_resums += 1
         self.group_sum[g] = gs
@@ -625,8 +648,9 @@ cdef class GroupedExpSampler:
         cdef unsigned char first
         cdef bint rebuild = nf == 0        # leaving the empty state: rebuild at the end
         cdef bint overflow = False
-        cdef double* logw = &self.logw[0]
-        cdef double* weight = &self.weight[0]
+        # item i: logw[2 i] and weight[2 i] (one record, one cache line)
+        cdef double* logw = &self.lw_w[0, 0]
+        cdef double* weight = logw + 1
         cdef double* gsum = &self.group_sum[0]
         cdef double* gerr = &self.group_err[0]
         cdef unsigned char* touched = &self.g_touched[0]
@@ -635,14 +659,13 @@ cdef class GroupedExpSampler:
         for r in range(n):
             if r + 16 < n:
                 k = items[r + 16]
-                prefetch(logw + k)
-                prefetch(weight + k)
+                prefetch(logw + 2 * k)
             item = items[r]
             lw = logws[r]
-            old_lw = logw[item]
+            old_lw = logw[2 * item]
             if lw == old_lw:
                 continue
-            logw[item] = lw
+            logw[2 * item] = lw
             if old_lw > -INFINITY:
                 nf -= 1
             if lw > -INFINITY:
@@ -658,8 +681,8 @@ cdef class GroupedExpSampler:
                 new = scale * scaled[r]
             else:
                 new = exp(d)
-            old = weight[item]
-            weight[item] = new
+            old = weight[2 * item]
+            weight[2 * item] = new
             if resum:
                 continue                   # every sum is re-computed below
             g = _group_of(item, self.group_shift, self.group_size)
@@ -699,7 +722,7 @@ cdef class GroupedExpSampler:
             if err > self.rel_tol * gs:          # also catches gs <= 0 with err > 0
                 start = g * m
                 stop = start + m if start + m < self.n_items else self.n_items
-                gs = _pairwise_sum(&self.weight[start], stop - start)
+                gs = _pairwise_sum2(&self.weight[start], stop - start)
                 err = _FRESH_REL_ERR * gs
                 gsum[g] = gs
                 gerr[g] = err
@@ -753,13 +776,13 @@ cdef class GroupedExpSampler:
         # Little-Steps: choose an item of group g with probability ~ weight
         start = g * m
         stop = start + m if start + m < self.n_items else self.n_items
-        w = &self.weight[0]
+        w = &self.weight[0]                  # item j's weight at w[2 j]
         bound = (gsum[g] + self.group_err[g]) * (1.0 + (stop - start + 8) * DBL_EPSILON)
         for attempt in range(_MAX_ATTEMPTS):
             x = uniform(rng) * bound
             acc = 0.0
             for j in range(start, stop):
-                acc += w[j]
+                acc += w[2 * j]
                 if x < acc:
                     return j
             if not (acc > 0.0):
