@@ -142,8 +142,9 @@ against ``746 u`` for ``exp(fl(logw - ref))`` itself (whose argument is rounded
 at ``|logw - ref|`` up to 745): the error analysis below, which allows each
 weight the latter, holds for either.  The draws' law is the same; a draw
 differs from that of unscaled updates only when its uniform falls within a few
-ulps of the boundary between two items (the sums' last bits may differ).  The log-weights stored are the ones given, so rebuilds and
-re-sums do not depend on which way the weights were computed.
+ulps of the boundary between two items (the sums' last bits may differ).  The
+log-weights stored are the ones given, so rebuilds and re-sums do not depend on
+which way the weights were computed.
 
 Rebuilds
 --------
