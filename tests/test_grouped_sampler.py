@@ -694,3 +694,107 @@ def test_batched_updates_invalid_arguments():
         s.update_items_batched([0, 1], [0.0, np.nan])
     with pytest.raises(ValueError, match=r"\+inf"):
         s.update_items_batched([0], [np.inf])
+
+
+# ----------------------------------------------------------------------
+# scaled weights (module docstring, *Scaled weights*)
+# ----------------------------------------------------------------------
+def test_kernel_scaled_weights_within_the_stated_error():
+    """The fast solver's scaled weights (``log_weight_scaled_array``): the same
+    log-weights as ``log_weight_array`` bit for bit, and each scaled weight within
+    ``SCALED_REL_ERR`` of ``exp(logw - offset)`` for the stored ``logw``, checked in
+    80-bit extended precision (its own error, 2**-64 relative, is 1/2048 of a
+    double's u); -1 (not given) from x = 4 on.  Deterministic."""
+    from dptoolkit.linear_model._frank_wolfe import _fw_fast
+    from dptoolkit.linear_model._frank_wolfe._grouped_sampler import SCALED_REL_ERR
+
+    if np.finfo(np.longdouble).nmant < 63:
+        pytest.skip("needs an 80-bit long double to check a 16 u bound")
+    rng = np.random.default_rng(5)
+    a = np.concatenate([np.linspace(0.0, 6.0, 20001), rng.uniform(0, 0.012, 20000),
+                        [0.00999999999, 0.01, 3.9999999, 4.0], -rng.uniform(0, 5, 5000)])
+    logw, scaled = _fw_fast.log_weight_scaled_array(1.0, a)
+    np.testing.assert_array_equal(logw, _fw_fast.log_weight_array(1.0, a))
+    given = np.abs(a) < 4.0
+    assert np.all(scaled[~given] == -1.0)
+    assert np.all(scaled[given] >= 1.0)
+    exact = np.exp(logw[given].astype(np.longdouble)
+                   - np.longdouble(_fw_fast.SCALED_OFFSET))
+    rel = np.abs(scaled[given].astype(np.longdouble) / exact - 1)
+    assert float(rel.max()) <= SCALED_REL_ERR, float(rel.max()) / 2.0 ** -53
+
+
+@pytest.mark.parametrize("n, group_size", [(1024, None), (300, 7)])
+def test_scaled_batches_keep_the_law(n, group_size):
+    """Batches with scaled weights (``scaled = cosh``, ``offset = log 2`` as the
+    fast solver gives them) against twin samplers updated without: the same stored
+    log-weights, every maintained sum within 1e-12 (relative) of the twin's and
+    within 1e-9 of a fresh logsumexp, the same draws for a fixed seed (they could
+    differ only when a uniform falls within a few ulps of a boundary: probability
+    below 1e-9 over all draws here), and the draws follow the exact law (Pearson
+    chi-square, false-failure rate ALPHA); a refresh-like batch (resummed) too.
+    Entries of scaled = -1 take the exp path in the same batch."""
+    rng = np.random.default_rng(21)
+    coef = 0.05
+    alpha = rng.normal(0.0, 1.0, n) * rng.choice([0.01, 1.0, 100.0], n)
+
+    def lw_sc(a):
+        x = coef * np.abs(a)
+        sc = np.where(x < 4.0, np.cosh(x), -1.0)
+        return np.logaddexp(x, -x), sc
+
+    plain, fast = GroupedExpSampler(n, group_size), GroupedExpSampler(n, group_size)
+    lw, sc = lw_sc(alpha)
+    plain.update_items_resummed(np.arange(n), lw)
+    fast.update_items_resummed(np.arange(n), lw, sc, math.log(2.0))
+    n_given = 0
+    for c in range(40):
+        idx = rng.choice(n, int(rng.integers(1, n // 2)), replace=False)
+        alpha[idx] += rng.normal(0.0, 20.0, idx.size)
+        lw_i, sc_i = lw_sc(alpha[idx])
+        n_given += int((sc_i >= 0).sum())
+        resum = c % 10 == 9
+        (plain.update_items_resummed if resum else plain.update_items_batched)(idx, lw_i)
+        (fast.update_items_resummed if resum else fast.update_items_batched)(
+            idx, lw_i, sc_i, math.log(2.0))
+        lw_all = lw_sc(alpha)[0]
+        np.testing.assert_array_equal(fast.log_weights(), lw_all)
+        np.testing.assert_allclose(fast.log_group_weights(), plain.log_group_weights(),
+                                   rtol=0, atol=1e-12)
+        _check_sums(fast, lw_all)
+        np.testing.assert_array_equal(fast.draw(50, random_state=c),
+                                      plain.draw(50, random_state=c))
+    assert n_given > 1000 and fast.n_rebuilds == 0
+    p = exact_probabilities(fast.log_weights())
+    draws = fast.draw(200_000, random_state=3)
+    stat, dof = chi2_cells(np.bincount(draws, minlength=n), p * draws.size)
+    assert stats.chi2.sf(stat, dof) > ALPHA
+
+
+def test_scaled_weights_are_used():
+    """The sampler takes a given scaled weight as is (it does not recompute it
+    from the log-weight): a scaled weight twice exp(logw - offset) doubles the
+    item's weight in its group sum.  Deterministic."""
+    s = GroupedExpSampler(8, 4)
+    s.set_log_weights(np.zeros(8))
+    s.update_items_batched([1], [0.25], [2.0 * math.exp(0.25 - 0.5)], 0.5)
+    np.testing.assert_allclose(np.exp(s.log_group_weights()), [3.0 + 2.0 * math.exp(0.25), 4.0],
+                               rtol=1e-14)
+    s.update_items_batched([1], [1.0], [-1.0], 0.5)    # not given: exp(logw - ref)
+    # (the exp path's argument logw - ref, about 150, is rounded: 1e-14 relative)
+    np.testing.assert_allclose(np.exp(s.log_group_weights()), [3.0 + math.e, 4.0],
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("scaled, offset, match", [
+    ([1.0], 0.0, "scaled"),
+    ([1.0, np.inf], 0.0, "scaled"),
+    ([1.0, np.nan], 0.0, "scaled"),
+    ([1.0, 1.0], np.nan, "offset"),
+    ([1.0, 1.0], np.inf, "offset"),
+])
+def test_scaled_weights_invalid_arguments(scaled, offset, match):
+    s = GroupedExpSampler(4)
+    s.set_log_weights(np.zeros(4))
+    with pytest.raises(ValueError, match=match):
+        s.update_items_batched([0, 1], [0.0, 0.0], scaled, offset)

@@ -117,11 +117,13 @@ class _GroupedSelector:
     def update(self, alpha, items, first):
         if items.size == 0:
             return
-        logw = _fw_fast.log_weight_array(self.coef, np.ascontiguousarray(alpha[items]))
+        # the log-weights and scaled weights the kernel gives its sampler
+        logw, scaled = _fw_fast.log_weight_scaled_array(self.coef,
+                                                        np.ascontiguousarray(alpha[items]))
         if first or items.size > _REBUILD_FRACTION * alpha.size:
-            self.sampler.update_items_resummed(items, logw)
+            self.sampler.update_items_resummed(items, logw, scaled, _fw_fast.SCALED_OFFSET)
         else:
-            self.sampler.update_items_batched(items, logw)
+            self.sampler.update_items_batched(items, logw, scaled, _fw_fast.SCALED_OFFSET)
 
     def select(self, alpha):
         """The vertex ``(j, sign)``, or None when the fed uniforms ran out (then

@@ -46,7 +46,7 @@
 #   -sigma*alpha_j (sum-score units, l1_bound factored out).
 cimport cython
 from cython.parallel cimport prange
-from libc.math cimport exp, log, log1p, fabs, INFINITY, isfinite
+from libc.math cimport exp, log, log1p, fabs, sqrt, INFINITY, isfinite
 from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memset
 from libc.stdint cimport int32_t, int64_t
@@ -95,6 +95,8 @@ cdef inline intp_t _scatter_rows(double[::1] alpha, const int32_t[::1] rows,
         for p in range(lo, hi):
             if p + PF < hi:
                 prefetch(&alpha[idx[p + PF]])
+                if mark:
+                    prefetch(&dirty[idx[p + PF]])
             k = idx[p]
             if binary:
                 alpha[k] = alpha[k] + g
@@ -420,6 +422,30 @@ cdef inline double log_weight(double coef, double a) noexcept nogil:
     return x + log1p(exp(-2.0 * x))
 
 
+cdef inline double log_weight_scaled(double coef, double a, double* scaled) noexcept nogil:
+    # log_weight(coef, a), the same bits, and in scaled[0] the scaled weight
+    # cosh x ~ exp(logw - LN2) for the sampler (_grouped_sampler, *Scaled
+    # weights*; u = 2**-53), so that the sampler spends no exp on it:
+    #   x < 0.01: the series 1 + x^2/2 + x^4/24 + x^6/720 (positive terms,
+    #     truncation below x^8/40320 < 3e-21): within 3 u of exp(logw - LN2)
+    #     (logw's rounding about 1 u, the series' 2 u);
+    #   0.01 <= x < 4: (1 + e) / (2 sqrt(e)) with e = exp(-2x), the value
+    #     log_weight's second branch computes anyway (-2x is exact; sqrt and the
+    #     division are correctly rounded): within 4 u of cosh x, and logw =
+    #     x + log1p(e) < 4.7 within 5 u of log(2 cosh x) (half an ulp of 4.7 is
+    #     4 u): within 9 u of exp(logw - LN2);
+    # both inside the sampler's SCALED_REL_ERR = 16 u.  x >= 4: -1 (the sampler
+    # computes exp(logw - ref)).
+    cdef double x = coef * fabs(a), x2, e
+    if x < 0.01:
+        x2 = x * x
+        scaled[0] = 1.0 + x2 * (0.5 + x2 * (1.0 / 24.0 + x2 * (1.0 / 720.0)))
+        return LN2 + x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0)))
+    e = exp(-2.0 * x)
+    scaled[0] = (1.0 + e) / (2.0 * sqrt(e)) if x < 4.0 else -1.0
+    return x + log1p(e)
+
+
 def log_weight_array(double coef, const double[::1] a):
     """The kernels' log-weight log(2 cosh(coef*|a|)) of each entry (for tests)."""
     out = np.empty(a.shape[0])
@@ -428,6 +454,23 @@ def log_weight_array(double coef, const double[::1] a):
     for i in range(a.shape[0]):
         o[i] = log_weight(coef, a[i])
     return out
+
+
+def log_weight_scaled_array(double coef, const double[::1] a):
+    """The kernels' log-weights and scaled weights (``cosh(coef*|a|)``, or -1 where
+    the sampler computes the weight by ``exp``) of each entry, as the fast solver
+    gives them to the grouped sampler (``offset = log 2``)."""
+    out = np.empty(a.shape[0])
+    sc = np.empty(a.shape[0])
+    cdef double[::1] o = out, s = sc
+    cdef intp_t i
+    for i in range(a.shape[0]):
+        o[i] = log_weight_scaled(coef, a[i], &s[i])
+    return out, sc
+
+
+#: The offset of the scaled weights log_weight_scaled_array returns.
+SCALED_OFFSET = LN2
 
 
 cdef inline double rnm_noise(bitgen_t* rng, bint gumbel, double scale) noexcept nogil:
@@ -1065,6 +1108,7 @@ cdef class FastFW(_FWBase):
     cdef double full_fraction              # FULL_PASS_FRACTION(_TRACKED) for this selector
     cdef bint selector_ready               # the selector holds every coordinate
     cdef double[::1] lw_buf                # new log-weights of one batched sampler update
+    cdef double[::1] sc_buf                # ... and their scaled weights (log_weight_scaled)
     cdef intp_t[::1] lanes                 # column bounds of the full pass (_gather_parts)
     cdef int n_threads                     # OpenMP threads of the full pass and of long columns
     cdef bint distinct_rows                # no column lists a row twice (parallel row updates)
@@ -1119,6 +1163,7 @@ cdef class FastFW(_FWBase):
             self.sampler = GroupedExpSampler(self.n_features,
                                              group_size if group_size > 0 else None)
             self.lw_buf = np.zeros(self.n_features + 1)
+            self.sc_buf = np.zeros(self.n_features + 1)
 
     def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
         """Run ``n_steps`` iterations (see _FWBase.run) on the OpenMP threads
@@ -1229,6 +1274,7 @@ cdef class FastFW(_FWBase):
         cdef unsigned char[::1] dirty = self.dirty
         cdef const int32_t[::1] dirty_list = self.dirty_list
         cdef double* lwb
+        cdef double* scb
         if self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI:
             for r in range(n_dirty):
                 k = dirty_list[r]
@@ -1238,7 +1284,9 @@ cdef class FastFW(_FWBase):
             # the new log-weights in list order, then one batched sampler update
             # (same weights as one update per coordinate; each changed group's
             # sum checked and the total updated once: _grouped_sampler)
+            # (and their scaled weights: no exp in the sampler for most of them)
             lwb = &self.lw_buf[0]
+            scb = &self.sc_buf[0]
             for r in range(n_dirty):
                 if r + PF < n_dirty:
                     kk = dirty_list[r + PF]
@@ -1246,9 +1294,9 @@ cdef class FastFW(_FWBase):
                     prefetch(&dirty[kk])
                 k = dirty_list[r]
                 dirty[k] = 0
-                lwb[r] = log_weight(c, alpha[k])
+                lwb[r] = log_weight_scaled(c, alpha[k], &scb[r])
             if n_dirty > 0:
-                self.sampler.update_batch(&dirty_list[0], lwb, n_dirty)
+                self.sampler._batch(&dirty_list[0], lwb, scb, LN2, n_dirty, False)
         else:
             for r in range(n_dirty):
                 dirty[dirty_list[r]] = 0
@@ -1268,6 +1316,7 @@ cdef class FastFW(_FWBase):
         cdef unsigned char[::1] dirty = self.dirty
         cdef int32_t[::1] dirty_list = self.dirty_list
         cdef double* lwb
+        cdef double* scb
         cdef bint many
         for j in range(d):
             dirty_list[n_dirty] = <int32_t> j
@@ -1277,9 +1326,10 @@ cdef class FastFW(_FWBase):
         many = n_dirty > REBUILD_FRACTION * d
         if self.selector == SEL_GROUPED and many:
             lwb = &self.lw_buf[0]
+            scb = &self.sc_buf[0]
             for r in range(n_dirty):
-                lwb[r] = log_weight(c, alpha[dirty_list[r]])
-            self.sampler.reweight_batch(&dirty_list[0], lwb, n_dirty)
+                lwb[r] = log_weight_scaled(c, alpha[dirty_list[r]], &scb[r])
+            self.sampler._batch(&dirty_list[0], lwb, scb, LN2, n_dirty, True)
             self.stats.selector_updates += n_dirty
         elif (self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI) and (
                 force_rebuild or many):

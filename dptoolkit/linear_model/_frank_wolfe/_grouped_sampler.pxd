@@ -13,8 +13,9 @@ cdef class GroupedExpSampler:
     cdef readonly intp_t n_groups
     cdef readonly double rel_tol           # bound on the relative error of maintained sums
     cdef double ref                        # log reference: weight[i] = exp(logw[i] - ref)
-    cdef double[::1] logw
-    cdef double[::1] weight
+    cdef double[:, ::1] lw_w               # (n_items, 2): logw[i], weight[i] side by side
+    cdef double[:] logw                    # lw_w[:, 0]
+    cdef double[:] weight                  # lw_w[:, 1]
     cdef double[::1] group_sum
     cdef double[::1] group_err             # bound on the absolute rounding error of group_sum
     cdef double total
@@ -30,7 +31,7 @@ cdef class GroupedExpSampler:
 
     # Preconditions of the cdef methods (the def methods check them): logw has
     # n_items entries, no NaN, no +inf (-inf = weight 0); 0 <= item < n_items.
-    cdef void build(self, const double[::1] logw) noexcept nogil
+    cdef void build(self, const double[:] logw) noexcept nogil
     cdef void update(self, intp_t item, double logw) noexcept nogil
     cdef void set_total(self, double t, double terr) noexcept nogil
     # update_batch: update(items[k], logws[k]) for k < n in order, with the sums
@@ -41,7 +42,11 @@ cdef class GroupedExpSampler:
     # state of a rebuild at the current ref): for batches touching many items.
     cdef void reweight_batch(self, const int32_t* items, const double* logws,
                              intp_t n) noexcept nogil
-    cdef void _batch(self, const int32_t* items, const double* logws, intp_t n,
+    # _batch with scaled weights (module docstring, *Scaled weights*): scaled
+    # NULL, or scaled[k] >= 0 the caller's exp(logws[k] - offset) to within
+    # SCALED_REL_ERR (then no exp for item k), scaled[k] < 0: exp(logws[k] - ref).
+    cdef void _batch(self, const int32_t* items, const double* logws,
+                     const double* scaled, double offset, intp_t n,
                      bint resum) noexcept nogil
     cdef void resum_all(self) noexcept nogil
     # sample returns -1 when no item has positive weight (all logw = -inf) or

@@ -17,7 +17,10 @@ the contiguous block ``[g * group_size, (g + 1) * group_size)`` and ``total`` =
 sum of the group sums.  Groups are *contiguous* blocks, so both scans of a draw
 are linear memory scans (the paper's text), not residues modulo sqrt(n) (its
 pseudo-code).  ``ref`` is chosen so that the largest weight is ``exp(150)``
-right after a rebuild.
+right after a rebuild.  Each item's ``logw`` and ``weight`` are stored side by
+side (one ``(n_items, 2)`` array), so that an update reads and writes one cache
+line, not one in each of two arrays; the sums run over the weights in the same
+order as from a separate array, bit for bit.
 
 Why not the paper's update (Algorithm 4 of Raff, Khanna and Lu, NeurIPS 2023)
 -------------------------------------------------------------------------------
@@ -122,6 +125,27 @@ that did not change, nor a scan for the maximum.  The rebuild conditions of
 the per-item updates (overflow and underflow guards, the empty state) apply
 and end the batch with a rebuild.
 
+Scaled weights
+--------------
+``exp(logw - ref)`` is most of the cost of an update.  The caller of a batch may
+give, with each log-weight, a *scaled weight* ``scaled = exp(logw - offset)``
+for an ``offset`` of its choice, computed without ``exp`` to within a relative
+``SCALED_REL_ERR = 16 u`` (``u = 2**-53``): the Frank-Wolfe solver's log-weights
+are ``log(2 cosh x)``, and for small ``x`` (almost every coordinate at private
+budgets) ``cosh x`` is a short polynomial, for larger ``x`` a square root of
+the ``exp(-2x)`` the log-weight needs anyway (``_fw_fast.log_weight_scaled``).  The
+stored weight is then ``scale * scaled`` with ``scale = exp(offset - ref)``
+computed once per batch from the exact split ``offset - ref = hi + lo``
+(TwoSum), within 4 u; it is used when ``|offset - ref| <= 700``.  Such a weight
+is within a relative 21 u of ``exp(logw - ref)`` for the stored ``logw``,
+against ``746 u`` for ``exp(fl(logw - ref))`` itself (whose argument is rounded
+at ``|logw - ref|`` up to 745): the error analysis below, which allows each
+weight the latter, holds for either.  The draws' law is the same; a draw
+differs from that of unscaled updates only when its uniform falls within a few
+ulps of the boundary between two items (the sums' last bits may differ).  The
+log-weights stored are the ones given, so rebuilds and re-sums do not depend on
+which way the weights were computed.
+
 Rebuilds
 --------
 A full O(n) rebuild (new ``ref``, every weight recomputed) happens when an
@@ -200,6 +224,42 @@ cdef double _pairwise_sum(const double* x, intp_t n) noexcept nogil:
         return s
     half = n // 2
     return _pairwise_sum(x, half) + _pairwise_sum(x + half, n - half)
+
+
+cdef double _pairwise_sum2(const double* x, intp_t n) noexcept nogil:
+    """_pairwise_sum of x[0], x[2], ..., x[2 (n - 1)] (the weights, stored
+    beside the log-weights): the same additions in the same order."""
+    cdef intp_t i, half
+    cdef double s = 0.0
+    if n <= 16:
+        for i in range(n):
+            s += x[2 * i]
+        return s
+    half = n // 2
+    return _pairwise_sum2(x, half) + _pairwise_sum2(x + 2 * half, n - half)
+
+
+#: Relative error a caller's scaled weight may have (module docstring, *Scaled
+#: weights*): ``scaled = exp(logw - offset) * (1 + e)`` with ``|e| <= SCALED_REL_ERR``.
+SCALED_REL_ERR = 16.0 * 2.0 ** -53
+# Largest |offset - ref| for which exp(offset - ref) is a normal double.
+cdef double _SCALE_RANGE = 700.0
+
+
+cdef inline double _scale_of(double offset, double ref) noexcept nogil:
+    """exp(offset - ref) to within 4 u (u = 2**-53) relative, or -1.0 when
+    ``|offset - ref| > _SCALE_RANGE`` (the scaled path is then not used).
+
+    The difference is split exactly into ``hi + lo`` (Knuth's TwoSum), so the
+    rounding of ``offset - ref`` (up to ``|offset - ref| * u``, i.e. hundreds of
+    u) does not enter: exp(hi + lo) = exp(hi) (1 + lo + O(lo**2)), |lo| <= 1e-13."""
+    cdef double hi = offset - ref, bb, lo, e
+    if not (fabs(hi) <= _SCALE_RANGE):
+        return -1.0
+    bb = hi - offset
+    lo = (offset - (hi - bb)) + (-ref - bb)
+    e = exp(hi)
+    return e + e * lo
 
 
 cdef inline intp_t _group_of(intp_t item, int shift, intp_t m) noexcept nogil:
@@ -396,8 +456,13 @@ cdef class GroupedExpSampler:
         self.n_items = n
         self.group_size = m
         self.n_groups = (n + m - 1) // m
-        self.logw = np.full(n, -np.inf)
-        self.weight = np.zeros(n)
+        # log-weight and weight of an item side by side: an update reads and
+        # writes one cache line (16 bytes of a 64-byte line), not one per array
+        pairs = np.zeros((n, 2))
+        pairs[:, 0] = -np.inf
+        self.lw_w = pairs
+        self.logw = self.lw_w[:, 0]
+        self.weight = self.lw_w[:, 1]
         self.group_sum = np.zeros(self.n_groups)
         self.group_err = np.zeros(self.n_groups)
         self.ref = 0.0
@@ -411,8 +476,9 @@ cdef class GroupedExpSampler:
         if m & (m - 1) == 0:
             self.group_shift = m.bit_length() - 1
         self.g_touched = np.zeros(self.n_groups, dtype=np.uint8)
-        self.g_list = np.zeros(self.n_groups, dtype=np.intp)
-        self.g_old = np.zeros(self.n_groups)
+        # one slot more than the groups: _batch writes slot n_touched at every change
+        self.g_list = np.zeros(self.n_groups + 1, dtype=np.intp)
+        self.g_old = np.zeros(self.n_groups + 1)
 
     def __reduce__(self):
         # the whole state, so that a copy draws and updates as the original bit
@@ -443,13 +509,14 @@ cdef class GroupedExpSampler:
     # ------------------------------------------------------------------
     # Cython interface
     # ------------------------------------------------------------------
-    cdef void build(self, const double[::1] logw) noexcept nogil:
+    cdef void build(self, const double[:] logw) noexcept nogil:
         """Set every log-weight and recompute all sums exactly: O(n)."""
         cdef intp_t i, g, n = self.n_items
         cdef intp_t nf = 0
         cdef double v, big = -INFINITY, ref
         if <const double*> &logw[0] != <const double*> &self.logw[0]:
-            memcpy(&self.logw[0], &logw[0], n * sizeof(double))
+            for i in range(n):
+                self.logw[i] = logw[i]
         for i in range(n):
             v = self.logw[i]
             if v > -INFINITY:
@@ -481,7 +548,7 @@ cdef class GroupedExpSampler:
         for g in range(self.n_groups):
             start = g * m
             stop = start + m if start + m < n else n
-            s = _pairwise_sum(&self.weight[start], stop - start)
+            s = _pairwise_sum2(&self.weight[start], stop - start)
             self.group_sum[g] = s
             self.group_err[g] = _FRESH_REL_ERR * s
         s = _pairwise_sum(&self.group_sum[0], self.n_groups)
@@ -535,7 +602,7 @@ cdef class GroupedExpSampler:
         if err > self.rel_tol * gs:          # also catches gs <= 0 with err > 0
             start = g * m
             stop = start + m if start + m < self.n_items else self.n_items
-            gs = _pairwise_sum(&self.weight[start], stop - start)
+            gs = _pairwise_sum2(&self.weight[start], stop - start)
             err = _FRESH_REL_ERR * gs
             self.n_group_resums += 1
         self.group_sum[g] = gs
@@ -565,20 +632,26 @@ cdef class GroupedExpSampler:
         """``update(items[k], logws[k])`` for k = 0..n-1, the sums updated once
         per changed group (module docstring, *Batched updates*): O(n + changed
         groups), plus the re-sums and rebuilds the invariant needs."""
-        self._batch(items, logws, n, False)
+        self._batch(items, logws, NULL, 0.0, n, False)
 
-    cdef void _batch(self, const int32_t* items, const double* logws, intp_t n,
+    cdef void _batch(self, const int32_t* items, const double* logws,
+                     const double* scaled, double offset, intp_t n,
                      bint resum) noexcept nogil:
         # update_batch (resum False: each change added to its group sum with its
         # error bound) or reweight_batch (resum True: every sum re-computed at
-        # the end); the logw/weight writes and the rebuild guards are shared
+        # the end); the logw/weight writes and the rebuild guards are shared.
+        # scaled (module docstring, *Scaled weights*): weight = scale * scaled[r]
+        # where scaled[r] >= 0, scale = exp(offset - ref) computed once.
         cdef intp_t r, k, item, g, start, stop, n_touched = 0, nf = self.n_finite
         cdef intp_t m = self.group_size
         cdef double lw, old_lw, d, new, old, gs, err, dg, t, terr, ref = self.ref
+        cdef double scale = _scale_of(offset, ref) if scaled != NULL else -1.0
+        cdef unsigned char first
         cdef bint rebuild = nf == 0        # leaving the empty state: rebuild at the end
         cdef bint overflow = False
-        cdef double* logw = &self.logw[0]
-        cdef double* weight = &self.weight[0]
+        # item i: logw[2 i] and weight[2 i] (one record, one cache line)
+        cdef double* logw = &self.lw_w[0, 0]
+        cdef double* weight = logw + 1
         cdef double* gsum = &self.group_sum[0]
         cdef double* gerr = &self.group_err[0]
         cdef unsigned char* touched = &self.g_touched[0]
@@ -587,14 +660,13 @@ cdef class GroupedExpSampler:
         for r in range(n):
             if r + 16 < n:
                 k = items[r + 16]
-                prefetch(logw + k)
-                prefetch(weight + k)
+                prefetch(logw + 2 * k)
             item = items[r]
             lw = logws[r]
-            old_lw = logw[item]
+            old_lw = logw[2 * item]
             if lw == old_lw:
                 continue
-            logw[item] = lw
+            logw[2 * item] = lw
             if old_lw > -INFINITY:
                 nf -= 1
             if lw > -INFINITY:
@@ -606,17 +678,24 @@ cdef class GroupedExpSampler:
                 rebuild = True
                 overflow = True
                 continue
-            new = exp(d)
-            old = weight[item]
-            weight[item] = new
+            if scale >= 0.0 and scaled[r] >= 0.0:
+                new = scale * scaled[r]
+            else:
+                new = exp(d)
+            old = weight[2 * item]
+            weight[2 * item] = new
             if resum:
                 continue                   # every sum is re-computed below
             g = _group_of(item, self.group_shift, self.group_size)
-            if not touched[g]:
-                touched[g] = 1
-                glist[n_touched] = g
-                gold[n_touched] = gsum[g]
-                n_touched += 1
+            # list g with its sum before the batch at its first change, without
+            # a branch (about half the changes are a group's first: a branch
+            # would be mispredicted): the slot n_touched is written every time
+            # and kept only when the count moves past it
+            first = 1 - touched[g]
+            touched[g] = 1
+            glist[n_touched] = g
+            gold[n_touched] = gsum[g]
+            n_touched += first
             # the per-item update's group sum and error bound, bit for bit
             gs = gsum[g] + (new - old)
             gerr[g] = gerr[g] + DBL_EPSILON * (fabs(gs) + new + old)
@@ -644,7 +723,7 @@ cdef class GroupedExpSampler:
             if err > self.rel_tol * gs:          # also catches gs <= 0 with err > 0
                 start = g * m
                 stop = start + m if start + m < self.n_items else self.n_items
-                gs = _pairwise_sum(&self.weight[start], stop - start)
+                gs = _pairwise_sum2(&self.weight[start], stop - start)
                 err = _FRESH_REL_ERR * gs
                 gsum[g] = gs
                 gerr[g] = err
@@ -666,7 +745,7 @@ cdef class GroupedExpSampler:
         no exp is spent on the items that did not change.  Falls back to a
         rebuild where an update would (overflow guard, empty state, underflow
         guard)."""
-        self._batch(items, logws, n, True)
+        self._batch(items, logws, NULL, 0.0, n, True)
 
     cdef intp_t sample(self, bitgen_t* rng) noexcept nogil:
         """Draw one index: O(n_groups + group_size); -1 if all weights are 0."""
@@ -698,13 +777,13 @@ cdef class GroupedExpSampler:
         # Little-Steps: choose an item of group g with probability ~ weight
         start = g * m
         stop = start + m if start + m < self.n_items else self.n_items
-        w = &self.weight[0]
+        w = &self.weight[0]                  # item j's weight at w[2 j]
         bound = (gsum[g] + self.group_err[g]) * (1.0 + (stop - start + 8) * DBL_EPSILON)
         for attempt in range(_MAX_ATTEMPTS):
             x = uniform(rng) * bound
             acc = 0.0
             for j in range(start, stop):
-                acc += w[j]
+                acc += w[2 * j]
                 if x < acc:
                     return j
             if not (acc > 0.0):
@@ -792,7 +871,7 @@ cdef class GroupedExpSampler:
             for k in range(iv.shape[0]):
                 self.update(<intp_t> iv[k], vv[k])
 
-    def update_items_batched(self, items, log_weights):
+    def update_items_batched(self, items, log_weights, scaled=None, offset=0.0):
         """Same as :meth:`update_items`, applied as one batch (``update_batch``).
 
         The stored log-weights and weights are those of :meth:`update_items`;
@@ -802,14 +881,28 @@ cdef class GroupedExpSampler:
         ``log_weights`` as for :meth:`update_items` (int32 items: ``n_items`` is
         at most 2**31 - 1).
 
+        Parameters
+        ----------
+        items, log_weights : array-like of shape (n_updates,)
+            As for :meth:`update_items`.
+        scaled : array-like of shape (n_updates,), optional
+            Scaled weights (module docstring, *Scaled weights*): where
+            ``scaled[k] >= 0`` it must equal ``exp(log_weights[k] - offset)``
+            within a relative :data:`SCALED_REL_ERR`, and the stored weight is
+            computed from it without an ``exp``; a negative entry means "not
+            given" (the weight is ``exp(log_weights[k] - ref)`` as without).
+        offset : float, default=0.0
+            The log-scale of ``scaled``, finite.
+
         Raises
         ------
         TypeError, ValueError
-            As :meth:`update_items`.
+            As :meth:`update_items`; ``scaled`` of another length or with NaN or
+            ``+inf``, ``offset`` not finite.
         """
-        self._apply_batch(items, log_weights, False)
+        self._apply_batch(items, log_weights, False, scaled, offset)
 
-    def update_items_resummed(self, items, log_weights):
+    def update_items_resummed(self, items, log_weights, scaled=None, offset=0.0):
         """Same as :meth:`update_items`, applied as one batch whose sums are
         re-computed exactly at the end (``reweight_batch``).
 
@@ -818,23 +911,34 @@ cdef class GroupedExpSampler:
         :meth:`set_log_weights` does, so the state is that of a rebuild that
         kept the current reference, and draws follow the same law.  O(n_updates
         + n_items): for batches that change a large part of the items.
-        ``items`` and ``log_weights`` as for :meth:`update_items`.
+        ``items``, ``log_weights``, ``scaled`` and ``offset`` as for
+        :meth:`update_items_batched`.
 
         Raises
         ------
         TypeError, ValueError
-            As :meth:`update_items`.
+            As :meth:`update_items_batched`.
         """
-        self._apply_batch(items, log_weights, True)
+        self._apply_batch(items, log_weights, True, scaled, offset)
 
-    def _apply_batch(self, items, log_weights, bint resum):
+    def _apply_batch(self, items, log_weights, bint resum, scaled=None, offset=0.0):
         idx, vals = _check_updates(items, log_weights, self.n_items)
+        cdef double off = check_scalar_range(offset, "offset")
+        cdef const double[::1] sv
+        cdef const double* sp = NULL
+        if scaled is not None:
+            sarr = _check_log_weight_array(scaled, idx.shape[0], "scaled")
+            if np.isinf(sarr).any():
+                raise ValueError("scaled must be finite (negative: not given), got inf")
+            sv = sarr
+            if sv.shape[0] > 0:
+                sp = &sv[0]
         if idx.size == 0:
             return
         cdef const int32_t[::1] iv = np.ascontiguousarray(idx, dtype=np.int32)
         cdef const double[::1] vv = vals
         with nogil:
-            self._batch(&iv[0], &vv[0], iv.shape[0], resum)
+            self._batch(&iv[0], &vv[0], sp, off, iv.shape[0], resum)
 
     def draw(self, size=1, random_state=None):
         """Draw ``size`` independent indices.
