@@ -227,6 +227,11 @@ async def _results(holders, *args):
     return outs
 
 
+def _collect(futures):
+    """The results of actor calls or tasks (futures), in order."""
+    return [f.result() for f in futures]
+
+
 def _delayed_args(args):
     """``args`` for Dask tasks: arrays as one shared key each (not one copy a task)."""
     from dask import delayed
@@ -383,9 +388,8 @@ class BlockEngine:
         if not self.actors:
             return [func(p, *args) for p in self.preps]
         client = self.client
-        return self._retrying(lambda: [
-            f.result() for f in [client.submit(func, pb, *args, pure=True)
-                                 for pb in self.blocks]])
+        return self._retrying(lambda: _collect([client.submit(func, pb, *args, pure=True)
+                                                for pb in self.blocks]))
 
     def round(self, *args):
         """One round on every block (in this process); the outputs in block order."""
@@ -402,7 +406,7 @@ class BlockEngine:
         if not self.actors:
             return drive(chunk(*args), self.round)
         value, log = self._retrying(
-            lambda: self.holders[0].run(self.peers, chunk, *args).result())
+            lambda: _collect([self.holders[0].run(self.peers, chunk, *args)])[0])
         self.log.extend(log)
         self.n_rounds += len(log)
         return value
