@@ -145,6 +145,17 @@ def _prepare_block(Xb, yb, columns, bound):
     return Xb, sp.csc_array(Xb), np.asarray(yb, dtype=np.float64)
 
 
+def _start_and_rescale(Xr, vt, step, start):
+    """A round's first arithmetic on the block's scaled margins ``vt``: set to
+    :math:`X_b w_0` with ``start`` (each row summed in order, as the in-memory
+    kernel's ``set_start``), then scaled by the step's ``rescale`` (1 unless
+    :math:`w_m` underflowed)."""
+    if start is not None:
+        vt[:] = Xr @ start
+    if step is not None and step[3] != 1.0:
+        vt *= step[3]
+
+
 def _block_round(prep, state, step, fold, start=None):
     """One round on one block: the step ``(j, delta, w_m, rescale)`` on its rows
     containing ``j`` (none for the first round), then (``fold`` not None) the
@@ -162,12 +173,9 @@ def _block_round(prep, state, step, fold, start=None):
     Xr, Xc, y = prep
     vt, q, acc, seen, touched = state
     dh = 0.0
-    if start is not None:
-        vt[:] = Xr @ start
+    _start_and_rescale(Xr, vt, step, start)
     if step is not None:
-        j, delta, w_m, rescale = step
-        if rescale != 1.0:
-            vt *= rescale
+        j, delta, w_m, _ = step
         n, dh = _fw_block_fast.step_rows(Xc.data, Xc.indices, Xc.indptr, Xr.data,
                                          Xr.indices, Xr.indptr, y, vt, q, j, delta,
                                          w_m, acc, seen, touched)
@@ -190,12 +198,9 @@ def _block_round_reference(prep, state, step, fold, start=None):
     arithmetic in the same order."""
     Xr, Xc, y = prep
     vt, q = state[:2]
-    if start is not None:
-        vt[:] = Xr @ start
+    _start_and_rescale(Xr, vt, step, start)
     if step is not None:
-        j, delta, w_m, rescale = step
-        if rescale != 1.0:
-            vt *= rescale
+        j, delta, w_m, _ = step
         lo, hi = Xc.indptr[j], Xc.indptr[j + 1]
         rows = Xc.indices[lo:hi]
         vti = vt[rows] + delta * Xc.data[lo:hi]
