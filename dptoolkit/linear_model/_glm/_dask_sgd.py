@@ -91,9 +91,6 @@ __all__ = ["sgd_over_blocks", "LOSSES"]
 #: "softmax", the multinomial cross-entropy, class indices 0 .. K-1).
 LOSSES = ("squared", "logistic", "hinge", "softmax")
 
-#: Codes of the compiled kernel's losses (``_lot_fast``).
-_BINARY_LOSS_CODES = {"squared": 0, "logistic": 1, "hinge": 2}
-
 #: Bytes of noise the client draws and sends per call (a chunk of steps).
 _CHUNK_BYTES = 4 * 2 ** 20
 
@@ -169,7 +166,7 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     acc, seen, touched = _scratch_for(n_columns)
     n = _lot_fast.lot_sums(Xt.data, Xt.indices, Xt.indptr, rows, t, rownorm,
                            np.ascontiguousarray(theta, dtype=np.float64),
-                           _BINARY_LOSS_CODES[loss], float(clip), acc, seen, touched)
+                           _lot_fast.LOSS_CODES[loss], float(clip), acc, seen, touched)
     if 2 * n > n_columns:
         # most columns touched: copy the sums out whole and clear the scratch whole
         dense = acc[:n_columns].copy()

@@ -13,11 +13,15 @@
 # (on a Dask worker each costs a fresh allocation).
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
-from dptoolkit.linear_model._glm._glm_kernels cimport _dloss
+from dptoolkit.linear_model._glm._glm_kernels cimport (
+    _dloss, LOSS_SQUARED, LOSS_LOGISTIC, LOSS_HINGE)
 
 ctypedef fused idx_t:
     int32_t
     int64_t
+
+#: Loss names to the kernels' codes (the other GLM kernels' LOSS_CODES).
+LOSS_CODES = {"squared": LOSS_SQUARED, "logistic": LOSS_LOGISTIC, "hinge": LOSS_HINGE}
 
 
 def lot_sums(const double[::1] data, const idx_t[::1] indices, const idx_t[::1] indptr,
