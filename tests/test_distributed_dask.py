@@ -1315,8 +1315,11 @@ def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
     monkeypatch.setattr(_fw, "_CHUNK_STEPS", 40)
     model, _ = _fw_fit(Xd, yd, 0)
     k = model.screened_features_.size
+    replies = [r for r in summed if isinstance(r, tuple)]   # the coordinator's, a chunk each
+    summed = [r for r in summed if not isinstance(r, tuple)]
     assert len(summed) == 1 and summed[0].shape == (D_FW + 1,)   # the column masses
     assert len(chunks) == -(-model.n_iter_ // 40)       # 150 steps: 4 calls
+    assert len(replies) == len(chunks)
     rounds = [args for _, _, log, _ in chunks for args in log]
     assert len(rounds) == model.n_iter_           # the set-up and a round a step but the last
     for step, fold in rounds[1:]:
