@@ -1069,8 +1069,6 @@ def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
     import asyncio
     import signal
 
-    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
-
     results, received, killed = _engine._results, [], []
     pids = client.run(os.getpid) if kill_at is not None else {}
 
@@ -1285,8 +1283,6 @@ def _refuse_gathering(monkeypatch, Xd):
 
 def _spy_on_chunks(monkeypatch):
     """What the Frank-Wolfe coordinator sends back to the client, chunk by chunk."""
-    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
-
     run_chunk, received = _engine.BlockEngine.run_chunk, []
 
     def spy(self, chunk, *args):
