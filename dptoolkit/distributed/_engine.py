@@ -232,13 +232,6 @@ def _collect(futures):
     return [f.result() for f in futures]
 
 
-def _delayed_args(args):
-    """``args`` for Dask tasks: arrays as one shared key each (not one copy a task)."""
-    from dask import delayed
-
-    return tuple(delayed(a, pure=True) if isinstance(a, np.ndarray) else a for a in args)
-
-
 class BlockEngine:
     """The row blocks of ``X`` (and ``y``), prepared by the pure ``prepare(X_b, y_b,
     *prepare_args)`` and held with the states of ``model`` (module docstring):
@@ -269,7 +262,7 @@ class BlockEngine:
         from dask import delayed
 
         xs, ys = _blocks(X, y)
-        args = _delayed_args(prepare_args)
+        args = _blocksum._shared(prepare_args)   # arrays: one key each, not a copy a task
         tasks = [delayed(prepare, pure=True)(xb, yb, *args) for xb, yb in zip(xs, ys)]
         client = distributed_client()
         if client is None:      # a local scheduler: the blocks are in this process
