@@ -52,8 +52,6 @@ the rounds actor calls instead:
 :func:`~dptoolkit.distributed._blocksum.release_from_workers` makes the workers
 forget the holders and the blocks when the fit ends, whatever its outcome.
 """
-import numpy as np
-
 from ..exceptions import nothing_released
 from . import _blocksum
 from ._blocksum import _blocks, is_dask_array, release_from_workers
