@@ -126,7 +126,7 @@ def test_the_public_surface_is_what_a_user_needs():
     ("dptoolkit.dsal", "prepare_problem"),         # DSAL's problem set-up
     ("dptoolkit.dsal", "inner_epoch"),             # DSAL's epochs
     ("dptoolkit.dsal", "solve"),
-    ("dptoolkit.distributed", "sgd_over_blocks"),  # the Dask engine's rounds
+    ("dptoolkit.distributed", "BlockEngine"),      # the Dask engine's actors
     ("dptoolkit.distributed", "block_sum"),
     ("dptoolkit.accounting", "rdp_gaussian"),      # the theorems behind the accountant
     ("dptoolkit.accounting", "per_step_epsilon"),

@@ -385,3 +385,21 @@ def test_the_scale_out_modules_are_layered():
     assert "dptoolkit.datasets._corpora" in GRAPH["dptoolkit.datasets._dask"]
     assert "dptoolkit.cli._cluster" in GRAPH["dptoolkit.cli._commands"]
     assert "dptoolkit.cli._cluster" in GRAPH["dptoolkit.cli._parser"]
+
+
+def test_distributed_holds_the_engine_and_the_wings_hold_their_rounds():
+    """``distributed/`` keeps the engine's primitives (block sums, one block-actor
+    engine): no algorithm's round or kernel.  Each family's Dask round and its
+    compiled kernel live in its wing, which imports the engine."""
+    assert not list((PACKAGE / "distributed").glob("*.pyx"))
+    engine = "dptoolkit.distributed._engine"
+    for wing_round in ("dptoolkit.linear_model._frank_wolfe._dask_binary",
+                       "dptoolkit.linear_model._frank_wolfe._dask_multinomial",
+                       "dptoolkit.linear_model._glm._dask_sgd"):
+        assert wing_round in MODULES
+        assert engine in GRAPH[wing_round] or "dptoolkit.distributed" in GRAPH[wing_round]
+    assert (PACKAGE / "linear_model" / "_glm" / "_lot_fast.pyx").exists()
+    assert (PACKAGE / "linear_model" / "_frank_wolfe" / "_fw_block_fast.pyx").exists()
+    # the lot kernel takes its loss code from the GLM kernels' shared declarations
+    lot = (PACKAGE / "linear_model" / "_glm" / "_lot_fast.pyx").read_text()
+    assert "_glm_kernels cimport" in lot and "cdef inline double _dloss" not in lot

@@ -24,7 +24,8 @@ import dask.array as da  # noqa: E402
 from dptoolkit.distributed import (class_feature_sums, clipped_gradient_sum,  # noqa: E402
                                    column_counts, column_sums, map_row_blocks)
 from dptoolkit.distributed import _blocksum  # noqa: E402
-from dptoolkit.distributed import _sgd as _sgd_rounds  # noqa: E402
+from dptoolkit.distributed import _engine, _seeds  # noqa: E402
+from dptoolkit.linear_model._glm import _dask_sgd as _sgd_rounds  # noqa: E402
 from dptoolkit.exceptions import PrivacyLeakWarning  # noqa: E402
 from dptoolkit.linear_model import DPNBLogisticClassifier  # noqa: E402
 from dptoolkit.linear_model._glm._nb_logistic import _transform  # noqa: E402
@@ -207,7 +208,7 @@ def _sampling_words(rng, n_blocks):
     SeedSequence, and block b gets generate_state(8) of its b-th child."""
     import hashlib
 
-    digest = hashlib.sha256(_sgd_rounds._SAMPLING_LABEL + rng.bytes(32)).digest()
+    digest = hashlib.sha256(_seeds._SAMPLING_LABEL + rng.bytes(32)).digest()
     seq = np.random.SeedSequence(int.from_bytes(digest, "little"))
     return [c.generate_state(8) for c in seq.spawn(n_blocks)]
 
@@ -512,7 +513,7 @@ def test_gradient_sum_refuses_labels_that_are_not_class_indices(labels):
 def _spy_on_results(monkeypatch):
     """The list of everything the workers send back to the client from now on
     (graph results and the DP-SGD actors' replies)."""
-    received, compute, collect = [], _blocksum._compute, _sgd_rounds._collect
+    received, compute, collect = [], _blocksum._compute, _engine._collect
 
     def spy(tasks, what):
         out = compute(tasks, what)
@@ -525,7 +526,7 @@ def _spy_on_results(monkeypatch):
         return out
 
     monkeypatch.setattr(_blocksum, "_compute", spy)
-    monkeypatch.setattr(_sgd_rounds, "_collect", spy_actors)
+    monkeypatch.setattr(_engine, "_collect", spy_actors)
     return received
 
 
@@ -548,8 +549,10 @@ def test_x_never_comes_to_the_client(live, monkeypatch):
     model = _fit(Xd, yd, 0)
     M = model.theta_.size
     assert isinstance(received[0], np.ndarray) and received[0].shape == (2, D)
-    chunks = [r for r in received[1:] if isinstance(r, tuple) and len(r) == 4
-              and isinstance(r[0], np.ndarray)]
+    # a chunk's reply: (theta, iterates, steps run, finite) and the log of its
+    # rounds, empty (DP-SGD's rounds keep no state: nothing to replay)
+    chunks = [r for r in received[1:] if isinstance(r, tuple) and len(r) == 2
+              and isinstance(r[0], tuple) and len(r[0]) == 4]
     warned = [r for r in received[1:] if not any(r is c for c in chunks)]
     assert len(warned) == N // CHUNK and all(isinstance(w, tuple) for w in warned)
     assert len(warned) + len(chunks) + 1 == len(received)
@@ -558,7 +561,8 @@ def test_x_never_comes_to_the_client(live, monkeypatch):
     # exact sum (the peers send those to the coordinator, inside the cluster)
     chunk = _sgd_rounds._chunk_steps(M)
     assert len(chunks) == -(-model.n_steps_ // chunk)
-    for theta, iterates, ran, finite in chunks:
+    for (theta, iterates, ran, finite), log in chunks:
+        assert log == []
         assert theta.shape == (M,) and finite and 1 <= ran <= chunk
         assert all(it.shape == (M,) for it in iterates)
 
@@ -663,7 +667,7 @@ def test_dpsgd_chunks_of_steps_release_the_same_model(live, monkeypatch):
     them on the coordinator: any chunk length gives the weights, the recorded
     iterates and the generator's final state of one step per call (the rounds
     before chunks), bit for bit, binary and softmax."""
-    from dptoolkit.distributed import sgd_over_blocks
+    from dptoolkit.linear_model._glm._dask_sgd import sgd_over_blocks
     from dptoolkit.linear_model._glm._nb_logistic import _transform_block
 
     X, y = _data()
@@ -690,7 +694,7 @@ def test_dpsgd_chunks_of_steps_release_the_same_model(live, monkeypatch):
 def test_dpsgd_single_dask_block_is_the_local_backend(live):
     """One Dask block and the in-memory local backend run the same algorithm: the
     same model bit for bit, and the same draws from the generator."""
-    from dptoolkit.distributed import sgd_over_blocks
+    from dptoolkit.linear_model._glm._dask_sgd import sgd_over_blocks
     from dptoolkit.linear_model._glm._base import transform_rows
 
     X, y = _data()
@@ -709,11 +713,11 @@ def test_dpsgd_single_dask_block_is_the_local_backend(live):
     assert out[0][1] == out[1][1]
 
 
-def test_dpsgd_actor_rounds_and_graph_rounds_agree(live, monkeypatch):
+def test_dpsgd_actor_rounds_and_local_rounds_agree(live):
     """With a distributed client a step is one call per worker to an actor holding
-    its blocks; without one (Dask's threads) a graph of block tasks.  Both run the
-    same pure block function: the same model bit for bit (binary and softmax)."""
-    from dptoolkit.distributed import sgd_over_blocks
+    its blocks; with Dask's threads the blocks are held in this process.  Both run
+    the same pure block function: the same model bit for bit (binary and softmax)."""
+    from dptoolkit.linear_model._glm._dask_sgd import sgd_over_blocks
     from dptoolkit.linear_model._glm._nb_logistic import _transform_block
 
     X, y = _data()
@@ -726,13 +730,10 @@ def test_dpsgd_actor_rounds_and_graph_rounds_agree(live, monkeypatch):
                            ("softmax", codes, {"n_classes": 3})]:
         Xd, td = _dask(X, t)
         runs = []
-        for engine in ("actors", "graphs"):
-            if engine == "graphs":
-                monkeypatch.setattr(_sgd_rounds, "_ActorRounds",
-                                    lambda client, *a: _sgd_rounds._TaskRounds(*a))
-            runs.append(sgd_over_blocks(Xd, td, loss=loss, rng=np.random.default_rng(1),
-                                        **kw, **extra))
-            monkeypatch.undo()
+        for scheduler in (None, "threads"):
+            with dask.config.set(scheduler=scheduler):
+                runs.append(sgd_over_blocks(Xd, td, loss=loss,
+                                            rng=np.random.default_rng(1), **kw, **extra))
         np.testing.assert_array_equal(runs[0][0], runs[1][0])
         np.testing.assert_array_equal(runs[0][1], runs[1][1])
         assert runs[0][0].shape == ((41,) if loss == "logistic" else (41, 3))
@@ -861,7 +862,7 @@ def _kill_one_worker_at(client, monkeypatch, *at):
     """Kill one worker process just before each of the ``at``-th computations or
     DP-SGD steps of the fit (its persisted blocks and states are lost: Dask
     recomputes them from their pure tasks)."""
-    compute, collect, calls, killed = _blocksum._compute, _sgd_rounds._collect, [], []
+    compute, collect, calls, killed = _blocksum._compute, _engine._collect, [], []
     # chunks of two steps: a fit makes several client calls, and the kill lands
     # between two of them, mid-DP-SGD
     monkeypatch.setattr(_sgd_rounds, "_chunk_steps", lambda n_weights: 2)
@@ -886,7 +887,7 @@ def _kill_one_worker_at(client, monkeypatch, *at):
         return collect(futures)
 
     monkeypatch.setattr(_blocksum, "_compute", killing)
-    monkeypatch.setattr(_sgd_rounds, "_collect", killing_actors)
+    monkeypatch.setattr(_engine, "_collect", killing_actors)
     return calls, killed
 
 
@@ -913,7 +914,7 @@ def _dying_at(original, marker, at):
 def _die_at_lot(marker, at):
     """In this worker process: exit at the ``at``-th lot computed here, unless the
     marker file exists (then create it first): one worker dies, once."""
-    from dptoolkit.distributed import _sgd
+    from dptoolkit.linear_model._glm import _dask_sgd as _sgd
 
     original = getattr(_sgd, "_unpatched_lot_gradient", _sgd._lot_gradient)
     _sgd._unpatched_lot_gradient = original
@@ -921,7 +922,7 @@ def _die_at_lot(marker, at):
 
 
 def _live_again():
-    from dptoolkit.distributed import _sgd
+    from dptoolkit.linear_model._glm import _dask_sgd as _sgd
 
     _sgd._lot_gradient = getattr(_sgd, "_unpatched_lot_gradient", _sgd._lot_gradient)
 
@@ -1068,9 +1069,7 @@ def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
     import asyncio
     import signal
 
-    from dptoolkit.distributed import _fw
-
-    results, received, killed = _fw._results, [], []
+    results, received, killed = _engine._results, [], []
     pids = client.run(os.getpid) if kill_at is not None else {}
 
     async def spy(holders, *args):
@@ -1082,7 +1081,7 @@ def _spy_on_rounds(monkeypatch, kill_at=None, client=None):
         received.append(out)
         return out
 
-    monkeypatch.setattr(_fw, "_results", spy)
+    monkeypatch.setattr(_engine, "_results", spy)
     return received, killed
 
 
@@ -1090,7 +1089,7 @@ def _die_at_fw_round(marker, at):
     """In this worker process: exit at the ``at``-th block round computed here,
     unless the marker file exists (it is made first): the worker dies, once, in
     the middle of a chunk of steps."""
-    from dptoolkit.distributed import _fw
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
 
     saved = _fw._Logistic.__dict__.get("_unpatched")
     original = saved.__func__ if saved is not None else _fw._Logistic.round
@@ -1100,14 +1099,14 @@ def _die_at_fw_round(marker, at):
 
 def _kill_when_placed(monkeypatch, client, marker, role, at=60):
     """Once the Frank-Wolfe holders are placed (the client's call of
-    ``_Blocks.run_chunks``), arm :func:`_die_at_fw_round` on the worker of the
+    ``_run_chunks``), arm :func:`_die_at_fw_round` on the worker of the
     coordinator (``role="coordinator"``) or of a peer (``"peer"``), known from
     where the client put the holders: no worker guesses its role.  Returns the
     numbers of workers the holders were on, one per fit (1: no peer, nothing
     armed for a peer)."""
-    from dptoolkit.distributed import _fw
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
 
-    run_chunks, n_workers = _fw._Blocks.run_chunks, []
+    run_chunks, n_workers = _fw._run_chunks, []
 
     def arming(self, *args):
         n_workers.append(len(self.addresses))
@@ -1120,12 +1119,12 @@ def _kill_when_placed(monkeypatch, client, marker, role, at=60):
                 client.run(_die_at_fw_round, marker, at, workers=target)
         return run_chunks(self, *args)
 
-    monkeypatch.setattr(_fw._Blocks, "run_chunks", arming)
+    monkeypatch.setattr(_fw, "_run_chunks", arming)
     return n_workers
 
 
 def _fw_live_again():
-    from dptoolkit.distributed import _fw
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
 
     if "_unpatched" in _fw._Logistic.__dict__:
         _fw._Logistic.round = _fw._Logistic.__dict__["_unpatched"]   # the staticmethod
@@ -1214,19 +1213,23 @@ def test_frank_wolfe_workers_lost_too_often_stop_with_a_clear_error(live, monkey
 
 
 def _rounds_of(blocks, rounds, swap_at=None, client=None):
-    """The outputs of ``rounds`` on ``blocks``; with ``swap_at``, the first holder
-    is replaced before that round by a fresh one (as if Dask had made it again)."""
-    from dptoolkit.distributed import _fw
-
+    """The outputs of ``rounds`` on ``blocks`` (a block engine), driven from the
+    client; with ``swap_at``, the first holder is replaced before that round by
+    a fresh one (as if Dask had made it again)."""
     outs = []
-    for r, (step, fold) in enumerate(rounds):
-        if r == swap_at:
-            blocks.holders[0] = client.submit(_fw._BlockHolder, *blocks.preps[0],
-                                              actor=True, pure=False).result()
-        if blocks.actors:
-            outs.append(client.sync(blocks.round_on_workers, step, fold))
-        else:
-            outs.append(blocks.round(step, fold))
+
+    def steps(part):
+        for args in part:
+            outs.append((yield args))
+
+    parts = [rounds] if swap_at is None else [rounds[:swap_at], rounds[swap_at:]]
+    for i, part in enumerate(parts):
+        if i == 1:
+            held = [b for b, (h, _) in enumerate(blocks.order) if h == 0]
+            blocks.holders[0] = client.submit(
+                _engine.BlockActor, blocks.model, held, *[blocks.blocks[b] for b in held],
+                actor=True, pure=False).result()
+        blocks.run(steps(part))
     return outs
 
 
@@ -1235,17 +1238,21 @@ def test_frank_wolfe_holder_out_of_sequence_is_rebuilt_by_replay(live):
     after its worker died, possibly at the old address) refuses the round; the
     client replaces it and replays the rounds: every block's outputs are those of
     the blocks held in this process, exactly."""
-    from dptoolkit.distributed import _fw
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
 
     X, y = _fw_data()
     Xd, yd = _dask(X, y)
     y01 = yd.astype(np.float64)
     rounds = [(None, 1.0), ((7, 0.5, 0.8, 1.0), None), ((3, -0.2, 0.6, 1.0), 0.6),
               ((7, 0.1, 1.0, 1.0), None), ((11, 0.3, 0.9, 1.0), None)]
+    def engine():
+        return _engine.BlockEngine(Xd, y01, _fw._prepare_block, (None, 1.0), _fw._LOGISTIC,
+                                   what="the Frank-Wolfe blocks")
+
     with dask.config.set(scheduler="synchronous"):
-        local = _fw._Blocks(Xd, y01, None, 1.0)
+        local = engine()
     want = _rounds_of(local, rounds)
-    blocks = _fw._Blocks(Xd, y01, None, 1.0)
+    blocks = engine()
     try:
         # one holder per worker holding blocks: two, or one when the scheduler put
         # every block on one worker (a worker just restarted by a killing test)
@@ -1276,16 +1283,15 @@ def _refuse_gathering(monkeypatch, Xd):
 
 def _spy_on_chunks(monkeypatch):
     """What the Frank-Wolfe coordinator sends back to the client, chunk by chunk."""
-    from dptoolkit.distributed import _fw
+    run_chunk, received = _engine.BlockEngine.run_chunk, []
 
-    chunk, received = _fw._Blocks._chunk, []
+    def spy(self, chunk, *args):
+        before = len(self.log)
+        loop, gaps, consumed = run_chunk(self, chunk, *args)
+        received.append((loop, gaps, self.log[before:], consumed))   # the rounds' log
+        return loop, gaps, consumed
 
-    def spy(self, *args):
-        out = chunk(self, *args)
-        received.append(out)
-        return out
-
-    monkeypatch.setattr(_fw._Blocks, "_chunk", spy)
+    monkeypatch.setattr(_engine.BlockEngine, "run_chunk", spy)
     return received
 
 
@@ -1295,7 +1301,7 @@ def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
     sampler's weights), the chunk's gaps and the rounds' public arguments (the
     chosen coordinates and step sizes); never a row of X.  The rounds go from
     the coordinator to the other worker: the client makes one call a chunk."""
-    from dptoolkit.distributed import _fw
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
 
     X, y = _fw_data()
     Xd, yd = _dask(X, y)
@@ -1305,8 +1311,11 @@ def test_frank_wolfe_on_dask_never_gathers_rows(live, monkeypatch):
     monkeypatch.setattr(_fw, "_CHUNK_STEPS", 40)
     model, _ = _fw_fit(Xd, yd, 0)
     k = model.screened_features_.size
+    replies = [r for r in summed if isinstance(r, tuple)]   # the coordinator's, a chunk each
+    summed = [r for r in summed if not isinstance(r, tuple)]
     assert len(summed) == 1 and summed[0].shape == (D_FW + 1,)   # the column masses
     assert len(chunks) == -(-model.n_iter_ // 40)       # 150 steps: 4 calls
+    assert len(replies) == len(chunks)
     rounds = [args for _, _, log, _ in chunks for args in log]
     assert len(rounds) == model.n_iter_           # the set-up and a round a step but the last
     for step, fold in rounds[1:]:
@@ -1323,7 +1332,7 @@ def test_frank_wolfe_chunks_short_of_uniforms_release_the_same_model(live, monke
     coordinator stops before that step, the client puts the generator back to
     what was consumed and sends the next chunk from there; the model and the
     generator's state are the in-memory fit's."""
-    from dptoolkit.distributed import _fw
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
 
     X, y = _fw_data()
     chunks = _spy_on_chunks(monkeypatch)
@@ -1346,7 +1355,7 @@ def test_frank_wolfe_block_kernels_are_the_numpy_rounds_bit_for_bit(monkeypatch)
     of the gap term (a BLAS dot product in the reference) within 1e-12."""
     import math
 
-    from dptoolkit.distributed import _fw
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
 
     c_exp = np.frompyfunc(math.exp, 1, 1)
 
@@ -1527,7 +1536,8 @@ def test_multinomial_frank_wolfe_on_dask_rounds_carry_no_rows(live, monkeypatch)
 def test_multinomial_gradient_parts_of_sparse_blocks_are_their_columns():
     """A block holding few of the columns sends their rows of X_b^T Q_b and their
     indices; a block holding most sends the k x K part: both are X_b^T Q_b."""
-    from dptoolkit.distributed import _fw, _fw_multinomial
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw
+    from dptoolkit.linear_model._frank_wolfe import _dask_multinomial as _fw_multinomial
 
     X, y = _fw_classes(3)
     softmax = _fw_multinomial._Softmax(3)
@@ -1681,7 +1691,7 @@ def test_no_actor_stays_on_the_workers_after_an_error_or_an_interrupt(live, no_g
     """A fit that raises (NaN in a block, found by the workers; DP-SGD or
     Frank-Wolfe interrupted mid-fit on the client, KeyboardInterrupt) leaves no
     actor and no block on the workers."""
-    from dptoolkit.distributed import _fw as _fw_rounds
+    from dptoolkit.linear_model._frank_wolfe import _dask_binary as _fw_rounds
 
     X, y = _data()
     bad = X.copy()
@@ -1692,15 +1702,15 @@ def test_no_actor_stays_on_the_workers_after_an_error_or_an_interrupt(live, no_g
     _assert_workers_forget(live, before)
 
     monkeypatch.setattr(_sgd_rounds, "_chunk_steps", lambda n_weights: 2)
-    monkeypatch.setattr(_sgd_rounds, "_collect", _interrupt_at(_sgd_rounds._collect, 3))
+    monkeypatch.setattr(_engine, "_collect", _interrupt_at(_engine._collect, 3))
     with pytest.raises(KeyboardInterrupt):
         _sgd(random_state=0).fit(*_dask(X, y))
     _assert_workers_forget(live, before)
 
     Xf, yf = _fw_data()
     monkeypatch.setattr(_fw_rounds, "_CHUNK_STEPS", 5)
-    monkeypatch.setattr(_fw_rounds._Blocks, "_chunk",
-                        _interrupt_at(_fw_rounds._Blocks._chunk, 2))
+    monkeypatch.setattr(_engine.BlockEngine, "run_chunk",
+                        _interrupt_at(_engine.BlockEngine.run_chunk, 2))
     with pytest.raises(KeyboardInterrupt):
         _fw(max_iter=30, random_state=0).fit(*_dask(Xf, yf))
     _assert_workers_forget(live, before)

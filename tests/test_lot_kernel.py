@@ -1,6 +1,6 @@
 """The compiled lot sums of DP-SGD over blocks against their NumPy reference.
 
-``dptoolkit.distributed._lot_fast.lot_sums`` computes a block's Poisson lot's sum
+``dptoolkit.linear_model._glm._lot_fast.lot_sums`` computes a block's Poisson lot's sum
 of clipped per-example gradients with the reference's arithmetic in the
 reference's order, so the two must agree bit for bit (columns, sums, lot size, and
 the dense-or-sparse form of the reply).
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dptoolkit.distributed import _sgd
+from dptoolkit.linear_model._glm import _dask_sgd as _sgd
 
 
 def _block(n_rows, n_columns, density, index_dtype, seed):

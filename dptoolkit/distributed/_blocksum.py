@@ -44,7 +44,7 @@ from scipy.special import expit, softmax
 from ..exceptions import nothing_released
 
 __all__ = ["block_sum", "class_feature_sums", "clipped_gradient_sum", "column_counts",
-           "column_sums", "is_dask_array", "map_row_blocks", "row_aligned",
+           "column_sums", "csr_block", "is_dask_array", "map_row_blocks", "row_aligned",
            "unit_rows"]
 
 
@@ -247,7 +247,7 @@ def map_row_blocks(func, X, args=(), *, what="the transformed rows"):
 
 
 # ------------------------------------------------------- block functions
-def _csr_block(Xb):
+def csr_block(Xb):
     """A row block as float64 CSR with summed duplicates; NaN/inf refused (naming X)."""
     Xb = sp.csr_array(Xb, dtype=np.float64)
     if not np.isfinite(Xb.data).all():
@@ -266,7 +266,7 @@ def unit_rows(X):
 
 
 def _class_sums_block(Xb, yb, classes, normalize_rows):
-    Xb = _csr_block(Xb)
+    Xb = csr_block(Xb)
     if normalize_rows:
         Xb = unit_rows(Xb)
     yb = np.asarray(yb)
@@ -274,14 +274,14 @@ def _class_sums_block(Xb, yb, classes, normalize_rows):
 
 
 def _column_sums_block(Xb, yb, normalize_rows):
-    Xb = _csr_block(Xb)
+    Xb = csr_block(Xb)
     if normalize_rows:
         Xb = unit_rows(Xb)
     return np.asarray(Xb.sum(axis=0), dtype=np.float64).ravel()
 
 
 def _column_counts_block(Xb, yb):
-    Xb = _csr_block(Xb)
+    Xb = csr_block(Xb)
     Xb.eliminate_zeros()
     return np.bincount(Xb.indices, minlength=Xb.shape[1]).astype(np.float64)
 
@@ -289,7 +289,7 @@ def _column_counts_block(Xb, yb):
 def _gradient_block(Xb, yb, coef, intercept, clip):
     """Sum over the block of the per-example log-loss gradients clipped to L2 norm
     ``clip``, as a (K, n_features + 1) array (last column: the intercept)."""
-    Xb = _csr_block(Xb)
+    Xb = csr_block(Xb)
     labels = np.asarray(yb)
     n_labels = max(2, coef.shape[0])
     yb = labels.astype(np.int64) if labels.dtype.kind in "biuf" else None

@@ -1,8 +1,7 @@
 """An actor on another Dask worker, called from a worker.
 
-The coordinating actors of DP-SGD (:mod:`~dptoolkit.distributed._sgd`) and
-Frank-Wolfe (:mod:`~dptoolkit.distributed._fw`) call the other workers' block
-actors directly, worker to worker.  A Dask ``Actor`` handle made on a worker
+The engine's coordinating actor (:class:`~dptoolkit.distributed._engine.Coordinator`)
+calls the other workers' block actors directly, worker to worker.  A Dask ``Actor`` handle made on a worker
 waits, after a connection error, for the actor's task to finish again, and so
 never answers when the worker holding the actor died: the coordinator would
 hang.  :class:`Peer` sends the message such a handle sends (``actor_execute``)

@@ -1,8 +1,8 @@
 r"""A :class:`FrankWolfeLassoClassifier` fit on a Dask array.
 
 The data-heavy work runs on the workers through
-:func:`dptoolkit.distributed.frank_wolfe_over_blocks` (two classes) or
-:func:`dptoolkit.distributed.multinomial_frank_wolfe_over_blocks` (K > 2; their
+:func:`._dask_binary.frank_wolfe_over_blocks` (two classes) or
+:func:`._dask_multinomial.multinomial_frank_wolfe_over_blocks` (K > 2; their
 docstrings give the design: the rows' margins stay on their blocks, held by one
 Dask actor per worker, one round of actor calls (no tasks) per step; the binary
 exact refresh as a map-reduce, the multinomial gradient as a sum of the
@@ -48,9 +48,9 @@ from ._grouped_sampler import GroupedExpSampler
 from ._multinomial import expand_columns
 from ._screening import (naive_bayes_start, noisy_top_columns, screening_statistic,
                          start_steps)
-from ...distributed import (block_sum, frank_wolfe_over_blocks,
-                            multinomial_frank_wolfe_over_blocks, row_aligned,
-                            validate_dask_X_y)
+from ._dask_binary import frank_wolfe_over_blocks
+from ._dask_multinomial import multinomial_frank_wolfe_over_blocks
+from ...distributed import block_sum, row_aligned, validate_dask_X_y
 from ..._private import sensitivity_factor
 
 __all__ = ["fit_dask"]

@@ -578,8 +578,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             ``n_samples_public``, never taken from the chunk sizes): the rows stay on the
             workers and the fit releases the in-memory model up to the rounding
             of the summation order
-            (``dptoolkit.distributed.frank_wolfe_over_blocks``,
-            ``dptoolkit.distributed.multinomial_frank_wolfe_over_blocks``).
+            (``_frank_wolfe._dask_binary.frank_wolfe_over_blocks``,
+            ``_frank_wolfe._dask_multinomial.multinomial_frank_wolfe_over_blocks``).
         y : array-like of shape (n_samples,)
             Two classes, any labels; ``classes_[1]`` is the positive class.  With
             ``classes`` declared, every label must be one of them (some may be

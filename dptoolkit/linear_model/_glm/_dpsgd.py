@@ -14,7 +14,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from . import _sgd_fast
-from ...distributed import is_dask_array, row_aligned, sgd_over_blocks, validate_dask_X_y
+from ._dask_sgd import sgd_over_blocks
+from ...distributed import is_dask_array, row_aligned, validate_dask_X_y
 from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
 from ..._validation import check_scalar_range, Options, POSITIVE, validate_params
@@ -38,7 +39,7 @@ class _BaseSGD(_BaseLinearDP):
     def fit(self, X, y):
         validate_params(self)
         distributed = is_dask_array(X)
-        if distributed:  # X stays on the workers (dptoolkit.distributed.sgd_over_blocks)
+        if distributed:  # X stays on the workers (_dask_sgd.sgd_over_blocks)
             X, y_local, y = validate_dask_X_y(self, X, y, private=self.epsilon is not None)
             if isinstance(self, ClassifierMixin):
                 check_classification_targets(y_local)
@@ -267,7 +268,7 @@ _SGD_DOC_NOTES = r"""
 
     **On a Dask array.**  ``X`` may be a :class:`dask.array.Array` of CSR row
     blocks (``y`` a Dask array of the same row chunks): the rows stay on the
-    workers (``dptoolkit.distributed.sgd_over_blocks``), for two classes
+    workers (``_glm._dask_sgd.sgd_over_blocks``), for two classes
     (or regression) and for :math:`K > 2` classes (the softmax model below, each
     per-example gradient clipped in Frobenius norm).  Every block draws its
     Poisson lot of each step from its own stream (from a sampling

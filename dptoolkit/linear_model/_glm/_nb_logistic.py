@@ -112,11 +112,11 @@ from ..._validation import (CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, NON_NEGATIVE
                             check_scalar_range, check_X_y_named, validate_params)
 from ...accounting import calibrate_parameter
 from ...accounting.events import ComposedEvent, GaussianEvent
-from ...distributed import (class_feature_sums, is_dask_array, row_aligned,
-                            sgd_over_blocks, validate_dask_X_y)
+from ...distributed import class_feature_sums, is_dask_array, row_aligned, validate_dask_X_y
 from ...distributed import unit_rows as _unit_rows  # noqa: F401 (the tests' reference)
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._base import calibrate_noise_scale, subsampled_gaussian_steps
+from ._dask_sgd import sgd_over_blocks
 
 __all__ = ["DPNBLogisticClassifier"]
 
@@ -528,7 +528,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             (chunked along rows only, ``y`` with the same chunks): the release's
             sums, the transformed rows and DP-SGD's clipped gradient sums are
             computed on the workers (no row comes to the client), the noise on
-            the client (``dptoolkit.distributed.sgd_over_blocks``).  DP-SGD's
+            the client (``_glm._dask_sgd.sgd_over_blocks``).  DP-SGD's
             lots are then drawn per block: the same randomised algorithm and
             privacy event as in memory, not the same draws, so the released
             model differs from the in-memory one as two seeds' models do.

@@ -2,8 +2,8 @@ r"""DP-SGD over row blocks: Poisson lots drawn per block, clipped sums on the
 workers, the Gaussian noise drawn once per step on the client.
 
 Algorithm 1 of Abadi et al. (CCS 2016) with the data split into row blocks
-(a :class:`dask.array.Array` of CSR blocks, or one in-memory matrix: the local
-backend of :func:`~dptoolkit.distributed.block_sum`).  Step :math:`t`:
+(a :class:`dask.array.Array` of CSR blocks, or one in-memory matrix), on the
+block-actor engine of :mod:`dptoolkit.distributed._engine`.  Step :math:`t`:
 
 1. **Lot.**  Block :math:`b` includes each of its rows independently with
    probability :math:`q`, using its own stream
@@ -11,7 +11,7 @@ backend of :func:`~dptoolkit.distributed.block_sum`).  Step :math:`t`:
    words :math:`w_b` = ``child_b.generate_state(8)`` come from the ``b``-th child
    of the *sampling* :class:`~numpy.random.SeedSequence`, seeded on the client
    by the SHA-256 digest of 32 bytes drawn from the estimator's generator
-   (:func:`block_seeds`); no noise is drawn from it.  Independent Bernoulli(q)
+   (:func:`~dptoolkit.distributed.block_seeds`); no noise is drawn from it.  Independent Bernoulli(q)
    inclusions per block are, jointly, independent Bernoulli(q) inclusions of
    every row: the lot has the law of global Poisson sampling (Zhu and Wang
    2019; Mironov, Talwar and Zhang 2019), whatever the partition.  A task is a
@@ -19,7 +19,7 @@ backend of :func:`~dptoolkit.distributed.block_sum`).  Step :math:`t`:
    the same lot.  Only these words travel to the workers; inverting the
    SeedSequence mixing gives at most the digest, from which neither the noise
    generator's state nor any of its noise draws can be rebuilt (its argument in
-   :func:`block_seeds`).
+   :func:`~dptoolkit.distributed.block_seeds`).
 2. **Clipped sum.**  Each block returns the sum over its lot rows of
    :math:`\mathrm{clip}_C(\ell'(x_i^\top\theta)\,x_i)` (sparse: the columns its
    lot touches) and its lot size; they are added in block order (by the
@@ -39,18 +39,17 @@ the same randomised algorithm (same privacy event) but do not consume the
 generator in the same order, so they are not equal draw for draw; the
 in-memory kernel keeps its order (reference fits).
 
-**Engines.**  The steps are sequential (a step's margins need the previous
-step's noisy :math:`\theta`), so their latency bounds the fit's time.  With a
-:class:`distributed.Client`, the transformed blocks are persisted on the
-workers (results of pure tasks); every worker but one gets a Dask actor
-holding its blocks (``_BlockRunner``) and the worker holding the most
-blocks a ``_Coordinator``, which holds its own blocks and runs **a chunk
-of steps per client call**: the client draws the chunk's noise
+**Engine.**  The steps are sequential (a step's margins need the previous
+step's noisy :math:`\theta`), so their latency bounds the fit's time.  The
+transformed blocks are held by the engine's block actors, one per worker
+(:class:`~dptoolkit.distributed._engine.BlockEngine`; a round per step is
+:class:`_Lots`: the lots' clipped sums, no state), and the coordinator runs
+**a chunk of steps per client call**: the client draws the chunk's noise
 (``standard_normal((n,) + theta.shape)``, the same draws in the same order as
 one call per step) and sends it with :math:`\theta`; at every step the
-coordinator calls the runners directly, worker to worker (no scheduler, no
-client), computes its own blocks meanwhile, adds the blocks' sums in block
-order and the step's noise (``_steps``, the arithmetic of every engine),
+coordinator calls the other holders directly, worker to worker (no scheduler,
+no client), computes its own blocks meanwhile, adds the blocks' sums in block
+order and the step's noise (:func:`_steps`, the arithmetic of every engine),
 and returns the weights after the chunk and the iterates recorded in it.  A
 chunk holds ``_CHUNK_BYTES`` (4 MiB) of noise: 26 steps of 20,000 weights,
 10 of 50,001, so the client holds a few MiB more than one step's noise.
@@ -59,8 +58,8 @@ words, the steps, :math:`\theta`, the noise): when a worker dies, its blocks
 are recomputed from their lineage, the actors rebuilt and the chunk run again
 from its first step with the same :math:`\theta` and noise, to the same
 result; after more losses than ``distributed.scheduler.allowed-failures`` the
-fit stops (``RuntimeError``).  Without a client (Dask's local threads) a step
-is a graph of block tasks.  In memory, the matrix is one block.
+fit stops (``RuntimeError``).  Without a cluster (in memory, or Dask's local
+schedulers) the same rounds run in this process.
 
 **Privacy.**  Add/remove-one neighbours with the public ``N``
 (``n_samples_public``; block sizes are never used as N).  The summed clipped
@@ -75,36 +74,22 @@ References
 M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016, Algorithm 1.
 Y. Zhu, Y.-X. Wang. Poisson Subsampled Renyi Differential Privacy. ICML 2019.
 """
-import hashlib
-import operator
+import math
 import threading
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, softmax
+from scipy.special import softmax
 
-from . import _blocksum, _lot_fast
-from ._blocksum import _blocks, _shared, is_dask_array, release_from_workers
-from ._fw import _drive, _drive_async
-from ._peer import Peer, PeerLostError
+from . import _lot_fast
+from ...distributed import BlockEngine, block_seeds, step_stream
 
-__all__ = ["block_seeds", "sgd_over_blocks", "LOSSES"]
+__all__ = ["sgd_over_blocks", "LOSSES"]
 
 #: Losses of the linear models (labels in {-1, +1} for logistic and hinge; for
 #: "softmax", the multinomial cross-entropy, class indices 0 .. K-1).
 LOSSES = ("squared", "logistic", "hinge", "softmax")
-
-#: Codes of the compiled kernel's losses (``_lot_fast``).
-_BINARY_LOSS_CODES = {"squared": 0, "logistic": 1, "hinge": 2}
-
-#: 32-bit words of seed material per block (256 bits).
-_SEED_WORDS = 8
-
-#: Bytes drawn from the noise generator to seed the sampling sequence (256 bits),
-#: hashed under this label (:func:`block_seeds`).
-_SAMPLING_DRAW_BYTES = 32
-_SAMPLING_LABEL = b"dptoolkit.distributed: per-block lot sampling\x00"
 
 #: Bytes of noise the client draws and sends per call (a chunk of steps).
 _CHUNK_BYTES = 4 * 2 ** 20
@@ -113,50 +98,6 @@ _CHUNK_BYTES = 4 * 2 ** 20
 def _chunk_steps(n_weights):
     """Steps per chunk: as many as ``_CHUNK_BYTES`` of noise hold, at least one."""
     return max(1, _CHUNK_BYTES // (8 * int(n_weights)))
-
-
-def block_seeds(rng, n_blocks):
-    """Seed words of the per-block sampling streams, from a sequence that draws no noise.
-
-    The client draws ``_SAMPLING_DRAW_BYTES`` (32) bytes from ``rng``, the
-    estimator's noise generator, hashes them with SHA-256 (under a fixed label)
-    and seeds a new :class:`~numpy.random.SeedSequence` with the digest: the
-    *sampling* sequence, which no noise is drawn from.  Block ``b`` gets
-    ``generate_state(8)`` of the sampling sequence's ``b``-th spawned child and
-    draws the lot of step ``t`` from ``PCG64(SeedSequence(words[b],
-    spawn_key=(t,)))``.  Deterministic given ``rng``'s state; ``rng`` moves by
-    the 32 bytes drawn (its later draws, the noise, come after them).
-
-    Why the workers cannot regenerate the noise: SeedSequence's mixing is
-    invertible, so a worker holding the words can be assumed to recover the
-    sampling sequence's pool, hence at most the SHA-256 digest.  The noise
-    generator's state, seed and later outputs are not a function of the digest
-    (the digest is a function of 32 bytes of output that the noise never uses);
-    going back from the digest to those bytes is a preimage of SHA-256, and even
-    the bytes themselves would be 256 bits of the noise generator's output, not
-    its state.  The words are never the state or a spawn of the noise
-    generator's own SeedSequence (the earlier scheme, ``generate_state`` of a
-    spawn of it, gave the seed's entropy back and with it every noise draw).
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        The noise generator (the client's).
-    n_blocks : int
-
-    Returns
-    -------
-    words : ndarray of shape (n_blocks, 8), uint32
-    """
-    digest = hashlib.sha256(_SAMPLING_LABEL + rng.bytes(_SAMPLING_DRAW_BYTES)).digest()
-    sampling = np.random.SeedSequence(int.from_bytes(digest, "little"))
-    return np.array([c.generate_state(_SEED_WORDS) for c in sampling.spawn(int(n_blocks))],
-                    dtype=np.uint32).reshape(int(n_blocks), _SEED_WORDS)
-
-
-def _step_stream(words, step):
-    return np.random.Generator(np.random.PCG64(
-        np.random.SeedSequence([int(w) for w in words], spawn_key=(int(step),))))
 
 
 def _prepare_block(Xb, yb, transform, transform_args):
@@ -171,18 +112,30 @@ def _prepare_block(Xb, yb, transform, transform_args):
             tuple((w.category, str(w.message)) for w in seen))
 
 
+#: The C library's ``exp`` elementwise (NumPy's own ``exp`` may differ in the last bit).
+_libm_exp = np.frompyfunc(math.exp, 1, 1)
+
+
+def _sigmoid(v):
+    """The kernels' logistic function (``_math.sigmoid``, C library ``exp``):
+    1/(1+exp(-v)) for v >= 0, e/(1+e) with e = exp(v) else."""
+    e = _libm_exp(-np.abs(v)).astype(np.float64)
+    return np.where(v >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
 def _dloss(loss, a, y):
-    """Derivative (hinge: a subgradient) of the loss in the margin ``a``."""
+    """Derivative (hinge: a subgradient) of the loss in the margin ``a``, as the
+    kernels' ``_glm_kernels._dloss``."""
     if loss == "squared":
         return a - y
     if loss == "logistic":
-        return -y * expit(-y * a)
+        return -y * _sigmoid(-y * a)
     return np.where(y * a < 1.0, -y, 0.0)
 
 
 def _lot_rows(prep, words, step, sampling_rate):
     """The block's Poisson lot of ``step``: its rows, increasing (int64)."""
-    return np.flatnonzero(_step_stream(words, step).random(prep[0].shape[0]) < sampling_rate)
+    return np.flatnonzero(step_stream(words, step).random(prep[0].shape[0]) < sampling_rate)
 
 
 #: Per-thread scratch of the compiled lot sums (``acc``, ``seen``, ``touched``), kept
@@ -213,7 +166,7 @@ def _lot_gradient(prep, words, step, sampling_rate, theta, loss, clip):
     acc, seen, touched = _scratch_for(n_columns)
     n = _lot_fast.lot_sums(Xt.data, Xt.indices, Xt.indptr, rows, t, rownorm,
                            np.ascontiguousarray(theta, dtype=np.float64),
-                           _BINARY_LOSS_CODES[loss], float(clip), acc, seen, touched)
+                           _lot_fast.LOSS_CODES[loss], float(clip), acc, seen, touched)
     if 2 * n > n_columns:
         # most columns touched: copy the sums out whole and clear the scratch whole
         dense = acc[:n_columns].copy()
@@ -271,10 +224,11 @@ def _lot_gradient_reference(prep, words, step, sampling_rate, theta, loss, clip)
     return cols, sums[cols], rows.size
 
 
-def _steps(theta, first, noise, n, record, rule):
+def _steps(words, theta, first, noise, n, record, rule):
     """Steps ``first, ..., first + n - 1`` of the update from ``theta``, as a
-    generator: it yields ``(step, theta)`` and is sent the blocks' ``(columns,
-    sums, lot_size)`` of that step's lots, in block order (``_drive``).
+    generator: it yields a round's arguments ``(words, step, lot_args)``
+    (:class:`_Lots`) and is sent the blocks' ``(columns, sums, lot_size)`` of
+    that step's lots, in block order (:func:`~dptoolkit.distributed._engine.drive`).
 
     ``noise`` holds the steps' standard normals, shape ``(n,) + theta.shape``
     (None without noise), drawn on the client from the estimator's generator;
@@ -290,7 +244,7 @@ def _steps(theta, first, noise, n, record, rule):
         step = first + i
         grad = np.zeros(theta.shape)
         count = 0
-        for cols, sums, size in (yield step, theta):
+        for cols, sums, size in (yield words, step, _lot_args(rule, theta)):
             grad[cols] += sums           # block order
             count += size
         den = denominator if denominator > 0 else max(count, 1)
@@ -310,248 +264,28 @@ def _lot_args(rule, theta):
     return (rule[0], theta, rule[1], rule[2])
 
 
-class _LocalBlocks:
-    """The local backend: X in memory is one block."""
+class _Lots:
+    """What a block actor computes for DP-SGD: no state but the block's index
+    ``b``; a round ``(words, step, lot_args)`` is the clipped sum of the block's
+    lot of ``step`` (:func:`_lot_gradient`, pure; no noise)."""
 
-    def __init__(self, X, y, transform, transform_args):
-        self.prep = [_prepare_block(X, y, transform, transform_args)]
-        self.warnings = [self.prep[0][3]]
+    stateful = False
+    #: the coordinator computes its blocks in a thread: its event loop stays free
+    #: to exchange the peers' messages meanwhile
+    in_thread = True
 
-    def run(self, words, first, n, theta, noise, record, rule):
-        return _drive(_steps(theta, first, noise, n, record, rule), lambda step, theta: [
-            _lot_gradient(self.prep[0], words[0], step, *_lot_args(rule, theta))])
+    @staticmethod
+    def start(prep, b):
+        return b
 
-    def close(self):
-        self.prep = None
-
-
-class _TaskRounds:
-    """Dask without a distributed client (local threads): the transformed blocks
-    persisted, one graph of ``n_blocks`` tasks per step."""
-
-    def __init__(self, X, y, transform, transform_args):
-        import dask
-        from dask import delayed
-
-        xs, ys = _blocks(X, y)
-        prep = [delayed(_prepare_block, pure=True)(xb, yb, transform, transform_args)
-                for xb, yb in zip(xs, ys)]
-        self.prep = list(dask.persist(*prep))
-        self.warnings = _blocksum._compute(
-            [delayed(operator.getitem, pure=True)(pb, 3) for pb in self.prep],
-            "the transformed rows")
-
-    def run(self, words, first, n, theta, noise, record, rule):
-        from dask import delayed
-
-        fn = delayed(_lot_gradient, pure=True)
-
-        def lot_sums(step, theta):
-            args = _lot_args(rule, _shared((theta,))[0])
-            return _blocksum._compute([fn(pb, wb, step, *args)
-                                       for pb, wb in zip(self.prep, words)],
-                                      "the clipped gradient sums")
-        return _drive(_steps(theta, first, noise, n, record, rule), lot_sums)
-
-    def close(self):
-        self.prep = None
+    @staticmethod
+    def round(prep, b, words, step, lot_args):
+        return _lot_gradient(prep, words[b], step, *lot_args)
 
 
-class _BlockRunner:
-    """A Dask actor holding the transformed blocks of one worker: one call per step
-    computes their lots' clipped sums (:func:`_lot_gradient`, pure; no noise)."""
-
-    def __init__(self, *prep):
-        self.prep = prep
-
-    def lot_sums(self, words, step, args):
-        return [_lot_gradient(p, w, step, *args) for p, w in zip(self.prep, words)]
-
-
-class _Coordinator(_BlockRunner):
-    """The Dask actor that runs chunks of steps: it holds its worker's blocks
-    (``local``, their indices) and calls the other workers' ``_BlockRunner``
-    actors (``peers``: ``(Peer, block indices)``,
-    :class:`~dptoolkit.distributed._peer.Peer`) directly, worker to worker,
-    with no scheduler hop and no round trip to the client per step.
-
-    A chunk is ``_steps`` with the noise the client drew for it: the
-    coordinator adds it, draws nothing, and its result is a function of the
-    blocks and of the call's arguments, so a chunk whose worker (or a peer's)
-    was lost is run again, by new actors, to the same result."""
-
-    def __init__(self, local, peers, *prep):
-        super().__init__(*prep)
-        self.local, self.peers = list(local), list(peers)
-        self.n_blocks = len(self.local) + sum(len(b) for _, b in self.peers)
-
-    async def run(self, words, first, n, theta, noise, record, rule):
-        """``_steps`` from ``first``, a coroutine on this worker's event loop:
-        the peers' calls go out and their replies come in while a thread
-        computes this worker's blocks (computing them on the loop instead would
-        hold the calls back)."""
-        import asyncio
-
-        async def lot_sums(step, theta):
-            args = _lot_args(rule, theta)
-            # the peers' calls first, on their event loops: they compute while this
-            # worker does its own blocks
-            calls = [(blocks, asyncio.ensure_future(
-                        peer.call("lot_sums", [words[b] for b in blocks], step, args)))
-                     for peer, blocks in self.peers]
-            out = [None] * self.n_blocks
-            # this worker's blocks in a thread: the event loop stays free to send
-            # the calls and read the replies meanwhile
-            mine = await asyncio.get_running_loop().run_in_executor(
-                None, self.lot_sums, [words[b] for b in self.local], step, args)
-            for b, res in zip(self.local, mine):
-                out[b] = res
-            try:
-                for blocks, call in calls:
-                    for b, res in zip(blocks, await call):
-                        out[b] = res
-            finally:
-                for _, call in calls:
-                    call.cancel()        # no-op for those done
-            return out
-        return await _drive_async(_steps(theta, first, noise, n, record, rule), lot_sums)
-
-
-def _collect(futures):
-    """The results of a round's actor calls, in the order of the calls."""
-    return [f.result() for f in futures]
-
-
-def _worker_lost(exc):
-    """Whether ``exc`` says that the worker holding an actor died."""
-    return (isinstance(exc, (OSError, PeerLostError))
-            or "Actor was lost" in str(exc))
-
-
-class _ActorRounds:
-    """Dask with a distributed client: the transformed blocks are persisted on the
-    workers (results of pure tasks, recomputed from their lineage if a worker
-    dies); each worker but one gets a ``_BlockRunner`` actor holding its
-    blocks, and the worker holding the most blocks a ``_Coordinator``, which
-    runs a chunk of steps per client call, calling the runners directly.  A
-    worker lost mid-fit: its blocks are recomputed, the actors rebuilt and the
-    chunk run again from its first step with the same weights and noise (the
-    same result: the calls are pure)."""
-
-    def __init__(self, client, X, y, transform, transform_args):
-        from dask import delayed
-
-        self.client = client
-        xs, ys = _blocks(X, y)
-        fn = delayed(_prepare_block, pure=True)
-        self.handles, self.addresses, self.prep = [], set(), []
-        try:
-            self.prep = client.compute([fn(xb, yb, transform, transform_args)
-                                        for xb, yb in zip(xs, ys)])
-            self.failures = self.rounds = 0
-            self.allowed = _allowed_failures()
-            self._build()
-            self.warnings = self._call(lambda: _collect([
-                client.submit(operator.getitem, pb, 3, pure=True) for pb in self.prep]))
-        except BaseException:      # an error or an interrupt: nothing stays on the workers
-            self.close()
-            raise
-
-    def _build(self):
-        """A runner actor per worker but one, holding the transformed blocks stored
-        there, then the coordinator on the worker holding the most blocks."""
-        from distributed import wait
-
-        mid_fit = self.rounds > 0
-        release_from_workers(self.client, self.handles)   # the old actors, not the blocks
-        self.coordinator, self.handles = None, []
-        wait(self.prep)
-        for pb in self.prep:
-            if pb.status == "error":
-                exc = pb.exception()
-                if type(exc).__name__ == "KilledWorker":
-                    raise _blocksum._workers_died("the transformed rows",
-                                                  mid_fit) from exc
-                pb.result()          # the transformation's own error (NaN, ...)
-        who = self.client.who_has(self.prep)
-        groups = {}
-        for b, pb in enumerate(self.prep):
-            groups.setdefault((tuple(who.get(pb.key, ())) or ("",))[0], []).append(b)
-        # the coordinator's worker: the most blocks (then the first address)
-        order = sorted(groups, key=lambda a: (-len(groups[a]), a))
-
-        def submit(cls, addr, *args):
-            return self.client.submit(cls, *args, actor=True, pure=False,
-                                      workers=[addr] if addr else None,
-                                      allow_other_workers=True)
-        self.handles = [submit(_BlockRunner, a, *[self.prep[b] for b in groups[a]])
-                        for a in order[1:]]
-        for h in self.handles:
-            h.result()
-        # the peers as addresses and keys: called over the coordinator's worker's
-        # connections (a worker-side Actor handle never answers for a lost worker)
-        placed = self.client.who_has(self.handles)
-        peers = [(Peer(min(placed.get(h.key) or [""]), h.key), groups[a])
-                 for h, a in zip(self.handles, order[1:])]
-        local = groups[order[0]]
-        self.handles.append(submit(_Coordinator, order[0], local, peers,
-                                   *[self.prep[b] for b in local]))
-        self.coordinator = self.handles[-1].result()
-        where = self.client.who_has(self.handles)
-        self.addresses = {a for h in self.handles for a in where.get(h.key, ())}
-
-    def _call(self, run):
-        """``run()``; when a worker died, rebuild the actors and run it again."""
-        while True:
-            try:
-                return run()
-            except Exception as exc:
-                if not _worker_lost(exc):
-                    raise
-                self.failures += 1
-                if self.failures > self.allowed:
-                    raise _blocksum._workers_died("the clipped gradient sums",
-                                                  self.rounds > 0) from exc
-                self._wait_for_scheduler()
-                self._build()
-
-    def _wait_for_scheduler(self, timeout=60.0):
-        """Until the scheduler has noticed the lost worker (its blocks recomputed)."""
-        import time
-
-        stop = time.monotonic() + timeout
-        while time.monotonic() < stop:
-            if not self.addresses <= set(self.client.scheduler_info()["workers"]):
-                return
-            time.sleep(0.05)
-
-    def run(self, words, first, n, theta, noise, record, rule):
-        self.rounds += 1
-        return self._call(lambda: _collect([self.coordinator.run(
-            words, first, n, theta, noise, record, rule)])[0])
-
-    def close(self):
-        """Forget the actors and the transformed blocks on the workers."""
-        release_from_workers(self.client, self.handles or (), self.prep or ())
-        self.coordinator = self.handles = self.prep = None
-
-
-def _allowed_failures():
-    import dask
-
-    return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
-
-
-def _engine(X, y, transform, transform_args):
-    """The blocks of X transformed, on the backend X's type and the session call for."""
-    if not is_dask_array(X):
-        return _LocalBlocks(X, y, transform, transform_args)
-    try:
-        from distributed import default_client
-        client = default_client()
-    except (ImportError, ValueError):      # no distributed client: Dask's threads
-        return _TaskRounds(X, y, transform, transform_args)
-    return _ActorRounds(client, X, y, transform, transform_args)
+def _warnings_of(prep):
+    """The warnings the transformation raised on the block."""
+    return prep[3]
 
 
 def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
@@ -630,12 +364,12 @@ def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
     theta = np.zeros(shape) if theta0 is None else np.array(theta0, dtype=np.float64)
     if theta.shape != shape:
         raise ValueError(f"theta0 must have shape {shape}, got {theta.shape}")
-    blocks = _engine(X, y, transform, transform_args)
-    try:
-        for block_warnings in blocks.warnings:   # once each, as in memory
+    with BlockEngine(X, y, _prepare_block, (transform, transform_args), _Lots(),
+                     what="the clipped gradient sums") as blocks:
+        for block_warnings in blocks.map(_warnings_of):   # once each, as in memory
             for category, message in dict.fromkeys(block_warnings):
                 warnings.warn(message, category, stacklevel=3)
-        words = block_seeds(rng, len(blocks.warnings))
+        words = block_seeds(rng, blocks.n_blocks)
         record = np.asarray(record_steps, dtype=np.int64)
         trace = np.zeros((record.size,) + shape)
         c = learning_rate * noise_std / denominator if noise_std > 0 else 0.0
@@ -649,12 +383,10 @@ def sgd_over_blocks(X, y, *, transform, transform_args=(), n_features, loss,
             # the same order, as one standard_normal(shape) per step
             noise = rng.standard_normal((n,) + shape) if c > 0 else None
             todo = record[(record >= done) & (record < done + n)]
-            theta, iterates, ran, finite = blocks.run(words, done, n, theta, noise,
-                                                      todo, rule)
+            theta, iterates, ran, finite = blocks.run_chunk(_steps, words, theta, done, noise,
+                                                            n, todo, rule)
             for it in iterates:
                 trace[r] = it
                 r += 1
             done += ran
-    finally:
-        blocks.close()
     return theta, trace, finite, done

@@ -1,4 +1,4 @@
-# A Frank-Wolfe round on one row block (dptoolkit.distributed._fw._block_round):
+# A Frank-Wolfe round on one row block (_dask_binary._block_round, a Dask fit):
 # thin nogil kernels over the block's CSC and CSR arrays and its state (scaled
 # margins vt, row gradients q), writing into scratch the caller keeps.
 #

@@ -1,38 +1,27 @@
 # The clipped gradient sum of one block's Poisson lot (DP-SGD over Dask blocks,
-# dptoolkit.distributed._sgd): a thin nogil kernel over the block's raw CSR arrays.
+# dptoolkit.linear_model._glm._dask_sgd): a thin nogil kernel over the block's raw
+# CSR arrays.
 #
 # For each sampled row i, in the lot's order: the margin a_i = x_i . theta, the loss
-# derivative s_i = l'(a_i, y_i), clipped so that |s_i| ||x_i|| <= clip (Abadi et al.
-# 2016, Algorithm 1: the per-example gradient s_i x_i clipped in L2 norm), and
-# acc[j] += x_ij s_i over the row's non-zeros.  The arithmetic and its order are
-# those of the NumPy reference (_sgd._lot_gradient_reference: scipy's CSR product
-# for the margins, np.bincount for the sums), so both give the same sums bit for
-# bit; the kernel only avoids the reference's temporaries of the lot's size and of
-# the number of columns (on a Dask worker each costs a fresh allocation).
-from libc.math cimport exp
+# derivative s_i = l'(a_i, y_i) (_glm_kernels._dloss, the in-memory kernels' own),
+# clipped so that |s_i| ||x_i|| <= clip (Abadi et al. 2016, Algorithm 1: the
+# per-example gradient s_i x_i clipped in L2 norm), and acc[j] += x_ij s_i over the
+# row's non-zeros.  The arithmetic and its order are those of the NumPy reference
+# (_dask_sgd._lot_gradient_reference: scipy's CSR product for the margins,
+# np.bincount for the sums), so both give the same sums bit for bit; the kernel only
+# avoids the reference's temporaries of the lot's size and of the number of columns
+# (on a Dask worker each costs a fresh allocation).
 from libc.stdint cimport int32_t, int64_t, uint8_t
+
+from dptoolkit.linear_model._glm._glm_kernels cimport (
+    _dloss, LOSS_SQUARED, LOSS_LOGISTIC, LOSS_HINGE)
 
 ctypedef fused idx_t:
     int32_t
     int64_t
 
-# loss codes (the order of _sgd.BINARY_LOSS_CODES)
-cdef enum:
-    LOSS_SQUARED = 0
-    LOSS_LOGISTIC = 1
-    LOSS_HINGE = 2
-
-
-cdef inline double _dloss(int loss, double a, double y) noexcept nogil:
-    """l'(a) as the reference computes it (logistic: -y expit(-y a) with scipy's
-    expit(x) = 1 / (1 + exp(-x)); hinge: a subgradient)."""
-    if loss == LOSS_SQUARED:
-        return a - y
-    if loss == LOSS_LOGISTIC:
-        return -y * (1.0 / (1.0 + exp(y * a)))
-    if y * a < 1.0:
-        return -y
-    return 0.0
+#: Loss names to the kernels' codes (the other GLM kernels' LOSS_CODES).
+LOSS_CODES = {"squared": LOSS_SQUARED, "logistic": LOSS_LOGISTIC, "hinge": LOSS_HINGE}
 
 
 def lot_sums(const double[::1] data, const idx_t[::1] indices, const idx_t[::1] indptr,
@@ -51,7 +40,7 @@ def lot_sums(const double[::1] data, const idx_t[::1] indices, const idx_t[::1] 
         Labels (+1/-1, or the regression target) and row L2 norms.
     theta : ndarray of shape (n_columns,), float64
     loss : int
-        0 squared, 1 logistic, 2 hinge.
+        0 squared, 1 logistic, 2 hinge (``_glm_kernels``' codes).
     clip : float
         L2 bound on each example's gradient.
     acc : ndarray of shape (n_columns,), float64

@@ -12,9 +12,10 @@ there is no sparse update of :math:`G` to exploit (no staleness, unlike the
 binary fast solver).  Here:
 
 * **on each block**: its rows' :math:`\tilde V_b` (N_b x K) and class indices,
-  and its restricted rows (CSR and CSC), held for the whole fit by the binary
-  path's holder actor (:class:`dptoolkit.distributed._fw._BlockHolder`, one per
-  worker), with this module's :class:`_Softmax` as what a round computes;
+  and its restricted rows (CSR and CSC), held for the whole fit by the
+  block-actor engine (:class:`~dptoolkit.distributed._engine.BlockEngine`, an
+  actor per worker), with this module's :class:`_Softmax` as what a round
+  computes;
 * **on the client**: :math:`\tilde W`, :math:`w_m` and the selection, run by
   the in-memory kernel's own code on the summed gradient
   (``_fw_multinomial_fast.select_vertices``: the exponential mechanism, the
@@ -37,7 +38,7 @@ The first round (no step) returns the gradient at :math:`W = 0`; the last step
 needs no round.  So a fit of :math:`T` steps makes :math:`T` rounds, sequential
 (each step's vertices depend on the previous gradient), each one actor call
 per worker: no task, no graph, no scheduler state
-(:mod:`dptoolkit.distributed._fw` gives the measurements behind this choice).
+(:mod:`._dask_binary` gives the reasons for this choice).
 
 The margins' update is the kernel's, in the same order, so the blocks' margins
 are the in-memory ones bit for bit; the softmax and the sum :math:`X_b^\top
@@ -54,8 +55,8 @@ selections score the vertices with the same :math:`G` (sensitivity of all
 classes' scores together :math:`L = 2` under add/remove-one, whatever the
 partition), with noise drawn on the client only; the screening's Gaussian
 noise is added on the client to the sum of the blocks' statistics.
-**Failures** are those of the binary path: a worker lost mid-fit is replaced
-and its new holder replays the logged rounds (the vertices, increments and
+**Failures** are the engine's: a worker lost mid-fit is replaced and the new
+holders replay the logged rounds (the vertices, increments and
 scalings, public to the engine like every round), so the fit goes on to the
 model of a run without the failure and no noise is drawn again; beyond
 ``distributed.scheduler.allowed-failures`` the fit stops with
@@ -69,7 +70,8 @@ Appendix A (Algorithm 3).
 import numpy as np
 import scipy.sparse as sp
 
-from ._fw import _Blocks, _gather
+from ._dask_binary import _gather, _prepare_block
+from ...distributed import BlockEngine
 
 __all__ = ["multinomial_frank_wolfe_over_blocks"]
 
@@ -81,10 +83,12 @@ class _Softmax:
     the block's CSC restricted to them, sharing its arrays) and the round
     :meth:`round`."""
 
+    stateful, in_thread = True, False
+
     def __init__(self, n_classes):
         self.n_classes = n_classes
 
-    def start(self, prep):
+    def start(self, prep, b=None):
         _, Xc, y = prep
         K = self.n_classes
         cols, Xp = None, Xc
@@ -140,7 +144,7 @@ def multinomial_frank_wolfe_over_blocks(X, codes, *, n_classes, columns, bound, 
     l1_bound : float
         :math:`\lambda`, the L1 bound of every class's row of W.
     columns, bound, max_iter
-        As for :func:`~dptoolkit.distributed.frank_wolfe_over_blocks` (the
+        As for :func:`._dask_binary.frank_wolfe_over_blocks` (the
         screened columns, the public bound of the entries, :math:`T`).
     select : callable
         ``select(G) -> (best, sigma)``: the vertices
@@ -148,7 +152,7 @@ def multinomial_frank_wolfe_over_blocks(X, codes, *, n_classes, columns, bound, 
         ``G`` of shape (n_kept, K) (the estimator's mechanism, its randomness
         from its own generator).
     stop : float, default=-inf
-        As for :func:`~dptoolkit.distributed.frank_wolfe_over_blocks`.
+        As for :func:`._dask_binary.frank_wolfe_over_blocks`.
 
     Returns
     -------
@@ -160,15 +164,14 @@ def multinomial_frank_wolfe_over_blocks(X, codes, *, n_classes, columns, bound, 
     Raises
     ------
     ValueError, RuntimeError
-        Those of :func:`~dptoolkit.distributed.frank_wolfe_over_blocks` (bad
+        Those of :func:`._dask_binary.frank_wolfe_over_blocks` (bad
         chunks or NaN; workers lost beyond ``allowed-failures``: nothing released).
     """
-    blocks = _Blocks(X, codes, columns, bound, model=_Softmax(int(n_classes)))
-    try:
-        n_kept = X.shape[1] if columns is None else len(columns)
+    n_kept = X.shape[1] if columns is None else len(columns)
+    with BlockEngine(X, codes, _prepare_block, (columns, bound), _Softmax(int(n_classes)),
+                     what="the Frank-Wolfe blocks",
+                     noise_before=columns is not None) as blocks:
         return blocks.run(_steps(n_kept, int(n_classes), l1_bound, max_iter, select, stop))
-    finally:
-        blocks.close()
 
 
 def _steps(n_kept, n_classes, l1_bound, max_iter, select, stop):
