@@ -3,7 +3,12 @@ estimator checks run on.
 
 :func:`all_estimators` is scikit-learn's ``sklearn.utils.discovery.all_estimators``
 for dptoolkit: it walks the public modules (no ``_`` in the module path) and
-returns the public classes deriving from ``BaseEstimator``.  :func:`check_instances`
+returns the public classes deriving from ``BaseEstimator``, plus the private
+estimators defined outside the package that declare themselves public (a class
+attribute ``_public_estimator = True`` on a subclass of
+:class:`~dptoolkit._private.PrivateEstimatorMixin`).  It is the one list of
+estimators: persistence's trusted types (:func:`trusted_types`), the command
+line's models (:func:`cli_name`) and the contract tests read it.  :func:`check_instances`
 gives, for one class, the instances ``parametrize_with_checks`` runs on: its
 non-private mode (``epsilon=None``) and, for a private estimator, a private mode at
 a large ``epsilon``, with the public facts a private fit requires; and
@@ -46,7 +51,10 @@ def all_estimators(type_filter=None):
     with ``_``; the command line and the MPI entry point are skipped) and collects
     the public classes deriving from :class:`sklearn.base.BaseEstimator` that are
     defined in dptoolkit, as scikit-learn's ``all_estimators`` does for
-    scikit-learn.
+    scikit-learn; adds the subclasses of
+    :class:`~dptoolkit._private.PrivateEstimatorMixin` defined elsewhere (already
+    imported) that set the class attribute ``_public_estimator = True`` in their
+    own body.
 
     Parameters
     ----------
@@ -76,7 +84,7 @@ or list of such str, default=None
     if unknown:
         raise ValueError(f"type_filter must be one of {sorted(_TYPE_MIXINS)} or a list "
                          f"of them (or None), got {unknown!r}.")
-    found = set()
+    found = set(_registered())
     for module in _public_modules(dptoolkit):
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if (not name.startswith("_") and issubclass(cls, BaseEstimator)
@@ -87,6 +95,91 @@ or list of such str, default=None
         mixins = tuple(getattr(sklearn.base, _TYPE_MIXINS[k]) for k in kinds)
         found = {(n, c) for n, c in found if issubclass(c, mixins)}
     return sorted(found, key=itemgetter(0))
+
+
+def _registered():
+    """``(name, class)`` of the imported private estimators defined outside
+    dptoolkit that declare themselves public (``_public_estimator = True`` in their
+    own class body: a subclass does not inherit the declaration)."""
+    from sklearn.base import BaseEstimator
+
+    from ._private import PrivateEstimatorMixin
+
+    seen, stack, found = set(), [PrivateEstimatorMixin], []
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            if sub in seen:
+                continue
+            seen.add(sub)
+            stack.append(sub)
+            if (sub.__dict__.get("_public_estimator") is True
+                    and issubclass(sub, BaseEstimator) and not inspect.isabstract(sub)
+                    and not sub.__name__.startswith("_")):
+                found.append((sub.__name__, sub))
+    return found
+
+
+def qualified_name(cls):
+    """``module.ClassName`` of ``cls`` (the name skops writes in a file)."""
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def _event_types():
+    """The frozen dataclasses of :mod:`dptoolkit.accounting.events` (the privacy
+    events a fitted estimator holds as ``privacy_event_``)."""
+    import dataclasses
+
+    from .accounting import events
+
+    return [cls for _, cls in inspect.getmembers(events, inspect.isclass)
+            if cls.__module__ == events.__name__ and dataclasses.is_dataclass(cls)
+            and not cls.__name__.startswith("_")]
+
+
+def trusted_types():
+    """The dptoolkit types a saved model may hold, by fully qualified name.
+
+    The estimators of :func:`all_estimators` (so a registered external private
+    estimator too) and the privacy events of :mod:`dptoolkit.accounting.events`
+    (frozen dataclasses without behaviour on construction): the types
+    :func:`dptoolkit.load_model` trusts beside skops's defaults.
+
+    Returns
+    -------
+    tuple of str
+        Sorted fully qualified names.
+    """
+    classes = [cls for _, cls in all_estimators()] + _event_types()
+    return tuple(sorted({qualified_name(cls) for cls in classes}))
+
+
+def _kebab(name):
+    """``PrivateMean`` -> ``private-mean`` (a class name as a command-line word)."""
+    import re
+
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
+
+
+def cli_name(cls):
+    """The command line's ``--model`` name of an estimator class, or None.
+
+    A class names itself with the class attribute ``_cli_name``; otherwise a
+    private classifier of the package (not a meta-estimator) and a registered
+    external private estimator get their class name in kebab case
+    (``PrivateMean`` -> ``private-mean``); other estimators are not models of
+    the command line (None).
+    """
+    from sklearn.base import ClassifierMixin, MetaEstimatorMixin
+
+    from ._private import PrivateEstimatorMixin
+
+    declared = cls.__dict__.get("_cli_name")
+    if declared is not None:
+        return declared
+    external = cls.__dict__.get("_public_estimator") is True
+    model = (issubclass(cls, PrivateEstimatorMixin) and issubclass(cls, ClassifierMixin)
+             and not issubclass(cls, MetaEstimatorMixin))
+    return _kebab(cls.__name__) if external or model else None
 
 
 #: The large epsilon of the private check instances: its noise is small on the
