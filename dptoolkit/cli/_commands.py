@@ -384,14 +384,18 @@ def _train(args):
         raise _option_error(exc, args) from None
     fit_time = time.perf_counter() - t0
     t0 = time.perf_counter()
-    scores = _report.metrics(estimator, Xte, yte)
+    # a model without predictions (a registered private transformer): nothing to score
+    scores = _report.metrics(estimator, Xte, yte) if hasattr(estimator, "predict") else None
     predict_time = time.perf_counter() - t0
     bound = _bound_of(model_name, estimator)
-    auc = "n/a" if scores["auc"] is None else f"{scores['auc']:.4f}"
     print(f"model: {model_name} ({type(estimator).__name__})")
-    print(f"  test accuracy {scores['accuracy']:.4f}   AUC {auc}   on "
-          f"{scores['n_samples']} held-out examples;   non-zeros {scores['n_nonzero']} "
-          f"of {_report.model_coef(estimator).size}")
+    if scores is not None:
+        auc = "n/a" if scores["auc"] is None else f"{scores['auc']:.4f}"
+        print(f"  test accuracy {scores['accuracy']:.4f}   AUC {auc}   on "
+              f"{scores['n_samples']} held-out examples;   non-zeros {scores['n_nonzero']} "
+              f"of {_report.model_coef(estimator).size}")
+    else:
+        print("  no predictions to score (the model has no predict)")
     if hasattr(estimator, "best_params_"):
         print(f"  search: released {estimator.best_params_} (noisy validation accuracy "
               f"{estimator.best_score_:.4f})")
