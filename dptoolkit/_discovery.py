@@ -279,7 +279,9 @@ def check_instances(estimator_class):
 
     A private estimator gets two: its non-private mode (``epsilon=None``) and a
     private mode at a large ``epsilon`` (with ``delta`` where its mechanism needs
-    one); every ``epsilon`` is explicit.  A non-private estimator gets one.
+    one); every ``epsilon`` is explicit.  A non-private estimator gets one.  A class
+    without an entry in the table gets its defaults (with ``random_state=0`` and
+    both modes of ``epsilon`` where it takes them).
 
     Parameters
     ----------
@@ -289,18 +291,14 @@ def check_instances(estimator_class):
     Returns
     -------
     list of estimator instances
-
-    Raises
-    ------
-    KeyError
-        A public estimator without check instances (add it to the table).
     """
     table = _check_params()
-    if estimator_class.__name__ not in table:
-        raise KeyError(f"{estimator_class.__name__} has no check instances: add its "
-                       "non-private and private parameters to "
-                       "dptoolkit._discovery._check_params")
-    entry = table[estimator_class.__name__]
+    entry = table.get(estimator_class.__name__)
+    if entry is None:       # a new simple estimator: its defaults
+        taken = inspect.signature(estimator_class).parameters
+        base = {"random_state": 0} if "random_state" in taken else {}
+        entry = ([dict(base, epsilon=None), dict(base, epsilon=CHECK_EPSILON)]
+                 if "epsilon" in taken else [base])
     if callable(entry):
         return entry()
     return [estimator_class(**params) for params in entry]

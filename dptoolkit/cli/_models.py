@@ -112,21 +112,27 @@ class ModelSpec:
 
 _LINF = "||x_i||_inf <= 1 (entries clipped to [-1, 1])"
 _L2 = "||x_i||_2 <= 1 (rows normalised)"
-#: The public bound each model's data must satisfy, as the output states it (a
-#: model without an entry refers to its estimator's documentation).
+#: The public bound each model's data must satisfy, as the output states it; a
+#: model without an entry: its ``row_norm_bound`` when it has one, else a pointer
+#: to its estimator's documentation.
 _BOUNDS = {
     "frank-wolfe": _LINF, "sparsifier": _LINF, "dp-sgd": _L2, "dp-scd": _L2,
-    "dp-ight": "||x_i||_2 <= row_norm_bound (rows rescaled)",
     "dp-nb-logistic": "rows normalised to ||x_i||_2 = 1 (a local operation)",
 }
+
+
+def _bound(name, cls):
+    if name in _BOUNDS:
+        return _BOUNDS[name]
+    if "row_norm_bound" in cli_parameters(cls):
+        return "||x_i||_2 <= row_norm_bound (rows rescaled)"
+    return f"as documented by {cls.__name__}"
 
 
 def _spec(cls):
     name = cli_name(cls)
     return ModelSpec(name, cls, _multiclass(cls), f"{cls.__name__}: {_summary(cls)}",
-                     _BOUNDS.get(name, f"the public bound of {cls.__name__} (see its "
-                                       "documentation)"),
-                     dask=bool(getattr(cls, "_fits_dask_arrays", False)))
+                     _bound(name, cls), dask=bool(getattr(cls, "_fits_dask_arrays", False)))
 
 
 @functools.lru_cache(maxsize=8)
