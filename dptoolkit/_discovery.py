@@ -31,17 +31,18 @@ _TYPE_MIXINS = {
 }
 
 
-def _public_modules(package):
-    """The public modules under ``package``, imported; a private or ignored module
-    or package is neither imported nor walked."""
-    for info in pkgutil.iter_modules(package.__path__, prefix=package.__name__ + "."):
+def _public_modules(path, name):
+    """The public modules of the package ``name`` at ``path`` (its ``__path__``),
+    imported; a private or ignored module or package is neither imported nor
+    walked."""
+    for info in pkgutil.iter_modules(path, prefix=name + "."):
         last = info.name.rsplit(".", 1)[1]
         if last.startswith("_") or last in _MODULES_TO_IGNORE:
             continue
         module = importlib.import_module(info.name)
         yield module
         if info.ispkg:
-            yield from _public_modules(module)
+            yield from _public_modules(module.__path__, module.__name__)
 
 
 def all_estimators(type_filter=None):
@@ -73,10 +74,10 @@ or list of such str, default=None
     ValueError
         If ``type_filter`` names an unknown kind.
     """
+    import os
+
     import sklearn.base
     from sklearn.base import BaseEstimator
-
-    import dptoolkit
 
     kinds = [] if type_filter is None else (
         [type_filter] if isinstance(type_filter, str) else list(type_filter))
@@ -85,7 +86,9 @@ or list of such str, default=None
         raise ValueError(f"type_filter must be one of {sorted(_TYPE_MIXINS)} or a list "
                          f"of them (or None), got {unknown!r}.")
     found = set(_registered())
-    for module in _public_modules(dptoolkit):
+    # this module's package (dptoolkit), walked without importing it again
+    package = __name__.rpartition(".")[0]
+    for module in _public_modules([os.path.dirname(__file__)], package):
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if (not name.startswith("_") and issubclass(cls, BaseEstimator)
                     and cls.__module__.split(".")[0] == "dptoolkit"
