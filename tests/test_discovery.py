@@ -202,3 +202,12 @@ def test_the_public_n_cases_include_the_toy():
     case = next(c for c in test_public_n.discovered_cases() if c.cls is PrivateMean)
     test_public_n.test_public_n_decides_everything_but_the_model(case)
     test_public_n.test_n_from_the_data_warns(case)
+
+
+def test_the_help_is_plain_text_from_the_docstrings(capsys):
+    status, out, _ = _run(["train", "--help"], capsys)
+    assert status == 0
+    assert not [s for s in (":math:", "``", "\\", ":class:") if s in out]
+    pytest.importorskip("numpydoc")     # the sentences come from the numpydoc entries
+    text = " ".join(out.split())
+    assert "Radius lambda > 0 of the L1 ball: one of 'auto' or a float in (0, inf)" in text

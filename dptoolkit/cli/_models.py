@@ -63,7 +63,7 @@ def cli_parameters(cls):
 def _summary(cls):
     """The first paragraph of the class docstring, on one line."""
     doc = inspect.getdoc(cls) or cls.__name__
-    return " ".join(doc.split("\n\n", 1)[0].split()).rstrip(".")
+    return " ".join(doc.split("\n\n", 1)[0].replace("``", "").split()).rstrip(".")
 
 
 def _multiclass(cls):

@@ -38,12 +38,44 @@ def _constraints(dest):
 
 
 def _expected(constraints):
-    """'one of 'auto' or a float in (0, inf)': what the option takes."""
-    seen = {}
-    for c in constraints:
-        if not isinstance(c, Boolean):
-            seen.setdefault(str(c), None)
-    return " or ".join(seen)
+    """'one of 'auto' or a float in (0, inf)': what the option takes (the string
+    choices of every model merged)."""
+    strings = [v for c in constraints if isinstance(c, Options) for v in c.values]
+    parts = [str(Options(*dict.fromkeys(strings)))] if strings else []
+    parts += [str(c) for c in constraints if isinstance(c, Interval)]
+    return " or ".join(dict.fromkeys(parts))
+
+
+#: TeX in the docstrings' :math: roles, as plain text.
+_TEX = {r"\le": "<=", r"\leq": "<=", r"\ge": ">=", r"\geq": ">=", r"\infty": "inf",
+        r"\varepsilon": "epsilon", r"\epsilon": "epsilon", r"\lceil": "ceil(",
+        r"\rceil": ")", r"\|": "||", r"\cdot": "*", r"\times": "x", r"\in": "in"}
+#: Abbreviations a sentence does not end at.
+_ABBREVIATIONS = ("e.g", "i.e", "eq", "Eq", "cf", "al", "vs")
+#: The longest help sentence taken from a docstring (cut at a word).
+_MAX_SENTENCE = 160
+
+
+def _plain(tex):
+    for command, text in sorted(_TEX.items(), key=lambda kv: -len(kv[0])):
+        ends_word = r"(?![A-Za-z])" if command[-1].isalpha() else ""
+        tex = re.sub(re.escape(command) + ends_word, lambda _m, t=text: t, tex)
+    tex = re.sub(r"\\sqrt\{([^}]*)\}", r"sqrt(\1)", tex)
+    tex = re.sub(r"\\(mathrm|operatorname|text|mathbf)\{([^}]*)\}", r"\2", tex)
+    return re.sub(r"\\([A-Za-z]+)", r"\1", tex).replace("{", "").replace("}", "")
+
+
+def _sentence(text):
+    """The first sentence of ``text`` (not cut at an abbreviation), at most
+    :data:`_MAX_SENTENCE` characters."""
+    for m in re.finditer(r"\.(?:\s|$)", text):
+        before = text[:m.start()]
+        if not before.endswith(_ABBREVIATIONS):
+            text = before
+            break
+    if len(text) > _MAX_SENTENCE:
+        text = text[:_MAX_SENTENCE].rsplit(" ", 1)[0] + " ..."
+    return text
 
 
 def _converter(strings, intervals, expected):
@@ -83,10 +115,9 @@ def _first_sentence(cls, param):
     for entry in doc["Parameters"]:
         if param in [n.strip() for n in entry.name.split(",")]:
             text = " ".join(" ".join(entry.desc).split())
+            text = re.sub(r":math:`([^`]*)`", lambda m: _plain(m.group(1)), text)
             text = re.sub(r":\w+:`~?([^`]*)`", lambda m: m.group(1).rsplit(".", 1)[-1], text)
-            text = text.replace("``", "").replace("`", "").replace("\\", "")
-            first = re.split(r"(?<=[a-z0-9)\]])\.(?:\s|$)", text, maxsplit=1)[0]
-            return first
+            return _sentence(text.replace("``", "").replace("`", "").replace("\\", ""))
     return ""
 
 
