@@ -282,7 +282,9 @@ def load_model(path, trusted=()):
     -----
     The trusted dptoolkit types are the toolkit's estimators, selectors and
     meta-estimators and the frozen privacy events of :mod:`dptoolkit.accounting.events`
-    (data holders without behaviour on construction).  ``privacy_spent_`` and
+    (data holders without behaviour on construction), found by
+    :func:`dptoolkit._discovery.trusted_types` (with any private estimator defined
+    elsewhere that declares itself public, ``_public_estimator = True``).  ``privacy_spent_`` and
     ``privacy_event_`` round-trip unchanged.
     """
     sio = _skops_io()
