@@ -206,7 +206,8 @@ def _frank_wolfe(**params):
 def _check_params():
     """Per class: the keyword arguments of its check instances (a list of dicts),
     or a callable returning the instances (meta-estimators, whose steps are
-    instances too).  Every private estimator's ``epsilon`` is explicit."""
+    instances too), for the classes whose defaults do not do (the others: see
+    :func:`check_instances`).  Every private estimator's ``epsilon`` is explicit."""
     eps, eps_exp = CHECK_EPSILON, CHECK_EPSILON_EXPONENTIAL
 
     def both(**params):
@@ -252,17 +253,10 @@ def _check_params():
         "DPTfidfVectorizer": [dict(vocabulary=["a", "b"], epsilon=None),
                               dict(epsilon=eps, random_state=0)],
         "PrivatePipeline": private_pipeline,
-        "DPIGHTClassifier": both(sparsity=1, max_iter=100, random_state=0),
         # full batches: the Gaussian mechanism's calibration, not the subsampled one's
         "DPNBLogisticClassifier": both(n_epochs=2, sampling_rate=1.0, random_state=0),
-        "DPSCDClassifier": both(random_state=0),
-        "DPSCDRegressor": both(random_state=0),
         "DPSGDClassifier": both(n_epochs=2, random_state=0),
         "DPSGDRegressor": both(n_epochs=2, random_state=0),
-        "DPSIS": both(random_state=0),
-        "DSALLasso": [dict(random_state=0)],
-        "ProxASAGALasso": [dict(random_state=0)],
-        "ProxSVRGLasso": [dict(random_state=0)],
         "FrankWolfeLassoClassifier": [
             dict(l1_bound=5.0, max_iter=30, epsilon=None),
             dict(l1_bound=5.0, max_iter=30, epsilon=eps_exp, delta=1e-5, random_state=0)],
@@ -270,8 +264,6 @@ def _check_params():
             dict(max_iter=30, nonprivate_max_iter=100, epsilon=None, random_state=0),
             dict(max_iter=30, nonprivate_max_iter=100, epsilon=eps_exp, delta=1e-5,
                  random_state=0)],
-        "SIS": [dict()],
-        "TwoStageSelector": both(random_state=0),
         "PrivateSelectThenFit": select_then_fit,
         "PrivateHyperparameterSearch": search,
     }

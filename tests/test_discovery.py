@@ -211,3 +211,14 @@ def test_the_help_is_plain_text_from_the_docstrings(capsys):
     pytest.importorskip("numpydoc")     # the sentences come from the numpydoc entries
     text = " ".join(out.split())
     assert "Radius lambda > 0 of the L1 ball: one of 'auto' or a float in (0, inf)" in text
+
+
+def test_default_search_grids_name_parameters_of_their_models():
+    """The search's default grids name parameters of their models (a renamed
+    parameter must rename its grid too)."""
+    import inspect
+
+    for name, grid in _models.SEARCH_GRIDS.items():
+        params = inspect.signature(_models.models()[name].cls).parameters
+        assert set(grid) <= set(params), (name, set(grid) - set(params))
+    assert set(_models.SEARCH_GRIDS) <= set(_models.searchable())
