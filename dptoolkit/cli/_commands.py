@@ -175,6 +175,8 @@ def _flag_in_message(text, args):
     params = dict(spec.params, epsilon="epsilon", delta="delta")
     if _models.resolve_model(args.model) == "search":
         params["n_runs"] = "n_runs"
+    if _models.resolve_model(args.model) == "select-then-fit":
+        params["k"] = "k"       # DP-SIS's, not the estimator's
     found = [(m.start(), dest) for dest, param in params.items()
              for m in [re.search(rf"\b{re.escape(param)}\b", text)] if m]
     return _flag(min(found)[1]) if found else None
