@@ -3,7 +3,12 @@ estimator checks run on.
 
 :func:`all_estimators` is scikit-learn's ``sklearn.utils.discovery.all_estimators``
 for dptoolkit: it walks the public modules (no ``_`` in the module path) and
-returns the public classes deriving from ``BaseEstimator``.  :func:`check_instances`
+returns the public classes deriving from ``BaseEstimator``, plus the private
+estimators defined outside the package that declare themselves public (a class
+attribute ``_public_estimator = True`` on a subclass of
+:class:`~dptoolkit._private.PrivateEstimatorMixin`).  It is the one list of
+estimators: persistence's trusted types (:func:`trusted_types`), the command
+line's models (:func:`cli_name`) and the contract tests read it.  :func:`check_instances`
 gives, for one class, the instances ``parametrize_with_checks`` runs on: its
 non-private mode (``epsilon=None``) and, for a private estimator, a private mode at
 a large ``epsilon``, with the public facts a private fit requires; and
@@ -26,17 +31,18 @@ _TYPE_MIXINS = {
 }
 
 
-def _public_modules(package):
-    """The public modules under ``package``, imported; a private or ignored module
-    or package is neither imported nor walked."""
-    for info in pkgutil.iter_modules(package.__path__, prefix=package.__name__ + "."):
+def _public_modules(path, name):
+    """The public modules of the package ``name`` at ``path`` (its ``__path__``),
+    imported; a private or ignored module or package is neither imported nor
+    walked."""
+    for info in pkgutil.iter_modules(path, prefix=name + "."):
         last = info.name.rsplit(".", 1)[1]
         if last.startswith("_") or last in _MODULES_TO_IGNORE:
             continue
         module = importlib.import_module(info.name)
         yield module
         if info.ispkg:
-            yield from _public_modules(module)
+            yield from _public_modules(module.__path__, module.__name__)
 
 
 def all_estimators(type_filter=None):
@@ -46,7 +52,10 @@ def all_estimators(type_filter=None):
     with ``_``; the command line and the MPI entry point are skipped) and collects
     the public classes deriving from :class:`sklearn.base.BaseEstimator` that are
     defined in dptoolkit, as scikit-learn's ``all_estimators`` does for
-    scikit-learn.
+    scikit-learn; adds the subclasses of
+    :class:`~dptoolkit._private.PrivateEstimatorMixin` defined elsewhere (already
+    imported) that set the class attribute ``_public_estimator = True`` in their
+    own body.
 
     Parameters
     ----------
@@ -65,10 +74,10 @@ or list of such str, default=None
     ValueError
         If ``type_filter`` names an unknown kind.
     """
+    import os
+
     import sklearn.base
     from sklearn.base import BaseEstimator
-
-    import dptoolkit
 
     kinds = [] if type_filter is None else (
         [type_filter] if isinstance(type_filter, str) else list(type_filter))
@@ -76,8 +85,10 @@ or list of such str, default=None
     if unknown:
         raise ValueError(f"type_filter must be one of {sorted(_TYPE_MIXINS)} or a list "
                          f"of them (or None), got {unknown!r}.")
-    found = set()
-    for module in _public_modules(dptoolkit):
+    found = set(_registered())
+    # this module's package (dptoolkit), walked without importing it again
+    package = __name__.rpartition(".")[0]
+    for module in _public_modules([os.path.dirname(__file__)], package):
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if (not name.startswith("_") and issubclass(cls, BaseEstimator)
                     and cls.__module__.split(".")[0] == "dptoolkit"
@@ -87,6 +98,91 @@ or list of such str, default=None
         mixins = tuple(getattr(sklearn.base, _TYPE_MIXINS[k]) for k in kinds)
         found = {(n, c) for n, c in found if issubclass(c, mixins)}
     return sorted(found, key=itemgetter(0))
+
+
+def _registered():
+    """``(name, class)`` of the imported private estimators defined outside
+    dptoolkit that declare themselves public (``_public_estimator = True`` in their
+    own class body: a subclass does not inherit the declaration)."""
+    from sklearn.base import BaseEstimator
+
+    from ._private import PrivateEstimatorMixin
+
+    seen, stack, found = set(), [PrivateEstimatorMixin], []
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            if sub in seen:
+                continue
+            seen.add(sub)
+            stack.append(sub)
+            if (sub.__dict__.get("_public_estimator") is True
+                    and issubclass(sub, BaseEstimator) and not inspect.isabstract(sub)
+                    and not sub.__name__.startswith("_")):
+                found.append((sub.__name__, sub))
+    return found
+
+
+def qualified_name(cls):
+    """``module.ClassName`` of ``cls`` (the name skops writes in a file)."""
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def _event_types():
+    """The frozen dataclasses of :mod:`dptoolkit.accounting.events` (the privacy
+    events a fitted estimator holds as ``privacy_event_``)."""
+    import dataclasses
+
+    from .accounting import events
+
+    return [cls for _, cls in inspect.getmembers(events, inspect.isclass)
+            if cls.__module__ == events.__name__ and dataclasses.is_dataclass(cls)
+            and not cls.__name__.startswith("_")]
+
+
+def trusted_types():
+    """The dptoolkit types a saved model may hold, by fully qualified name.
+
+    The estimators of :func:`all_estimators` (so a registered external private
+    estimator too) and the privacy events of :mod:`dptoolkit.accounting.events`
+    (frozen dataclasses without behaviour on construction): the types
+    :func:`dptoolkit.load_model` trusts beside skops's defaults.
+
+    Returns
+    -------
+    tuple of str
+        Sorted fully qualified names.
+    """
+    classes = [cls for _, cls in all_estimators()] + _event_types()
+    return tuple(sorted({qualified_name(cls) for cls in classes}))
+
+
+def _kebab(name):
+    """``PrivateMean`` -> ``private-mean`` (a class name as a command-line word)."""
+    import re
+
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
+
+
+def cli_name(cls):
+    """The command line's ``--model`` name of an estimator class, or None.
+
+    A class names itself with the class attribute ``_cli_name``; otherwise a
+    private classifier of the package (not a meta-estimator) and a registered
+    external private estimator get their class name in kebab case
+    (``PrivateMean`` -> ``private-mean``); other estimators are not models of
+    the command line (None).
+    """
+    from sklearn.base import ClassifierMixin, MetaEstimatorMixin
+
+    from ._private import PrivateEstimatorMixin
+
+    declared = cls.__dict__.get("_cli_name")
+    if declared is not None:
+        return declared
+    external = cls.__dict__.get("_public_estimator") is True
+    model = (issubclass(cls, PrivateEstimatorMixin) and issubclass(cls, ClassifierMixin)
+             and not issubclass(cls, MetaEstimatorMixin))
+    return _kebab(cls.__name__) if external or model else None
 
 
 #: The large epsilon of the private check instances: its noise is small on the
@@ -110,7 +206,8 @@ def _frank_wolfe(**params):
 def _check_params():
     """Per class: the keyword arguments of its check instances (a list of dicts),
     or a callable returning the instances (meta-estimators, whose steps are
-    instances too).  Every private estimator's ``epsilon`` is explicit."""
+    instances too), for the classes whose defaults do not do (the others: see
+    :func:`check_instances`).  Every private estimator's ``epsilon`` is explicit."""
     eps, eps_exp = CHECK_EPSILON, CHECK_EPSILON_EXPONENTIAL
 
     def both(**params):
@@ -156,17 +253,10 @@ def _check_params():
         "DPTfidfVectorizer": [dict(vocabulary=["a", "b"], epsilon=None),
                               dict(epsilon=eps, random_state=0)],
         "PrivatePipeline": private_pipeline,
-        "DPIGHTClassifier": both(sparsity=1, max_iter=100, random_state=0),
         # full batches: the Gaussian mechanism's calibration, not the subsampled one's
         "DPNBLogisticClassifier": both(n_epochs=2, sampling_rate=1.0, random_state=0),
-        "DPSCDClassifier": both(random_state=0),
-        "DPSCDRegressor": both(random_state=0),
         "DPSGDClassifier": both(n_epochs=2, random_state=0),
         "DPSGDRegressor": both(n_epochs=2, random_state=0),
-        "DPSIS": both(random_state=0),
-        "DSALLasso": [dict(random_state=0)],
-        "ProxASAGALasso": [dict(random_state=0)],
-        "ProxSVRGLasso": [dict(random_state=0)],
         "FrankWolfeLassoClassifier": [
             dict(l1_bound=5.0, max_iter=30, epsilon=None),
             dict(l1_bound=5.0, max_iter=30, epsilon=eps_exp, delta=1e-5, random_state=0)],
@@ -174,8 +264,6 @@ def _check_params():
             dict(max_iter=30, nonprivate_max_iter=100, epsilon=None, random_state=0),
             dict(max_iter=30, nonprivate_max_iter=100, epsilon=eps_exp, delta=1e-5,
                  random_state=0)],
-        "SIS": [dict()],
-        "TwoStageSelector": both(random_state=0),
         "PrivateSelectThenFit": select_then_fit,
         "PrivateHyperparameterSearch": search,
     }
@@ -186,7 +274,9 @@ def check_instances(estimator_class):
 
     A private estimator gets two: its non-private mode (``epsilon=None``) and a
     private mode at a large ``epsilon`` (with ``delta`` where its mechanism needs
-    one); every ``epsilon`` is explicit.  A non-private estimator gets one.
+    one); every ``epsilon`` is explicit.  A non-private estimator gets one.  A class
+    without an entry in the table gets its defaults (with ``random_state=0`` and
+    both modes of ``epsilon`` where it takes them).
 
     Parameters
     ----------
@@ -196,18 +286,14 @@ def check_instances(estimator_class):
     Returns
     -------
     list of estimator instances
-
-    Raises
-    ------
-    KeyError
-        A public estimator without check instances (add it to the table).
     """
     table = _check_params()
-    if estimator_class.__name__ not in table:
-        raise KeyError(f"{estimator_class.__name__} has no check instances: add its "
-                       "non-private and private parameters to "
-                       "dptoolkit._discovery._check_params")
-    entry = table[estimator_class.__name__]
+    entry = table.get(estimator_class.__name__)
+    if entry is None:       # a new simple estimator: its defaults
+        taken = inspect.signature(estimator_class).parameters
+        base = {"random_state": 0} if "random_state" in taken else {}
+        entry = ([dict(base, epsilon=None), dict(base, epsilon=CHECK_EPSILON)]
+                 if "epsilon" in taken else [base])
     if callable(entry):
         return entry()
     return [estimator_class(**params) for params in entry]

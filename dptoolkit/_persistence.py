@@ -7,10 +7,12 @@ on a trusted list.  The skops format carries its own protocol version.
 
 **Trust rule.**  :func:`load_model` trusts exactly the types skops trusts by
 default (builtins, NumPy and SciPy containers, scikit-learn's own types) plus
-the dptoolkit types listed in :data:`TRUSTED_TYPES`: the toolkit's private
-estimators and meta-estimators and the frozen privacy events of
-:mod:`dptoolkit.accounting.events` (data holders without behaviour on
-construction).  Any other type found in the file (for instance a class of a
+the dptoolkit types :func:`trusted_types` finds (no hand-kept list): the
+estimators of :func:`dptoolkit._discovery.all_estimators` (the toolkit's
+estimators, selectors and meta-estimators, and a private estimator defined
+elsewhere that declares itself public with ``_public_estimator = True``) and the
+frozen privacy events of :mod:`dptoolkit.accounting.events` (data holders without
+behaviour on construction).  Any other type found in the file (for instance a class of a
 package that is not dptoolkit) makes :func:`load_model` raise ``ValueError``
 naming the type; the caller can add it through ``trusted=`` after inspecting
 the file with :func:`skops.io.get_untrusted_types`.  Never pass types you did
@@ -34,43 +36,24 @@ two floats and ``privacy_event_`` the same tree of frozen dataclasses
 """
 from pathlib import Path
 
-__all__ = ["TRUSTED_TYPES", "save_model", "load_model", "untrusted_types",
+__all__ = ["trusted_types", "save_model", "load_model", "untrusted_types",
            "is_dptoolkit_model"]
 
-#: dptoolkit types a saved model may contain and :func:`load_model` trusts.
-TRUSTED_TYPES = (
-    # estimators
-    "dptoolkit.linear_model._frank_wolfe._estimator.FrankWolfeLassoClassifier",
-    "dptoolkit.linear_model._sparsifier.SparsifiedLassoClassifier",
-    "dptoolkit.linear_model._glm._dpsgd.DPSGDClassifier",
-    "dptoolkit.linear_model._glm._dpsgd.DPSGDRegressor",
-    "dptoolkit.linear_model._glm._scd.DPSCDClassifier",
-    "dptoolkit.linear_model._glm._scd.DPSCDRegressor",
-    "dptoolkit.linear_model._glm._ight.DPIGHTClassifier",
-    "dptoolkit.linear_model._glm._nb_logistic.DPNBLogisticClassifier",
-    # selectors and meta-estimators
-    "dptoolkit.selection._sis.SIS",
-    "dptoolkit.selection._sis.DPSIS",
-    "dptoolkit.selection._two_stage.TwoStageSelector",
-    "dptoolkit.selection._pipeline.PrivateSelectThenFit",
-    "dptoolkit.model_selection._search.PrivateHyperparameterSearch",
-    "dptoolkit.feature_extraction._text.DPTfidfVectorizer",
-    "dptoolkit.pipeline.PrivatePipeline",
-    # privacy events (frozen dataclasses)
-    "dptoolkit.accounting.events.NoOpEvent",
-    "dptoolkit.accounting.events.PureDPEvent",
-    "dptoolkit.accounting.events.ApproxDPEvent",
-    "dptoolkit.accounting.events.ExponentialMechanismEvent",
-    "dptoolkit.accounting.events.LaplaceEvent",
-    "dptoolkit.accounting.events.GaussianEvent",
-    "dptoolkit.accounting.events.ZCDPEvent",
-    "dptoolkit.accounting.events.PoissonSampledEvent",
-    "dptoolkit.accounting.events.SampledWithoutReplacementEvent",
-    "dptoolkit.accounting.events.SelfComposedEvent",
-    "dptoolkit.accounting.events.ComposedEvent",
-    "dptoolkit.accounting.events.RepeatAndSelectEvent",
-    "dptoolkit.accounting.events.MaxOfEvents",
-)
+def trusted_types():
+    """The dptoolkit types a saved model may contain and :func:`load_model` trusts:
+    the estimators :func:`dptoolkit._discovery.all_estimators` finds and the privacy
+    events (:func:`dptoolkit._discovery.trusted_types`), by fully qualified name.
+    Computed on each call, so an estimator registered after import is included."""
+    from ._discovery import trusted_types as discovered
+
+    return discovered()
+
+
+def __getattr__(name):
+    # ``TRUSTED_TYPES``, the name of the former hand-kept tuple: the discovered types
+    if name == "TRUSTED_TYPES":
+        return trusted_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: Modules of earlier layouts -> where their classes live now.  A file saved before
@@ -239,7 +222,7 @@ def untrusted_types(path, trusted=()):
     ValueError
         ``path`` is a folder or not a skops file.
     """
-    allowed = set(TRUSTED_TYPES) | set(trusted)
+    allowed = set(trusted_types()) | set(trusted)
     return [t for t in _types_in(_skops_io(), Path(path))
             if t not in allowed and _current_name(t) not in allowed]
 
@@ -299,18 +282,20 @@ def load_model(path, trusted=()):
     -----
     The trusted dptoolkit types are the toolkit's estimators, selectors and
     meta-estimators and the frozen privacy events of :mod:`dptoolkit.accounting.events`
-    (data holders without behaviour on construction).  ``privacy_spent_`` and
+    (data holders without behaviour on construction), found by
+    :func:`dptoolkit._discovery.trusted_types` (with any private estimator defined
+    elsewhere that declares itself public, ``_public_estimator = True``).  ``privacy_spent_`` and
     ``privacy_event_`` round-trip unchanged.
     """
     sio = _skops_io()
     path = Path(path)
     found = _types_in(sio, path)
-    allowed = set(TRUSTED_TYPES) | set(trusted)
+    allowed = set(trusted_types()) | set(trusted)
     refused = [t for t in found if t not in allowed and _current_name(t) not in allowed]
     if refused:
         raise ValueError(f"{path} contains types that are not trusted: {refused}; "
                          "dptoolkit loads only its own estimators and privacy events "
-                         "(dptoolkit._persistence.TRUSTED_TYPES) and skops's defaults. "
+                         "(dptoolkit._persistence.trusted_types()) and skops's defaults. "
                          "Inspect the file and pass the types as trusted= only if you "
                          "trust its origin")
     _bind_legacy_modules(found)

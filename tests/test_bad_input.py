@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import is_classifier
 
 import dptoolkit.accounting as acc
 import dptoolkit.cli as cli
@@ -776,7 +777,8 @@ case("PrivateSelectThenFit-estimator-not-estimator",
 
 
 # ================================================================ linear_model
-#: estimator name -> (factory of a small, quick, valid configuration, target)
+#: estimator name -> (factory of a small, quick, valid configuration, target); a
+#: discovered estimator without an entry gets its defaults (below)
 ESTIMATORS = {
     "FrankWolfe": (lambda **kw: lm.FrankWolfeLassoClassifier(
         **{"epsilon": 1.0, "max_iter": 5, "n_samples_public": N, "random_state": 0, **kw}),
@@ -796,9 +798,6 @@ ESTIMATORS = {
     "DPSGDRegressor": (lambda **kw: lm.DPSGDRegressor(
         **{"epsilon": 1.0, "n_epochs": 1, "n_samples_public": N, "random_state": 0, **kw}),
         yreg),
-    "DPIGHT": (lambda **kw: lm.DPIGHTClassifier(
-        **{"epsilon": 1.0, "max_iter": 3, "n_samples_public": N, "random_state": 0, **kw}),
-        y01),
     "DPNBLogistic": (lambda **kw: lm.DPNBLogisticClassifier(
         **{"epsilon": 1.0, "n_epochs": 1, "n_features_kept": 5, "n_samples_public": N,
            "random_state": 0, **kw}), y01),
@@ -809,8 +808,37 @@ ESTIMATORS = {
     "ProxASAGALasso": (lambda **kw: lm.ProxASAGALasso(**{"alpha": 0.01, "max_outer": 5,
                                                          "random_state": 0, **kw}), yreg),
 }
-CLASSIFIERS = {"FrankWolfe", "Sparsifier", "DPSCDClassifier", "DPSGDClassifier", "DPIGHT",
-               "DPNBLogistic"}
+
+
+def _generic(cls):
+    """A discovered estimator without an entry above: its defaults, private at
+    epsilon=1 with the public N where it takes them."""
+    import inspect
+
+    taken = inspect.signature(cls).parameters
+    base = {k: v for k, v in {"epsilon": 1.0, "n_samples_public": N,
+                              "random_state": 0}.items() if k in taken}
+    return lambda **kw: cls(**{**base, **kw})
+
+
+def _discovered_models():
+    """The discovered classifiers and regressors that are not meta-estimators (the
+    estimators the cases below apply to)."""
+    from sklearn.base import ClassifierMixin, MetaEstimatorMixin, RegressorMixin
+
+    from dptoolkit._discovery import all_estimators
+
+    return [cls for _, cls in all_estimators(["classifier", "regressor"])
+            if not issubclass(cls, MetaEstimatorMixin)
+            and issubclass(cls, (ClassifierMixin, RegressorMixin))]
+
+
+_COVERED = {type(make()) for make, _ in ESTIMATORS.values()}
+for _cls in _discovered_models():       # a new estimator needs no entry
+    if _cls not in _COVERED:
+        _make = _generic(_cls)
+        ESTIMATORS[_cls.__name__] = (_make, y01 if is_classifier(_make()) else yreg)
+CLASSIFIERS = {name for name, (make, _) in ESTIMATORS.items() if is_classifier(make())}
 
 
 def _fit(name, Xa, ya, **kw):
@@ -878,8 +906,8 @@ for _name, (_make, _y) in ESTIMATORS.items():
         case(f"{_name}-y-strings", lambda n=_name: _fit(n, Xd, y_str),
              Raises(ValueError, r"\by\b must be numeric"))
 
-_EPS_ESTIMATORS = ["FrankWolfe", "Sparsifier", "DPSCDClassifier", "DPSCDRegressor",
-                   "DPSGDClassifier", "DPSGDRegressor", "DPIGHT", "DPNBLogistic"]
+_EPS_ESTIMATORS = [name for name, (make, _) in ESTIMATORS.items()
+                   if "epsilon" in make().get_params(deep=False)]
 for _name in _EPS_ESTIMATORS:
     _t = ESTIMATORS[_name][1]
     case(f"{_name}-epsilon-negative", lambda n=_name, t=_t: _fit(n, Xd, t, epsilon=-1.0),
@@ -989,13 +1017,13 @@ case("Sparsifier-count-bounds-unknown",
      Raises(ValueError, r"count_bounds"))
 case("Sparsifier-precision-negative", lambda: _fit("Sparsifier", Xd, y01, precision=-1.0),
      Raises(ValueError, r"precision"))
-case("DPIGHT-sparsity-zero", lambda: _fit("DPIGHT", Xd, y01, sparsity=0),
+case("DPIGHT-sparsity-zero", lambda: _fit("DPIGHTClassifier", Xd, y01, sparsity=0),
      Raises(ValueError, r"sparsity"))
-case("DPIGHT-sparsity-huge", lambda: _fit("DPIGHT", Xd, y01, sparsity=2**64),
+case("DPIGHT-sparsity-huge", lambda: _fit("DPIGHTClassifier", Xd, y01, sparsity=2**64),
      Raises(ValueError, r"sparsity"))
-case("DPIGHT-max-iter-huge", lambda: _fit("DPIGHT", Xd, y01, max_iter=2**64),
+case("DPIGHT-max-iter-huge", lambda: _fit("DPIGHTClassifier", Xd, y01, max_iter=2**64),
      Raises(ValueError, r"max_iter"))
-case("DPIGHT-row-norm-bound-nan", lambda: _fit("DPIGHT", Xd, y01, row_norm_bound=math.nan),
+case("DPIGHT-row-norm-bound-nan", lambda: _fit("DPIGHTClassifier", Xd, y01, row_norm_bound=math.nan),
      Raises(ValueError, r"row_norm_bound"))
 case("DPNBLogistic-release-fraction-one",
      lambda: _fit("DPNBLogistic", Xd, y01, release_fraction=1.5),

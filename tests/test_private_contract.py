@@ -235,6 +235,77 @@ CASES.append(Case(
                                            "random_state": 0, **kw}),
     "binary", ("dptoolkit.linear_model._glm._sgd_fast:dpsgd",
                "dptoolkit.linear_model._glm._nb_logistic:class_feature_sums"), nonprivate=_NONPRIVATE))
+
+
+# ------------------------------------------------------- the discovered estimators
+#: Discovered private estimators whose contract is checked in another file (their
+#: input is not a numeric matrix, or they are private only through a search).
+_CHECKED_ELSEWHERE = {
+    "DPTfidfVectorizer": "raw documents; its contract: tests/test_feature_extraction.py",
+    "PrivateHyperparameterSearch": "runs private fits of another estimator; its "
+                                   "contract: tests/test_model_selection.py",
+}
+
+
+def _private_estimators():
+    from dptoolkit._discovery import all_estimators
+    from dptoolkit._private import PrivateEstimatorMixin
+
+    return [cls for _, cls in all_estimators() if issubclass(cls, PrivateEstimatorMixin)]
+
+
+def generic_case(cls):
+    """The contract case of a discovered private estimator without a hand-written
+    one: its defaults at ``epsilon=1.0`` with the public N, on the binary problem
+    for a classifier and the regression one otherwise; no spies (its work is not
+    known here: (c) and (d) then check the ledger and the fitted attributes)."""
+    import inspect
+
+    from sklearn.base import is_classifier
+
+    taken = inspect.signature(cls).parameters
+    base = {k: v for k, v in {"epsilon": 1.0, "n_samples_public": N,
+                              "random_state": 0}.items() if k in taken}
+
+    def make(**kw):
+        return cls(**{**base, **kw})
+
+    data = "binary" if is_classifier(make()) else "regression"
+    nonprivate = _NONPRIVATE if _fits_without_privacy(make, data) else None
+    return Case(cls.__name__, make, data, (), nonprivate=nonprivate)
+
+
+def _fits_without_privacy(make, data):
+    X, y = _data(data)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            make(epsilon=None).fit(X, y)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def discovered_cases():
+    """A generic case for every discovered private estimator without a hand case
+    (e.g. one registered from outside the package), so that none is left out."""
+    covered = {type(c.make()) for c in _HAND_CASES}
+    return [generic_case(cls) for cls in _private_estimators()
+            if cls not in covered and cls.__name__ not in _CHECKED_ELSEWHERE]
+
+
+def test_every_private_estimator_of_the_package_has_a_case():
+    """The package's own private estimators have a hand case (with spies on their
+    work) or are checked elsewhere; this fails when a new one has neither."""
+    covered = {type(c.make()) for c in _HAND_CASES}
+    missing = [cls.__name__ for cls in _private_estimators()
+               if cls.__module__.startswith("dptoolkit.") and cls not in covered
+               and cls.__name__ not in _CHECKED_ELSEWHERE]
+    assert not missing, f"add a Case (with its work's spies) for {missing}"
+
+
+_HAND_CASES = list(CASES)
+CASES += discovered_cases()
 IDS = [c.name for c in CASES]
 B_PARAMS = [pytest.param(c, id=c.name) for c in CASES]
 
@@ -384,7 +455,7 @@ def test_sufficient_accountant_is_charged_once(case, composition, spies):
     calls = spies(case.spies)
     acc = BudgetAccountant(epsilon=100.0, delta=0.5, composition=composition)
     est = _fit(case.make(accountant=acc), case.data)
-    assert calls                                        # the spies watch the real work
+    assert calls or not case.spies                      # the spies watch the real work
     assert len(acc.spends) == 1 and len(acc.events) == 1
     assert acc.spends[0][:2] == est.privacy_spent_
     assert acc.events[0] == est.privacy_event_

@@ -11,13 +11,13 @@ memory: the model predicts it as an in-memory model would.  Without the options
 nothing here runs and the command's output is unchanged.
 
 Only estimators whose ``fit`` accepts Dask arrays can use a cluster (``dask=True``
-in :data:`dptoolkit.cli._models.MODELS`); the others are refused with a message
+in :func:`dptoolkit.cli._models.models`); the others are refused with a message
 naming the option.
 """
 import re
 from contextlib import contextmanager
 
-from ._models import MODELS, resolve_model
+from ._models import models, resolve_model
 
 __all__ = ["add_cluster_options", "check_cluster_options", "cluster_client",
            "to_dask", "BLOCKS_PER_WORKER", "CONNECT_TIMEOUT"]
@@ -78,7 +78,7 @@ def add_cluster_options(parser):
 
 def dask_models():
     """``--model`` names whose estimator's fit takes Dask arrays."""
-    return [name for name, spec in MODELS.items() if spec.dask]
+    return [name for name, spec in models().items() if spec.dask]
 
 
 def _given(args):
@@ -95,7 +95,7 @@ def check_cluster_options(args, usage_error):
     if given is None:
         return
     model = resolve_model(args.model)
-    if not MODELS[model].dask:
+    if not models()[model].dask:
         raise usage_error(
             f"{given[0]} {given[1]}: --model {args.model} cannot be fitted on a Dask "
             f"cluster (its fit takes in-memory data only); models that can: "

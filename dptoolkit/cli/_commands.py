@@ -9,8 +9,7 @@ import numpy as np
 
 from ..accounting.events import count_steps, describe_event, noise_multipliers
 from . import _models, _progress
-from ._models import MODELS
-from ._parser import _ESTIMATOR_OPTIONS, _flag
+from ._parser import _flag
 from ._rule_of_thumb import data_budget_note
 
 
@@ -36,9 +35,7 @@ def _check_out_path(flag, path):
 
 def _check_model_options(args):
     model = _models.resolve_model(args.model)
-    dests = [d for d, *_ in _ESTIMATOR_OPTIONS] + ["select_fraction", "search_model",
-                                                    "grid", "n_runs"]
-    for dest in dests:
+    for dest in _models.option_dests():
         if getattr(args, dest, None) is not None and not _models.option_applies(dest, args):
             shown = model if model != "search" else (
                 f"search (searching {_models.inner_model(args)})")
@@ -59,13 +56,18 @@ def _check_model_options(args):
     if args.delta is not None and args.epsilon is None:
         raise UsageError(f"--delta needs --epsilon for --model {model} (--non-private fits "
                          "have no delta)")
+    if model == "search" and not args.grid and _models.inner_model(args) not in \
+            _models.SEARCH_GRIDS:
+        raise UsageError(f"--model search over {_models.inner_model(args)} needs --grid "
+                         "NAME=V1,V2 (it has no default grid)")
     if model == "search" and args.grid:
         names = _models.inner_model(args)
-        params = MODELS[names].cls().get_params()
+        cls = _models.models()[names].cls
+        params = cls().get_params()
         for name, _ in args.grid:
             if name not in params:
                 raise UsageError(f"--grid: {name!r} is not a parameter of "
-                                 f"{MODELS[names].cls.__name__} (--search-model {names})")
+                                 f"{cls.__name__} (--search-model {names})")
         args.grid = dict(args.grid)
 
 
@@ -169,10 +171,12 @@ def _preflight(estimator, args, n_samples=None, n_features=None, n_classes=2):
 
 def _flag_in_message(text, args):
     """The flag of the estimator parameter an error message names first (or None)."""
-    spec = MODELS[_models.inner_model(args)]
+    spec = _models.models()[_models.inner_model(args)]
     params = dict(spec.params, epsilon="epsilon", delta="delta")
     if _models.resolve_model(args.model) == "search":
         params["n_runs"] = "n_runs"
+    if _models.resolve_model(args.model) == "select-then-fit":
+        params["k"] = "k"       # DP-SIS's, not the estimator's
     found = [(m.start(), dest) for dest, param in params.items()
              for m in [re.search(rf"\b{re.escape(param)}\b", text)] if m]
     return _flag(min(found)[1]) if found else None
@@ -198,7 +202,7 @@ def _model_name_of(model):
         return "search"
     if isinstance(model, PrivateSelectThenFit):
         return "select-then-fit"
-    for name, spec in MODELS.items():
+    for name, spec in _models.models().items():
         if spec.cls is not None and type(model) is spec.cls:
             return name
     return type(model).__name__
@@ -207,7 +211,7 @@ def _model_name_of(model):
 def _bound_of(name, model):
     if name == "search":
         return _bound_of(_model_name_of(model.estimator), model.estimator)
-    return MODELS[name].bound if name in MODELS else None
+    return _models.models()[name].bound if name in _models.models() else None
 
 
 def _print_guarantee(model, name, bound, file=None, *, delta=None, noise=None):
@@ -327,7 +331,7 @@ def _train(args):
     d_pre = (args.synthetic_features if args.data is None else
              (args.n_features or _data.CORPUS_N_FEATURES))
     _preflight(estimator, args, n_pre, d_pre, n_classes_pre)
-    spec = MODELS[_models.inner_model(args)]
+    spec = _models.models()[_models.inner_model(args)]
     if private and args.seed is not None:
         _warn_seed(args)
     # (a search has its own delta, 1e-5 by default: the note is not about it)
@@ -382,14 +386,18 @@ def _train(args):
         raise _option_error(exc, args) from None
     fit_time = time.perf_counter() - t0
     t0 = time.perf_counter()
-    scores = _report.metrics(estimator, Xte, yte)
+    # a model without predictions (a registered private transformer): nothing to score
+    scores = _report.metrics(estimator, Xte, yte) if hasattr(estimator, "predict") else None
     predict_time = time.perf_counter() - t0
     bound = _bound_of(model_name, estimator)
-    auc = "n/a" if scores["auc"] is None else f"{scores['auc']:.4f}"
     print(f"model: {model_name} ({type(estimator).__name__})")
-    print(f"  test accuracy {scores['accuracy']:.4f}   AUC {auc}   on "
-          f"{scores['n_samples']} held-out examples;   non-zeros {scores['n_nonzero']} "
-          f"of {_report.model_coef(estimator).size}")
+    if scores is not None:
+        auc = "n/a" if scores["auc"] is None else f"{scores['auc']:.4f}"
+        print(f"  test accuracy {scores['accuracy']:.4f}   AUC {auc}   on "
+              f"{scores['n_samples']} held-out examples;   non-zeros {scores['n_nonzero']} "
+              f"of {_report.model_coef(estimator).size}")
+    else:
+        print("  no predictions to score (the model has no predict)")
     if hasattr(estimator, "best_params_"):
         print(f"  search: released {estimator.best_params_} (noisy validation accuracy "
               f"{estimator.best_score_:.4f})")

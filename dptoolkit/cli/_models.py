@@ -1,31 +1,34 @@
 """The models of the command line: names, the options that apply, how they are built.
 
+The models are found, not listed: every estimator :func:`dptoolkit._discovery.all_estimators`
+finds that has a command-line name (:func:`dptoolkit._discovery.cli_name`: the
+toolkit's private classifiers, and a private estimator defined elsewhere that
+declares itself public) is a model, with the options its constraint table
+(``_parameter_constraints``) declares; ``select-then-fit`` and ``search`` are
+the command line's own compositions of them.
+
 Every option is passed to the estimator only when the user gave it, so the
 defaults are the estimators' own (one set of defaults).  The help text reads
 them from the estimator classes.
 """
+import functools
 import inspect
 
-from ..linear_model import (
-    DPIGHTClassifier,
-    DPNBLogisticClassifier,
-    DPSCDClassifier,
-    DPSGDClassifier,
-    FrankWolfeLassoClassifier,
-    SparsifiedLassoClassifier,
-)
+from .._discovery import _registered, all_estimators, cli_name
+from .._validation import Boolean, Interval, Options
 from ..model_selection import PrivateHyperparameterSearch
 from ..selection import DPSIS, PrivateSelectThenFit
 
-__all__ = ["DEFAULT_MODEL", "MODELS", "SEARCH_GRIDS",
-           "build_model", "declare_classes",
+__all__ = ["DEFAULT_MODEL", "SEARCH_GRIDS", "models", "model_names", "searchable",
+           "build_model", "declare_classes", "cli_parameters",
            "resolve_model", "option_applies", "default_of"]
 
 #: The model ``--model default`` stands for: the toolkit's best private sparse model
 #: (private naive-Bayes-scaled logistic regression, any number of classes).
 DEFAULT_MODEL = "dp-nb-logistic"
 
-#: Default grids of ``--model search`` (``--grid NAME=V1,V2,...`` replaces them).
+#: Default grids of ``--model search`` (``--grid NAME=V1,V2,...`` replaces them; a
+#: model without one is searched over the grid given).
 SEARCH_GRIDS = {
     "frank-wolfe": {"l1_bound": [10.0, 50.0, 100.0]},
     "sparsifier": {"l1_bound": [5.0, 10.0, 50.0]},
@@ -34,6 +37,41 @@ SEARCH_GRIDS = {
     "dp-ight": {"sparsity": [10, 50, 100]},
     "dp-nb-logistic": {"n_features_kept": [1000, 5000, 20000]},
 }
+
+#: Estimator parameters the command line sets from its own options (``--epsilon``,
+#: ``--delta``, ``--seed``, the label set, ``--verbose``) or never sets.
+CLI_SET = ("epsilon", "delta", "random_state", "classes", "accountant", "verbose")
+#: The default of a deprecated alias kept for old code (not an option).
+_DEPRECATED = "deprecated"
+#: The constraints an option can be generated from (None: the option not given).
+_REPRESENTABLE = (Options, Interval, Boolean)
+
+
+def cli_parameters(cls):
+    """The parameters of ``cls`` the command line offers as options: those of its
+    constraint table whose every constraint is a string choice, a number range, a
+    bool or None, but the ones it sets itself (:data:`CLI_SET`) and deprecated
+    aliases (default ``"deprecated"``)."""
+    table = getattr(cls, "_parameter_constraints", None) or {}
+    signature = inspect.signature(cls.__init__).parameters
+    return [name for name, constraints in table.items()
+            if name in signature and name not in CLI_SET
+            and signature[name].default != _DEPRECATED
+            and all(c is None or isinstance(c, _REPRESENTABLE) for c in constraints)]
+
+
+def _summary(cls):
+    """The first paragraph of the class docstring, on one line."""
+    doc = inspect.getdoc(cls) or cls.__name__
+    return " ".join(doc.split("\n\n", 1)[0].replace("``", "").split()).rstrip(".")
+
+
+def _multiclass(cls):
+    try:
+        tags = cls().__sklearn_tags__()
+    except Exception:   # an estimator that needs arguments: assume two classes
+        return False
+    return bool(tags.classifier_tags and tags.classifier_tags.multi_class)
 
 
 class ModelSpec:
@@ -45,8 +83,6 @@ class ModelSpec:
         ``--model`` value.
     cls : type
         The estimator fitted (for meta-models, the inner model's class).
-    params : dict
-        Option destination (argparse ``dest``) -> estimator parameter name.
     multiclass : bool
         Whether more than two classes are supported.
     description : str
@@ -55,96 +91,123 @@ class ModelSpec:
     dask : bool
         Whether the estimator's fit takes Dask arrays of CSR row blocks (then
         ``train --scheduler``/``--n-workers`` fit it on a cluster).
+
+    Attributes
+    ----------
+    params : dict
+        Option destination (argparse ``dest``) -> estimator parameter name: the
+        parameters of :func:`cli_parameters` (an option is named after its
+        parameter, so a renamed parameter renames its option).
     """
 
-    def __init__(self, name, cls, params, multiclass, description, bound, extra=(),
-                 dask=False):
+    def __init__(self, name, cls, multiclass, description, bound, dask=False):
         self.name = name
         self.cls = cls
-        # options the estimator takes (the generic ones whenever its signature has
-        # them), so that the command line follows the estimators' parameters
-        accepted = set() if cls is None else set(inspect.signature(cls.__init__).parameters)
-        params = dict(params, **{g: g for g in _GENERIC})
-        self.params = {d: p for d, p in params.items() if p in accepted or p in extra}
+        self.params = {} if cls is None else {p: p for p in cli_parameters(cls)}
         self.multiclass = multiclass
         self.description = description
         self.bound = bound
         self.dask = dask
 
 
-#: Options passed to every estimator whose ``__init__`` takes them.
-_GENERIC = ("n_samples_public", "neighbouring")
-
-_FW_PARAMS = {"l1_bound": "l1_bound", "max_iter": "max_iter", "solver": "solver",
-              "selector": "selector", "refresh_tol": "refresh_tol",
-              "composition": "composition", "neighbouring": "neighbouring",
-              "n_samples_public": "n_samples_public"}
 _LINF = "||x_i||_inf <= 1 (entries clipped to [-1, 1])"
 _L2 = "||x_i||_2 <= 1 (rows normalised)"
+#: The public bound each model's data must satisfy, as the output states it; a
+#: model without an entry: its ``row_norm_bound`` when it has one, else a pointer
+#: to its estimator's documentation.
+_BOUNDS = {
+    "frank-wolfe": _LINF, "sparsifier": _LINF, "dp-sgd": _L2, "dp-scd": _L2,
+    "dp-nb-logistic": "rows normalised to ||x_i||_2 = 1 (a local operation)",
+}
 
-MODELS = {
-    "frank-wolfe": ModelSpec(
-        "frank-wolfe", FrankWolfeLassoClassifier, _FW_PARAMS, True,
-        "FrankWolfeLassoClassifier: L1-constrained logistic regression by Frank-Wolfe, "
-        "private by the exponential mechanism", _LINF, dask=True),
-    "sparsifier": ModelSpec(
-        "sparsifier", SparsifiedLassoClassifier,
-        {"l1_bound": "l1_bound", "max_iter": "max_iter", "selector": "selector",
-         "refresh_tol": "refresh_tol", "composition": "composition",
-         "neighbouring": "neighbouring", "epsilon_count": "epsilon_count",
-         "nonprivate_max_iter": "nonprivate_max_iter"}, True,
-        "SparsifiedLassoClassifier: private count of non-zeros, private LASSO, keep the "
-        "largest weights", _LINF),
-    "dp-sgd": ModelSpec(
-        "dp-sgd", DPSGDClassifier,
-        {"loss": "loss", "alpha": "alpha", "learning_rate": "learning_rate",
-         "batch_size": "batch_size", "clip": "clip", "n_epochs": "n_epochs",
-         "n_samples_public": "n_samples_public"}, True,
-        "DPSGDClassifier: logistic regression or SVM by DP-SGD", _L2, dask=True),
-    "dp-scd": ModelSpec(
-        "dp-scd", DPSCDClassifier,
-        {"loss": "loss", "alpha": "alpha", "batch_size": "batch_size", "clip": "clip",
-         "n_epochs": "n_epochs", "variant": "variant",
-         "n_samples_public": "n_samples_public"}, True,
-        "DPSCDClassifier: logistic regression or SVM by DP stochastic coordinate "
-        "descent", _L2),
-    "dp-ight": ModelSpec(
-        "dp-ight", DPIGHTClassifier,
-        {"sparsity": "sparsity", "max_iter": "max_iter", "learning_rate": "learning_rate",
-         "neighbouring": "neighbouring", "n_samples_public": "n_samples_public"}, True,
-        "DPIGHTClassifier: sparse logistic regression by DP iterative gradient hard "
-        "thresholding", "||x_i||_2 <= row_norm_bound (rows rescaled)"),
-    "dp-nb-logistic": ModelSpec(
-        "dp-nb-logistic", DPNBLogisticClassifier,
-        {"n_features_kept": "n_features_kept", "release_fraction": "release_fraction",
-         "sampling_rate": "sampling_rate", "n_epochs": "n_epochs",
-         "learning_rate": "learning_rate", "alpha": "alpha",
-         "averaging_fraction": "averaging_fraction",
-         "n_samples_public": "n_samples_public"}, True,
-        "DPNBLogisticClassifier: private naive-Bayes-scaled logistic regression (a "
-        "private release of the per-class sums picks the vocabulary and the scaling, "
-        "then DP-SGD)", "rows normalised to ||x_i||_2 = 1 (a local operation)", dask=True),
-    "select-then-fit": ModelSpec(
-        "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
+
+def _bound(name, cls):
+    if name in _BOUNDS:
+        return _BOUNDS[name]
+    if "row_norm_bound" in cli_parameters(cls):
+        return "||x_i||_2 <= row_norm_bound (rows rescaled)"
+    return f"as documented by {cls.__name__}"
+
+
+def _spec(cls):
+    name = cli_name(cls)
+    return ModelSpec(name, cls, _multiclass(cls), f"{cls.__name__}: {_summary(cls)}",
+                     _bound(name, cls), dask=bool(getattr(cls, "_fits_dask_arrays", False)))
+
+
+@functools.lru_cache(maxsize=8)
+def _models_of(registered):
+    # ``registered``: the external estimators registered so far (the cache key)
+    table = {}
+    for _, cls in all_estimators():
+        name = cli_name(cls)
+        if name is None:
+            continue
+        if name in table or name in ("select-then-fit", "search", "default"):
+            raise RuntimeError(f"two models of the command line are named {name!r}: "
+                               f"{table[name].cls.__name__ if name in table else name} "
+                               f"and {cls.__name__} (set _cli_name on one of them)")
+        table[name] = _spec(cls)
+    fw = table["frank-wolfe"]
+    table["select-then-fit"] = ModelSpec(
+        "select-then-fit", fw.cls, False,
         "PrivateSelectThenFit: DP-SIS selects --k features, then Frank-Wolfe is fitted "
         "on them; the pair spends exactly --epsilon and --delta (the pipeline sets both "
         "steps' budgets, a share --select-fraction of the budget to DP-SIS)",
-        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, extra=("k",),
-        dask=True),
-    "search": ModelSpec(
-        "search", None, {}, None,
+        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, dask=fw.dask)
+    table["search"] = ModelSpec(
+        "search", None, None,
         "PrivateHyperparameterSearch: random search with a random number of private "
         "runs (mean --n-runs) around --search-model, over --grid (default grids in "
-        "dptoolkit.cli._models.SEARCH_GRIDS)", None),
-}
-#: ``--model`` names (``default`` is an alias of :data:`DEFAULT_MODEL`).
-MODEL_NAMES = tuple(MODELS) + ("default",)
-#: Models ``--model search`` can search over.
-SEARCHABLE = tuple(SEARCH_GRIDS)
+        "dptoolkit.cli._models.SEARCH_GRIDS)", None)
+    return table
+
+
+def models():
+    """The models of the command line, ``{--model name: ModelSpec}``: the discovered
+    estimators with a command-line name (those registered so far included), then
+    ``select-then-fit`` and ``search``."""
+    return _models_of(tuple(cls for _, cls in _registered()))
+
+
+def model_names():
+    """``--model`` names (``default`` is an alias of :data:`DEFAULT_MODEL`)."""
+    return tuple(models()) + ("default",)
+
+
+def searchable():
+    """Models ``--model search`` can search over: the classifiers (the search
+    scores accuracy)."""
+    from sklearn.base import ClassifierMixin
+
+    return tuple(name for name, spec in models().items()
+                 if spec.cls is not None and name != "select-then-fit"
+                 and issubclass(spec.cls, ClassifierMixin))
+
+
+def __getattr__(name):
+    # the former module constants, now computed from discovery
+    if name == "MODELS":
+        return models()
+    if name == "MODEL_NAMES":
+        return model_names()
+    if name == "SEARCHABLE":
+        return searchable()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Options that are not estimator parameters, with the models they apply to.
-_EXTRA = {"select_fraction": ("select-then-fit",),
+_EXTRA = {"k": ("select-then-fit",), "select_fraction": ("select-then-fit",),
           "search_model": ("search",), "grid": ("search",), "n_runs": ("search",)}
+
+
+def option_dests():
+    """Every option that applies to some model (estimator parameters and the
+    composite models' own), in order of first appearance."""
+    dests = {}
+    for spec in models().values():
+        dests.update(dict.fromkeys(spec.params))
+    return list(dests) + [d for d in _EXTRA if d not in dests]
 
 
 def resolve_model(name):
@@ -165,7 +228,7 @@ def option_applies(dest, args):
     model = resolve_model(args.model)
     if dest in _EXTRA:
         return model in _EXTRA[dest]
-    return dest in MODELS[inner_model(args)].params
+    return dest in models()[inner_model(args)].params
 
 
 def option_applies_to(dest, model):
@@ -173,14 +236,14 @@ def option_applies_to(dest, model):
     model = resolve_model(model)
     if model == "search":
         model = DEFAULT_MODEL
-    return dest in MODELS[model].params
+    return dest in models()[model].params
 
 
 def models_of(dest):
     """The models an option applies to (for error messages)."""
     if dest in _EXTRA:
         return list(_EXTRA[dest])
-    return [name for name, spec in MODELS.items() if dest in spec.params]
+    return [name for name, spec in models().items() if dest in spec.params]
 
 
 def default_of(cls, param):
@@ -191,12 +254,12 @@ def default_of(cls, param):
 
 def multiclass_models():
     """The names of the models that fit more than two classes, ``default`` first."""
-    return ", ".join(["default"] + [name for name, spec in MODELS.items() if spec.multiclass])
+    return ", ".join(["default"] + [name for name, spec in models().items() if spec.multiclass])
 
 
 def supports_multiclass(args):
     """Whether the chosen model fits more than two classes."""
-    return MODELS[inner_model(args)].multiclass
+    return models()[inner_model(args)].multiclass
 
 
 def _given(args, spec):
@@ -220,9 +283,8 @@ def _base(name, args, *, budget=None, classes=None):
     """The estimator of model ``name`` with the options given; ``budget``: its
     ``epsilon`` (None: non-private) and ``delta`` (None: the estimator's default),
     or None for a step whose budget a meta-estimator sets."""
-    spec = MODELS[name]
+    spec = models()[name]
     kw = _given(args, spec)
-    kw.pop("k", None)
     if budget is not None:
         epsilon, delta = budget
         kw["epsilon"] = epsilon
@@ -271,7 +333,10 @@ def build_model(args, classes=None):
     if model == "search":
         inner = inner_model(args)
         est = _base(inner, args, classes=classes)
-        grid = args.grid if args.grid else SEARCH_GRIDS[inner]
+        grid = args.grid if args.grid else SEARCH_GRIDS.get(inner)
+        if not grid:
+            raise ValueError(f"--model search over {inner} needs --grid NAME=V1,V2 (it has "
+                             "no default grid)")
         kw = {"epsilon": args.epsilon, "random_state": args.seed}
         if args.delta is not None:
             kw["delta"] = args.delta
@@ -306,7 +371,7 @@ def delta_source(args):
         return f"--delta {args.delta:g}"
     model = resolve_model(args.model)
     cls = (PrivateHyperparameterSearch if model == "search"
-           else MODELS[inner_model(args)].cls)
+           else models()[inner_model(args)].cls)
     default = default_of(cls, "delta")
     if default is None:
         return ("no --delta: pure epsilon-DP, up to the floating-point delta of the "

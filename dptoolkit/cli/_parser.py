@@ -4,8 +4,8 @@ import math
 import sys
 from pathlib import Path
 
-from . import _models
-from ._models import DEFAULT_MODEL, MODEL_NAMES, MODELS, SEARCHABLE, SEARCH_GRIDS
+from . import _models, _options
+from ._models import DEFAULT_MODEL, SEARCH_GRIDS
 from ._cluster import add_cluster_options
 
 # argument types (argparse reports "argument --flag: <message>", exit status 2)
@@ -28,24 +28,10 @@ def _positive_float(text):
     return value
 
 
-def _nonnegative_float(text):
-    value = _float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 (inf allowed), got {text!r}")
-    return value
-
-
 def _open_unit(text):
     value = _float(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be in the open interval (0, 1), got {text!r}")
-    return value
-
-
-def _unit_closed(text):
-    value = _float(text)
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text!r}")
     return value
 
 
@@ -87,14 +73,6 @@ def _label(text):
     return value
 
 
-def _int_or_auto(text):
-    return "auto" if text == "auto" else _positive_int(text)
-
-
-def _float_or_auto(text):
-    return "auto" if text == "auto" else _positive_float(text)
-
-
 def _n_runs(text):
     value = _positive_float(text)
     if value <= 1:
@@ -126,43 +104,6 @@ def _grid_item(text):
 # options
 # ---------------------------------------------------------------------------
 
-#: Estimator options: (dest, type, choices, help).  The models each applies to and
-#: their defaults are read from :data:`dptoolkit.cli._models.MODELS`.
-_ESTIMATOR_OPTIONS = [
-    ("l1_bound", _positive_float, None, "radius lambda of the L1 ball"),
-    ("max_iter", _int_or_auto, None, "iterations T ('auto' where the model allows it)"),
-    ("solver", str, ("fast", "standard"), "Frank-Wolfe solver"),
-    ("selector", str, None, "vertex selector of Frank-Wolfe (see the estimator's docs: "
-                            "grouped, exponential, noisy_max, laplace, argmax, ...)"),
-    ("refresh_tol", _nonnegative_float, None, "staleness bound rho of the fast solver "
-                                              "(inf: the paper's Algorithm 2)"),
-    ("composition", str, ("auto", "zcdp", "advanced"), "how the Frank-Wolfe steps compose"),
-    ("neighbouring", str, ("add_remove", "replace_one"), "neighbouring relation"),
-    ("n_samples_public", _positive_int, None,
-     "public size N of the training data (after a random split, about (1 - test size) x "
-     "the file's public size); without it a private fit takes N from the data with a "
-     "PrivacyLeakWarning, and its add/remove guarantee then covers only neighbours of "
-     "the same size"),
-    ("epsilon_count", _positive_float, None,
-     "part of --epsilon spent on the private non-zero count (sparsifier)"),
-    ("nonprivate_max_iter", _positive_int, None, "iterations of the non-private fit "
-                                                 "whose non-zeros are counted"),
-    ("loss", str, ("logistic", "hinge"), "loss"),
-    ("alpha", _positive_float, None, "L2 regularisation lambda"),
-    ("learning_rate", _float_or_auto, None, "step size"),
-    ("batch_size", _int_or_auto, None, "expected mini-batch size"),
-    ("clip", _float_or_auto, None, "clipping bound of the per-example updates"),
-    ("n_epochs", _positive_float, None, "passes over the data"),
-    ("variant", str, ("dual", "primal", "sequential"), "DP-SCD variant"),
-    ("sparsity", _positive_int, None, "non-zeros kept by hard thresholding"),
-    ("n_features_kept", _positive_int, None, "features kept by the private release"),
-    ("release_fraction", _open_unit, None, "share of the budget of the private release"),
-    ("sampling_rate", _unit_closed, None, "Poisson sampling rate of DP-SGD"),
-    ("averaging_fraction", _unit_closed, None, "share of the last iterates averaged"),
-    ("k", _positive_int, None, "features DP-SIS selects"),
-]
-
-
 def _flag(dest):
     return "--" + dest.replace("_", "-")
 
@@ -183,15 +124,10 @@ class _RenamedFlag(argparse.Action):
 def _default_text(dest):
     """'(default: ...)' of an estimator option, per model when they differ."""
     by_model = {}
-    for name, spec in MODELS.items():
+    for name, spec in _models.models().items():
         param = spec.params.get(dest)
-        if param is None:
-            continue
-        cls = spec.cls
-        if dest == "k" and name == "select-then-fit":
-            from ..selection import DPSIS
-            cls = DPSIS
-        by_model[name] = _models.default_of(cls, param)
+        if param is not None:
+            by_model[name] = _models.default_of(spec.cls, param)
     values = {repr(v) for v in by_model.values()}
     if len(values) == 1:
         return f"{', '.join(by_model)} (default: {next(iter(by_model.values()))!r})"
@@ -361,11 +297,12 @@ def _search_cls():
 
 
 def _add_model_option(p):
-    p.add_argument("--model", default="default", choices=MODEL_NAMES, metavar="NAME",
-                   help="one of " + ", ".join(MODEL_NAMES) + f" ('default' is the best "
+    names = _models.model_names()
+    p.add_argument("--model", default="default", choices=names, metavar="NAME",
+                   help="one of " + ", ".join(names) + f" ('default' is the best "
                         f"private sparse model, now {DEFAULT_MODEL}, for any number of "
-                        "classes): "
-                        + "; ".join(f"{n}: {s.description}" for n, s in MODELS.items()))
+                        "classes): " + "; ".join(f"{n}: {s.description}".replace("%", "%%")
+                                                 for n, s in _models.models().items()))
 
 
 def _add_composite_options(parser):
@@ -377,7 +314,10 @@ def _add_composite_options(parser):
                              "calibrated so that their composition spends exactly --epsilon "
                              "and --delta (default: "
                              f"{_models.default_of(_models.PrivateSelectThenFit, 'selection_share')})")
-    parser.add_argument("--search-model", choices=SEARCHABLE, default=None,
+    parser.add_argument("--k", type=_positive_int, default=None,
+                        help="select-then-fit: features DP-SIS selects (default: "
+                             f"{_models.default_of(_models.DPSIS, 'k')})")
+    parser.add_argument("--search-model", choices=_models.searchable(), default=None,
                         help=f"search: the model searched (default: {DEFAULT_MODEL})")
     parser.add_argument("--grid", type=_grid_item, action="append", default=None,
                         metavar="NAME=V1,V2",
@@ -408,7 +348,7 @@ def _add_privacy_options(p, *, train):
 def _model_defaults(param, none_text):
     """'model: default' for the models whose estimator has ``param``."""
     parts = []
-    for name, spec in MODELS.items():
+    for name, spec in _models.models().items():
         if spec.cls is None or name == "select-then-fit":
             continue
         value = _models.default_of(spec.cls, param)
@@ -417,12 +357,15 @@ def _model_defaults(param, none_text):
 
 
 def _add_estimator_options(p):
-    for dest, typ, choices, text in _ESTIMATOR_OPTIONS:
-        p.add_argument(_flag(dest), dest=dest, type=typ, choices=choices, default=None,
-                       help=f"{text}; applies to {_default_text(dest)}")
+    """One option per estimator parameter of the models (generated from their
+    constraint tables: :mod:`dptoolkit.cli._options`)."""
+    for dest, kw, text in _options.option_table():
+        p.add_argument(_flag(dest), dest=dest, default=None,
+                       help=f"{text}; applies to {_default_text(dest)}", **kw)
         if dest in _RENAMED_FLAGS:
-            p.add_argument(_RENAMED_FLAGS[dest], dest=dest, type=typ, choices=choices,
-                           default=None, action=_RenamedFlag, help=argparse.SUPPRESS)
+            old = {k: v for k, v in kw.items() if k != "action"}
+            p.add_argument(_RENAMED_FLAGS[dest], dest=dest, default=None,
+                           action=_RenamedFlag, help=argparse.SUPPRESS, **old)
 
 
 # ---------------------------------------------------------------------------

@@ -417,6 +417,9 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     mechanisms. STOC 2009.
     """
 
+    #: The command line's ``--model`` name (dptoolkit._discovery.cli_name).
+    _cli_name = "sparsifier"
+
     _parameter_constraints = {
         **PRIVATE_COMMON, "delta": DELTA_OPTIONAL,
         "l1_bound": [Options("auto"), *POSITIVE],

@@ -380,6 +380,11 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     C. Dwork, G. Rothblum, S. Vadhan. Boosting and Differential Privacy. FOCS 2010.
     """
 
+    #: The command line's ``--model`` name (dptoolkit._discovery.cli_name).
+    _cli_name = "frank-wolfe"
+    #: ``fit`` takes a Dask array of CSR row blocks (the command line's cluster fits).
+    _fits_dask_arrays = True
+
     _parameter_constraints = {
         **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": [Options("auto"), *POSITIVE],
         "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],

@@ -354,6 +354,11 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     >>> clf3.coef_.shape, clf3.predict_proba(X[:2]).shape
     ((3, 5), (2, 3))""")
 
+    #: The command line's ``--model`` name (dptoolkit._discovery.cli_name).
+    _cli_name = "dp-sgd"
+    #: ``fit`` takes a Dask array of CSR row blocks (the command line's cluster fits).
+    _fits_dask_arrays = True
+
     _losses = ("logistic", "hinge")
     _parameter_constraints = _linear_dp_constraints(
         _losses, classifier=True, clip=[None, *POSITIVE],

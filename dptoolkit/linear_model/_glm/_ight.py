@@ -237,6 +237,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     True
     """
 
+    #: The command line's ``--model`` name (dptoolkit._discovery.cli_name).
+    _cli_name = "dp-ight"
+
     _privacy_label = "DP-IGHT"
 
     _parameter_constraints = {

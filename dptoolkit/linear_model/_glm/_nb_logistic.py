@@ -408,6 +408,11 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     True
     """
 
+    #: The command line's ``--model`` name (dptoolkit._discovery.cli_name).
+    _cli_name = "dp-nb-logistic"
+    #: ``fit`` takes a Dask array of CSR row blocks (the command line's cluster fits).
+    _fits_dask_arrays = True
+
     _privacy_label = "DP naive-Bayes logistic regression"
 
     _parameter_constraints = {

@@ -552,6 +552,9 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     >>> clf.score(X, y) > 0.9
     True""")
 
+    #: The command line's ``--model`` name (dptoolkit._discovery.cli_name).
+    _cli_name = "dp-scd"
+
     _losses = ("logistic", "hinge")
     _parameter_constraints = _linear_dp_constraints(
         _losses, classifier=True, clip=[Options("auto"), None, *POSITIVE],
