@@ -18,8 +18,11 @@ solver, grouped sampler, bounded-staleness refresh, screening "auto").
 ``dpnb``: ``DPNBLogisticClassifier(epsilon=1, n_samples_public=N, classes=[0, 1])``
 at its defaults.  ``fw`` also records the kernel's work counters (steps that
 updated the gradient by a full pass, non-zeros touched), which a private fit
-does not release; ``--epsilon`` and ``--screening`` (with
-``--screening-fraction``) change its privacy and screening parameters.
+does not release, and, when the fit starts from naive Bayes, the start
+:math:`w_0` (read where the fit builds it) with the training logistic loss and
+accuracy of the start and of the fit (what the steps add); ``--epsilon``,
+``--screening`` (with ``--screening-fraction``) and ``--start-steps`` change its
+privacy, screening and :math:`t_0` parameters.
 ``standard``: the step of the standard private Frank-Wolfe (Raff, Khanna and
 Lu, NeurIPS 2023, Algorithm 1: margins ``X w``, the full gradient ``X^T q``, the
 exponential mechanism over the 2D vertices) by the toolkit's
@@ -83,6 +86,8 @@ def job(args):
         if args.command == "fw":
             screening = {} if args.screening is None else dict(
                 screening=args.screening, screening_fraction=args.screening_fraction)
+            if args.start_steps is not None:
+                screening["start_steps"] = args.start_steps
             est = FrankWolfeLassoClassifier(epsilon=args.epsilon, delta=DELTA, max_iter=T,
                                             n_samples_public=X.shape[0], classes=[0.0, 1.0],
                                             random_state=args.seed, **screening)
@@ -90,8 +95,12 @@ def job(args):
             est = DPNBLogisticClassifier(epsilon=EPSILON, n_samples_public=X.shape[0],
                                          classes=[0.0, 1.0], random_state=args.seed)
         kernels = _keep_kernel(est) if args.command == "fw" else []
+        starts = _keep_start() if args.command == "fw" else []
         c0, t0 = time.process_time(), time.perf_counter()
-        est.fit(X, y)
+        try:
+            est.fit(X, y)
+        finally:
+            _keep_start(restore=True)
         out.update(fit_s=round(time.perf_counter() - t0, 1),
                    fit_cpu_s=round(time.process_time() - c0, 1),
                    nonzero_coef=int(np.count_nonzero(est.coef_)))
@@ -105,8 +114,40 @@ def job(args):
                                               "touched_rows", "touched_nnz")})
         # training accuracy only as a sanity check that the fit is a model
         out["train_accuracy"] = round(float(np.mean(est.predict(X) == y)), 4)
+        if starts:  # what the steps add: the training objective of the start and the fit
+            w0, t0_used = starts[-1]
+            start = np.zeros(X.shape[1])
+            start[est.screened_features_] = w0
+            out.update(start_nonzero=int(np.count_nonzero(w0)), start_steps=t0_used,
+                       start_loss=round(logistic_loss(X, y, start), 6),
+                       fit_loss=round(logistic_loss(X, y, est.coef_.ravel()), 6),
+                       start_train_accuracy=round(float(np.mean((X @ start > 0) == (y == 1))), 4))
     out.update(peak_rss_gb=peak_rss_gb(), load1_end=load1())
     print(json.dumps(out), flush=True)
+
+
+def logistic_loss(X, y, w):
+    """Mean logistic loss of the model w (no intercept) on rows X, labels y in {0, 1}."""
+    margins = (2.0 * np.asarray(y, dtype=np.float64) - 1.0) * (X @ w)
+    return float(np.mean(np.logaddexp(0.0, -margins)))
+
+
+def _keep_start(restore=False):
+    """Record the naive-Bayes start and its t0 where the fit resolves t0 (the
+    estimator module's ``start_steps``), or put the original back (``restore``)."""
+    from dptoolkit.linear_model._frank_wolfe import _estimator, _screening
+
+    if restore:
+        _estimator.start_steps = _screening.start_steps
+        return []
+    kept = []
+
+    def keep(max_iter, w0, given=None):
+        t0 = _screening.start_steps(max_iter, w0, given)
+        kept.append((np.array(w0), t0))
+        return t0
+    _estimator.start_steps = keep
+    return kept
 
 
 def _keep_kernel(est):
@@ -173,6 +214,8 @@ def run_all(args):
                "--screening-fraction", str(args.screening_fraction)]
         if args.screening is not None:
             cmd += ["--screening", str(args.screening)]
+        if args.start_steps is not None:
+            cmd += ["--start-steps", str(args.start_steps)]
         before = load1()
         proc = subprocess.run(cmd, capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -204,6 +247,8 @@ def main(argv=None):
                     help="fw: candidates kept by the screening (default: the estimator's 'auto')")
     ap.add_argument("--screening-fraction", type=float, default=0.25,
                     help="fw, with --screening: the screening's share of the budget")
+    ap.add_argument("--start-steps", type=int, default=None,
+                    help="fw: start_steps, the t0 of the naive-Bayes start (default: 'auto')")
     ap.add_argument("--jobs", nargs="+", default=["fw", "dpnb", "standard"],
                     choices=["fw", "dpnb", "standard"])
     ap.add_argument("--out", type=Path,

@@ -10,8 +10,9 @@ import scipy.sparse as sp
 from dptoolkit.accounting.events import GaussianEvent
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 from dptoolkit.linear_model._frank_wolfe import _estimator as fw_estimator, _fw_fast
-from dptoolkit.linear_model._frank_wolfe._screening import (naive_bayes_start,
-                                                            screening_statistic)
+from dptoolkit.linear_model._frank_wolfe._screening import (START_MAX_COORDINATES,
+                                                            naive_bayes_start,
+                                                            screening_statistic, start_steps)
 
 D_TEXT = 3000   # more than the 1024 candidates of screening="auto"
 
@@ -158,7 +159,7 @@ def _fit(X, y, **kw):
 def test_start_is_post_processing_of_the_release(recorded_starts, solver):
     """The start is naive_bayes_start of the released per-class sums (the
     screening's Gaussian draw, replayed from the seed), with t0 = max_iter
-    nnz(w0) / 4; the candidates are the top of the sums' column sums."""
+    nnz(w0) / 4 (at most 1024 candidates: below the cap); the candidates are the top of the sums' column sums."""
     X, y = _text()
     est = _fit(X, y, solver=solver, epsilon=8.0)
     (w0, t0), = recorded_starts
@@ -174,6 +175,36 @@ def test_start_is_post_processing_of_the_release(recorded_starts, solver):
     assert np.abs(w0).sum() == pytest.approx(est.l1_bound_) and (w0 != 0).sum() > 10
     assert t0 == est.n_iter_ * np.count_nonzero(w0) / 4
     assert np.abs(est.coef_).sum() <= est.l1_bound_ * (1 + 1e-12)
+
+
+def test_start_steps_rule():
+    """t0 "auto" = T nnz(w0) / 4 for starts of at most START_MAX_COORDINATES
+    coordinates (the former rule), capped at T START_MAX_COORDINATES / 4 for denser
+    ones (the former rule gave T nnz(w0) / 4, e.g. 4e6 for 4,000 coordinates and
+    T = 4,000); a given t0 is kept."""
+    assert START_MAX_COORDINATES == 1024
+    w0 = np.zeros(5000)
+    w0[:300] = 1.0
+    assert start_steps(40, w0) == 40 * 300 / 4
+    w0[:1024] = 1.0
+    assert start_steps(40, w0) == 40 * 1024 / 4
+    w0[:] = 1.0
+    assert start_steps(4000, w0) == 4000 * 1024 / 4 == 1_024_000
+    assert start_steps(4000, w0, given=7) == 7.0
+    assert start_steps(4000, np.zeros(10)) == 0.0
+
+
+def test_dense_start_keeps_the_steps_weight(recorded_starts):
+    """A start denser than the cap (more than 1024 of 1,200 candidates kept at a
+    large epsilon) counts as T 1024 / 4 steps in the fit, so the T steps keep about
+    1 - (256/257)^2 = 1/128 of the weight of w_T (the former rule: T nnz(w0) / 4)."""
+    X, y = _text(n=3000, d=1500, row_nnz=40)
+    est = _fit(X, y, epsilon=20.0, screening=1200, max_iter=50)
+    (w0, t0), = recorded_starts
+    assert np.count_nonzero(w0) > START_MAX_COORDINATES
+    assert t0 == est.n_iter_ * START_MAX_COORDINATES / 4
+    weight = (t0 + 1) * (t0 + 2) / ((t0 + 51) * (t0 + 52))
+    assert 1.0 - weight > 0.0075      # about 1/128 (the former rule: 0.0066 here)
 
 
 def test_start_reads_x_only_through_the_release(recorded_starts):

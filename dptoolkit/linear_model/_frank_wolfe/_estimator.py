@@ -196,8 +196,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         :math:`t_0 \ge 0`: how many steps the start counts as (Jaggi 2013,
         Theorem 1 from a feasible start; the start keeps the weight
         :math:`(t_0+1)(t_0+2)/((T+t_0+1)(T+t_0+2))` in :math:`w_T`).
-        ``"auto"``: :math:`T\,\mathrm{nnz}(w_0)/4` (the steps' total weight is
-        that of 8 average coordinates of the start).  Ignored with the zero start.
+        ``"auto"``: :math:`T\,\min(\mathrm{nnz}(w_0), 1024)/4` (the steps' total
+        weight is that of 8 average coordinates of the start, and at least about
+        1/128 for starts of more than 1024 coordinates).  Ignored with the zero start.
     n_samples_public : int or None, default=None
         Public dataset size N used by ``l1_bound`` and ``max_iter`` ``"auto"``
         of a private fit; without it a private fit in memory that needs N takes the

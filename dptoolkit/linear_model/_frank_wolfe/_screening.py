@@ -67,7 +67,7 @@ import scipy.sparse as sp
 __all__ = ["SCREENING_SCORES", "column_masses", "screening_statistic", "screening_scores",
            "noisy_top_columns", "private_top_columns", "DEFAULT_N_CANDIDATES",
            "START_THRESHOLD", "naive_bayes_start", "START_COORDINATES_PER_STEP",
-           "start_steps"]
+           "START_MAX_COORDINATES", "start_steps"]
 
 #: Candidate features kept by ``screening="auto"``: at least the number of
 #: steps the automatic ``max_iter`` takes for N epsilon up to 2.6e5, and
@@ -272,21 +272,41 @@ def naive_bayes_start(sums, columns, l1_bound, noise_std, threshold=START_THRESH
     return w0
 
 
-#: ``start_steps="auto"``: :math:`t_0 = T\,\mathrm{nnz}(w_0) / 4`.  The start spreads
-#: the radius over its nnz(w0) coordinates, a step puts its weight on one: the
-#: steps' total weight in :math:`w_T`, about :math:`2T/t_0 = 8/\mathrm{nnz}(w_0)`,
-#: is that of 8 average coordinates of the start, enough for the few frequent
-#: features the loss asks for first (the model has no intercept) without
-#: washing out the start (on the development sets 10 instead of 4 lost up to
-#: 0.09 on Reuters acq against the rest at epsilon 1; t0 = 10 T lost more;
+#: ``start_steps="auto"``: :math:`t_0 = T\,\min(\mathrm{nnz}(w_0), 1024) / 4`.  The
+#: start spreads the radius over its nnz(w0) coordinates, a step puts its weight on
+#: one: the steps' total weight in :math:`w_T`, about :math:`2T/t_0 =
+#: 8/\mathrm{nnz}(w_0)`, is that of 8 average coordinates of the start, enough for
+#: the few frequent features the loss asks for first (the model has no intercept)
+#: without washing out the start (on the development sets 10 instead of 4 lost up
+#: to 0.09 on Reuters acq against the rest at epsilon 1; t0 = 10 T lost more;
 #: docs/studies/frank_wolfe_defaults.rst).
 START_COORDINATES_PER_STEP = 4.0
+
+#: ``start_steps="auto"`` counts at most this many coordinates of the start
+#: (``MIN_AUTO_CANDIDATES``, the candidates ``screening="auto"`` keeps when
+#: ``max_iter`` is at most 1024): :math:`t_0 \le 256\,T`, so the steps keep about
+#: :math:`1 - (256/257)^2 \approx 1/128` of the weight of :math:`w_T`.  Why:
+#: Jaggi's (2013, Theorem 1) induction from a start worth :math:`t_0` steps bounds
+#: the error of :math:`w_T` by
+#: :math:`\pi h_0 + 2C_fT/(T+t_0)^2` with :math:`\pi \approx (t_0/(T+t_0))^2`
+#: the start's weight and :math:`h_0` its error (plus the mechanism's error,
+#: as from the zero start), which is smallest at :math:`t_0^* = 2C_f/h_0`: a
+#: property of the start, not growing with T.  The uncapped rule grows like
+#: :math:`T\,\mathrm{nnz}(w_0)`, and nnz(w0) grows with the scale :math:`N
+#: \varepsilon` as T does (about 8T on the development sets, every candidate at
+#: 8.4 million rows), so without a cap the steps' weight falls like 1/T: on the
+#: KDDA-shaped problem (4,000 candidates, all in the start) every step's size was
+#: about 5e-7 (docs/studies/scaling.rst).  The cap is the largest start the rule
+#: was set on, so it changes no fit whose start has at most 1024 coordinates
+#: (every fit with ``screening="auto"`` and ``max_iter`` at most 1024, which includes
+#: every development set at epsilon up to 8).
+START_MAX_COORDINATES = 1024
 
 
 def start_steps(max_iter, w0, given=None):
     """:math:`t_0` of the start ``w0``: ``given`` (``start_steps``), or for
-    ``"auto"`` (None) ``max_iter * nnz(w0) / START_COORDINATES_PER_STEP`` (a
-    function of the release).
+    ``"auto"`` (None) ``max_iter * min(nnz(w0), START_MAX_COORDINATES) /
+    START_COORDINATES_PER_STEP`` (a function of T and of the release).
 
     Parameters
     ----------
@@ -302,7 +322,8 @@ def start_steps(max_iter, w0, given=None):
     """
     if given is not None:
         return float(given)
-    return float(max_iter) * np.count_nonzero(w0) / START_COORDINATES_PER_STEP
+    counted = min(np.count_nonzero(w0), START_MAX_COORDINATES)
+    return float(max_iter) * counted / START_COORDINATES_PER_STEP
 
 
 def private_top_columns(Xr, k, noise_multiplier, rng, *, sensitivity=1.0, score="mass",
