@@ -40,17 +40,20 @@ import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from . import _scd_fast
-from ._scd_defaults import _LOGISTIC_BOX, _auto_batch, _auto_clip, _auto_epochs
+from ._scd_defaults import (_LOGISTIC_BOX, _auto_batch, _auto_clip, _auto_clip_softmax,
+                            _auto_epochs, _softmax_step)
 from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
 from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_constraints,
                     _record_steps, MAX_N_EPOCHS, primal_objective)
-from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params, ovr_proba
+from ..._estimator import (_ClassifierOutputs, _RegressorOutputs, _softmax, _store_params,
+                           ovr_proba)
 from ..._validation import Boolean, Interval, Options, POSITIVE, validate_params
 
 __all__ = ["DPSCDClassifier", "DPSCDRegressor", "primal_objective"]
 
 _VARIANTS = ("dual", "primal", "sequential")
+_MULTI_CLASS = ("auto", "multinomial", "ovr")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -94,7 +97,22 @@ class _BaseSCD(_BaseLinearDP):
         if not isinstance(self.perturb_dual, (bool, np.bool_)):
             raise TypeError("perturb_dual must be a bool, got "
                             f"{type(self.perturb_dual).__name__}")
+        multi_class = getattr(self, "multi_class", "ovr")
+        if multi_class not in _MULTI_CLASS:
+            raise ValueError(f"multi_class must be one of {_MULTI_CLASS}, got {multi_class!r}")
+        if multi_class == "multinomial" and not self._multinomial_possible():
+            raise ValueError("multi_class='multinomial' needs loss='logistic', "
+                             "variant='dual' and perturb_dual=False; use multi_class='ovr'")
         return p
+
+    def _multinomial_possible(self):
+        return (getattr(self, "loss", None) == "logistic" and self.variant == "dual"
+                and not self.perturb_dual)
+
+    def _is_multinomial(self, n_classes):
+        """Whether a fit on ``n_classes`` classes is the one multinomial model."""
+        multi_class = getattr(self, "multi_class", "ovr")
+        return (n_classes > 2 and multi_class != "ovr" and self._multinomial_possible())
 
     @_fit_doc(invalid="``batch_size`` outside [1, N] or, for ``variant=\"primal\"``, "
                       "[1, n_features]",
@@ -124,7 +142,20 @@ class _BaseSCD(_BaseLinearDP):
             Xc.indptr = Xc.indptr.astype(np.int64, copy=False)
         run = dict(rng=rng, code=code, L=L, N=N, lam=lam, clip=clip, q=q, private=private,
                    n_steps=n_steps, noise_std=noise_std, rec_steps=rec_steps)
-        if n_models == 1:
+        self._multinomial = self._is_multinomial(steps.n_classes)
+        if self._multinomial:
+            w, path, alpha = _softmax_dual_scd(
+                Xt, t.astype(np.int64), steps.n_classes, rng=rng, step=_softmax_step(lam, N, L),
+                lam_n=lam * N, clip=clip, sampling_rate=q if private else None,
+                batch_size=L, n_steps=n_steps, noise_std=noise_std, rec_steps=rec_steps)
+            if w is None:
+                if private:
+                    raise data_dependent_error("non-finite values during the fit; the "
+                                               "problem is badly scaled (check alpha and "
+                                               "the data)")
+                raise ValueError("non-finite values during the fit; the problem is badly "
+                                 "scaled (check alpha and the data)")
+        elif n_models == 1:
             w, path, alpha = self._run_kernel(Xc if self.variant == "primal" else Xt, sq,
                                               t, **run)
         else:   # class c against the rest, labels +1 / -1, in class order
@@ -184,9 +215,17 @@ class _BaseSCD(_BaseLinearDP):
                 sensitivity = (math.sqrt(2.0) if self.perturb_dual else 1.0) * clip
             else:
                 sensitivity = 2.0 * clip * math.sqrt(L * (L + 1.0))
-        # K > 2 classes: K one-vs-rest fits of n_steps steps each, one event of
-        # K n_steps steps (see "More than two classes" in the Notes)
-        total_steps = (K if K > 2 else 1) * n_steps
+        if self._is_multinomial(K):
+            # one softmax model: each step adds x_k zeta_k^T with ||zeta_k||_2 <= C,
+            # Frobenius sensitivity C; one event of n_steps steps (Notes, "More
+            # than two classes")
+            clip = _auto_clip_softmax(p, step=_softmax_step(lam, N, L), n_classes=K)
+            sensitivity = clip
+            total_steps = n_steps
+        else:
+            # K > 2 classes: K one-vs-rest fits of n_steps steps each, one event of
+            # K n_steps steps (see "More than two classes" in the Notes)
+            total_steps = (K if K > 2 else 1) * n_steps
         sigma = (_calibrate(epsilon=p.epsilon, delta=p.delta, sampling_rate=q,
                             steps=total_steps) if private else 0.0)
         return self._steps_plan(
@@ -234,6 +273,69 @@ class _BaseSCD(_BaseLinearDP):
             raise ValueError(f"non-finite values after {done} of {n_steps} steps; the "
                              "problem is badly scaled (check alpha and the data)")
         return w, path, alpha
+
+
+def _softmax_dual_scd(X, t, n_classes, *, rng, step, lam_n, clip, sampling_rate,
+                      batch_size, n_steps, noise_std, rec_steps):
+    r"""Mini-batch dual coordinate ascent on the softmax cross-entropy (one model).
+
+    The multinomial form of Algorithm 1 of Damaskinos et al. (2021): dual blocks
+    :math:`\alpha_i \in \mathbb R^K` (feasible set :math:`e_{y_i} - \Delta_K`,
+    :math:`\Delta_K` the simplex), shared matrix :math:`V = X^\top A \in
+    \mathbb R^{M\times K}`, model :math:`\Theta = V/(\lambda N)`.  Each step
+    draws a batch (Poisson at ``sampling_rate``, else the next ``batch_size`` rows
+    of a permutation reshuffled every pass), computes for every row :math:`i` of
+    it, from the current :math:`V` only, the update :math:`\zeta_i = s(e_{y_i} -
+    \mathrm{softmax}(\Theta^\top x_i) - \alpha_i)` (Shalev-Shwartz and Zhang
+    2013, Section 3, with :math:`s` = ``step``), scales it to
+    :math:`\|\zeta_i\|_2 \le C` (``clip``), then adds :math:`\zeta_i` to
+    :math:`\alpha_i` and :math:`x_i\zeta_i^\top` to :math:`V`, and
+    :math:`N(0, \mathrm{noise\_std}^2)` to every entry of :math:`V`.
+
+    ``t`` holds the class codes 0 .. K-1.  Returns ``(W, path, A)``: the weights
+    (M, K), the weights after the steps ``rec_steps`` (n_records, M, K) and the
+    dual blocks (N, K); ``(None, None, None)`` when a non-finite value appeared.
+    """
+    X = sp.csr_array(X)
+    n_rows, M = X.shape
+    K = int(n_classes)
+    A = np.zeros((n_rows, K))
+    V = np.zeros((M, K))
+    Y = np.zeros((n_rows, K))
+    Y[np.arange(n_rows), t] = 1.0
+    trace = np.zeros((rec_steps.shape[0], M, K))
+    chunk = max(1, (1 << 20) // K)       # noise drawn in blocks of about 2^20 entries
+    order, pos, r = None, n_rows, 0
+    for step_t in range(n_steps):
+        if sampling_rate is not None:
+            batch = np.flatnonzero(rng.random(n_rows) < sampling_rate)
+        else:
+            if pos >= n_rows:
+                order, pos = rng.permutation(n_rows), 0
+            batch = order[pos:pos + batch_size]
+            pos += batch_size
+        if batch.size:
+            Xb = X[batch]
+            cols, inv = np.unique(Xb.indices, return_inverse=True)
+            Xb = sp.csr_array((Xb.data, inv.ravel(), Xb.indptr), shape=(batch.size, cols.size))
+            P = _softmax(np.asarray(Xb @ V[cols]) / lam_n)
+            Z = step * (Y[batch] - P - A[batch])
+            if math.isfinite(clip):
+                Z *= np.minimum(1.0, clip / np.maximum(np.linalg.norm(Z, axis=1),
+                                                       1e-300))[:, None]
+            A[batch] += Z
+            V[cols] += np.asarray(Xb.T @ Z)
+        if noise_std > 0.0:
+            for lo in range(0, M, chunk):
+                V[lo:lo + chunk] += noise_std * rng.standard_normal((min(chunk, M - lo), K))
+        while r < rec_steps.shape[0] and rec_steps[r] == step_t:
+            trace[r] = V
+            r += 1
+        if not np.isfinite(V[cols] if batch.size else V[:1]).all():
+            return None, None, None
+    if not np.isfinite(V).all():
+        return None, None, None
+    return V / lam_n, trace / lam_n, A
 
 
 _SCD_DOC_PARAMS = r"""
@@ -555,13 +657,19 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     _losses = ("logistic", "hinge")
     _parameter_constraints = _linear_dp_constraints(
         _losses, classifier=True, clip=[Options("auto"), None, *POSITIVE],
-        n_epochs=_N_EPOCHS, variant=[Options(*_VARIANTS)], perturb_dual=[Boolean()])
+        n_epochs=_N_EPOCHS, variant=[Options(*_VARIANTS)], perturb_dual=[Boolean()],
+        multi_class=[Options(*_MULTI_CLASS)])
     _multi_class = True
-    _multiclass_proba = staticmethod(ovr_proba)
+
+    def _multiclass_proba(self, margins):
+        """Probabilities over K > 2 classes: the softmax of the multinomial model,
+        the normalised sigmoids of one-vs-rest."""
+        return (_softmax if getattr(self, "_multinomial", False) else ovr_proba)(margins)
 
     def __init__(self, loss="logistic", *, epsilon=1.0, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, batch_size="auto", clip="auto",
-                 n_epochs="auto", variant="dual", perturb_dual=False, normalize="l2",
+                 n_epochs="auto", variant="dual", perturb_dual=False, multi_class="auto",
+                 normalize="l2",
                  fit_intercept=False, intercept_scaling=1.0, keep_coef_path=False,
                  classes=None, random_state=None, accountant=None):
         _store_params(self, locals())

@@ -130,3 +130,39 @@ def _auto_epochs(p, N, L):
 
 
 # --------------------------------------------------------------------------- DP-SCD
+
+
+#: Strong convexity of the conjugate of the softmax cross-entropy: the loss
+#: :math:`\log\sum_c e^{a_c} - a_y` has Hessian :math:`\mathrm{diag}(p) - pp^\top`,
+#: whose largest eigenvalue is at most 1/2: the loss is (1/2)-smooth and its
+#: conjugate 2-strongly convex.
+_SOFTMAX_MU = 2.0
+
+
+def _softmax_step(lam, N, L):
+    r"""Step :math:`s` of the multinomial dual update (public constants only).
+
+    The mini-batch SDCA step for a :math:`(1/\mu)`-smooth loss, unit-norm rows and
+    :math:`L` independent updates per batch (:math:`\sigma' = L`, the safe value of
+    Takac, Bijral, Richtarik and Srebro 2013):
+    :math:`s = \mu\lambda N/(\mu\lambda N + L)` with :math:`\mu = 2` for the
+    softmax cross-entropy (Shalev-Shwartz and Zhang 2013, the update
+    :math:`\Delta\alpha_i = s(u_i - \alpha_i)` of their Section 3 for smooth
+    losses; the same step as the binary analysis of ``_auto_clip``)."""
+    return _SOFTMAX_MU * lam * N / (_SOFTMAX_MU * lam * N + L)
+
+
+def _auto_clip_softmax(p, *, step, n_classes):
+    r"""Scaling bound :math:`C` of ``clip="auto"`` for the multinomial dual fit.
+
+    The norm of the first update of an example (at :math:`\alpha_i = 0`,
+    :math:`V = 0`, so :math:`p_i` uniform): :math:`s\|e_y - \mathbf 1/K\|_2 =
+    s\sqrt{1 - 1/K}`, the rule of the binary ``_auto_clip``.  Every update has
+    norm at most :math:`s\sqrt 2` (a difference of two points of the simplex),
+    so the scaling binds only on examples the model gets confidently wrong.
+    Without privacy "auto" means no scaling."""
+    if p.clip != "auto":
+        return p.clip
+    if not p.private:
+        return math.inf
+    return step * math.sqrt(1.0 - 1.0 / n_classes)
