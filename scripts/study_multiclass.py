@@ -13,8 +13,12 @@ the public label set given, mean of ``--seeds`` seeds), the test accuracy of
   multinomial private LASSO (Khanna, Lu and Raff 2023, Appendix A) with the
   private screening to 4096 candidates and ``l1_bound``/``max_iter`` "auto";
 * the general linear models at their defaults: :class:`DPSGDClassifier` (one
-  softmax model), :class:`DPSCDClassifier` (one-vs-rest, one privacy event) and
-  :class:`DPIGHTClassifier` (one softmax model), chosen with ``--models``.
+  softmax model), :class:`DPSCDClassifier` (one softmax model; ``DPSCD-ovr``: its
+  one-vs-rest fits, one privacy event) and :class:`DPIGHTClassifier` (one
+  softmax model), and :class:`SparsifiedLassoClassifier` (``Sparsifier``), chosen
+  with ``--models``;
+* non-private references on the same features (``epsilon=None``, the epsilon
+  column does not apply): ``SCD`` (SDCA on the softmax loss) and ``SGD``.
 
 Usage::
 
@@ -23,8 +27,9 @@ Usage::
     python scripts/study_multiclass.py --corpus 20news --epsilons 1 2 8 --seeds 1 \
         --models baseline DPNB DPSGD DPSCD DPIGHT
 
-Corpora: ``20news`` (20 Newsgroups by date, 20 classes) and ``r8`` (Reuters-21578
-ModApte, the 8 most frequent single-label topics), word 1-2-grams hashed to 2^20
+Corpora: ``20news`` (20 Newsgroups by date, 20 classes), ``comprec`` (its comp.*
+and rec.* groups as a 9-class task) and ``r8`` (Reuters-21578 ModApte, the 8 most
+frequent single-label topics), word 1-2-grams hashed to 2^20
 binary features by :func:`dptoolkit.datasets.load_text_corpus`.
 """
 import argparse
@@ -40,7 +45,7 @@ from dptoolkit.accounting.events import GaussianEvent
 from dptoolkit.datasets import get_data_path, load_text_corpus
 from dptoolkit.linear_model import (DPIGHTClassifier, DPNBLogisticClassifier,
                                     DPSCDClassifier, DPSGDClassifier,
-                                    FrankWolfeLassoClassifier)
+                                    FrankWolfeLassoClassifier, SparsifiedLassoClassifier)
 
 CORPORA = {"20news": "text/20news-bydate.tar.xz", "r8": "text/reuters21578.tar.xz",
            "comprec": "text/20news-bydate.tar.xz"}
@@ -73,7 +78,8 @@ def one_release_baseline(X, y, Xt, classes, epsilon, delta, vocabulary, rng):
 #: label set given by main()).
 MODELS = {"DPNB": DPNBLogisticClassifier, "FW": FrankWolfeLassoClassifier,
           "DPSGD": DPSGDClassifier, "DPSCD": DPSCDClassifier, "DPIGHT": DPIGHTClassifier,
-          "DPSCD-ovr": functools.partial(DPSCDClassifier, multi_class="ovr")}
+          "DPSCD-ovr": functools.partial(DPSCDClassifier, multi_class="ovr"),
+          "Sparsifier": SparsifiedLassoClassifier}
 #: Non-private references (``epsilon=None``; the epsilon column does not apply).
 NONPRIVATE = {"SCD": DPSCDClassifier, "SGD": DPSGDClassifier}
 

@@ -11,7 +11,6 @@ seeded noise with margins far from their thresholds (deterministic: false-failur
 rate 0 for the given seeds).
 """
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -23,19 +22,7 @@ from dptoolkit.accounting.events import GaussianEvent, PoissonSampledEvent, Self
 from dptoolkit.linear_model import DPSCDClassifier
 from dptoolkit.linear_model._glm import _scd
 from dptoolkit.linear_model._glm._scd_defaults import _softmax_step
-
-
-def _problem(n, d, k, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.argmax(X[:, :k] + 0.1 * rng.normal(size=(n, k)), axis=1)
-    return X, y
-
-
-def _quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # seeded noise, non-private fits
-        return fn(*args, **kw)
+from test_glm_multiclass import _problem, _quiet   # (n, d, k, seed) -> X, y
 
 
 def _one_step(X, y, k, clip, step=0.3):
