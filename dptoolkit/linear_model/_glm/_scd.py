@@ -380,7 +380,10 @@ _SCD_DOC_PARAMS = r"""
         \sigma')` for the squared loss, :math:`\min(1, \lambda N/\sigma')` for the
         hinge loss, the root of :math:`\mathrm{logit}(z) + \sigma' z/(\lambda N)`
         for the logistic loss; :math:`\sigma' = L` for "dual", 1 for
-        "sequential"; see Notes), 1 for "primal", and no scaling without privacy.
+        "sequential"; see Notes), 1 for "primal", and no scaling without privacy;
+        for the multinomial model the bound is on the L2 norm of an example's
+        :math:`K` updates, "auto" :math:`s\sqrt{1 - 1/K}` (Notes, "More than two
+        classes").
         ``None`` (only with ``epsilon=None``) disables scaling.
     n_epochs : float or "auto", default="auto" (classifier), 10 (regressor)
         Number of passes, in (0, 10**6]: :math:`T = \lceil n\_epochs / q\rceil` steps for a private
@@ -430,13 +433,15 @@ _SCD_DOC_ATTRS = r"""
     coef_ : ndarray
         Model :math:`\theta` (:math:`v/(\lambda N)` for the dual variants), without
         the intercept weight: shape (n_features,) (regressor), (1, n_features) (two
-        classes) or (n_classes, n_features) (one one-vs-rest model a row).
+        classes) or (n_classes, n_features) (one class a row: the softmax model's
+        weights, or one one-vs-rest model a row).
     intercept_ : float or ndarray of shape (1,) or (n_classes,)
         Weight of the constant feature times ``intercept_scaling`` (0 without
         ``fit_intercept``).
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_classes), or None
-        Dual vector :math:`\alpha` of a non-private dual fit (one column per
-        one-vs-rest model for more than two classes); ``None`` for private
+        Dual vector :math:`\alpha` of a non-private dual fit (for more than two
+        classes the dual blocks :math:`\alpha_i` of the softmax model as rows, or
+        one column per one-vs-rest model); ``None`` for private
         fits (never released) and for the primal variant.
     batch_size_ : int
         :math:`L` used.
@@ -592,32 +597,65 @@ _SCD_DOC_NOTES = r"""
     their inverse.
 """
 
+_SCD_DOC_MULTI_CLASS_PARAM = r"""
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        More than two classes only.  "multinomial": one softmax model, the
+        multinomial dual of Algorithm 1 (Notes, "More than two classes"); it
+        needs ``loss="logistic"``, ``variant="dual"`` and ``perturb_dual=False``.
+        "ovr": :math:`K` one-vs-rest binary fits.  "auto": "multinomial" where it
+        applies, else "ovr".
+"""
+
 _SCD_DOC_MULTICLASS = r"""
-    **More than two classes** (``DPSCDClassifier`` with :math:`K > 2` labels):
-    one-vs-rest.  Row :math:`c` of ``coef_`` is the binary model of class
+    **More than two classes** (``DPSCDClassifier`` with :math:`K > 2` labels).
+    Rows of ``coef_`` are the classes; ``predict`` takes the largest column of
+    ``decision_function``.
+
+    *Multinomial* (``multi_class="multinomial"``, the default for the logistic
+    dual fit): one softmax model.  The dual of eq. 1 with the softmax
+    cross-entropy :math:`\ell_i(a) = \log\sum_c e^{a_c} - a_{y_i}` has a block
+    :math:`\alpha_i \in e_{y_i} - \Delta_K` per example (:math:`\Delta_K` the
+    simplex; its conjugate is the negative entropy), the shared matrix
+    :math:`V = \sum_i x_i\alpha_i^\top \in \mathbb R^{M\times K}` and
+    :math:`\Theta = V/(\lambda N)`.  The block subproblem has no closed form, so
+    each example of a batch takes the SDCA step for smooth losses
+    (Shalev-Shwartz and Zhang 2013, Section 3):
+    :math:`\zeta_i = s(e_{y_i} - \mathrm{softmax}(\Theta^\top x_i) - \alpha_i)`,
+    :math:`s = \mu\lambda N/(\mu\lambda N + L)` with :math:`\mu = 2` (the softmax
+    loss is :math:`1/2`-smooth) and :math:`\sigma' = L`, the step of the binary
+    analysis (``_softmax_step``); it keeps :math:`\alpha_i` feasible and, with
+    ``epsilon=None``, converges to the multinomial optimum.  Privacy: the same
+    neighbouring relation (add/remove one example, public :math:`N`); the
+    updates of a batch are computed independently from the released :math:`V`
+    and each :math:`\zeta_i` is scaled to :math:`\|\zeta_i\|_2 \le C`, so adding
+    or removing example :math:`k` changes a step's :math:`V` by
+    :math:`x_k\zeta_k^\top`, of Frobenius norm at most :math:`C` (Lemma 1 of
+    Damaskinos et al. (2021) with a :math:`K`-dimensional block; tested on
+    neighbouring datasets).  Mechanism: :math:`N(0, \sigma^2C^2)` on every entry
+    of :math:`V` after every step, a Poisson-subsampled Gaussian mechanism of
+    rate :math:`q` per step, :math:`T` steps composed in RDP: the binary fit's
+    event and noise multiplier whatever :math:`K`.  ``clip="auto"`` is the norm
+    of the first update, :math:`s\sqrt{1 - 1/K}` (every update has norm at most
+    :math:`s\sqrt 2`).  ``predict_proba`` is the softmax.
+
+    *One-vs-rest* (``multi_class="ovr"``, and "auto" with the hinge loss or the
+    primal and sequential variants, whose multinomial forms are not
+    implemented): row :math:`c` of ``coef_`` is the binary model of class
     :math:`c` (+1) against the rest (-1), fitted by the chosen variant exactly as
-    a binary fit, one class after the other; ``decision_function`` has one column
-    a class, ``predict`` takes the largest, ``predict_proba`` (logistic loss)
+    a binary fit, one class after the other; ``predict_proba`` (logistic loss)
     normalises the :math:`K` sigmoids to sum to 1 (as scikit-learn's
-    ``OneVsRestClassifier``).  Why one-vs-rest: a dual coordinate update of
-    SDCA is a one-dimensional problem per example only for a scalar loss; the
-    multinomial dual has a :math:`K`-dimensional block per example without a
-    closed form, and the sensitivity analysis of Damaskinos et al. (2021, Lemmas
-    1, 4, 5) is for the scalar update.  One-vs-rest keeps every update, bound and
-    kernel of the binary analysis.  Privacy: the same neighbouring relation
-    (add/remove one example, public :math:`N`); every step of every one of the
-    :math:`K` fits is the binary variant's (subsampled) Gaussian mechanism, with
-    the binary sensitivity above, so the whole model is :math:`KT` such steps
-    composed adaptively in RDP: ``privacy_event_`` is ONE event of :math:`KT`
-    steps, and the noise multiplier :math:`\sigma` is calibrated once, for
-    :math:`KT` steps at the requested (epsilon, delta) -- never :math:`K`
-    unaccounted fits.  Equivalently, the :math:`K` updates of one example have
-    joint L2 sensitivity :math:`\sqrt K` times the binary one; in the regime
-    where the subsampled Gaussian's RDP is quadratic in :math:`q/\sigma` (small
-    :math:`q`), :math:`KT` steps at :math:`\sigma` cost what :math:`T` joint steps
-    at :math:`\sigma/\sqrt K` cost, so sharing the batches across classes would
-    not lower the noise.  The price of :math:`K` classes is a noise multiplier
-    about :math:`\sqrt K` times the binary one.
+    ``OneVsRestClassifier``).  Every step of every one of the :math:`K` fits is
+    the binary variant's (subsampled) Gaussian mechanism with the binary
+    sensitivity, so the whole model is :math:`KT` such steps composed
+    adaptively in RDP: ``privacy_event_`` is ONE event of :math:`KT` steps and
+    :math:`\sigma` is calibrated once for :math:`KT` steps at the requested
+    (epsilon, delta).  Equivalently, the :math:`K` updates of one example have
+    joint L2 sensitivity :math:`\sqrt K` times the binary one, against
+    :math:`\sqrt 2` for the softmax model (whose update is a difference of two
+    points of the simplex): the noise multiplier is about :math:`\sqrt K` times
+    the binary one, which is why one-vs-rest falls far behind the multinomial
+    model and DP-SGD's softmax model as :math:`K` grows (measured in the
+    multiclass study of the documentation, ``docs/studies/multiclass.rst``).
 """
 
 _SCD_DOC_REFS = r"""
@@ -637,9 +675,11 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     logistic regression or SVM), labels mapped to :math:`\{-1, +1\}`
     (``classes_[1]`` is +1).  Dual coordinate updates are closed form for the hinge
     loss and an exact one-dimensional (safeguarded Newton) minimisation for
-    the logistic loss.  More than two classes: one-vs-rest, one privacy event (see
-    Notes).  See the module docstring for the objective and the Notes for the
-    privacy analysis.""", classifier=True, params=_SCD_DOC_PARAMS, attrs=_SCD_DOC_ATTRS,
+    the logistic loss.  More than two classes: one softmax model (the
+    multinomial dual) or one-vs-rest, one privacy event (see Notes).  See the
+    module docstring for the objective and the Notes for the privacy analysis.""", classifier=True, attrs=_SCD_DOC_ATTRS,
+        params=_SCD_DOC_PARAMS.replace(   # after perturb_dual, as in the signature
+            "    normalize : ", _SCD_DOC_MULTI_CLASS_PARAM.lstrip("\n") + "    normalize : ", 1),
         notes=_SCD_DOC_NOTES + _SCD_DOC_MULTICLASS, references=_SCD_DOC_REFS + r"""
     C. Ma, V. Smith, M. Jaggi, M. Jordan, P. Richtarik, M. Takac. Adding vs.
     Averaging in Distributed Primal-Dual Optimization. ICML 2015.
