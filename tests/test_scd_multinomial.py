@@ -143,3 +143,30 @@ def test_multinomial_beats_one_vs_rest_at_the_same_budget():
     multi = _quiet(DPSCDClassifier(**kw).fit, X, y).score(Xt, yt)
     ovr = _quiet(DPSCDClassifier(multi_class="ovr", **kw).fit, X, y).score(Xt, yt)
     assert multi > ovr + 0.02
+
+
+def test_lazy_noise_has_the_eager_variance():
+    """With step 0 (no updates) V is the noise alone: every entry must be the sum
+    of T independent N(0, noise_std^2), whether its row is read every step
+    (features 0-2, in every row), sometimes (3-9) or never (10-19), recorded mid-way
+    or not.  Mean of V^2 / (T noise_std^2) over 200 seeded runs: at least 1,800
+    chi-square(1) values per group, standard error at most 0.034; the bound 0.15
+    is 4.5 of them (false-failure rate below 1e-5 for a correct sampler)."""
+    X = np.zeros((30, 20))
+    X[:, :3] = 1.0
+    X[np.arange(30), 3 + np.arange(30) % 7] = 1.0
+    X = sp.csr_array(X / np.linalg.norm(X, axis=1, keepdims=True))
+    y = np.arange(30) % 3
+    T = 25
+    sq = {name: [] for name in ("always", "sometimes", "never", "recorded")}
+    for seed in range(200):
+        W, path, _ = _scd._softmax_dual_scd(
+            X, y, 3, rng=np.random.default_rng(seed), step=0.0, lam_n=1.0, clip=1.0,
+            sampling_rate=0.2, batch_size=6, n_steps=T, noise_std=2.0,
+            rec_steps=np.array([9], dtype=np.int64))
+        sq["always"].append(W[:3] ** 2 / (T * 4.0))
+        sq["sometimes"].append(W[3:10] ** 2 / (T * 4.0))
+        sq["never"].append(W[10:] ** 2 / (T * 4.0))
+        sq["recorded"].append(path[0] ** 2 / (10 * 4.0))
+    for name, values in sq.items():
+        assert abs(np.mean(values) - 1.0) < 0.15, name
