@@ -59,7 +59,8 @@ def test_one_step_neighbour_changes_v_by_the_added_row_only(clip):
 @pytest.mark.parametrize("k", [3, 10])
 def test_multinomial_event_is_the_binary_event(k):
     """One event of T steps whatever K (not K T): sigma from the accountant at (q, T),
-    the binary fit's noise multiplier; sensitivity C = s sqrt(1 - 1/K)."""
+    the binary fit's noise multiplier; sensitivity C = 0.3 s sqrt(1 - 1/K) with the
+    private step s = 2 lambda N / (2 lambda N + L / 10)."""
     X, y = _problem(1200, 12, k)
     kw = dict(epsilon=1.0, delta=1e-5, n_samples_public=1200, batch_size=40, n_epochs=2,
               random_state=0)
@@ -71,9 +72,10 @@ def test_multinomial_event_is_the_binary_event(k):
     assert multi.privacy_event_ == binary.privacy_event_ == SelfComposedEvent(
         PoissonSampledEvent(q, GaussianEvent(sigma)), T)
     assert multi.n_steps_ == T
-    s = _softmax_step(1e-4, 1200, 40)
-    assert s == pytest.approx(2 * 0.12 / (2 * 0.12 + 40))
-    assert multi.sensitivity_ == pytest.approx(s * math.sqrt(1 - 1 / k))
+    s = _softmax_step(1e-4, 1200, 40, private=True)
+    assert s == pytest.approx(2 * 0.12 / (2 * 0.12 + 4))
+    assert _softmax_step(1e-4, 1200, 40) == pytest.approx(2 * 0.12 / (2 * 0.12 + 40))
+    assert multi.sensitivity_ == pytest.approx(0.3 * s * math.sqrt(1 - 1 / k))
     assert multi.noise_std_ == pytest.approx(sigma * multi.sensitivity_)
     assert multi.coef_.shape == (k, 12) and multi.dual_coef_ is None
 

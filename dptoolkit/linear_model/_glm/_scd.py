@@ -145,8 +145,8 @@ class _BaseSCD(_BaseLinearDP):
         self._multinomial = self._is_multinomial(steps.n_classes)
         if self._multinomial:
             w, path, alpha = _softmax_dual_scd(
-                Xt, t.astype(np.int64), steps.n_classes, rng=rng, step=_softmax_step(lam, N, L),
-                lam_n=lam * N, clip=clip, sampling_rate=q if private else None,
+                Xt, t.astype(np.int64), steps.n_classes, rng=rng,
+                step=_softmax_step(lam, N, L, private), lam_n=lam * N, clip=clip, sampling_rate=q if private else None,
                 batch_size=L, n_steps=n_steps, noise_std=noise_std, rec_steps=rec_steps)
             if w is None:
                 if private:
@@ -219,7 +219,7 @@ class _BaseSCD(_BaseLinearDP):
             # one softmax model: each step adds x_k zeta_k^T with ||zeta_k||_2 <= C,
             # Frobenius sensitivity C; one event of n_steps steps (Notes, "More
             # than two classes")
-            clip = _auto_clip_softmax(p, step=_softmax_step(lam, N, L), n_classes=K)
+            clip = _auto_clip_softmax(p, step=_softmax_step(lam, N, L, private), n_classes=K)
             sensitivity = clip
             total_steps = n_steps
         else:
@@ -410,8 +410,8 @@ _SCD_DOC_PARAMS = r"""
         for the logistic loss; :math:`\sigma' = L` for "dual", 1 for
         "sequential"; see Notes), 1 for "primal", and no scaling without privacy;
         for the multinomial model the bound is on the L2 norm of an example's
-        :math:`K` updates, "auto" :math:`s\sqrt{1 - 1/K}` (Notes, "More than two
-        classes").
+        :math:`K` updates, "auto" :math:`0.3\,s\sqrt{1 - 1/K}` (Notes, "More than
+        two classes").
         ``None`` (only with ``epsilon=None``) disables scaling.
     n_epochs : float or "auto", default="auto" (classifier), 10 (regressor)
         Number of passes, in (0, 10**6]: :math:`T = \lceil n\_epochs / q\rceil` steps for a private
@@ -649,10 +649,12 @@ _SCD_DOC_MULTICLASS = r"""
     each example of a batch takes the SDCA step for smooth losses
     (Shalev-Shwartz and Zhang 2013, Section 3):
     :math:`\zeta_i = s(e_{y_i} - \mathrm{softmax}(\Theta^\top x_i) - \alpha_i)`,
-    :math:`s = \mu\lambda N/(\mu\lambda N + L)` with :math:`\mu = 2` (the softmax
-    loss is :math:`1/2`-smooth) and :math:`\sigma' = L`, the step of the binary
-    analysis (``_softmax_step``); it keeps :math:`\alpha_i` feasible and, with
-    ``epsilon=None``, converges to the multinomial optimum.  Privacy: the same
+    :math:`s = \mu\lambda N/(\mu\lambda N + \sigma')` with :math:`\mu = 2` (the
+    softmax loss is :math:`1/2`-smooth); it keeps :math:`\alpha_i` feasible.
+    ``epsilon=None`` takes the safe :math:`\sigma' = L` of the binary analysis and
+    converges to the multinomial optimum; a private fit, which runs a few epochs
+    only, takes :math:`\sigma' = L/10` (``_softmax_step``; chosen on development
+    sets, not covered by the convergence bound, and without effect on privacy).  Privacy: the same
     neighbouring relation (add/remove one example, public :math:`N`); the
     updates of a batch are computed independently from the released :math:`V`
     and each :math:`\zeta_i` is scaled to :math:`\|\zeta_i\|_2 \le C`, so adding
@@ -662,9 +664,10 @@ _SCD_DOC_MULTICLASS = r"""
     neighbouring datasets).  Mechanism: :math:`N(0, \sigma^2C^2)` on every entry
     of :math:`V` after every step, a Poisson-subsampled Gaussian mechanism of
     rate :math:`q` per step, :math:`T` steps composed in RDP: the binary fit's
-    event and noise multiplier whatever :math:`K`.  ``clip="auto"`` is the norm
-    of the first update, :math:`s\sqrt{1 - 1/K}` (every update has norm at most
-    :math:`s\sqrt 2`).  ``predict_proba`` is the softmax.
+    event and noise multiplier whatever :math:`K`.  ``clip="auto"`` is 0.3 times
+    the norm of the first update, :math:`0.3\,s\sqrt{1 - 1/K}` (every update has
+    norm at most :math:`s\sqrt 2`; ``_auto_clip_softmax``).  ``predict_proba`` is
+    the softmax.
 
     *One-vs-rest* (``multi_class="ovr"``, and "auto" with the hinge loss or the
     primal and sequential variants, whose multinomial forms are not
@@ -705,7 +708,8 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     loss and an exact one-dimensional (safeguarded Newton) minimisation for
     the logistic loss.  More than two classes: one softmax model (the
     multinomial dual) or one-vs-rest, one privacy event (see Notes).  See the
-    module docstring for the objective and the Notes for the privacy analysis.""", classifier=True, attrs=_SCD_DOC_ATTRS,
+    module docstring for the objective and the Notes for the privacy analysis.""",
+        classifier=True, attrs=_SCD_DOC_ATTRS,
         params=_SCD_DOC_PARAMS.replace(   # after perturb_dual, as in the signature
             "    normalize : ", _SCD_DOC_MULTI_CLASS_PARAM.lstrip("\n") + "    normalize : ", 1),
         notes=_SCD_DOC_NOTES + _SCD_DOC_MULTICLASS, references=_SCD_DOC_REFS + r"""
