@@ -685,8 +685,8 @@ _SCD_DOC_MULTICLASS = r"""
     :math:`\sqrt 2` for the softmax model (whose update is a difference of two
     points of the simplex): the noise multiplier is about :math:`\sqrt K` times
     the binary one, which is why one-vs-rest falls far behind the multinomial
-    model and DP-SGD's softmax model as :math:`K` grows (measured in the
-    multiclass study of the documentation, ``docs/studies/multiclass.rst``).
+    model and DP-SGD's softmax model as :math:`K` grows (measured in
+    :ref:`study_multiclass_dpscd`).
 """
 
 _SCD_DOC_REFS = r"""
