@@ -13,8 +13,12 @@ the public label set given, mean of ``--seeds`` seeds), the test accuracy of
   multinomial private LASSO (Khanna, Lu and Raff 2023, Appendix A) with the
   private screening to 4096 candidates and ``l1_bound``/``max_iter`` "auto";
 * the general linear models at their defaults: :class:`DPSGDClassifier` (one
-  softmax model), :class:`DPSCDClassifier` (one-vs-rest, one privacy event) and
-  :class:`DPIGHTClassifier` (one softmax model), chosen with ``--models``.
+  softmax model), :class:`DPSCDClassifier` (one softmax model; ``DPSCD-ovr``: its
+  one-vs-rest fits, one privacy event) and :class:`DPIGHTClassifier` (one
+  softmax model), and :class:`SparsifiedLassoClassifier` (``Sparsifier``), chosen
+  with ``--models``;
+* non-private references on the same features (``epsilon=None``, the epsilon
+  column does not apply): ``SCD`` (SDCA on the softmax loss) and ``SGD``.
 
 Usage::
 
@@ -23,11 +27,13 @@ Usage::
     python scripts/study_multiclass.py --corpus 20news --epsilons 1 2 8 --seeds 1 \
         --models baseline DPNB DPSGD DPSCD DPIGHT
 
-Corpora: ``20news`` (20 Newsgroups by date, 20 classes) and ``r8`` (Reuters-21578
-ModApte, the 8 most frequent single-label topics), word 1-2-grams hashed to 2^20
+Corpora: ``20news`` (20 Newsgroups by date, 20 classes), ``comprec`` (its comp.*
+and rec.* groups as a 9-class task) and ``r8`` (Reuters-21578 ModApte, the 8 most
+frequent single-label topics), word 1-2-grams hashed to 2^20
 binary features by :func:`dptoolkit.datasets.load_text_corpus`.
 """
 import argparse
+import functools
 import time
 import warnings
 
@@ -39,9 +45,10 @@ from dptoolkit.accounting.events import GaussianEvent
 from dptoolkit.datasets import get_data_path, load_text_corpus
 from dptoolkit.linear_model import (DPIGHTClassifier, DPNBLogisticClassifier,
                                     DPSCDClassifier, DPSGDClassifier,
-                                    FrankWolfeLassoClassifier)
+                                    FrankWolfeLassoClassifier, SparsifiedLassoClassifier)
 
-CORPORA = {"20news": "text/20news-bydate.tar.xz", "r8": "text/reuters21578.tar.xz"}
+CORPORA = {"20news": "text/20news-bydate.tar.xz", "r8": "text/reuters21578.tar.xz",
+           "comprec": "text/20news-bydate.tar.xz"}
 
 
 def unit_rows(X):
@@ -70,7 +77,11 @@ def one_release_baseline(X, y, Xt, classes, epsilon, delta, vocabulary, rng):
 #: The private models of the study, each at its defaults (with the public N and
 #: label set given by main()).
 MODELS = {"DPNB": DPNBLogisticClassifier, "FW": FrankWolfeLassoClassifier,
-          "DPSGD": DPSGDClassifier, "DPSCD": DPSCDClassifier, "DPIGHT": DPIGHTClassifier}
+          "DPSGD": DPSGDClassifier, "DPSCD": DPSCDClassifier, "DPIGHT": DPIGHTClassifier,
+          "DPSCD-ovr": functools.partial(DPSCDClassifier, multi_class="ovr"),
+          "Sparsifier": SparsifiedLassoClassifier}
+#: Non-private references (``epsilon=None``; the epsilon column does not apply).
+NONPRIVATE = {"SCD": DPSCDClassifier, "SGD": DPSGDClassifier}
 
 
 def main():
@@ -81,11 +92,15 @@ def main():
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--vocabulary", type=int, default=5000)
     parser.add_argument("--models", nargs="+", default=["baseline", "DPNB", "FW"],
-                        choices=["baseline", *MODELS])
+                        choices=["baseline", *MODELS, *NONPRIVATE])
     args = parser.parse_args()
     path = get_data_path(CORPORA[args.corpus])
-    X, y, _ = load_text_corpus(path, "train")
+    X, y, names = load_text_corpus(path, "train")
     Xt, yt, _ = load_text_corpus(path, "test")
+    if args.corpus == "comprec":    # the comp.* and rec.* groups as a 9-class task
+        keep = np.flatnonzero([n.startswith(("comp.", "rec.")) for n in names])
+        X, y = X[np.isin(y, keep)], y[np.isin(y, keep)]
+        Xt, yt = Xt[np.isin(yt, keep)], yt[np.isin(yt, keep)]
     classes = np.unique(np.concatenate([y, yt]))   # the corpus's documented label set
     majority = max(np.mean(yt == c) for c in classes)
     print(f"{args.corpus}: train {X.shape[0]} x {X.shape[1]}, test {Xt.shape[0]}, "
@@ -106,9 +121,13 @@ def main():
                     continue
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")    # the study's seeds are not a release
-                    clf = MODELS[m](epsilon=eps, delta=args.delta,
-                                    n_samples_public=X.shape[0], classes=classes,
-                                    random_state=seed).fit(X, y)
+                    if m in NONPRIVATE:
+                        clf = NONPRIVATE[m](epsilon=None, classes=classes,
+                                            random_state=seed).fit(X, y)
+                    else:
+                        clf = MODELS[m](epsilon=eps, delta=args.delta,
+                                        n_samples_public=X.shape[0], classes=classes,
+                                        random_state=seed).fit(X, y)
                 secs[m].append(time.perf_counter() - t0)
                 acc[m].append(clf.score(Xt, yt))
         print(f"{eps:>8g} " + " ".join(f"{np.mean(acc[m]):>9.3f} {np.mean(secs[m]):>7.1f}"

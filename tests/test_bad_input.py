@@ -1684,7 +1684,7 @@ BAD_VALUES = {
     "selector": "magic", "composition": "magic", "accounting": "magic",
     "neighbouring": "magic", "loss": "magic",
     "penalty": "magic", "sampling": "magic", "subproblem_solver": "magic",
-    "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic",
+    "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic", "multi_class": "magic",
     "normalize": "l7", "refresh_tol": -1.0, "screening": 0, "screening_fraction": 2.0,
     "screening_score": "magic", "start": "magic", "start_steps": -1,
     "group_size": 0, "clip_data": "yes", "tol": -1.0, "verbose": -1,

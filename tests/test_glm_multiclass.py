@@ -5,8 +5,9 @@
   whatever K, so the event is the binary one (same q, T, sigma).
 * DP-IGHT fits one multinomial model with group hard thresholding: the summed
   gradient X^T (P - E_y) has sensitivity sqrt(2) C, the event is the binary one.
-* DP-SCD fits K one-vs-rest models whose K T steps are ONE event, calibrated
-  once for K T steps.
+* DP-SCD with multi_class="ovr" fits K one-vs-rest models whose K T steps are
+  ONE event, calibrated once for K T steps (its multinomial model is checked in
+  tests/test_scd_multinomial.py).
 
 Checked here: shapes and outputs (scikit-learn's conventions), that the event of
 a K-class fit is the one the accountant calibrates (and is charged once), that
@@ -137,7 +138,7 @@ def test_dpscd_one_vs_rest_is_one_event_of_k_t_steps(variant):
     X, y = _problem()
     kw = dict(epsilon=1.0, delta=1e-5, n_samples_public=N, n_epochs=2,
               batch_size=40 if variant == "dual" else 4, variant=variant, random_state=0)
-    multi = _quiet(DPSCDClassifier(classes=[0, 1, 2, 3], **kw).fit, X, y)
+    multi = _quiet(DPSCDClassifier(classes=[0, 1, 2, 3], multi_class="ovr", **kw).fit, X, y)
     binary = _quiet(DPSCDClassifier(classes=[0, 1], **kw).fit, X, (y == 1).astype(int))
     T = binary.n_steps_
     assert multi.n_steps_ == K * T
@@ -323,7 +324,8 @@ def test_dpscd_non_private_first_row_is_the_binary_fit():
     """Row 0 of a non-private one-vs-rest fit is the binary fit of class 0 against
     the rest (the same stream state); every row is a binary SDCA solution."""
     X, y = _problem()
-    multi = _quiet(DPSCDClassifier(n_epochs=3, random_state=0, epsilon=None).fit, X, y)
+    multi = _quiet(DPSCDClassifier(n_epochs=3, random_state=0, epsilon=None,
+                                   multi_class="ovr").fit, X, y)
     first = _quiet(DPSCDClassifier(n_epochs=3, random_state=0, epsilon=None).fit, X,
                    (y == 0).astype(int))
     np.testing.assert_array_equal(multi.coef_[0], first.coef_[0])

@@ -150,9 +150,16 @@ CASES = [
     Case("DPSCDClassifier-one-vs-rest",
          lambda **kw: DPSCDClassifier(**{
              "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
-             "random_state": 0, **kw}),
+             "multi_class": "ovr", "random_state": 0, **kw}),
          "multinomial", ("dptoolkit.linear_model._glm._scd_fast:dual_scd",
                          "dptoolkit.linear_model._glm._scd_fast:primal_scd"),
+         nonprivate=_NONPRIVATE),
+    Case("DPSCDClassifier-multinomial",
+         lambda **kw: DPSCDClassifier(**{
+             "epsilon": 1.0, "n_samples_public": N, "batch_size": 10, "n_epochs": 2,
+             "random_state": 0, **kw}),
+         "multinomial", ("dptoolkit.linear_model._glm._scd:_softmax_dual_scd",
+                         "dptoolkit.linear_model._glm._scd_fast:dual_scd"),
          nonprivate=_NONPRIVATE),
     Case("DPSGDClassifier-multinomial",
          lambda **kw: DPSGDClassifier(**{

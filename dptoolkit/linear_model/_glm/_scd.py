@@ -40,17 +40,20 @@ import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from . import _scd_fast
-from ._scd_defaults import _LOGISTIC_BOX, _auto_batch, _auto_clip, _auto_epochs
+from ._scd_defaults import (_LOGISTIC_BOX, _auto_batch, _auto_clip, _auto_clip_softmax,
+                            _auto_epochs, _softmax_step)
 from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
 from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_constraints,
                     _record_steps, MAX_N_EPOCHS, primal_objective)
-from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params, ovr_proba
+from ..._estimator import (_ClassifierOutputs, _RegressorOutputs, _softmax, _store_params,
+                           ovr_proba)
 from ..._validation import Boolean, Interval, Options, POSITIVE, validate_params
 
 __all__ = ["DPSCDClassifier", "DPSCDRegressor", "primal_objective"]
 
 _VARIANTS = ("dual", "primal", "sequential")
+_MULTI_CLASS = ("auto", "multinomial", "ovr")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -94,7 +97,22 @@ class _BaseSCD(_BaseLinearDP):
         if not isinstance(self.perturb_dual, (bool, np.bool_)):
             raise TypeError("perturb_dual must be a bool, got "
                             f"{type(self.perturb_dual).__name__}")
+        multi_class = getattr(self, "multi_class", "ovr")
+        if multi_class not in _MULTI_CLASS:
+            raise ValueError(f"multi_class must be one of {_MULTI_CLASS}, got {multi_class!r}")
+        if multi_class == "multinomial" and not self._multinomial_possible():
+            raise ValueError("multi_class='multinomial' needs loss='logistic', "
+                             "variant='dual' and perturb_dual=False; use multi_class='ovr'")
         return p
+
+    def _multinomial_possible(self):
+        return (getattr(self, "loss", None) == "logistic" and self.variant == "dual"
+                and not self.perturb_dual)
+
+    def _is_multinomial(self, n_classes):
+        """Whether a fit on ``n_classes`` classes is the one multinomial model."""
+        multi_class = getattr(self, "multi_class", "ovr")
+        return (n_classes > 2 and multi_class != "ovr" and self._multinomial_possible())
 
     @_fit_doc(invalid="``batch_size`` outside [1, N] or, for ``variant=\"primal\"``, "
                       "[1, n_features]",
@@ -124,7 +142,20 @@ class _BaseSCD(_BaseLinearDP):
             Xc.indptr = Xc.indptr.astype(np.int64, copy=False)
         run = dict(rng=rng, code=code, L=L, N=N, lam=lam, clip=clip, q=q, private=private,
                    n_steps=n_steps, noise_std=noise_std, rec_steps=rec_steps)
-        if n_models == 1:
+        self._multinomial = self._is_multinomial(steps.n_classes)
+        if self._multinomial:
+            w, path, alpha = _softmax_dual_scd(
+                Xt, t.astype(np.int64), steps.n_classes, rng=rng,
+                step=_softmax_step(lam, N, L, private), lam_n=lam * N, clip=clip, sampling_rate=q if private else None,
+                batch_size=L, n_steps=n_steps, noise_std=noise_std, rec_steps=rec_steps)
+            if w is None:
+                if private:
+                    raise data_dependent_error("non-finite values during the fit; the "
+                                               "problem is badly scaled (check alpha and "
+                                               "the data)")
+                raise ValueError("non-finite values during the fit; the problem is badly "
+                                 "scaled (check alpha and the data)")
+        elif n_models == 1:
             w, path, alpha = self._run_kernel(Xc if self.variant == "primal" else Xt, sq,
                                               t, **run)
         else:   # class c against the rest, labels +1 / -1, in class order
@@ -184,9 +215,17 @@ class _BaseSCD(_BaseLinearDP):
                 sensitivity = (math.sqrt(2.0) if self.perturb_dual else 1.0) * clip
             else:
                 sensitivity = 2.0 * clip * math.sqrt(L * (L + 1.0))
-        # K > 2 classes: K one-vs-rest fits of n_steps steps each, one event of
-        # K n_steps steps (see "More than two classes" in the Notes)
-        total_steps = (K if K > 2 else 1) * n_steps
+        if self._is_multinomial(K):
+            # one softmax model: each step adds x_k zeta_k^T with ||zeta_k||_2 <= C,
+            # Frobenius sensitivity C; one event of n_steps steps (Notes, "More
+            # than two classes")
+            clip = _auto_clip_softmax(p, step=_softmax_step(lam, N, L, private), n_classes=K)
+            sensitivity = clip
+            total_steps = n_steps
+        else:
+            # K > 2 classes: K one-vs-rest fits of n_steps steps each, one event of
+            # K n_steps steps (see "More than two classes" in the Notes)
+            total_steps = (K if K > 2 else 1) * n_steps
         sigma = (_calibrate(epsilon=p.epsilon, delta=p.delta, sampling_rate=q,
                             steps=total_steps) if private else 0.0)
         return self._steps_plan(
@@ -236,6 +275,97 @@ class _BaseSCD(_BaseLinearDP):
         return w, path, alpha
 
 
+def _softmax_dual_scd(X, t, n_classes, *, rng, step, lam_n, clip, sampling_rate,
+                      batch_size, n_steps, noise_std, rec_steps):
+    r"""Mini-batch dual coordinate ascent on the softmax cross-entropy (one model).
+
+    The multinomial form of Algorithm 1 of Damaskinos et al. (2021): dual blocks
+    :math:`\alpha_i \in \mathbb R^K` (feasible set :math:`e_{y_i} - \Delta_K`,
+    :math:`\Delta_K` the simplex), shared matrix :math:`V = X^\top A \in
+    \mathbb R^{M\times K}`, model :math:`\Theta = V/(\lambda N)`.  Each step
+    draws a batch (Poisson at ``sampling_rate``, else the next ``batch_size`` rows
+    of a permutation reshuffled every pass), computes for every row :math:`i` of
+    it, from the current :math:`V` only, the update :math:`\zeta_i = s(e_{y_i} -
+    \mathrm{softmax}(\Theta^\top x_i) - \alpha_i)` (Shalev-Shwartz and Zhang
+    2013, Section 3, with :math:`s` = ``step``), scales it to
+    :math:`\|\zeta_i\|_2 \le C` (``clip``), then adds :math:`\zeta_i` to
+    :math:`\alpha_i` and :math:`x_i\zeta_i^\top` to :math:`V`, and
+    :math:`N(0, \mathrm{noise\_std}^2)` to every entry of :math:`V`.
+
+    The noise of a row of :math:`V` that no step reads is drawn lazily: when the
+    row is next read (or at a recorded step, or at the end) it receives one
+    normal with the summed variance of the steps it missed,
+    :math:`N(0, m\,\mathrm{noise\_std}^2)` for :math:`m` steps.  Between two
+    reads a row's noises enter every later value only through their sum, so
+    the law of every value read and released is that of the eager algorithm
+    (noise on all :math:`MK` entries every step) and the guarantee is
+    unchanged; the work per step is that of the rows the batch touches
+    (the running time, which depends on the data through them as it does
+    through the non-zeros, is outside the guarantee).
+
+    ``t`` holds the class codes 0 .. K-1.  Returns ``(W, path, A)``: the weights
+    (M, K), the weights after the steps ``rec_steps`` (n_records, M, K) and the
+    dual blocks (N, K); ``(None, None, None)`` when a non-finite value appeared.
+    """
+    X = sp.csr_array(X)
+    n_rows, M = X.shape
+    K = int(n_classes)
+    A = np.zeros((n_rows, K))
+    V = np.zeros((M, K))
+    Y = np.zeros((n_rows, K))
+    Y[np.arange(n_rows), t] = 1.0
+    trace = np.zeros((rec_steps.shape[0], M, K))
+    chunk = max(1, (1 << 20) // K)       # noise drawn in blocks of about 2^20 entries
+    # done[j]: the number of steps whose noise row j of V has received
+    done = np.zeros(M, dtype=np.int64)
+
+    def catch_up(rows, now):
+        """Add to ``rows`` of V the noise of the steps before ``now`` they missed."""
+        missed = now - done[rows]
+        V[rows] += (noise_std * np.sqrt(missed))[:, None] * rng.standard_normal(
+            (rows.size, K))
+        done[rows] = now
+
+    def catch_up_all(now):
+        for lo in range(0, M, chunk):
+            catch_up(np.arange(lo, min(lo + chunk, M)), now)
+
+    order, pos, r = None, n_rows, 0
+    for step_t in range(n_steps):
+        if sampling_rate is not None:
+            batch = np.flatnonzero(rng.random(n_rows) < sampling_rate)
+        else:
+            if pos >= n_rows:
+                order, pos = rng.permutation(n_rows), 0
+            batch = order[pos:pos + batch_size]
+            pos += batch_size
+        if batch.size:
+            Xb = X[batch]
+            cols, inv = np.unique(Xb.indices, return_inverse=True)
+            Xb = sp.csr_array((Xb.data, inv.ravel(), Xb.indptr), shape=(batch.size, cols.size))
+            if noise_std > 0.0:
+                catch_up(cols, step_t)
+            P = _softmax(np.asarray(Xb @ V[cols]) / lam_n)
+            Z = step * (Y[batch] - P - A[batch])
+            if math.isfinite(clip):
+                Z *= np.minimum(1.0, clip / np.maximum(np.linalg.norm(Z, axis=1),
+                                                       1e-300))[:, None]
+            A[batch] += Z
+            V[cols] += np.asarray(Xb.T @ Z)
+        while r < rec_steps.shape[0] and rec_steps[r] == step_t:
+            if noise_std > 0.0:
+                catch_up_all(step_t + 1)
+            trace[r] = V
+            r += 1
+        if not np.isfinite(V[cols] if batch.size else V[:1]).all():
+            return None, None, None
+    if noise_std > 0.0:
+        catch_up_all(n_steps)
+    if not np.isfinite(V).all():
+        return None, None, None
+    return V / lam_n, trace / lam_n, A
+
+
 _SCD_DOC_PARAMS = r"""
     epsilon : float or None, default=1.0
         Privacy budget :math:`\varepsilon > 0`.  ``None`` (only when given
@@ -278,7 +408,10 @@ _SCD_DOC_PARAMS = r"""
         \sigma')` for the squared loss, :math:`\min(1, \lambda N/\sigma')` for the
         hinge loss, the root of :math:`\mathrm{logit}(z) + \sigma' z/(\lambda N)`
         for the logistic loss; :math:`\sigma' = L` for "dual", 1 for
-        "sequential"; see Notes), 1 for "primal", and no scaling without privacy.
+        "sequential"; see Notes), 1 for "primal", and no scaling without privacy;
+        for the multinomial model the bound is on the L2 norm of an example's
+        :math:`K` updates, "auto" :math:`0.3\,s\sqrt{1 - 1/K}` (Notes, "More than
+        two classes").
         ``None`` (only with ``epsilon=None``) disables scaling.
     n_epochs : float or "auto", default="auto" (classifier), 10 (regressor)
         Number of passes, in (0, 10**6]: :math:`T = \lceil n\_epochs / q\rceil` steps for a private
@@ -328,13 +461,15 @@ _SCD_DOC_ATTRS = r"""
     coef_ : ndarray
         Model :math:`\theta` (:math:`v/(\lambda N)` for the dual variants), without
         the intercept weight: shape (n_features,) (regressor), (1, n_features) (two
-        classes) or (n_classes, n_features) (one one-vs-rest model a row).
+        classes) or (n_classes, n_features) (one class a row: the softmax model's
+        weights, or one one-vs-rest model a row).
     intercept_ : float or ndarray of shape (1,) or (n_classes,)
         Weight of the constant feature times ``intercept_scaling`` (0 without
         ``fit_intercept``).
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_classes), or None
-        Dual vector :math:`\alpha` of a non-private dual fit (one column per
-        one-vs-rest model for more than two classes); ``None`` for private
+        Dual vector :math:`\alpha` of a non-private dual fit (for more than two
+        classes the dual blocks :math:`\alpha_i` of the softmax model as rows, or
+        one column per one-vs-rest model); ``None`` for private
         fits (never released) and for the primal variant.
     batch_size_ : int
         :math:`L` used.
@@ -490,32 +625,68 @@ _SCD_DOC_NOTES = r"""
     their inverse.
 """
 
+_SCD_DOC_MULTI_CLASS_PARAM = r"""
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        More than two classes only.  "multinomial": one softmax model, the
+        multinomial dual of Algorithm 1 (Notes, "More than two classes"); it
+        needs ``loss="logistic"``, ``variant="dual"`` and ``perturb_dual=False``.
+        "ovr": :math:`K` one-vs-rest binary fits.  "auto": "multinomial" where it
+        applies, else "ovr".
+"""
+
 _SCD_DOC_MULTICLASS = r"""
-    **More than two classes** (``DPSCDClassifier`` with :math:`K > 2` labels):
-    one-vs-rest.  Row :math:`c` of ``coef_`` is the binary model of class
+    **More than two classes** (``DPSCDClassifier`` with :math:`K > 2` labels).
+    Rows of ``coef_`` are the classes; ``predict`` takes the largest column of
+    ``decision_function``.
+
+    *Multinomial* (``multi_class="multinomial"``, the default for the logistic
+    dual fit): one softmax model.  The dual of eq. 1 with the softmax
+    cross-entropy :math:`\ell_i(a) = \log\sum_c e^{a_c} - a_{y_i}` has a block
+    :math:`\alpha_i \in e_{y_i} - \Delta_K` per example (:math:`\Delta_K` the
+    simplex; its conjugate is the negative entropy), the shared matrix
+    :math:`V = \sum_i x_i\alpha_i^\top \in \mathbb R^{M\times K}` and
+    :math:`\Theta = V/(\lambda N)`.  The block subproblem has no closed form, so
+    each example of a batch takes the SDCA step for smooth losses
+    (Shalev-Shwartz and Zhang 2013, Section 3):
+    :math:`\zeta_i = s(e_{y_i} - \mathrm{softmax}(\Theta^\top x_i) - \alpha_i)`,
+    :math:`s = \mu\lambda N/(\mu\lambda N + \sigma')` with :math:`\mu = 2` (the
+    softmax loss is :math:`1/2`-smooth); it keeps :math:`\alpha_i` feasible.
+    ``epsilon=None`` takes the safe :math:`\sigma' = L` of the binary analysis and
+    converges to the multinomial optimum; a private fit, which runs a few epochs
+    only, takes :math:`\sigma' = L/10` (``_softmax_step``; chosen on development
+    sets, not covered by the convergence bound, and without effect on privacy).  Privacy: the same
+    neighbouring relation (add/remove one example, public :math:`N`); the
+    updates of a batch are computed independently from the released :math:`V`
+    and each :math:`\zeta_i` is scaled to :math:`\|\zeta_i\|_2 \le C`, so adding
+    or removing example :math:`k` changes a step's :math:`V` by
+    :math:`x_k\zeta_k^\top`, of Frobenius norm at most :math:`C` (Lemma 1 of
+    Damaskinos et al. (2021) with a :math:`K`-dimensional block; tested on
+    neighbouring datasets).  Mechanism: :math:`N(0, \sigma^2C^2)` on every entry
+    of :math:`V` after every step, a Poisson-subsampled Gaussian mechanism of
+    rate :math:`q` per step, :math:`T` steps composed in RDP: the binary fit's
+    event and noise multiplier whatever :math:`K`.  ``clip="auto"`` is 0.3 times
+    the norm of the first update, :math:`0.3\,s\sqrt{1 - 1/K}` (every update has
+    norm at most :math:`s\sqrt 2`; ``_auto_clip_softmax``).  ``predict_proba`` is
+    the softmax.
+
+    *One-vs-rest* (``multi_class="ovr"``, and "auto" with the hinge loss or the
+    primal and sequential variants, whose multinomial forms are not
+    implemented): row :math:`c` of ``coef_`` is the binary model of class
     :math:`c` (+1) against the rest (-1), fitted by the chosen variant exactly as
-    a binary fit, one class after the other; ``decision_function`` has one column
-    a class, ``predict`` takes the largest, ``predict_proba`` (logistic loss)
+    a binary fit, one class after the other; ``predict_proba`` (logistic loss)
     normalises the :math:`K` sigmoids to sum to 1 (as scikit-learn's
-    ``OneVsRestClassifier``).  Why one-vs-rest: a dual coordinate update of
-    SDCA is a one-dimensional problem per example only for a scalar loss; the
-    multinomial dual has a :math:`K`-dimensional block per example without a
-    closed form, and the sensitivity analysis of Damaskinos et al. (2021, Lemmas
-    1, 4, 5) is for the scalar update.  One-vs-rest keeps every update, bound and
-    kernel of the binary analysis.  Privacy: the same neighbouring relation
-    (add/remove one example, public :math:`N`); every step of every one of the
-    :math:`K` fits is the binary variant's (subsampled) Gaussian mechanism, with
-    the binary sensitivity above, so the whole model is :math:`KT` such steps
-    composed adaptively in RDP: ``privacy_event_`` is ONE event of :math:`KT`
-    steps, and the noise multiplier :math:`\sigma` is calibrated once, for
-    :math:`KT` steps at the requested (epsilon, delta) -- never :math:`K`
-    unaccounted fits.  Equivalently, the :math:`K` updates of one example have
-    joint L2 sensitivity :math:`\sqrt K` times the binary one; in the regime
-    where the subsampled Gaussian's RDP is quadratic in :math:`q/\sigma` (small
-    :math:`q`), :math:`KT` steps at :math:`\sigma` cost what :math:`T` joint steps
-    at :math:`\sigma/\sqrt K` cost, so sharing the batches across classes would
-    not lower the noise.  The price of :math:`K` classes is a noise multiplier
-    about :math:`\sqrt K` times the binary one.
+    ``OneVsRestClassifier``).  Every step of every one of the :math:`K` fits is
+    the binary variant's (subsampled) Gaussian mechanism with the binary
+    sensitivity, so the whole model is :math:`KT` such steps composed
+    adaptively in RDP: ``privacy_event_`` is ONE event of :math:`KT` steps and
+    :math:`\sigma` is calibrated once for :math:`KT` steps at the requested
+    (epsilon, delta).  Equivalently, the :math:`K` updates of one example have
+    joint L2 sensitivity :math:`\sqrt K` times the binary one, against
+    :math:`\sqrt 2` for the softmax model (whose update is a difference of two
+    points of the simplex): the noise multiplier is about :math:`\sqrt K` times
+    the binary one, which is why one-vs-rest falls far behind the multinomial
+    model and DP-SGD's softmax model as :math:`K` grows (measured in
+    :ref:`study_multiclass_dpscd`).
 """
 
 _SCD_DOC_REFS = r"""
@@ -535,9 +706,12 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     logistic regression or SVM), labels mapped to :math:`\{-1, +1\}`
     (``classes_[1]`` is +1).  Dual coordinate updates are closed form for the hinge
     loss and an exact one-dimensional (safeguarded Newton) minimisation for
-    the logistic loss.  More than two classes: one-vs-rest, one privacy event (see
-    Notes).  See the module docstring for the objective and the Notes for the
-    privacy analysis.""", classifier=True, params=_SCD_DOC_PARAMS, attrs=_SCD_DOC_ATTRS,
+    the logistic loss.  More than two classes: one softmax model (the
+    multinomial dual) or one-vs-rest, one privacy event (see Notes).  See the
+    module docstring for the objective and the Notes for the privacy analysis.""",
+        classifier=True, attrs=_SCD_DOC_ATTRS,
+        params=_SCD_DOC_PARAMS.replace(   # after perturb_dual, as in the signature
+            "    normalize : ", _SCD_DOC_MULTI_CLASS_PARAM.lstrip("\n") + "    normalize : ", 1),
         notes=_SCD_DOC_NOTES + _SCD_DOC_MULTICLASS, references=_SCD_DOC_REFS + r"""
     C. Ma, V. Smith, M. Jaggi, M. Jordan, P. Richtarik, M. Takac. Adding vs.
     Averaging in Distributed Primal-Dual Optimization. ICML 2015.
@@ -558,13 +732,19 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     _losses = ("logistic", "hinge")
     _parameter_constraints = _linear_dp_constraints(
         _losses, classifier=True, clip=[Options("auto"), None, *POSITIVE],
-        n_epochs=_N_EPOCHS, variant=[Options(*_VARIANTS)], perturb_dual=[Boolean()])
+        n_epochs=_N_EPOCHS, variant=[Options(*_VARIANTS)], perturb_dual=[Boolean()],
+        multi_class=[Options(*_MULTI_CLASS)])
     _multi_class = True
-    _multiclass_proba = staticmethod(ovr_proba)
+
+    def _multiclass_proba(self, margins):
+        """Probabilities over K > 2 classes: the softmax of the multinomial model,
+        the normalised sigmoids of one-vs-rest."""
+        return (_softmax if getattr(self, "_multinomial", False) else ovr_proba)(margins)
 
     def __init__(self, loss="logistic", *, epsilon=1.0, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, batch_size="auto", clip="auto",
-                 n_epochs="auto", variant="dual", perturb_dual=False, normalize="l2",
+                 n_epochs="auto", variant="dual", perturb_dual=False, multi_class="auto",
+                 normalize="l2",
                  fit_intercept=False, intercept_scaling=1.0, keep_coef_path=False,
                  classes=None, random_state=None, accountant=None):
         _store_params(self, locals())

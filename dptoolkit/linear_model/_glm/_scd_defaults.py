@@ -130,3 +130,54 @@ def _auto_epochs(p, N, L):
 
 
 # --------------------------------------------------------------------------- DP-SCD
+
+
+#: Strong convexity of the conjugate of the softmax cross-entropy: the loss
+#: :math:`\log\sum_c e^{a_c} - a_y` has Hessian :math:`\mathrm{diag}(p) - pp^\top`,
+#: whose largest eigenvalue is at most 1/2: the loss is (1/2)-smooth and its
+#: conjugate 2-strongly convex.
+_SOFTMAX_MU = 2.0
+
+
+#: sigma' of a private multinomial fit: L / _SOFTMAX_PRIVATE_DAMPING (and the
+#: clip a fraction _SOFTMAX_CLIP_FRACTION of the first update), chosen on the
+#: development sets (docs/studies/multiclass.rst, "DP-SCD for K classes").
+_SOFTMAX_PRIVATE_DAMPING = 10.0
+_SOFTMAX_CLIP_FRACTION = 0.3
+
+
+def _softmax_step(lam, N, L, private=False):
+    r"""Step :math:`s` of the multinomial dual update (public constants only).
+
+    The mini-batch SDCA step for a :math:`(1/\mu)`-smooth loss and unit-norm rows,
+    :math:`s = \mu\lambda N/(\mu\lambda N + \sigma')` with :math:`\mu = 2` for the
+    softmax cross-entropy (Shalev-Shwartz and Zhang 2013, the update
+    :math:`\Delta\alpha_i = s(u_i - \alpha_i)` of their Section 3 for smooth
+    losses).  Without privacy :math:`\sigma' = L`, the value that is safe for
+    :math:`L` independent updates whatever the data (Takac, Bijral, Richtarik and
+    Srebro 2013; the step of the binary analysis of ``_auto_clip``); the fit then
+    converges to the multinomial optimum.  A private fit runs a few epochs only,
+    and at :math:`\sigma' = L` it stays far from the optimum (the model is then
+    close to the first step's noisy class means), so it takes :math:`\sigma' =
+    L/10`.  Privacy does not depend on :math:`s` (the clip bounds every update);
+    only convergence does, and the smaller damping is not covered by the safe
+    bound."""
+    sigma_p = L / _SOFTMAX_PRIVATE_DAMPING if private else L
+    return _SOFTMAX_MU * lam * N / (_SOFTMAX_MU * lam * N + sigma_p)
+
+
+def _auto_clip_softmax(p, *, step, n_classes):
+    r"""Scaling bound :math:`C` of ``clip="auto"`` for the multinomial dual fit.
+
+    :math:`C = 0.3\,s\sqrt{1 - 1/K}`: 0.3 times the norm of the first update of
+    an example (at :math:`\alpha_i = 0`, :math:`V = 0`, so :math:`p_i` uniform,
+    :math:`s\|e_y - \mathbf 1/K\|_2 = s\sqrt{1 - 1/K}`).  Every update has norm at
+    most :math:`s\sqrt 2` (a difference of two points of the simplex).  With the
+    private step (``_softmax_step``) the scaling binds on most updates early in
+    the fit, which bounds the noise while the larger step moves the model
+    further.  Without privacy "auto" means no scaling."""
+    if p.clip != "auto":
+        return p.clip
+    if not p.private:
+        return math.inf
+    return _SOFTMAX_CLIP_FRACTION * step * math.sqrt(1.0 - 1.0 / n_classes)
