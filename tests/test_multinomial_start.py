@@ -195,3 +195,20 @@ def test_small_classes_are_predicted_from_the_start():
     start = _fit(X, y, 4, epsilon=1.0, start="naive_bayes").predict(Xt)
     zero = _fit(X, y, 4, epsilon=1.0, start="zero").predict(Xt)
     assert np.sum(np.isin(start, [2, 3])) > 1.5 * np.sum(np.isin(zero, [2, 3]))
+
+
+def test_k_class_start_refused_on_a_dask_array():
+    """The distributed multinomial fit has no start: an explicit K-class start is
+    refused there (before anything is released or charged) rather than ignored."""
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    X, y = _text(n=300)
+    blocks = [da.from_delayed(dask.delayed(sp.csr_matrix)(X[i * 100:(i + 1) * 100]),
+                              shape=(100, X.shape[1]), dtype=np.float64,
+                              meta=sp.csr_matrix((0, 0))) for i in range(3)]
+    Xd, yd = da.concatenate(blocks), da.from_array(y.astype(float), chunks=100)
+    est = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=300,
+                                    classes=[0, 1, 2], start="naive_bayes")
+    with pytest.raises(ValueError, match="start='naive_bayes'.*Dask"):
+        est.fit(Xd, yd)
+    assert not hasattr(est, "coef_")

@@ -182,7 +182,8 @@ def fit_dask(est, X, y):
         Two classes with ``solver="standard"`` or a selector other than the
         grouped sampler (private) or the argmax (non-private); a private fit
         without ``n_samples_public`` (whatever ``l1_bound`` and ``max_iter``: a
-        distributed fit never takes N from the chunk sizes); the errors of the
+        distributed fit never takes N from the chunk sizes); ``start="naive_bayes"``
+        with more than two classes (fitted in memory only); the errors of the
         in-memory fit.
     RuntimeError
         Workers lost more often than ``distributed.scheduler.allowed-failures``;
