@@ -258,8 +258,6 @@ def test_start_spends_the_same_budget():
 
 def test_start_refusals():
     X, y = _text()
-    with pytest.raises(ValueError, match="start"):      # K > 2
-        _fit(X, np.arange(X.shape[0]) % 3, classes=[0, 1, 2])
     with pytest.raises(ValueError, match="start"):      # non-private
         FrankWolfeLassoClassifier(start="naive_bayes", epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="start.*screening"):   # nothing screened

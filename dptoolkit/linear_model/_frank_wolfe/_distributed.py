@@ -184,7 +184,8 @@ def fit_dask(est, X, y):
         Two classes with ``solver="standard"`` or a selector other than the
         grouped sampler (private) or the argmax (non-private); a private fit
         without ``n_samples_public`` (whatever ``l1_bound`` and ``max_iter``: a
-        distributed fit never takes N from the chunk sizes); the errors of the
+        distributed fit never takes N from the chunk sizes); ``start="naive_bayes"``
+        with more than two classes (fitted in memory only); the errors of the
         in-memory fit.
     RuntimeError
         Workers lost more often than ``distributed.scheduler.allowed-failures``;
@@ -210,6 +211,9 @@ def fit_dask(est, X, y):
     if binary and not p.private and est.selector not in ("auto", "argmax"):
         raise ValueError("a non-private binary FrankWolfeLassoClassifier on a Dask array "
                          f"uses selector='argmax' (or 'auto'), got {est.selector!r}")
+    if not binary and p.start == "naive_bayes":
+        raise ValueError("start='naive_bayes' with more than two classes is fitted in "
+                         "memory only; on a Dask array use start='zero' (or 'auto')")
     est._check_spend(plan.event, plan.spent)
     est.classes_ = classes
     codes = row_aligned(np.searchsorted(classes, y_local).astype(np.float64), X)

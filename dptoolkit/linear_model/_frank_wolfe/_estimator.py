@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from . import _distributed as _fw_distributed, _fw_fast, _kernels, _multinomial as _fw_multinomial
+from . import _class_start, _distributed as _fw_distributed, _fw_fast, _kernels, _multinomial as _fw_multinomial
 from ...distributed import is_dask_array
 from ..._docstrings import fill_doc
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
@@ -187,11 +187,17 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         (``naive_bayes_start()`` in ``_screening``; post-processing of the
         release, no further budget), and the steps take
         :math:`\eta_t = 2/(t + t_0 + 2)` so that :math:`w_0` keeps its weight.
+        With K > 2 classes (in memory): the K per-class sums are released the
+        same way and the start is the class-centred naive-Bayes log-probabilities,
+        one scale for all the rows so that the largest row is on the sphere
+        (``multinomial_naive_bayes_start()`` in ``_class_start``).
         ``"auto"``: ``"naive_bayes"`` for private two-class fits that screen
         (zCDP accounting, more than 1024 features; in memory or on a Dask
         array), else ``"zero"`` (K > 2 classes, a9a-sized data, non-private
         fits).  Chosen on the development sets
-        (:ref:`study_frank_wolfe_defaults`).
+        (:ref:`study_frank_wolfe_defaults`; for K > 2 the start trades accuracy
+        on balanced classes for the small classes' predictions:
+        :ref:`study_multiclass`).
     start_steps : int or "auto", default="auto"
         :math:`t_0 \ge 0`: how many steps the start counts as (Jaggi 2013,
         Theorem 1 from a feasible start; the start keeps the weight
@@ -531,19 +537,18 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         and ``start_steps`` ``"auto"`` resolved for data of ``shape``
         (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`).
 
-        ``start="naive_bayes"`` needs a private two-class fit whose screening runs
-        (it is built from the screening's release); ``"auto"`` is ``"naive_bayes"``
-        where that holds, else ``"zero"`` (``zero_start``: the zero start for
+        ``start="naive_bayes"`` needs a private fit whose screening runs (it is
+        built from the screening's release); ``"auto"`` is ``"naive_bayes"``
+        where that holds with two classes, else ``"zero"`` (``zero_start``: the zero start for
         ``"auto"``, as where no screening runs).
         """
         n_rows, n_features = shape
         given = p
         start = "zero"
         if self.start == "naive_bayes":
-            if not (p.private and n_classes <= 2):
-                raise ValueError(f"start={self.start!r} needs a private fit (epsilon set) "
-                                 "on two classes: it is built from the released per-class "
-                                 "sums")
+            if not p.private:
+                raise ValueError(f"start={self.start!r} needs a private fit (epsilon set): "
+                                 "it is built from the released per-class sums")
             start = "naive_bayes"
         elif self.start == "auto" and p.private and n_classes <= 2 and not zero_start:
             start = "naive_bayes"    # if the fit screens (below)
@@ -644,8 +649,11 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             bit_generator=rng.bit_generator)
         if p.start == "naive_bayes":  # post-processing of the screening's release
             noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
-            w0 = naive_bayes_start(sums, columns, p.l1_bound, noise_std)
-            kernel.set_start(w0, start_steps(p.max_iter, w0, p.start_steps))
+            if classes.size > 2:
+                _class_start.set_multinomial_start(kernel, sums, columns, p, noise_std)
+            else:
+                w0 = naive_bayes_start(sums, columns, p.l1_bound, noise_std)
+                kernel.set_start(w0, start_steps(p.max_iter, w0, p.start_steps))
         del sums  # the released sums are not kept (nor stored on the model)
         gaps = np.full(p.max_iter, np.nan)
         # kernel gaps are sum-form; private gaps can be negative (ascent vertices)

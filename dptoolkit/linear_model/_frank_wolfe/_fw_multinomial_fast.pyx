@@ -158,6 +158,7 @@ cdef class MultinomialFW:
     cdef object bit_generator
     cdef double[::1] wt, vt, q, g, buf
     cdef double w_m
+    cdef double t_offset   # t0 of the step size 2 / (t + t0 + 2) (set_start)
     # per-class scratch
     cdef double[::1] best_val, total, target, acc, sigma
     cdef index_t[::1] best
@@ -186,6 +187,7 @@ cdef class MultinomialFW:
         self.g = np.zeros(self.n_features * K)
         self.buf = np.zeros(self.n_features * K if selector == SEL_EXPONENTIAL else 0)
         self.w_m = 1.0
+        self.t_offset = 0.0
         self.best_val = np.zeros(K)
         self.total = np.zeros(K)
         self.target = np.zeros(K)
@@ -267,7 +269,7 @@ cdef class MultinomialFW:
             for k in range(K):
                 gap = gap - sig[k] * self.l1_bound * g[best[k] * K + k]
             gaps[self.t - 1] = gap
-            eta = 2.0 / (self.t + 2.0)
+            eta = 2.0 / (self.t + self.t_offset + 2.0)
             self.w_m = self.w_m * (1.0 - eta)
             if self.w_m < 1e-150:
                 self.rescale()
@@ -289,6 +291,37 @@ cdef class MultinomialFW:
         for i in range(self.vt.shape[0]):
             self.vt[i] = self.vt[i] * self.w_m
         self.w_m = 1.0
+
+    def set_start(self, w0, double t_offset):
+        """Start from ``w0`` (shape (n_classes, n_features), every row in the L1
+        ball) with the step size ``2 / (t + t_offset + 2)``; before the first step.
+
+        Sets wt = w0 (w_m = 1) and the scores vt = X w0^T (CSC, each column's
+        non-zeros in order)."""
+        if self.t:
+            raise ValueError("set_start must precede the first step")
+        K, D = self.n_classes, self.n_features
+        w = np.ascontiguousarray(w0, dtype=np.float64)
+        if w.shape != (K, D) or not np.all(np.isfinite(w)):
+            raise ValueError(f"w0 must be finite, of shape ({K}, {D})")
+        if np.any(np.abs(w).sum(axis=1) > self.l1_bound * (1.0 + 1e-12)):
+            raise ValueError("every row of w0 must lie in the L1 ball of radius l1_bound")
+        if not (t_offset >= 0.0 and t_offset < INFINITY):
+            raise ValueError(f"t_offset must be finite and >= 0, got {t_offset}")
+        cdef const double[::1] wf = w.ravel()
+        cdef intp_t j, k
+        cdef index_t p
+        for k in range(K):
+            for j in range(D):
+                self.wt[k * D + j] = wf[k * D + j]
+        self.vt[:] = 0.0
+        for j in range(D):
+            for k in range(K):
+                if wf[k * D + j] != 0.0:
+                    for p in range(self.indptr[j], self.indptr[j + 1]):
+                        self.vt[self.indices[p] * K + k] += self.data[p] * wf[k * D + j]
+        self.w_m = 1.0
+        self.t_offset = t_offset
 
     def coef(self):
         """The weights W, shape (n_classes, n_features)."""
