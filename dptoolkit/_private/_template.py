@@ -19,7 +19,8 @@ fit):
 5. the noise stream (``_noise_rng``: a parent's child stream, else
    ``random_state``; never stored);
 6. the estimator's work: ``_fit_private(X, y, plan, rng)``, which sets the fitted
-   attributes from ``plan.params``;
+   attributes from ``plan.params`` (a classifier's ``classes_``, the public label
+   set, is set before it);
 7. the spend, recorded (``privacy_event_``, ``privacy_spent_``, the ledger).
 
 The template is wrapped in :func:`~dptoolkit._private._guard.guarded_fit`: a fit
@@ -75,6 +76,8 @@ class FitTemplate:
         X, y, classes = self._validate_fit_data(X, y)
         plan = self._privacy_plan(X.shape[0], X.shape[1], classes)
         X = self._check_fit_data(X, plan)
+        if classes is not None:         # the public label set (the work reads classes_)
+            self.classes_ = classes
         self._check_spend(plan.event, plan.spent)
         self._fit_private(X, y, plan, self._noise_rng(), **fit_params)
         return self._record_spend(plan.event, plan.spent)
