@@ -74,10 +74,10 @@ class FitTemplate:
         """
         validate_params(self)
         X, y, classes = self._validate_fit_data(X, y)
-        plan = self._privacy_plan(X.shape[0], X.shape[1], classes)
-        X = self._check_fit_data(X, plan)
         if classes is not None:         # the public label set (the work reads classes_)
             self.classes_ = classes
+        plan = self._privacy_plan(X.shape[0], X.shape[1], classes)
+        X = self._check_fit_data(X, plan)
         self._check_spend(plan.event, plan.spent)
         self._fit_private(X, y, plan, self._noise_rng(), **fit_params)
         return self._record_spend(plan.event, plan.spent)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_memory
 from .._docstrings import fill_doc
 from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
 from .._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
-                           Checked, CLASSES, DELTA_OPTIONAL, Interval,
+                           Checked, CLASSES, DELTA_OPEN, Interval,
                            NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, renamed_state,
                            validate_params)
 from ..accounting.events import ComposedEvent, PureDPEvent
@@ -418,7 +418,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     """
 
     _parameter_constraints = {
-        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL,
+        **PRIVATE_COMMON, "delta": DELTA_OPEN,
         "l1_bound": [Options("auto"), *POSITIVE],
         "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
         "epsilon_count": POSITIVE,
