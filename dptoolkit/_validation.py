@@ -10,23 +10,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = [
-    "Boolean",
-    "Checked",
-    "Interval",
-    "Options",
-    "check_X_y_named",
-    "check_accountant",
-    "check_epsilon_delta",
-    "check_bool",
-    "check_random_state",
-    "check_scalar_range",
-    "check_sparse_X",
-    "check_positive_int",
-    "check_renamed",
-    "renamed_state",
-    "validate_params",
-]
+__all__ = ["Boolean", "Checked", "Interval", "Options", "check_X_y_named", "check_accountant",
+           "check_epsilon_delta", "check_bool", "check_random_state", "check_scalar_range",
+           "check_sparse_X", "check_positive_int", "check_renamed", "renamed_state",
+           "validate_params"]
 
 
 def _check_real(value, name):
