@@ -76,7 +76,7 @@ class FitTemplate:
         X, y, classes = self._validate_fit_data(X, y)
         if classes is not None:         # the public label set (the work reads classes_)
             self.classes_ = classes
-        plan = self._privacy_plan(X.shape[0], X.shape[1], classes)
+        plan = self._privacy_plan(*self._fit_shape(X), classes)
         X = self._check_fit_data(X, plan)
         self._check_spend(plan.event, plan.spent)
         self._fit_private(X, y, plan, self._noise_rng(), **fit_params)
@@ -94,6 +94,10 @@ class FitTemplate:
         if is_classifier(self):
             return self._classifier_data(X, y)
         return validate_data(self, X, accept_sparse="csr", dtype=np.float64), y, None
+
+    def _fit_shape(self, X):
+        """``(n_samples, n_features)`` the plan is made for: ``X.shape``."""
+        return X.shape[0], X.shape[1]
 
     def _check_fit_data(self, X, plan):
         """``X`` within the public bound (``_public_bound``, private fits only) and
