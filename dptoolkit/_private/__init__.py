@@ -157,7 +157,7 @@ class PrivateEstimatorMixin(FitTemplate):
     def _constraints(cls):
         return getattr(cls, "_parameter_constraints", None) or {}
 
-    def _check_budget(self, *, optional=True, delta_required=False, delta_open=True):
+    def _check_budget(self, *, optional=True, delta_required=False):
         """``(epsilon, delta)`` of a fit; ``(None, None)`` for a non-private fit.
 
         The ranges of ``epsilon`` and ``delta`` are declared in the constraint
@@ -171,20 +171,8 @@ class PrivateEstimatorMixin(FitTemplate):
         delta_required : bool
             ``delta`` must be set (Gaussian mechanisms); else ``None`` means pure
             DP and is returned as 0.0.
-        delta_open : bool
-            Only for an estimator without a constraint table: ``delta=0`` refused.
         """
         epsilon, delta = self.epsilon, self._declared("delta")
-        if not self._constraints():     # a meta-estimator with no table: its ranges here
-            delta = getattr(self, "delta", None)
-            check_accountant(self.accountant)
-            if epsilon is not None:
-                epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, low_open=True)
-            if epsilon is not None and delta is not None:
-                delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, high_open=True,
-                                           low_open=delta_required or delta_open)
-            if hasattr(self, "neighbouring"):
-                check_neighbouring(self.neighbouring)
         if epsilon is None:
             if not optional:
                 raise ValueError("epsilon must be a float > 0 for this private estimator, "
@@ -426,7 +414,7 @@ class PrivateEstimatorMixin(FitTemplate):
         if self._declared("classes") is None:
             raise ValueError(f"planning {type(self).__name__} needs the label set: "
                              "declare classes, or pass classes or y to plan_spend")
-        return check_classes(self.classes)
+        return check_classes(self.classes)  # the sorted label set (distinct, >= 2: a rule)
 
     def _label_set(self, y):
         """A fit's label set (:func:`plan_spend`): declared, else ``y``'s; None without
