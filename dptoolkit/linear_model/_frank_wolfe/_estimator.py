@@ -423,6 +423,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         spec = resolve_selector(self.selector, private=private, solver=self.solver,
                                 multinomial=multinomial)
         refresh_tol = float(self.refresh_tol)
+        # a rule between composition and its deprecated name accounting
         composition = check_renamed(self.composition, self.accounting, name="composition",
                                     old_name="accounting", default="auto",
                                     choices=COMPOSITION_CHOICES)
