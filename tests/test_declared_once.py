@@ -53,6 +53,17 @@ def _epsilon_checks(monkeypatch):
     return calls
 
 
+def test_the_text_vectorizer_checks_epsilon_once(monkeypatch):
+    """Fails on the code where the vectorizer had no constraint table (its plan
+    range-checked epsilon by hand)."""
+    from dptoolkit.feature_extraction import DPTfidfVectorizer
+
+    vec = DPTfidfVectorizer(epsilon=1.0, use_idf=True, n_samples_public=3, random_state=0)
+    calls = _epsilon_checks(monkeypatch)
+    vec.fit(["a b c", "b c d", "c d e"])
+    assert calls == [("validate_params", "DPTfidfVectorizer")], calls
+
+
 def _data(n=120, d=40, seed=0):
     rng = np.random.default_rng(seed)
     X = sp.random(n, d, density=0.2, format="csr", random_state=seed)
