@@ -26,9 +26,8 @@ from ..distributed import block_sum, is_dask_array, row_aligned, validate_dask_X
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
 from ._sis_rules import (GAUSSIAN_MAX_K, GAUSSIAN_MIN_K, INFORMATIVE_SCORE,  # noqa: F401
                          _gaussian_noise_multiplier, _top_k_privacy, auto_k, gaussian_auto_k)
-from ._sis_scores import (BOUNDS, CENTER, _bounded_sums_block, _broadcast_bounds,  # noqa: F401
-                          _broadcast_center, _column_sums, _row_bounded_sums_block,
-                          dpsis_scores)
+from ._sis_scores import (BOUNDS, CENTER, _bounded_sums_block, _broadcast_bounds,
+                          _broadcast_center, _column_sums, _row_bounded_sums_block)
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 
 __all__ = ["SIS", "DPSIS", "auto_k", "gaussian_auto_k"]
