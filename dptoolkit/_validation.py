@@ -10,23 +10,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = [
-    "Boolean",
-    "Checked",
-    "Interval",
-    "Options",
-    "check_X_y_named",
-    "check_accountant",
-    "check_epsilon_delta",
-    "check_bool",
-    "check_random_state",
-    "check_scalar_range",
-    "check_sparse_X",
-    "check_positive_int",
-    "check_renamed",
-    "renamed_state",
-    "validate_params",
-]
+__all__ = ["Boolean", "Checked", "Interval", "Options", "check_X_y_named", "check_accountant",
+           "check_epsilon_delta", "check_bool", "check_random_state", "check_scalar_range",
+           "check_sparse_X", "check_positive_int", "check_renamed", "renamed_state",
+           "validate_params"]
 
 
 def _check_real(value, name):
@@ -557,7 +544,9 @@ def validate_params(estimator):
 EPSILON = [None, Interval("real", 0.0, None, closed="neither")]
 #: ``delta`` of a Gaussian-noise estimator: in (0, 1) (None only without epsilon).
 DELTA_GAUSSIAN = [None, Interval("real", 0.0, 1.0, closed="neither")]
-#: ``delta`` of an estimator that can be pure DP: None or in [0, 1).
+#: ``delta`` of an estimator that can be pure DP: None (pure) or in (0, 1).
+DELTA_OPEN = DELTA_GAUSSIAN
+#: ``delta`` of a selector or search that takes 0 as pure DP: None or in [0, 1).
 DELTA_OPTIONAL = [None, Interval("real", 0.0, 1.0, closed="left")]
 N_SAMPLES_PUBLIC = [None, Interval("int", 1, None)]
 ACCOUNTANT = [Checked(check_accountant, "None or a dptoolkit.accounting.BudgetAccountant")]

@@ -9,14 +9,15 @@ without privacy (``TfidfVectorizer``, ``CountVectorizer``, ``StandardScaler``, .
 import inspect
 import math
 import warnings
+from numbers import Real
 
 from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils import get_tags
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples
 
 from ._private import PrivateEstimatorMixin
-from ._validation import check_scalar_range
 from .accounting import epsilon_of_event
 from .accounting.events import ComposedEvent
 from .exceptions import PrivacyLeakWarning
@@ -131,6 +132,14 @@ class PrivatePipeline(Pipeline):
         ``delta`` without ``epsilon``, a total budget with no private step.
     """
 
+    # scikit-learn's table and format (Pipeline.fit validates it again through
+    # scikit-learn's _fit_context), with the total budget's ranges
+    _parameter_constraints = {
+        **Pipeline._parameter_constraints,
+        "epsilon": [None, Interval(Real, 0.0, None, closed="neither")],
+        "delta": [None, Interval(Real, 0.0, 1.0, closed="neither")],
+    }
+
     def __init__(self, steps, *, epsilon=None, delta=None, transform_input=None, memory=None,
                  verbose=False):
         # transform_input is scikit-learn >= 1.6's; earlier versions do not take it
@@ -159,6 +168,7 @@ class PrivatePipeline(Pipeline):
         PrivacyLeakWarning
             A step learns from the data without privacy (named in the message).
         """
+        self._validate_params()     # the table, before the budget is split
         leaking = [name for name, step in self.steps
                    if not _is_private(step) and _learns_from_data(step)]
         for name in leaking:
@@ -206,10 +216,8 @@ class PrivatePipeline(Pipeline):
                 raise ValueError("delta is set but epsilon is None; give the total epsilon "
                                  "to split, or set each step's own budget")
             return None
-        epsilon = check_scalar_range(self.epsilon, "epsilon", low=0.0, low_open=True)
-        delta = (None if self.delta is None else
-                 check_scalar_range(self.delta, "delta", low=0.0, high=1.0, low_open=True,
-                                    high_open=True))
+        # validated by the constraint table
+        epsilon, delta = float(self.epsilon), None if self.delta is None else float(self.delta)
         private = [step for _, step in self.steps if _is_private(step)]
         if not private:
             raise ValueError("epsilon is set but no step is private (none follows the "

@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dptoolkit._estimator import _store_params
 from dptoolkit._private import PrivateEstimatorMixin, sensitivity_factor
 from dptoolkit._validation import (DELTA_GAUSSIAN, NEIGHBOURING, POSITIVE, PRIVATE_COMMON,
-                                   Boolean, validate_params)
+                                   Boolean)
 from dptoolkit.accounting import calibrate_parameter, epsilon_of_event
 from dptoolkit.accounting.events import GaussianEvent
 
@@ -92,7 +92,7 @@ class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    # step 4: every parameter declared, checked at the start of fit
+    # step 4: every parameter declared, checked once at the start of the template's fit
     _parameter_constraints = {
         **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN, "row_norm_bound": POSITIVE,
         "neighbouring": NEIGHBOURING, "clip_data": [Boolean()],
@@ -103,28 +103,8 @@ class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
                  accountant=None, random_state=None):
         _store_params(self, locals())
 
-    def fit(self, X, y=None):
-        """Fit: check, then work, then spend.
-
-        Raises
-        ------
-        InvalidParameterError
-            A parameter outside its constraints (named).
-        BudgetExceededError
-            The accountant cannot pay; nothing ran.
-        """
-        validate_params(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
-        X = self._enforce_public_bound(X, "l2", self.row_norm_bound)
-        # check: the event and its spend from public quantities only
-        plan = self._privacy_plan(*X.shape, None)
-        self._check_spend(plan.event, plan.spent)
-        # work: the noise generator is local, never an attribute
-        scale = plan.params.noise_multiplier * plan.params.sensitivity
-        self.mean_ = noisy_sum(X, scale, self._noise_rng()) / plan.params.n_samples
-        self.noise_multiplier_ = plan.params.noise_multiplier
-        # spend
-        return self._record_spend(plan.event, plan.spent)
+    # the public bound the template enforces after the plan, before the spend
+    _public_bound = ("l2", "row_norm_bound")
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The event, spend and parameters of a fit on ``n_samples`` rows: public
@@ -136,6 +116,13 @@ class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
             self.neighbouring) * self.row_norm_bound)
         event = gaussian_event(z)
         return self._plan(event, (epsilon_of_event(event, delta), delta), params)
+
+    def _fit_private(self, X, y, plan, rng):
+        """The work, after the template checked the parameters, the data and the
+        spend: the noisy sum over the public N (``rng`` is local, never stored)."""
+        scale = plan.params.noise_multiplier * plan.params.sensitivity
+        self.mean_ = noisy_sum(X, scale, rng) / plan.params.n_samples
+        self.noise_multiplier_ = plan.params.noise_multiplier
 
     def transform(self, X):
         """Centre ``X`` on the private mean (dense output)."""

@@ -170,17 +170,17 @@ def test_no_second_screening_of_the_selected_columns():
 
 
 @pytest.mark.parametrize("params,error,match", [
-    ({"selection_share": 0.0}, ValueError, "selection_share must"),
-    ({"selection_share": 1.0}, ValueError, "selection_share must"),
-    ({"selection_share": -0.5}, ValueError, "selection_share must"),
-    ({"selection_share": math.nan}, ValueError, "selection_share must"),
-    ({"selection_share": "half"}, TypeError, "selection_share must"),
-    ({"epsilon": 0.0}, ValueError, "epsilon must"),
-    ({"epsilon": -1.0}, ValueError, "epsilon must"),
-    ({"epsilon": math.inf}, ValueError, "epsilon must"),
-    ({"epsilon": "1"}, TypeError, "epsilon must"),
-    ({"delta": 1.0}, ValueError, "delta must"),
-    ({"delta": -1e-5}, ValueError, "delta must"),
+    ({"selection_share": 0.0}, ValueError, r"selection_share (of \w+ )?must"),
+    ({"selection_share": 1.0}, ValueError, r"selection_share (of \w+ )?must"),
+    ({"selection_share": -0.5}, ValueError, r"selection_share (of \w+ )?must"),
+    ({"selection_share": math.nan}, ValueError, r"selection_share (of \w+ )?must"),
+    ({"selection_share": "half"}, TypeError, r"selection_share (of \w+ )?must"),
+    ({"epsilon": 0.0}, ValueError, r"epsilon (of \w+ )?must"),
+    ({"epsilon": -1.0}, ValueError, r"epsilon (of \w+ )?must"),
+    ({"epsilon": math.inf}, ValueError, r"epsilon (of \w+ )?must"),
+    ({"epsilon": "1"}, TypeError, r"epsilon (of \w+ )?must"),
+    ({"delta": 1.0}, ValueError, r"delta (of \w+ )?must"),
+    ({"delta": -1e-5}, ValueError, r"delta (of \w+ )?must"),
     ({"epsilon": None, "delta": 1e-5}, ValueError, "delta is set but epsilon is None"),
     ({"epsilon": 1e-3}, ValueError, "epsilon=0.001 at delta=1e-05 cannot be split"),
 ])

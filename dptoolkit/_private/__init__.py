@@ -65,8 +65,6 @@ Running time is a third channel, documented with the sparse solvers (the
 Notes of :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier` and the
 privacy notes of the architecture page): it is not covered either.
 """
-import contextvars
-import functools
 import math
 import os
 import warnings
@@ -76,7 +74,11 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from ._guard import _guard_of, guarded_fit
+from ._messages import (DATA_DEPENDENT_NOTE, data_dependent_error, data_dependent_message,
+                        data_dependent_warning)
 from ._plan import PrivacyPlan, plan_spend
+from ._template import FitTemplate
 from ._streams import (_CHARGING_PARENT, _FIXED_NOISE_WARNED, _describe_random_state,  # noqa: F401
                        _inside_private_fit, _stream_for, fit_with_stream, fixed_noise_message,
                        fixed_noise_warning_scope, nested_fits, warn_fixed_noise)
@@ -89,71 +91,6 @@ __all__ = ["PrivateEstimatorMixin", "NEIGHBOURING_RELATIONS", "check_neighbourin
            "data_dependent_warning", "data_dependent_error", "data_dependent_message",
            "DATA_DEPENDENT_NOTE", "PrivacyPlan", "fit_with_stream", "warn_fixed_noise",
            "fixed_noise_warning_scope", "guarded_fit", "nothing_released"]
-
-#: The standard note every data-dependent warning and error ends with.
-DATA_DEPENDENT_NOTE = ("[Whether this message appears depends on the private data; it is "
-                       "not covered by the differential-privacy guarantee.]")
-
-
-def data_dependent_message(what):
-    """The text of a data-dependent warning or error: ``what`` plus the standard note.
-
-    Parameters
-    ----------
-    what : str
-        States *that* something happened, in terms of public quantities only
-        (bounds, hyper-parameters, declared classes): never how many rows, which
-        rows, or a value read from the data.
-
-    Returns
-    -------
-    str
-        ``what`` followed by :data:`DATA_DEPENDENT_NOTE`.
-    """
-    if not isinstance(what, str) or not what:
-        raise TypeError("what must be a non-empty str")
-    return f"{what.rstrip()} {DATA_DEPENDENT_NOTE}"
-
-
-def data_dependent_warning(what, category, *, stacklevel=2):
-    """Warn that something happened to the private data (one bit, no count).
-
-    The one place that emits warnings whose presence depends on the data (rows
-    clipped to the public bound, a non-private solver inside a mechanism that
-    did not converge, ...).  Its presence is one bit about the data, outside
-    the guarantee; the text says so (:data:`DATA_DEPENDENT_NOTE`).
-
-    Parameters
-    ----------
-    what : str
-        See :func:`data_dependent_message`: no counts, indices or data values.
-    category : type of Warning
-        E.g. :class:`~dptoolkit.exceptions.DataClippedWarning`.
-    stacklevel : int, default=2
-        As for :func:`warnings.warn`, counted from the caller of this function.
-    """
-    if not (isinstance(category, type) and issubclass(category, Warning)):
-        raise TypeError(f"category must be a Warning subclass, got {category!r}")
-    warnings.warn(data_dependent_message(what), category, stacklevel=stacklevel + 1)
-
-
-def data_dependent_error(what, exc_type=ValueError):
-    """An exception (to ``raise``) whose occurrence depends on the private data.
-
-    Parameters
-    ----------
-    what : str
-        See :func:`data_dependent_message`: name the argument and the expected
-        range, never a count, an index or a data value.
-    exc_type : type of Exception, default=ValueError
-
-    Returns
-    -------
-    Exception
-        ``exc_type(data_dependent_message(what))``.
-    """
-    return exc_type(data_dependent_message(what))
-
 
 #: Neighbouring relations: ``"add_remove"`` (one example added or removed) and
 #: ``"replace_one"`` (one example replaced; sensitivities double for sums).
@@ -180,48 +117,62 @@ def _spent_of(event, claimed):
     return accounted_spend(event, claimed)
 
 
-class PrivateEstimatorMixin:
+class PrivateEstimatorMixin(FitTemplate):
     """check -> work -> spend for private estimators and selectors.
 
-    Subclasses store ``epsilon``, ``delta``, ``accountant`` (and, where they
-    apply, ``neighbouring``, ``n_samples_public``, ``clip_data``, ``classes``) as
-    hyper-parameters, then in ``fit``:
+    Subclasses declare every parameter in ``_parameter_constraints`` (at least
+    ``epsilon``, ``n_samples_public``, ``accountant`` and ``random_state``:
+    ``dptoolkit._validation.PRIVATE_COMMON``) and supply the steps of the fit's
+    template (:class:`~dptoolkit._private._template.FitTemplate`):
 
     .. code-block:: python
 
-        validate_params(self); X, y = validate_data(self, X, y)       # validation
-        classes = self._resolve_classes(y, private=self.epsilon is not None)
-        X = self._enforce_public_bound(X, "linf", 1.0)  # public bound
-        plan = self._privacy_plan(*X.shape, classes)    # public quantities only
-        self._check_spend(plan.event, plan.spent)       # BudgetExceededError: no work
-        rng = self._noise_rng()                         # local: never an attribute
-        ...                                             # the mechanism, plan.params
-        self._record_spend(plan.event, plan.spent)      # privacy_event_, privacy_spent_
+        def _privacy_plan(self, n_samples, n_features, classes):  # public only
+            epsilon, delta = self._check_budget()        # rules between the two
+            n = self._n_samples(n_samples, private=..., uses="...")
+            ...                                         # calibration
+            return self._plan(event, (epsilon, delta), params)
 
-    and ``_privacy_plan(n_samples, n_features, classes)``: ``_check_budget``,
-    ``_n_samples``, the calibration, ``return self._plan(event, spent, params)``.
+        def _fit_private(self, X, y, plan, rng):          # the mechanism
+            self.coef_ = ...                            # plan.params, rng
 
-    Non-private fits call ``self._record_spend(None, None)``, without a warning:
-    every private estimator defaults to ``epsilon=1.0``, so a non-private fit is
-    the user's explicit ``epsilon=None``.
+    and, where the default does not fit, ``_validate_fit_data(X, y)`` (returns
+    ``(X, y, classes)``).  A non-private fit (the user's explicit
+    ``epsilon=None``; every private estimator defaults to ``epsilon=1.0``) plans
+    ``(None, None)`` and is recorded without a warning.
     """
 
     #: Label of this estimator's entries in an accountant's ledger.
     _privacy_label = None
     # ------------------------------------------------------------- validation
-    def _check_budget(self, *, optional=True, delta_required=False, delta_open=True):
-        """Validated ``(epsilon, delta)``; ``(None, None)`` for a non-private fit.
+    def _declared(self, name, default=None):
+        """The parameter ``name`` when this estimator declares it in its constraint
+        table, else ``default`` (the mixin reads only declared parameters)."""
+        table = self._constraints()
+        if not table:                   # a meta-estimator with no table yet
+            return getattr(self, name, default)
+        return getattr(self, name) if name in table else default
+
+    @classmethod
+    def _constraints(cls):
+        return getattr(cls, "_parameter_constraints", None) or {}
+
+    def _check_budget(self, *, optional=True, delta_required=False):
+        """``(epsilon, delta)`` of a fit; ``(None, None)`` for a non-private fit.
+
+        The ranges of ``epsilon`` and ``delta`` are declared in the constraint
+        table and checked once, at the start of the fit (or of :func:`plan_spend`);
+        this trusts them and checks only the rules *between* the two.
 
         Parameters
         ----------
         optional : bool
             ``epsilon=None`` means a non-private fit (else it is an error).
         delta_required : bool
-            ``delta`` must be in (0, 1) (Gaussian mechanisms); else ``None`` or
-            0 means pure DP and is returned as 0.0.
+            ``delta`` must be set (Gaussian mechanisms); else ``None`` means pure
+            DP and is returned as 0.0.
         """
-        check_accountant(getattr(self, "accountant", None))
-        epsilon, delta = self.epsilon, getattr(self, "delta", None)
+        epsilon, delta = self.epsilon, self._declared("delta")
         if epsilon is None:
             if not optional:
                 raise ValueError("epsilon must be a float > 0 for this private estimator, "
@@ -230,19 +181,9 @@ class PrivateEstimatorMixin:
                 raise ValueError("delta is set but epsilon is None; set epsilon for a "
                                  "private fit or leave delta=None")
             return None, None
-        epsilon = check_scalar_range(epsilon, "epsilon", low=0.0, low_open=True)
-        if delta_required or delta is not None:
-            if delta is None:
-                raise ValueError("delta must be a float in (0, 1) for this mechanism, "
-                                 "got None")
-            delta = check_scalar_range(delta, "delta", low=0.0, high=1.0,
-                                       low_open=delta_required or delta_open,
-                                       high_open=True)
-        else:
-            delta = 0.0
-        if hasattr(self, "neighbouring"):
-            check_neighbouring(self.neighbouring)
-        return epsilon, delta
+        if delta is None and delta_required:
+            raise ValueError("delta must be a float in (0, 1) for this mechanism, got None")
+        return float(epsilon), 0.0 if delta is None else float(delta)
 
     def _n_samples(self, n_rows, *, private, uses, relation=None):
         """Dataset size N of a fit: the public ``n_samples_public`` when given.
@@ -251,10 +192,9 @@ class PrivateEstimatorMixin:
         warns (:class:`~dptoolkit.exceptions.PrivacyLeakWarning`): a neighbour has
         N +- 1, so the guarantee then covers only same-size neighbours.
         """
-        n_public = getattr(self, "n_samples_public", None)
-        if n_public is not None:
-            return check_positive_int(n_public, "n_samples_public")
-        relation = relation or getattr(self, "neighbouring", "add_remove")
+        if self.n_samples_public is not None:       # validated by the constraint table
+            return int(self.n_samples_public)
+        relation = relation or self._declared("neighbouring", "add_remove")
         if private and relation == "add_remove":
             warnings.warn(
                 "n_samples_public is None: the dataset size N was taken from the data "
@@ -311,7 +251,7 @@ class PrivateEstimatorMixin:
             A private fit with ``classes=None``: the label set was read from the
             data (the text names no label and no count).
         """
-        declared = getattr(self, "classes", None)
+        declared = self._declared("classes")
         y = np.asarray(y)
         if declared is None:
             if private:
@@ -345,7 +285,7 @@ class PrivateEstimatorMixin:
         ValueError
             ``estimator`` has no ``classes`` parameter, or declares different ones.
         """
-        if getattr(self, "classes", None) is None:
+        if self._declared("classes") is None:
             return estimator
         classes = self._resolve_classes(y, private=True)
         params = estimator.get_params(deep=False)
@@ -384,9 +324,7 @@ class PrivateEstimatorMixin:
         are not clipped (their comparisons are false, and a NaN makes the maximum
         and the minimum NaN): the estimators' input validation rejects them first.
         """
-        clip = getattr(self, "clip_data", True) if clip is None else clip
-        if not isinstance(clip, (bool, np.bool_)):
-            raise TypeError(f"clip_data must be a bool, got {type(clip).__name__}")
+        clip = self._declared("clip_data", True) if clip is None else clip
         is_sparse = sp.issparse(X)
         if norm == "linf":
             values = X.data if is_sparse else np.asarray(X)
@@ -473,17 +411,17 @@ class PrivateEstimatorMixin:
         """
         if classes is not None:             # resolved by fit or checked by plan_spend
             return np.asarray(classes)
-        if getattr(self, "classes", None) is None:
+        if self._declared("classes") is None:
             raise ValueError(f"planning {type(self).__name__} needs the label set: "
                              "declare classes, or pass classes or y to plan_spend")
-        return check_classes(self.classes)
+        return check_classes(self.classes)  # the sorted label set (distinct, >= 2: a rule)
 
     def _label_set(self, y):
         """A fit's label set (:func:`plan_spend`): declared, else ``y``'s; None without
         a ``classes`` parameter."""
         if "classes" not in self.get_params(deep=False):
             return None
-        return self._resolve_classes(y, private=getattr(self, "epsilon", None) is not None)
+        return self._resolve_classes(y, private=self.epsilon is not None)
 
     def _plan(self, event, spent, params=None):
         """:class:`PrivacyPlan` of ``event``, with the accountant's figure for ``spent``."""
@@ -503,7 +441,7 @@ class PrivateEstimatorMixin:
         stream = _stream_for(self)
         if stream is not None:
             return stream
-        return check_random_state(getattr(self, "random_state", None))
+        return check_random_state(self._declared("random_state"))  # a conversion
 
     # ------------------------------------------------------- check / spend
     def _check_spend(self, event, spent):
@@ -544,7 +482,7 @@ class PrivateEstimatorMixin:
                 payer.check(spent[0], spent[1], event=event)
         if guard is not None and spent is not None:
             guard.planned = (event, spent)
-        random_state = getattr(self, "random_state", None)
+        random_state = self._declared("random_state")
         if spent is not None and random_state is not None and _stream_for(self) is None:
             warn_fixed_noise(_describe_random_state(random_state), stacklevel=3)
 
@@ -552,7 +490,7 @@ class PrivateEstimatorMixin:
         """The ledger a spend of this fit goes to: ``accountant``; else, for a
         top-level private fit with a finite epsilon, the default ledger; else None
         (a non-private fit, or one nested in a private parent that pays)."""
-        accountant = check_accountant(getattr(self, "accountant", None))
+        accountant = self._declared("accountant")     # validated by the constraint table
         if spent is None:
             return None
         if accountant is not None:
@@ -593,8 +531,7 @@ class PrivateEstimatorMixin:
             guard.charged = True
         from ..accounting import warn_model_selection
 
-        warn_model_selection(self, accountant, given=getattr(self, "accountant", None)
-                              is not None)
+        warn_model_selection(self, accountant, given=self._declared("accountant") is not None)
         return self
 
     def _charge_failed_fit(self, event, spent):
@@ -642,82 +579,3 @@ class PrivateEstimatorMixin:
 
 #: The key of the pickling process's pid in a private estimator's pickled state.
 _ORIGIN_KEY = "_dptoolkit_pickled_by_pid"
-
-
-# ------------------------------------------------------------------ the fit guard
-class _FitGuard:
-    """What a running fit has done: planned and checked its spend, handed out its
-    noise stream, charged."""
-    __slots__ = ("estimator", "planned", "noise", "charged", "reservation")
-
-    def __init__(self, estimator):
-        self.estimator, self.planned, self.noise, self.charged = estimator, None, False, False
-        self.reservation = None         # (accountant, token) of BudgetAccountant.reserve
-
-    def release(self):
-        """Drop the reservation still held (a recorded spend has used it)."""
-        if self.reservation is not None:
-            accountant, token = self.reservation
-            self.reservation = None
-            accountant.release(token)
-
-
-#: The guard of the innermost running ``fit`` of a private estimator.
-_FIT_GUARD = contextvars.ContextVar("dptoolkit_fit_guard", default=None)
-
-
-def _guard_of(estimator):
-    guard = _FIT_GUARD.get()
-    return guard if guard is not None and guard.estimator is estimator else None
-
-
-def _unfit(estimator):
-    """Remove every fitted attribute (scikit-learn's rule: ends with ``_``, does not
-    start with ``__``): a failed fit leaves the estimator unfitted."""
-    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
-        delattr(estimator, name)
-
-
-def guarded_fit(fit):
-    """``fit`` of a private estimator, with the contract's guarantees on failure.
-
-    Every subclass of :class:`PrivateEstimatorMixin` gets its ``fit`` wrapped
-    (``__init_subclass__``).  When the fit raises:
-
-    * the estimator is left unfitted: every fitted attribute (ending with
-      ``_``), of this fit or of an earlier one, is removed, so an over-budget
-      fit keeps no model;
-    * a fit whose spend was checked (:meth:`PrivateEstimatorMixin._check_spend`)
-      and whose noise stream was handed out (:meth:`PrivateEstimatorMixin.
-      _noise_rng`) but not yet charged (:meth:`PrivateEstimatorMixin.
-      _record_spend`) is charged its planned event before the exception goes
-      on: its noise ran, and the exception (a divergence, say) may depend on
-      the noisy state.  Errors marked with :func:`nothing_released` are not
-      charged.
-    """
-    @functools.wraps(fit)
-    def wrapper(self, *args, **kwargs):
-        if _guard_of(self) is not None:     # super().fit inside the same fit
-            return fit(self, *args, **kwargs)
-        guard = _FitGuard(self)
-        token = _FIT_GUARD.set(guard)
-        try:
-            return fit(self, *args, **kwargs)
-        except BaseException as exc:
-            try:
-                if (guard.planned is not None and guard.noise and not guard.charged
-                        and not getattr(exc, "dptoolkit_nothing_released", False)):
-                    self._charge_failed_fit(*guard.planned)
-            except Exception as charge_error:   # keep the fit's own exception
-                exc.add_note(f"[dptoolkit] this failed fit ran its noise but could not be "
-                             f"charged: {type(charge_error).__name__}: {charge_error}")
-            finally:
-                _unfit(self)
-            raise
-        finally:
-            _FIT_GUARD.reset(token)
-            guard.release()
-
-    wrapper._dptoolkit_guarded = True
-    return wrapper
-

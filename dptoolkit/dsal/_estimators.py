@@ -22,8 +22,7 @@ from sklearn.utils.validation import validate_data
 from .._docstrings import fill_doc
 from .._validation import (
     NON_NEGATIVE, SEQUENCE, POSITIVE, RANDOM_STATE, Boolean, Interval, Options,
-    validate_params, check_bool, check_positive_int, check_random_state, check_scalar_range,
-    check_X_y_named)
+    validate_params, check_bool, check_random_state, check_X_y_named)
 from .._estimator import _labels, _LinearOutputs, _store_params
 from ._outer import default_step, solve
 from ._problem import (check_loss_penalty, expand_solution, LOSSES, PENALTIES,
@@ -64,18 +63,12 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
         return False
 
     def _validate_params_common(self):
-        alpha = check_scalar_range(self.alpha, "alpha", low=0.0, low_open=True)
-        n_jobs = check_positive_int(self.n_jobs, "n_jobs")
-        tol = check_scalar_range(self.tol, "tol", low=0.0)
-        max_outer = check_positive_int(self.max_outer, "max_outer")
-        step_size = (None if self.step_size is None else
-                     check_scalar_range(self.step_size, "step_size", low=0.0, low_open=True))
-        # the kernel counts steps in a C long; 2**31 - 1 steps per outer loop is far
-        # beyond any use (n_samples is the default)
-        n_inner = (None if self.n_inner is None else
-                   check_positive_int(self.n_inner, "n_inner", maximum=2**31 - 1))
-        if self.sampling not in SAMPLINGS:
-            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        """The shared parameters as the solver takes them: their ranges are the
+        constraint table's, checked once by ``validate_params`` at the start of fit."""
+        alpha, n_jobs, tol, max_outer = (float(self.alpha), int(self.n_jobs), float(self.tol),
+                                         int(self.max_outer))
+        step_size = None if self.step_size is None else float(self.step_size)
+        n_inner = None if self.n_inner is None else int(self.n_inner)
         return alpha, n_jobs, tol, max_outer, step_size, n_inner
 
     def _validate_X_y(self, X, y):
@@ -129,8 +122,7 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
         validate_params(self)
         alpha, n_jobs, tol, max_outer, step_size, n_inner = self._validate_params_common()
         method, screening = self._solver_settings()
-        check_loss_penalty(self.loss, self.penalty, self.groups)
-        check_bool(self.warm_start, "warm_start")
+        check_loss_penalty(self.loss, self.penalty, self.groups)  # groups with the penalty
         previous_coef = getattr(self, "coef_", None)
         X, y = self._validate_X_y(X, y)
         working_set = self._working_set()
@@ -144,7 +136,7 @@ class _SparseProxLassoBase(_LinearOutputs, RegressorMixin, BaseEstimator):
                                  f"previous fit, got {previous_coef.shape}; refit with "
                                  "warm_start=False")
             w_init = np.ascontiguousarray(previous_coef[blocks.perm])
-        rng = check_random_state(self.random_state)
+        rng = check_random_state(self.random_state)  # a conversion to a Generator
         if working_set:   # deterministic: no generator
             svrg = self.subproblem_solver == "svrg"
             res = solve_working_set(Xc, yv, alpha, loss=self.loss, penalty=self.penalty,

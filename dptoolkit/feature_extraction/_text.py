@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin
-from .._validation import check_positive_int
+from .._validation import (DELTA_GAUSSIAN, PRIVATE_COMMON, Boolean, Checked, Interval, Options)
 from ..accounting import calibrate_parameter
 from ..accounting.events import ApproxDPEvent, ComposedEvent, GaussianEvent, NoOpEvent
 from ._partition_selection import bounded_contributions, partition_selection_threshold
@@ -62,6 +62,26 @@ def _calibrated_sigma(epsilon, delta, private_vocabulary, use_idf):
         lambda s: _event(s, private_vocabulary, use_idf, delta_part),
         target_epsilon=epsilon, delta=delta, low=1e-3, high=1e6, increasing=False,
         rtol=1e-9))
+
+
+def _check_word_list(value):
+    if isinstance(value, (str, bytes)):
+        raise TypeError("a str is not a word list")
+    terms = list(value)
+    if not terms or not all(isinstance(t, str) and t for t in terms):
+        raise ValueError("not a non-empty list of non-empty str")
+
+
+def _check_ngram_range(r):
+    if (not isinstance(r, tuple) or len(r) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in r)
+            or not 1 <= r[0] <= r[1]):
+        raise ValueError("not (min_n, max_n)")
+
+
+def _check_str(value):
+    if not isinstance(value, str):
+        raise TypeError("not a str")
 
 
 @fill_doc
@@ -195,6 +215,17 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
 
     _privacy_label = "DPTfidfVectorizer"
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN,
+        "vocabulary": [Options("private"), Checked(
+            _check_word_list, "a non-empty list of non-empty str (a public word list)")],
+        "use_idf": [Boolean()], "max_terms_per_document": [Interval("int", 1, None)],
+        "ngram_range": [Checked(_check_ngram_range, "a tuple (min_n, max_n) of integers "
+                                                    "with 1 <= min_n <= max_n")],
+        "binary": [Boolean()], "norm": [None, Options("l2", "l1")], "lowercase": [Boolean()],
+        "token_pattern": [None, Checked(_check_str, "a str (a regular expression)")],
+    }
+
     def __init__(self, vocabulary="private", *, epsilon=1.0, delta=1e-5, use_idf=False,
                  max_terms_per_document=256, ngram_range=(1, 1), binary=True, norm="l2",
                  lowercase=True, token_pattern=r"(?u)\b\w\w+\b", n_samples_public=None,
@@ -221,51 +252,26 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ checks
     def _public_terms(self):
-        if isinstance(self.vocabulary, str):
-            if self.vocabulary != "private":
-                raise ValueError("vocabulary must be 'private' or a list of str (a public "
-                                 f"word list), got {self.vocabulary!r}")
+        """The public word list (validated by the constraint table), or None."""
+        if isinstance(self.vocabulary, str):        # "private"
             return None
-        try:
-            terms = list(self.vocabulary)
-        except TypeError:
-            raise ValueError("vocabulary must be 'private' or a list of str (a public word "
-                             f"list), got {type(self.vocabulary).__name__}") from None
-        if not terms or not all(isinstance(t, str) and t for t in terms):
-            raise ValueError("vocabulary must be 'private' or a non-empty list of non-empty "
-                             "str (a public word list)")
+        terms = list(self.vocabulary)
         if self.lowercase:
             terms = [t.lower() for t in terms]
         return sorted(dict.fromkeys(terms))
-
-    def _check_options(self):
-        r = self.ngram_range
-        if (not isinstance(r, tuple) or len(r) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in r)
-                or not 1 <= r[0] <= r[1]):
-            raise ValueError(f"ngram_range must be a tuple (min_n, max_n) of integers with "
-                             f"1 <= min_n <= max_n, got {r!r}")
-        if self.norm not in ("l2", "l1", None):
-            raise ValueError(f"norm must be 'l2', 'l1' or None, got {self.norm!r}")
-        for name in ("use_idf", "binary", "lowercase"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        return check_positive_int(self.max_terms_per_document, "max_terms_per_document")
 
     def _privacy_plan(self, n_samples, n_features=None, classes=None):
         """The fit's plan: the vocabulary and idf releases' event; ``params`` a
         :class:`TextParams`.  Reads only public quantities (``n_samples`` only when
         ``use_idf`` and ``n_samples_public`` is None, with a warning)."""
         epsilon, delta = self._check_budget(optional=True, delta_required=True)
-        m = self._check_options()
+        m = int(self.max_terms_per_document)
         private_vocabulary = self._public_terms() is None
         use_idf = bool(self.use_idf)
         n = None
         if use_idf:
             n = self._n_samples(n_samples, private=epsilon is not None, uses="the idf",
                                 relation="add_remove")
-        elif self.n_samples_public is not None:
-            check_positive_int(self.n_samples_public, "n_samples_public")
         if epsilon is None:
             return self._plan(None, None, TextParams(None, None, private_vocabulary, use_idf,
                                                      m, n_samples=n))
@@ -315,11 +321,17 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
         BudgetExceededError
             The ``accountant`` cannot pay; nothing is computed.
         """
-        docs = self._documents(raw_documents)
-        plan = self._privacy_plan(len(docs))
+        return super().fit(raw_documents, y)
+
+    def _validate_fit_data(self, raw_documents, y):
+        return self._documents(raw_documents), y, None
+
+    def _fit_shape(self, docs):
+        return len(docs), None
+
+    def _fit_private(self, docs, y, plan, rng):
+        """The vocabulary (partition selection) and idf releases."""
         p = plan.params
-        self._check_spend(plan.event, plan.spent)
-        rng = self._noise_rng()
         public = self._public_terms()
         if public is None:
             counter = self._counter()                   # local: every n-gram, not released
@@ -356,7 +368,6 @@ class DPTfidfVectorizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
             self.idf_ = np.log((1.0 + p.n_samples) / (1.0 + df)) + 1.0
         self.noise_multiplier_ = p.noise_multiplier
         self.threshold_ = p.threshold
-        return self._record_spend(plan.event, plan.spent)
 
     def transform(self, raw_documents):
         """Features of documents: a fixed function of the released vocabulary and idf.

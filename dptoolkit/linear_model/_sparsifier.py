@@ -11,9 +11,8 @@ from sklearn.utils.validation import check_memory
 from .._docstrings import fill_doc
 from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
 from .._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
-                           Checked, CLASSES, DELTA_OPTIONAL, Interval,
-                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, renamed_state,
-                           validate_params)
+                           Checked, CLASSES, DELTA_OPEN, Interval,
+                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, renamed_state)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from .._estimator import _ClassifierOutputs, _store_params
@@ -421,7 +420,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     _cli_name = "sparsifier"
 
     _parameter_constraints = {
-        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL,
+        **PRIVATE_COMMON, "delta": DELTA_OPEN,
         "l1_bound": [Options("auto"), *POSITIVE],
         "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
         "epsilon_count": POSITIVE,
@@ -453,32 +452,20 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     def _check_params(self):
+        """The validated parameters as the fit uses them: their ranges are the
+        constraint table's (checked once); only the rules between them here."""
         epsilon, _ = self._check_budget(optional=True)
-        epsilon_count = check_scalar_range(self.epsilon_count, "epsilon_count", low=0.0,
-                                           low_open=True)
+        epsilon_count = float(self.epsilon_count)
         if epsilon is not None and epsilon_count >= epsilon:
             raise ValueError(f"epsilon_count must be smaller than epsilon (the total "
                              f"budget epsilon_count + epsilon_2 of the private fit), got "
                              f"epsilon_count={epsilon_count!r}, epsilon={epsilon!r}")
-        precision = check_scalar_range(self.precision, "precision", low=0.0, low_open=True)
-        if self.nonprivate_solver not in ("projected_gradient", "frank_wolfe"):
-            raise ValueError("nonprivate_solver must be 'projected_gradient' or "
-                             f"'frank_wolfe', got {self.nonprivate_solver!r}")
-        nonprivate_max_iter = check_positive_int(self.nonprivate_max_iter,
-                                                 "nonprivate_max_iter")
-        check_scalar_range(self.nonprivate_tol, "nonprivate_tol", low=0.0, low_open=True)
-        if self.n_samples_public is not None:
-            check_positive_int(self.n_samples_public, "n_samples_public")
-        if self.selector not in ("auto", "laplace", "laplace_talwar", "grouped",
-                                 "exponential", "noisy_max"):
-            raise ValueError("selector must be one of 'auto', 'laplace', 'laplace_talwar', "
-                             f"'grouped', 'exponential', 'noisy_max', got {self.selector!r}")
-        if not isinstance(self.clip_data, (bool, np.bool_)):
-            raise TypeError(f"clip_data must be a bool, got {type(self.clip_data).__name__}")
+        # a rule between composition and its deprecated name accounting
         composition = check_renamed(self.composition, self.accounting, name="composition",
                                     old_name="accounting", default="auto",
                                     choices=COMPOSITION_CHOICES)
-        return epsilon, epsilon_count, precision, nonprivate_max_iter, composition
+        return (epsilon, epsilon_count, float(self.precision), int(self.nonprivate_max_iter),
+                composition)
 
     @fill_doc
     def fit(self, X, y):
@@ -508,13 +495,22 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         TypeError
             Non-numeric parameters or data.
         """
-        validate_params(self)
+        return super().fit(X, y)
+
+    # private fits: entries outside [-1, 1] are clipped (or refused) before the
+    # spend is checked
+    _public_bound = ("linf", 1.0)
+
+    def _validate_fit_data(self, X, y):
         X, y, classes = self._classifier_data(X, y)
-        plan = self._privacy_plan(*X.shape, classes)
+        return sp.csr_array(X, dtype=np.float64), y, classes
+
+    def _fit_private(self, X, y, plan, rng):
+        """Steps (1)-(4) of the class docstring (without noise when not private)."""
+        classes = self.classes_
         (epsilon, epsilon_count, precision, nonprivate_max_iter, n_coef, bounds,
          composition) = dataclasses.astuple(plan.params)
-        memory = check_memory(self.memory)
-        X = sp.csr_array(X, dtype=np.float64)
+        memory = check_memory(self.memory)  # scikit-learn's conversion to a joblib.Memory
         auto_radius = isinstance(self.l1_bound, str)   # "auto" (validate_params)
         nonprivate_args = (NONPRIVATE_L1_BOUND if auto_radius else float(self.l1_bound),
                            self.nonprivate_solver, nonprivate_max_iter,
@@ -527,22 +523,19 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             c = int(math.floor(min(max(count * precision, 0.0), float(n_coef)) + 0.5))
             self.coef_ = keep_largest(coef_np, c)
             self.intercept_ = np.zeros(self.coef_.shape[0])
-            self.classes_ = classes
             self.n_nonzero_ = c
             self.n_iter_ = self.nonprivate_n_iter_ = n_iter
             self.count_bounds_ = bounds
             self.estimator_ = None
-            return self._record_spend(None, None)
-        X = self._enforce_public_bound(X, "linf", 1.0)
+            return
         # independent child streams for the private fit and the count: the fitted
         # estimator_ never holds the generator (its final state would give the
         # count noise back) and its random_state stays None
-        fit_stream, count_stream = self._noise_rng().spawn(2)
+        fit_stream, count_stream = rng.spawn(2)
 
-        # (3) first (its spend is part of the plan checked here, before any work);
-        # the order of the fits does not change the output.
+        # (3) first (its spend is part of the plan the template checked, before any
+        # work); the order of the fits does not change the output.
         private = self._private_estimator(epsilon - epsilon_count, classes, composition)
-        self._check_spend(plan.event, plan.spent)
         fit_with_stream(private, fit_stream, X, y)
         # the radius of both fits: "auto" is the private fit's (public quantities only)
         nonprivate_args = (private.l1_bound_,) + nonprivate_args[1:]
@@ -562,15 +555,13 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.nonprivate_n_iter_ = None   # its steps depend on the data: not released
         self.count_bounds_ = bounds
         self.estimator_ = private
-        return self._record_spend(plan.event, plan.spent)
 
     def _min_epsilon(self):
         """The total ``epsilon`` a private fit must exceed: ``epsilon_count``, the
         count's share (the private fit gets the rest, which must be positive).  A
         meta-estimator that sets ``epsilon`` (the hyperparameter search) calibrates
         its runs' budget above it."""
-        return check_scalar_range(self.epsilon_count, "epsilon_count", low=0.0,
-                                  low_open=True)
+        return float(self.epsilon_count)    # validated by the constraint table
 
     def _private_estimator(self, epsilon, classes, composition):
         """The private fit of step (3), with its share ``epsilon`` of the budget."""
@@ -593,6 +584,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                              f"got {classes.size} class")
         n_coef = (1 if classes.size == 2 else classes.size) * n_features
         params = SparsifierParams(epsilon, epsilon_count, precision, nonprivate_max_iter,
+                                  # a rule between count_bounds and the model's size
                                   n_coef, check_count_bounds(self.count_bounds, n_coef),
                                   composition)
         if epsilon is None:

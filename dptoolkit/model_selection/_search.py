@@ -22,7 +22,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._estimator import delegated_tags, estimator_has
 from .._private import PrivateEstimatorMixin, data_dependent_error, nothing_released
-from .._validation import check_positive_int, check_scalar_range, check_X_y_named
+from .._validation import (CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, POSITIVE, PRIVATE_COMMON,
+                           Checked, Interval, Options, check_X_y_named, validate_params)
 from ..accounting import basic_guarantee
 from ._calibration import _calibrate, _run_event
 from ._k_distribution import _DISTRIBUTIONS, _draw_k, _search_event
@@ -65,6 +66,17 @@ class SearchPlan:
     train_events: tuple
     n_samples: int
     n_val: int
+
+
+def _check_private(estimator):
+    if not isinstance(estimator, PrivateEstimatorMixin):
+        raise TypeError("not a private estimator")
+
+
+def _check_dists(dists):
+    dists = [dists] if isinstance(dists, dict) else list(dists)
+    if not dists or not all(isinstance(d, dict) for d in dists):
+        raise TypeError("not a dict or a non-empty list of dicts")
 
 
 class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
@@ -259,6 +271,19 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     _privacy_label = "private hyperparameter search"
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "epsilon": POSITIVE, "delta": DELTA_OPTIONAL, "classes": CLASSES,
+        "estimator": [Checked(_check_private, "a dptoolkit private estimator (following the "
+                                              "private-estimator contract)")],
+        # each distribution's names and values are checked against the estimator's
+        # parameters (rules between the two) in _check_params
+        "param_distributions": [Checked(_check_dists, "a dict or a non-empty list of dicts")],
+        "n_runs": [Interval("real", 1.0, 1e6, closed="right")],
+        "distribution": [Options(*_DISTRIBUTIONS)],
+        "shape": [Interval("real", 0.0, 1e3, closed="right")],  # used by negative_binomial
+        "validation_fraction": FRACTION_OPEN, "score_noise": [Options("auto"), *POSITIVE],
+    }
+
     def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta=1e-5, n_runs=10.0,
                  distribution="geometric", shape=1.0, validation_fraction=0.2,
                  score_noise="auto", n_samples_public=None, classes=None, accountant=None,
@@ -279,18 +304,14 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     # ------------------------------------------------------------------ checks
     def _check_params(self):
-        epsilon, delta = self._check_budget(optional=False, delta_open=False)
-        if not isinstance(self.estimator, PrivateEstimatorMixin):
-            raise TypeError("estimator must follow the private-estimator contract "
-                            f"(a dptoolkit private estimator), got "
-                            f"{type(self.estimator).__name__}")
+        """The validated parameters as the search uses them: their ranges are the
+        constraint table's (checked once); the rules between them here."""
+        epsilon, delta = self._check_budget(optional=False)
         if getattr(self.estimator, "neighbouring", "add_remove") != "add_remove":
             raise ValueError("the search's guarantee is for add/remove neighbours: the "
                              "estimator must use neighbouring='add_remove'")
         dists = self.param_distributions
         dists = [dists] if isinstance(dists, dict) else list(dists)
-        if not dists or not all(isinstance(d, dict) for d in dists):
-            raise TypeError("param_distributions must be a dict or a non-empty list of dicts")
         for d in dists:
             bad = {"epsilon", "delta", "accountant"} & set(d)
             if bad:
@@ -313,24 +334,13 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
                 if len(values) == 0:
                     raise ValueError(f"param_distributions[{name!r}] must be a non-empty "
                                      "list of values, got an empty one")
-        mean = check_scalar_range(self.n_runs, "n_runs", low=1.0, low_open=True,
-                                  high=1e6)
-        if self.distribution not in _DISTRIBUTIONS:
-            raise ValueError(f"distribution must be one of {_DISTRIBUTIONS}, got "
-                             f"{self.distribution!r}")
-        # checked whatever the distribution (used by "negative_binomial" only)
-        shape = check_scalar_range(self.shape, "shape", low=0.0, low_open=True, high=1e3)
+        mean, shape = float(self.n_runs), float(self.shape)
         shape = {"geometric": 1.0, "logarithmic": 0.0}.get(self.distribution, shape)
         if delta == 0.0 and self.distribution != "geometric":
             raise ValueError("a pure-DP search (delta=0) needs distribution='geometric' "
                              "(Liu and Talwar 2019, Theorem 3.4)")
-        frac = check_scalar_range(self.validation_fraction, "validation_fraction",
-                                  low=0.0, high=1.0, low_open=True, high_open=True)
-        if isinstance(self.score_noise, str) and self.score_noise == "auto":
-            noise = None
-        else:
-            noise = check_scalar_range(self.score_noise, "score_noise", low=0.0,
-                                       low_open=True)
+        frac = float(self.validation_fraction)
+        noise = None if self.score_noise == "auto" else float(self.score_noise)
         grid, probes = _candidates(dists)
         return SearchParams(epsilon=epsilon, delta=delta, mean=mean, shape=shape, frac=frac,
                             noise=noise, dists=dists, grid=grid, probes=probes)
@@ -385,6 +395,10 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
             ones included, are not passed on: they would tell which
             hyperparameters, and how many runs, the search tried.
         """
+        # Its own sequence, not the template's (PrivateEstimatorMixin.fit): the runs'
+        # count is random and the spend is the search's guarantee, recorded after the
+        # runs; the parameters are still checked once, by the table.
+        validate_params(self)
         # shape, dtype, finiteness, empty and 1-D input, with scikit-learn's messages;
         # sparse X in any SciPy format (CSR below)
         check_X_y_named(X, y)
@@ -456,10 +470,9 @@ class PrivateHyperparameterSearch(PrivateEstimatorMixin, MetaEstimatorMixin, Bas
 
     def _split_sizes(self, n_samples):
         """``(N, n_val)``: the public dataset size and validation-part size."""
-        frac = check_scalar_range(self.validation_fraction, "validation_fraction",
-                                  low=0.0, high=1.0, low_open=True, high_open=True)
+        frac = float(self.validation_fraction)      # validated by the constraint table
         if self.n_samples_public is not None:
-            N = check_positive_int(self.n_samples_public, "n_samples_public")
+            N = int(self.n_samples_public)
             if N < 4:
                 raise ValueError("n_samples_public must be at least 4 for the search (runs "
                                  "train on one part and are scored on another), got "

@@ -7,7 +7,8 @@ Private Correlations.* AISec 2024.
 """
 from ._metrics import top_great_good, top_k_accuracy
 from ._pipeline import PrivateSelectThenFit
-from ._sis import DPSIS, SIS, auto_k, dpsis_scores, gaussian_auto_k
+from ._dpsis_scores import dpsis_scores
+from ._sis import DPSIS, SIS, auto_k, gaussian_auto_k
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 from ._two_stage import TwoStageSelector, block_support_counts
 

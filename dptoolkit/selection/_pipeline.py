@@ -15,12 +15,13 @@ from .._private import (
     PrivateEstimatorMixin,
     _stream_for,
     nested_fits,
-    check_accountant,
     data_dependent_error,
     fit_with_stream,
     plan_spend,
 )
-from .._validation import check_epsilon_delta, check_scalar_range, check_X_y_named
+from .._validation import (ACCOUNTANT, CLASSES, DELTA_OPTIONAL, EPSILON, FRACTION_OPEN, Checked,
+                           check_epsilon_delta,
+                           check_X_y_named, validate_params)
 from ..accounting import calibrate_parameter, epsilon_of_event
 from ..accounting.events import ApproxDPEvent, ComposedEvent, ZCDPEvent
 from ..distributed import align_dask_X_y, is_dask_array
@@ -233,6 +234,14 @@ class PipelineSteps(NamedTuple):
     planned_estimator: tuple
 
 
+_STEP = "a scikit-learn estimator (with get_params and fit)"
+
+
+def _check_step(step):
+    if not (hasattr(step, "get_params") and hasattr(step, "fit")):
+        raise TypeError("not an estimator")
+
+
 class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     r"""Select features privately, then fit a private model on them.
 
@@ -409,6 +418,12 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
     (1.0, 1e-05)
     """
 
+    _parameter_constraints = {
+        "selector": [Checked(_check_step, _STEP)], "estimator": [Checked(_check_step, _STEP)],
+        "epsilon": EPSILON, "delta": DELTA_OPTIONAL, "selection_share": FRACTION_OPEN,
+        "accountant": ACCOUNTANT, "classes": CLASSES,
+    }
+
     def __init__(self, selector, estimator, *, epsilon=1.0, delta=None,
                  selection_share=SELECTION_SHARE, accountant=None, classes=None):
         self.selector = selector
@@ -452,7 +467,9 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             event depends on the data; the accountant was charged with the
             fitted one).
         """
-        check_accountant(self.accountant)
+        # Its own sequence, not the template's (PrivateEstimatorMixin.fit): it records
+        # the composed spend of the steps' *fitted* events and then compares them with
+        # the planned ones; the parameters are still checked once, by the table.
         if is_dask_array(X):  # unknown row-chunk sizes or a dask Series y: aligned once
             X, _, y = align_dask_X_y(X, y)
         else:
@@ -464,6 +481,7 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
             if isinstance(self.estimator, BaseEstimator) and is_classifier(self.estimator):
                 # a continuous y is refused before its label set is counted
                 check_classification_targets(y)
+        validate_params(self)
         n_samples, n_features = X.shape
         plan = self._privacy_plan(n_samples, n_features, self._label_set(y))
         selector, estimator, planned1, planned2 = plan.params
@@ -516,28 +534,20 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
     def _total_budget(self):
         """``(epsilon, delta, selection_share)`` of a total budget, None without one."""
-        share = check_scalar_range(self.selection_share, "selection_share", low=0.0,
-                                   high=1.0, low_open=True, high_open=True)
+        share = float(self.selection_share)     # ranges: the constraint table's
         if self.epsilon is None:
             if self.delta is not None:
                 raise ValueError("delta is set but epsilon is None; set epsilon for a "
                                  "total budget of the pipeline, or leave delta=None and "
                                  "set the steps' own budgets")
             return None
-        epsilon, delta = check_epsilon_delta(self.epsilon,
-                                             0.0 if self.delta is None else self.delta)
-        return epsilon, delta, share
+        return float(self.epsilon), 0.0 if self.delta is None else float(self.delta), share
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
         both steps' planned events, composed; ``params`` a :class:`PipelineSteps`
         (the validated clones the fit runs, their budgets set when the pipeline has
         a total one, and their planned events)."""
-        for name in ("selector", "estimator"):
-            step = getattr(self, name)
-            if not (hasattr(step, "get_params") and hasattr(step, "fit")):
-                raise TypeError(f"{name} must be a scikit-learn estimator (with get_params "
-                                f"and fit), got {type(step).__name__}")
         _check_two_classes(self.selector, classes, self.classes is not None)
         total = self._total_budget()
         selector = clone(self.selector)

@@ -13,21 +13,21 @@ from .._docstrings import fill_doc
 from .._private import (
     NEIGHBOURING_RELATIONS,
     PrivateEstimatorMixin,
-    check_neighbouring,
     data_dependent_warning,
     sensitivity_factor,
 )
-from .._validation import check_positive_int, check_scalar_range
+from .._validation import (DELTA_OPTIONAL, NEIGHBOURING, POSITIVE, PRIVATE_COMMON, Interval,
+                           Options, validate_params)
 from ..accounting import epsilon_of_event
 from ..accounting.events import GaussianEvent
 from ..distributed import block_sum, is_dask_array, row_aligned, validate_dask_X_y
 from ..exceptions import DataClippedWarning, PrivacyLeakWarning
-from ._selector_base import (_SELECTORS, _check_choice, _check_k_features, _k_or_all,
+from ._selector_base import (_SELECTORS, _check_k_features, _k_or_all,
                              _select_top_k, _SelectorTagsMixin, _validate_X_y)
 from ._sis_rules import (GAUSSIAN_MAX_K, GAUSSIAN_MIN_K, INFORMATIVE_SCORE,  # noqa: F401
                          _gaussian_noise_multiplier, _top_k_privacy, auto_k, gaussian_auto_k)
-from ._sis_scores import (_bounded_sums_block, _broadcast_bounds, _broadcast_center,
-                          _column_sums, _row_bounded_sums_block)
+from ._sis_scores import (BOUNDS, CENTER, _bounded_sums_block, _broadcast_bounds,
+                          _broadcast_center, _column_sums, _row_bounded_sums_block)
 from ._topk import canonical_lipschitz_top_k, peeling_top_k
 
 __all__ = ["SIS", "DPSIS", "auto_k", "gaussian_auto_k"]
@@ -340,6 +340,14 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     2014, Appendix A.
     """
 
+    _parameter_constraints = {
+        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL,
+        "k": [Options("auto"), Interval("int", 1, None)],   # k < n_features: with the data
+        "bounds": BOUNDS, "center": CENTER, "y_bounds": BOUNDS, "y_center": CENTER,
+        "neighbouring": NEIGHBOURING, "gamma": [Interval("real", 0.0, 1.0, closed="both")],
+        "selector": [Options(*_DPSIS_SELECTORS)], "l2_bound": POSITIVE,
+    }
+
     def __init__(self, k="auto", *, epsilon=1.0, delta=None, bounds=(-1.0, 1.0), center=None,
                  y_bounds=(-1.0, 1.0), y_center=None, neighbouring="add_remove",
                  gamma=0.5, selector="auto", l2_bound=1.0, n_samples_public=None,
@@ -447,25 +455,26 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             The ``accountant`` cannot pay the spend (``(epsilon, 0)``, or the
             Gaussian release's ``(epsilon, delta)``); nothing is computed.
         """
-        if is_dask_array(X):  # X stays on the workers; only y comes to the client
-            # N is used only by a private k="auto" (auto_k) and by selector="auto"
-            # with delta (D > N?): then it must be public
-            auto = (isinstance(self.k, str) and self.k == "auto") or (
-                isinstance(self.selector, str) and self.selector == "auto"
-                and self.delta is not None and self.delta != 0)
-            X, y, _ = validate_dask_X_y(self, X, y,
-                                        private=auto and self.epsilon is not None)
-            if isinstance(self.bounds, str):
-                raise ValueError("bounds='data' reads statistics of X (not private) and is "
-                                 "not available for a Dask array; pass public bounds")
-            y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
-        else:
-            X, y = _validate_X_y(self, X, y)
-        d = X.shape[1]
-        plan = self._privacy_plan(*X.shape, None)
-        p = plan.params
-        rng = self._noise_rng()
-        self._check_spend(plan.event, plan.spent)     # before any work on the data
+        return super().fit(X, y)
+
+    def _validate_fit_data(self, X, y):
+        if not is_dask_array(X):
+            return (*_validate_X_y(self, X, y), None)
+        # X stays on the workers; only y comes to the client.  N is used only by a
+        # private k="auto" (auto_k) and by selector="auto" with delta (D > N?): then
+        # it must be public
+        auto = (isinstance(self.k, str) and self.k == "auto") or (
+            isinstance(self.selector, str) and self.selector == "auto"
+            and self.delta is not None and self.delta != 0)
+        X, y, _ = validate_dask_X_y(self, X, y, private=auto and self.epsilon is not None)
+        if isinstance(self.bounds, str):
+            raise ValueError("bounds='data' reads statistics of X (not private) and is "
+                             "not available for a Dask array; pass public bounds")
+        return X, check_array(y, ensure_2d=False, dtype=np.float64, input_name="y"), None
+
+    def _fit_private(self, X, y, plan, rng):
+        """The scores, then the (private) top k (the class docstring)."""
+        d, p = X.shape[1], plan.params
         yt = row_aligned(self._target(y), X)
         if p.selector == "gaussian":
             # one Gaussian release of all D scores (drawn here, on the client), then
@@ -492,20 +501,15 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         self.selector_ = p.selector
         self.sensitivity_ = p.sensitivity
         self.noise_multiplier_ = p.noise_multiplier
-        return self._record_spend(plan.event, plan.spent)
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
         the selection's event (a top-k selection's, or the Gaussian release's);
         ``params`` a :class:`SISParams`."""
-        # epsilon > 0 or None (non-private); delta None or 0 (pure DP) or in (0, 1)
-        epsilon, delta = self._check_budget(optional=True, delta_open=False)
-        check_neighbouring(self.neighbouring)
-        selector = _check_choice(self.selector, "selector", _DPSIS_SELECTORS)
-        gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
-        l2_bound = check_scalar_range(self.l2_bound, "l2_bound", low=0.0, low_open=True)
-        if self.n_samples_public is not None:
-            check_positive_int(self.n_samples_public, "n_samples_public")
+        # epsilon > 0 or None (non-private); delta None or 0 (pure DP) or in (0, 1);
+        # every range is the constraint table's (checked once)
+        epsilon, delta = self._check_budget(optional=True)
+        selector, gamma, l2_bound = self.selector, float(self.gamma), float(self.l2_bound)
         if selector == "auto":
             selector = self._auto_selector(n_samples, n_features, epsilon, delta)
         factor = sensitivity_factor(self.neighbouring)
@@ -560,15 +564,14 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         ValueError, TypeError
             Invalid hyper-parameters, as :meth:`fit`.
         """
+        validate_params(self)
         return self._privacy_plan(int(n_samples), int(n_features), None).params.k
 
     def _resolve_k(self, n_rows, d, epsilon, sensitivity, gamma, selector, *,
                    noise_multiplier=None):
         """The k of this fit: the given int, or its "auto" value from public quantities."""
         if not (isinstance(self.k, str) and self.k == "auto"):
-            if isinstance(self.k, str):
-                raise ValueError(f"k must be an integer or 'auto', got {self.k!r}")
-            return _check_k_features(self.k, d)
+            return _check_k_features(self.k, d)     # a rule between k and the data
         if d < 2:
             raise ValueError(f"k='auto' needs n_features >= 2, got n_features = {d}")
         n = self._n_samples(n_rows, private=epsilon is not None, uses="k='auto'")
@@ -609,43 +612,3 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             raise ValueError(f"X has shape {X.shape}; {type(self).__name__} was fitted "
                              f"on {mask.size} features")
         return X[:, np.flatnonzero(mask)]
-
-
-def dpsis_scores(X, y, *, bounds=(-1.0, 1.0), center=None, y_bounds=(-1.0, 1.0),
-                 y_center=None, l2_bound=None):
-    """The (non-private) DP-SIS scores ``|x_(i)^T y|`` after the public mapping.
-
-    For studies that draw many private selections from one score vector (each
-    draw must then be paid for separately).  Same preprocessing and warnings as
-    :class:`DPSIS`.
-
-    Parameters
-    ----------
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
-    bounds, center, y_bounds, y_center
-        As :class:`DPSIS`.
-    l2_bound : float, optional
-        None: the scores of the pure-DP selectors.  A float > 0: the signed
-        scores ``x_(i)^T y`` the Gaussian selector releases, every mapped row
-        scaled to this L2 norm (zero rows stay 0).
-
-    Returns
-    -------
-    ndarray of shape (n_features,)
-        Scores; without ``l2_bound`` each has sensitivity 1 (add/remove) or 2
-        (replace-one) when the bounds are public; with it the vector has L2
-        sensitivity ``l2_bound`` (add/remove) or ``2 l2_bound`` (replace-one).
-
-    Raises
-    ------
-    ValueError
-        As :meth:`DPSIS.fit`; ``l2_bound`` not a finite float > 0;
-        ``bounds="data"`` with ``l2_bound``.
-    """
-    est = DPSIS(bounds=bounds, center=center, y_bounds=y_bounds, y_center=y_center,
-                epsilon=None)
-    if l2_bound is not None:
-        l2_bound = check_scalar_range(l2_bound, "l2_bound", low=0.0, low_open=True)
-    X, y = _validate_X_y(None, X, y)
-    return est._scores(X, est._target(y), l2_bound=l2_bound)

@@ -1,8 +1,12 @@
 """DP-SIS's score sums over row blocks (clipped to the public bounds, centred,
 optionally scaled to a public L2 norm) and the broadcasting of the bounds; the
-same functions run in memory and on each block of a Dask array."""
+same functions run in memory and on each block of a Dask array; and the
+constraints of the bounds (``BOUNDS``, ``CENTER``)."""
 import numpy as np
 import scipy.sparse as sp
+
+from .._validation import Checked, Options
+
 
 def _column_sums(X, w):
     """X^T w for dense or sparse X."""
@@ -98,3 +102,20 @@ def _broadcast_center(center, lo, hi, name):
     if np.any(~np.isfinite(c)) or np.any(c < lo) or np.any(c > hi):
         raise ValueError(f"{name} must be finite and lie within the bounds")
     return c
+
+
+def _check_bound_pair(value):
+    if isinstance(value, (str, bytes)) or len(value) != 2:
+        raise TypeError("not a pair")
+    np.asarray(value[0], dtype=np.float64), np.asarray(value[1], dtype=np.float64)
+
+
+def _check_reals(value):
+    np.asarray(value, dtype=np.float64)
+
+
+#: Public bounds: "data" (not private, warned) or a pair (low, high) of floats or of
+#: per-feature arrays (their shapes and low < high are checked against the data).
+BOUNDS = [Options("data"), Checked(_check_bound_pair, "'data' or a pair (low, high) of "
+                                                      "floats or of arrays of floats")]
+CENTER = [None, Checked(_check_reals, "None, a float or an array of floats")]

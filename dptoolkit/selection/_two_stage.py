@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._docstrings import fill_doc
 from .._private import PrivateEstimatorMixin, check_neighbouring
-from .._validation import check_positive_int, check_random_state, check_scalar_range
+from .._validation import (ACCOUNTANT, EPSILON, NEIGHBOURING, NON_NEGATIVE, POSITIVE,
+                           RANDOM_STATE, Interval, Options, check_random_state, check_scalar_range)
 from ..exceptions import EmptySupportWarning, PrivacyLeakWarning
 from ._selector_base import (
     _SELECTORS,
@@ -348,6 +349,16 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
     differentially private correlations. AISec 2024, Sections 3 and 5.
     """
 
+    _parameter_constraints = {
+        "k": [Interval("int", 1, None)], "epsilon": EPSILON, "accountant": ACCOUNTANT,
+        "random_state": [RANDOM_STATE], "alpha": POSITIVE,     # < 1 for "block_max"
+        "alpha_scale": [Options(*_ALPHA_SCALES)],
+        "n_blocks": [None, Interval("int", 1, None)],          # <= n_samples: with the data
+        "block_support": [Options("nonzero", "top_k")], "neighbouring": NEIGHBOURING,
+        "selector": [Options(*_SELECTORS)], "gamma": [Interval("real", 0.0, 1.0, closed="both")],
+        "lasso_max_iter": [Interval("int", 1, None)], "lasso_tol": NON_NEGATIVE,
+    }
+
     def __init__(self, k=5, *, epsilon=1.0, alpha=0.1, alpha_scale="absolute", n_blocks=None,
                  block_support="nonzero", neighbouring="replace_one",
                  selector="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
@@ -394,19 +405,22 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         EmptySupportWarning, ConvergenceWarning
             Non-private fits only (see the class notes).
         """
-        X, y = _validate_X_y(self, X, y)
+        return super().fit(X, y)
+
+    def _validate_fit_data(self, X, y):
+        return (*_validate_X_y(self, X, y), None)
+
+    def _fit_private(self, X, y, plan, rng):
+        """Lasso supports on blocks, their counts, the (private) top k."""
         n, d = X.shape
-        plan = self._privacy_plan(n, d, None)
         (k, epsilon, neighbouring, selector, block_support, gamma, alpha, alpha_scale,
          lasso_max_iter, lasso_tol, n_blocks) = dataclasses.astuple(plan.params)
         private = epsilon is not None
-        rng = self._noise_rng()
-        self._check_spend(plan.event, plan.spent)     # before any work on the data
         if k == d:      # every feature: public, nothing to count or select
             self.selected_features_ = np.arange(d)
             self.support_ = np.ones(d, dtype=bool)
             self.n_blocks_ = int(n_blocks)
-            return self._record_spend(plan.event, plan.spent)
+            return
         labels = _block_labels(n, n_blocks, neighbouring, True, rng)
         counts = _support_counts(X, y, labels, n_blocks, alpha, alpha_scale,
                                  k if block_support == "top_k" else None,
@@ -427,23 +441,23 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         self.support_ = np.zeros(d, dtype=bool)
         self.support_[sel] = True
         self.n_blocks_ = int(n_blocks)
-        return self._record_spend(plan.event, plan.spent)
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
         one top-k release on counts of l-infinity sensitivity 1; ``params`` a
         :class:`TwoStageParams`."""
         k, _ = _k_or_all(self.k, n_features, "TwoStageSelector")
-        # epsilon > 0 or None (non-private), neighbouring relation, accountant type
+        # every range is the constraint table's (checked once); the rules between
+        # parameters, and with the data, here
         epsilon, _ = self._check_budget(optional=True)
         private = epsilon is not None
-        neighbouring = check_neighbouring(self.neighbouring)
-        selector = _check_choice(self.selector, "selector", _SELECTORS)
-        block_support = _check_choice(self.block_support, "block_support", ("nonzero", "top_k"))
-        gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
-        alpha, alpha_scale = _check_alpha(self.alpha, self.alpha_scale)
-        lasso_max_iter = check_positive_int(self.lasso_max_iter, "lasso_max_iter")
-        lasso_tol = check_scalar_range(self.lasso_tol, "lasso_tol", low=0.0)
+        neighbouring, selector, block_support = (self.neighbouring, self.selector,
+                                                 self.block_support)
+        gamma, alpha, alpha_scale = float(self.gamma), float(self.alpha), self.alpha_scale
+        if alpha_scale == "block_max" and not alpha < 1.0:
+            raise ValueError(f"alpha must be in (0.0, 1.0) with alpha_scale='block_max', "
+                             f"got {alpha!r}")
+        lasso_max_iter, lasso_tol = int(self.lasso_max_iter), float(self.lasso_tol)
         if self.n_blocks is None:
             n_blocks = max(1, math.isqrt(n_samples))
             if private and neighbouring == "add_remove":
@@ -452,7 +466,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
                               "n_blocks", PrivacyLeakWarning, stacklevel=3)
         else:
             n_blocks = self.n_blocks
-        n_blocks = _check_n_blocks(n_blocks, n_samples)
+        n_blocks = _check_n_blocks(n_blocks, n_samples)   # a rule with the data
         event, spent = (_top_k_privacy(selector, epsilon, k) if private
                         else (None, None))
         return self._plan(event, spent, TwoStageParams(

@@ -53,7 +53,7 @@ from ._dask_multinomial import multinomial_frank_wolfe_over_blocks
 from ...distributed import block_sum, row_aligned, validate_dask_X_y
 from ..._private import sensitivity_factor
 
-__all__ = ["fit_dask"]
+__all__ = ["validate_dask_data", "check_dask_plan", "fit_dask"]
 
 #: Share of the coordinates above which the kernel re-sums the sampler
 #: (``REBUILD_FRACTION`` of ``_fw_fast``).
@@ -175,50 +175,72 @@ class _MultinomialSelector:
                                                     self.rng.bit_generator)
 
 
-def fit_dask(est, X, y):
-    """Fit ``est`` (a FrankWolfeLassoClassifier) on Dask arrays X, y.
+def validate_dask_data(est, X, y):
+    """The template's data step on Dask arrays: ``(X, y on the client, classes)``.
+
+    Every private fit needs the public N: the block sizes are never read as N
+    (l1_bound and max_iter "auto" would take it; the check does not depend on them).
 
     Raises
     ------
     ValueError
-        Two classes with ``solver="standard"`` or a selector other than the
-        grouped sampler (private) or the argmax (non-private); a private fit
-        without ``n_samples_public`` (whatever ``l1_bound`` and ``max_iter``: a
-        distributed fit never takes N from the chunk sizes); ``start="naive_bayes"``
-        with more than two classes (fitted in memory only); the errors of the
-        in-memory fit.
-    RuntimeError
-        Workers lost more often than ``distributed.scheduler.allowed-failures``;
-        nothing is released or charged.
+        A private fit without ``n_samples_public`` (whatever ``l1_bound`` and
+        ``max_iter``: a distributed fit never takes N from the chunk sizes); two
+        classes with ``solver="standard"``; the errors of the in-memory data step.
     """
-    private = est._check_budget()[0] is not None
-    # every private fit needs the public N: the block sizes are never read as N
-    # (l1_bound and max_iter "auto" would take it; the check does not depend on them)
+    private = est.epsilon is not None
     X, y_local, _ = validate_dask_X_y(est, X, y, private=private)
     from sklearn.utils.multiclass import check_classification_targets
 
     check_classification_targets(y_local)
     classes = est._resolve_classes(y_local, private=private)
-    binary = classes.size == 2
-    if binary and est.solver != "fast":
+    if classes.size == 2 and est.solver != "fast":
         raise ValueError("a binary FrankWolfeLassoClassifier on a Dask array needs "
                          f"solver='fast' (Algorithm 2), got solver={est.solver!r}")
-    plan = est._privacy_plan(*X.shape, classes)
-    p, budget = plan.params, plan.params.budget
-    if binary and p.private and p.spec.name != "grouped":
+    return X, y_local, classes
+
+
+def check_dask_plan(est, plan):
+    """What a Dask array supports, from the plan, before the spend is checked: a
+    binary fit uses the grouped sampler (private) or the argmax (non-private); the
+    naive-Bayes start with more than two classes is fitted in memory only.
+
+    Raises
+    ------
+    ValueError
+        A binary fit with a selector other than the grouped sampler (private) or
+        the argmax (non-private); ``start="naive_bayes"`` with more than two
+        classes.
+    """
+    p = plan.params
+    if est.classes_.size != 2:
+        if p.start == "naive_bayes":
+            raise ValueError("start='naive_bayes' with more than two classes is fitted in "
+                             "memory only; on a Dask array use start='zero' (or 'auto')")
+        return
+    if p.private and p.spec.name != "grouped":
         raise ValueError("a private binary FrankWolfeLassoClassifier on a Dask array uses "
                          f"selector='grouped' (or 'auto'), got {est.selector!r}")
-    if binary and not p.private and est.selector not in ("auto", "argmax"):
+    if not p.private and est.selector not in ("auto", "argmax"):
         raise ValueError("a non-private binary FrankWolfeLassoClassifier on a Dask array "
                          f"uses selector='argmax' (or 'auto'), got {est.selector!r}")
-    if not binary and p.start == "naive_bayes":
-        raise ValueError("start='naive_bayes' with more than two classes is fitted in "
-                         "memory only; on a Dask array use start='zero' (or 'auto')")
-    est._check_spend(plan.event, plan.spent)
-    est.classes_ = classes
+
+
+def fit_dask(est, X, y_local, plan, rng):
+    """The template's work for ``est`` (a FrankWolfeLassoClassifier) on Dask arrays
+    (``y_local``: the labels on the client, ``est.classes_`` set by the template).
+
+    Raises
+    ------
+    RuntimeError
+        Workers lost more often than ``distributed.scheduler.allowed-failures``;
+        nothing is released or charged.
+    """
+    classes = est.classes_
+    binary = classes.size == 2
+    p, budget = plan.params, plan.params.budget
     codes = row_aligned(np.searchsorted(classes, y_local).astype(np.float64), X)
     D = X.shape[1]
-    rng = est._noise_rng()
     columns, start = _screened_columns(est, X, codes, p, budget, rng, classes.size)
     n_kept = D if columns is None else columns.size
     bound = 1.0 if p.private else None
@@ -250,7 +272,7 @@ def fit_dask(est, X, y):
     est.screened_features_ = columns
     est.intercept_ = np.zeros(coef.shape[0])
     est.n_iter_ = int(n_done)
-    return est._record_guarantee(budget, gaps, n_done, X.shape[0])
+    est._set_guarantee(budget, gaps, n_done, X.shape[0])
 
 
 def _screened_columns(est, X, codes, p, budget, rng, n_classes):

@@ -1,7 +1,6 @@
 """Frank-Wolfe L1-constrained logistic regression, private and non-private (Raff, Khanna and Lu, 2023)."""
 import dataclasses
 import math
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,9 +11,8 @@ from . import _class_start, _distributed as _fw_distributed, _fw_fast, _kernels,
 from ...distributed import is_dask_array
 from ..._docstrings import fill_doc
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
-from ..._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
-                            CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval,
-                            NEIGHBOURING, NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON,
+from ..._validation import (Boolean, check_positive_int, check_renamed, CLASSES, DELTA_OPEN,
+                            FRACTION_OPEN, Interval, NEIGHBOURING, NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON,
                             renamed_state, SCREENING, validate_params)
 from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
@@ -393,7 +391,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     _fits_dask_arrays = True
 
     _parameter_constraints = {
-        **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": [Options("auto"), *POSITIVE],
+        **PRIVATE_COMMON, "delta": DELTA_OPEN, "l1_bound": [Options("auto"), *POSITIVE],
         "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
         "solver": [Options("fast", "standard")],
         "selector": [Options("auto", *SELECTORS)],
@@ -423,55 +421,29 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, multinomial=False):
-        if isinstance(self.l1_bound, str) and self.l1_bound == "auto":
-            l1_bound = None  # resolved from public quantities (_resolve_auto)
-        else:
-            l1_bound = check_scalar_range(self.l1_bound, "l1_bound", low=0.0, low_open=True)
-        if isinstance(self.max_iter, str) and self.max_iter == "auto":
-            max_iter = None  # resolved from the data's shape (_resolve_auto)
-        else:
-            # one duality gap per step is recorded: more steps than MAX_ITER cannot run
-            max_iter = check_positive_int(self.max_iter, "max_iter", maximum=MAX_ITER)
-        if not (self.screening is None
-                or (isinstance(self.screening, str) and self.screening == "auto")):
-            check_positive_int(self.screening, "screening")
-        screening_fraction = None  # "auto": resolved with the start (_resolve_auto)
-        if not (isinstance(self.screening_fraction, str) and self.screening_fraction == "auto"):
-            screening_fraction = check_scalar_range(self.screening_fraction,
-                                                    "screening_fraction", low=0.0, high=1.0,
-                                                    low_open=True, high_open=True)
-        if not isinstance(self.start, str) or self.start not in STARTS:
-            raise ValueError(f"start must be one of {STARTS}, got {self.start!r}")
-        if not (isinstance(self.start_steps, str) and self.start_steps == "auto"):
-            check_positive_int(self.start_steps, "start_steps", minimum=0)
-        if self.screening_score not in SCREENING_SCORES:
-            raise ValueError(f"screening_score must be one of {SCREENING_SCORES}, got "
-                             f"{self.screening_score!r}")
-        if self.n_samples_public is not None:
-            check_positive_int(self.n_samples_public, "n_samples_public")
+        """The validated parameters as the fit uses them (``"auto"`` left to
+        :meth:`_resolve_auto`).  Their types and ranges are the constraint table's,
+        checked once (:func:`~dptoolkit._validation.validate_params`, at the start
+        of the fit, of :meth:`budget` or of ``plan_spend``); only the rules between
+        parameters are checked here."""
+        l1_bound = None if self.l1_bound == "auto" else float(self.l1_bound)
+        max_iter = None if self.max_iter == "auto" else int(self.max_iter)
+        screening_fraction = (None if self.screening_fraction == "auto"  # with the start
+                              else float(self.screening_fraction))
         epsilon, delta = self._check_budget()
         private = epsilon is not None
-        if self.solver not in ("fast", "standard"):
-            raise ValueError(f"solver must be 'fast' or 'standard', got {self.solver!r}")
         spec = resolve_selector(self.selector, private=private, solver=self.solver,
                                 multinomial=multinomial)
-        refresh_tol = check_scalar_range(self.refresh_tol, "refresh_tol", low=0.0,
-                                         allow_inf=True)
+        refresh_tol = float(self.refresh_tol)
+        # a rule between composition and its deprecated name accounting
         composition = check_renamed(self.composition, self.accounting, name="composition",
                                     old_name="accounting", default="auto",
                                     choices=COMPOSITION_CHOICES)
-        if self.neighbouring not in ("add_remove", "replace_one"):
-            raise ValueError("neighbouring must be 'add_remove' or 'replace_one', got "
-                             f"{self.neighbouring!r}")
-        group_size = 0
-        if self.group_size is not None:
-            group_size = check_positive_int(self.group_size, "group_size")
-        tol = check_scalar_range(self.tol, "tol", low=0.0)
+        group_size = 0 if self.group_size is None else int(self.group_size)
+        tol = float(self.tol)
         if private and tol > 0:
             raise ValueError("tol must be 0 for a private fit: stopping on the gap "
                              "would make the number of steps depend on the data")
-        if not isinstance(self.verbose, numbers.Integral):
-            raise TypeError(f"verbose must be an int, got {type(self.verbose).__name__}")
         return FWParams(l1_bound=l1_bound, max_iter=max_iter, private=private,
                         epsilon=epsilon, delta=delta, spec=spec, refresh_tol=refresh_tol,
                         group_size=group_size, tol=tol,
@@ -505,6 +477,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         """
         n_features = check_positive_int(n_features, "n_features")
         n_classes = check_positive_int(n_classes, "n_classes")
+        validate_params(self)
         p = self._check_params(multinomial=n_classes > 2)
         if not p.private:
             raise ValueError("budget() needs a private estimator (epsilon is None)")
@@ -630,16 +603,26 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         TypeError
             Non-numeric hyper-parameters or data.
         """
-        validate_params(self)
+        return super().fit(X, y)
+
+    def _validate_fit_data(self, X, y):
         if is_dask_array(X):  # X stays on the workers
-            return _fw_distributed.fit_dask(self, X, y)
-        X, y, classes = self._classifier_data(X, y)
-        plan = self._privacy_plan(*X.shape, classes)
-        self._check_spend(plan.event, plan.spent)
-        self.classes_ = classes
+            return _fw_distributed.validate_dask_data(self, X, y)
+        return self._classifier_data(X, y)
+
+    def _check_fit_data(self, X, plan):
+        if is_dask_array(X):
+            _fw_distributed.check_dask_plan(self, plan)
+        return X
+
+    def _fit_private(self, X, y, plan, rng):
+        """Frank-Wolfe on the L1 ball (binary or multinomial), in memory or over a
+        Dask array's blocks."""
+        if is_dask_array(X):
+            return _fw_distributed.fit_dask(self, X, y, plan, rng)
+        classes = self.classes_
         p, budget = plan.params, plan.params.budget
         n_rows = classes.size if classes.size > 2 else 1  # rows of coef_
-        rng = self._noise_rng()
         csr, csc, (n_samples, _), columns, sums = self._kernel_views(
             X, p.private, budget, p, rng, y_codes=(np.searchsorted(classes, y), classes.size),
             index_dtype=_kernels.index_dtype(classes.size, self.solver))
@@ -667,7 +650,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.intercept_ = np.zeros(n_rows)
         self.n_iter_ = int(n_done)
         self.solver_stats_ = _kernels.released_stats(kernel, p.private, classes.size)
-        return self._record_guarantee(budget, gaps, n_done, n_samples)
+        self._set_guarantee(budget, gaps, n_done, n_samples)
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
@@ -685,19 +668,18 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         return self._plan(budget.event, (budget.epsilon, budget.delta),
                           dataclasses.replace(p, budget=budget))
 
-    def _record_guarantee(self, budget, gaps, n_done, n_samples):
-        """Set the privacy attributes after a fit (binary and multinomial) and
-        charge the accountant; a private fit keeps no gap history (it depends on
-        the data)."""
+    def _set_guarantee(self, budget, gaps, n_done, n_samples):
+        """Set the privacy attributes after a fit (binary and multinomial; the
+        template records the plan's spend, ``budget.event``); a private fit keeps no
+        gap history (it depends on the data)."""
         if budget is not None:
             self.gap_history_ = None
             self.epsilon_step_ = budget.epsilon_step
             self.composition_ = budget.composition
-            return self._record_spend(budget.event, (budget.epsilon, budget.delta))
+            return
         self.gap_history_ = gaps[:n_done] / n_samples
         self.epsilon_step_ = None
         self.composition_ = None
-        return self._record_spend(None, None)
 
     def _kernel_views(self, X, private, budget=None, p=None, rng=None, index_dtype=np.int64,
                       y_codes=None):

@@ -10,7 +10,6 @@ public dataset size ``n_samples_public``) is stated in
 """
 import functools
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -22,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..._docstrings import fill_doc
 from ._params import GLMParams, GLMSteps
 from ..._private import data_dependent_warning, PrivateEstimatorMixin
-from ..._validation import (Boolean, check_positive_int, check_scalar_range, check_X_y_named,
+from ..._validation import (Boolean, check_scalar_range, check_X_y_named,
                             CLASSES, DELTA_GAUSSIAN, Interval, Options, POSITIVE,
                             PRIVATE_COMMON)
 from ...accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
@@ -369,48 +368,23 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- checks
     def _check_common(self):
-        if self.loss not in self._losses:
-            raise ValueError(f"loss must be one of {self._losses}, got {self.loss!r}")
-        private = self.epsilon is not None
-        if private:
-            epsilon = check_scalar_range(self.epsilon, "epsilon", low=0.0, low_open=True)
-            delta = check_scalar_range(self.delta, "delta", low=0.0, high=1.0,
-                                       low_open=True, high_open=True)
-        else:
-            epsilon = delta = None
-        alpha = check_scalar_range(self.alpha, "alpha", low=0.0, low_open=True)
+        """The shared parameters as a fit uses them.  Their types and ranges are the
+        constraint table's, validated once at the start of the fit (or of
+        ``plan_spend``); only the rules between parameters are checked here."""
+        epsilon, delta = self._check_budget(optional=True, delta_required=True)
+        private = epsilon is not None
         if self.clip is None:
-            if private:
+            if private:     # a rule between clip and epsilon
                 raise ValueError("clip must be a float > 0 for a private fit (it bounds "
                                  "the sensitivity); clip=None is only for epsilon=None")
             clip = math.inf
         else:
-            clip = check_scalar_range(self.clip, "clip", low=0.0, low_open=True)
-        n_epochs = check_scalar_range(self.n_epochs, "n_epochs", low=0.0, low_open=True,
-                                      high=MAX_N_EPOCHS)
-        if not (isinstance(self.batch_size, str) and self.batch_size == "auto"):
-            if (isinstance(self.batch_size, (bool, np.bool_))
-                    or not isinstance(self.batch_size, numbers.Integral)):
-                raise TypeError("batch_size must be 'auto' or an int, got "
-                                f"{type(self.batch_size).__name__}")
-            if self.batch_size < 1:
-                raise ValueError(f"batch_size must be in [1, n_samples], got {self.batch_size}")
-        if self.normalize not in _NORMALIZE:
-            raise ValueError(f"normalize must be 'l2', 'clip' or None, got {self.normalize!r}")
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise TypeError("fit_intercept must be a bool, got "
-                            f"{type(self.fit_intercept).__name__}")
-        intercept_scaling = check_scalar_range(self.intercept_scaling, "intercept_scaling",
-                                               low=0.0, low_open=True)
-        if not isinstance(self.keep_coef_path, (bool, np.bool_)):
-            raise TypeError("keep_coef_path must be a bool, got "
-                            f"{type(self.keep_coef_path).__name__}")
+            clip = float(self.clip)
         n_public = self.n_samples_public
-        if n_public is not None:
-            n_public = check_positive_int(n_public, "n_samples_public")
-        return GLMParams(private=private, epsilon=epsilon, delta=delta, alpha=alpha,
-                         clip=clip, n_epochs=n_epochs, intercept_scaling=intercept_scaling,
-                         n_samples_public=n_public)
+        return GLMParams(private=private, epsilon=epsilon, delta=delta,
+                         alpha=float(self.alpha), clip=clip, n_epochs=float(self.n_epochs),
+                         intercept_scaling=float(self.intercept_scaling),
+                         n_samples_public=None if n_public is None else int(n_public))
 
     @staticmethod
     def _n_constant(p, n_rows, *, warn=True,
@@ -453,6 +427,12 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         return int(batch_size)
 
     # ------------------------------------------------------------------ data
+    def _validate_fit_data(self, X, y):
+        """The template's data step: ``(X, targets, classes)`` (classes None for a
+        regressor; :meth:`_targets`)."""
+        X, t = self._validate_xy(X, y)
+        return X, t, self.classes_ if isinstance(self, ClassifierMixin) else None
+
     def _validate_xy(self, X, y):
         is_clf = isinstance(self, ClassifierMixin)
         check_X_y_named(X, y, y_numeric=not is_clf)
@@ -534,8 +514,8 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
                 self.intercept_path_ = np.zeros(path.shape[:2])
 
     def _finish(self, w, path, rec_epochs, plan):
-        """Set the fitted attributes shared by every estimator of this family and
-        record the ``plan``'s spend."""
+        """Set the fitted attributes shared by every estimator of this family (the
+        template records the ``plan``'s spend)."""
         steps = plan.params
         self.n_samples_used_ = int(steps.n_constant)
         if path is not None:
@@ -554,7 +534,6 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
             self.sampling_rate_ = None
             self.noise_multiplier_ = None
             self.noise_std_ = None
-        self._record_spend(plan.event, plan.spent)
 
     def _planned_n_classes(self, classes):
         """K of a plan: the label set's size for a classifier (K > 2 checked against

@@ -18,7 +18,7 @@ from ._dask_sgd import sgd_over_blocks
 from ...distributed import is_dask_array, row_aligned, validate_dask_X_y
 from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
-from ..._validation import check_scalar_range, Options, POSITIVE, validate_params
+from ..._validation import Options, POSITIVE
 from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_constraints,
                     _record_steps, transform_rows)
 from ..._estimator import _ClassifierOutputs, _RegressorOutputs, _store_params
@@ -37,18 +37,23 @@ class _BaseSGD(_BaseLinearDP):
                       "too large)",
               warns="Private fit", n_enters=" (hence :math:`q` and the number of steps)")
     def fit(self, X, y):
-        validate_params(self)
+        return super().fit(X, y)
+
+    def _validate_fit_data(self, X, y):
+        if not is_dask_array(X):
+            return super()._validate_fit_data(X, y)
+        # X stays on the workers (_dask_sgd.sgd_over_blocks)
+        X, y_local, _ = validate_dask_X_y(self, X, y, private=self.epsilon is not None)
+        if isinstance(self, ClassifierMixin):
+            check_classification_targets(y_local)
+        t = self._targets(y_local)
+        return X, t, self.classes_ if isinstance(self, ClassifierMixin) else None
+
+    def _fit_private(self, X, t, plan, rng):
+        """DP-SGD (Abadi et al. 2016, Algorithm 1) on the transformed rows, in memory
+        or over a Dask array's blocks."""
         distributed = is_dask_array(X)
-        if distributed:  # X stays on the workers (_dask_sgd.sgd_over_blocks)
-            X, y_local, y = validate_dask_X_y(self, X, y, private=self.epsilon is not None)
-            if isinstance(self, ClassifierMixin):
-                check_classification_targets(y_local)
-            t = self._targets(y_local)
-        else:
-            X, t = self._validate_xy(X, y)
         # K > 2 classes: one multinomial (softmax) model, weights of shape (M, K)
-        classes = getattr(self, "classes_", None) if isinstance(self, ClassifierMixin) else None
-        plan = self._privacy_plan(*X.shape, classes)
         steps, p = plan.params, plan.params.validated
         private, K, N, L, clip = p.private, steps.n_classes, steps.n_constant, \
             steps.batch_size, steps.clip
@@ -59,11 +64,9 @@ class _BaseSGD(_BaseLinearDP):
             M = Xt.shape[1]
         else:
             M = X.shape[1] + bool(self.fit_intercept)
-        self._check_spend(plan.event, plan.spent)
         rec_steps, rec_epochs = _record_steps(n_steps, p.n_epochs)
         if not self.keep_coef_path:
             rec_steps = rec_steps[:0]
-        rng = self._noise_rng()
         step_args = dict(lam=p.alpha, learning_rate=lr, clip=clip,
                          sampling_rate=q if private else 0.0, batch_size=L,
                          denominator=denominator, n_steps=n_steps, noise_std=noise_std,
@@ -103,7 +106,6 @@ class _BaseSGD(_BaseLinearDP):
             raise ValueError(f"SGD diverged (non-finite weights after {done} of {n_steps} "
                              f"steps): learning_rate={lr} is too large for this problem")
         self._finish(theta, trace if self.keep_coef_path else None, rec_epochs, plan)
-        return self
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
@@ -114,8 +116,7 @@ class _BaseSGD(_BaseLinearDP):
         if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
             lr = None  # 1 / beta of the loss, set below from alpha
         else:
-            lr = check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
-                                    low_open=True)
+            lr = float(self.learning_rate)     # validated by the constraint table
         K = self._planned_n_classes(classes)
         # N enters only q = L/N and the number of steps; public for a private fit
         N = self._n_constant(p, n_samples,

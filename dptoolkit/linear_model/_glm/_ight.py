@@ -8,11 +8,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from . import _ight_fast
 from ..._docstrings import fill_doc
-from ..._private import (check_neighbouring, data_dependent_error, PrivateEstimatorMixin,
+from ..._private import (data_dependent_error, PrivateEstimatorMixin,
                          sensitivity_factor)
-from ..._validation import (Boolean, check_positive_int, check_scalar_range, CLASSES,
+from ..._validation import (Boolean, CLASSES,
                             DELTA_GAUSSIAN, FRACTION_OPEN, Interval, NEIGHBOURING,
-                            Options, POSITIVE, PRIVATE_COMMON, SCREENING, validate_params)
+                            Options, POSITIVE, PRIVATE_COMMON, SCREENING)
 from ...accounting import calibrate_parameter, epsilon_of_event
 from ...accounting.events import ComposedEvent, GaussianEvent, SelfComposedEvent, ZCDPEvent
 from ...exceptions import ScreeningUnavailableError
@@ -261,31 +261,21 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         if isinstance(self.sparsity, str) and self.sparsity == "auto":
             sparsity = min(1000, n_features)
         else:
-            sparsity = check_positive_int(self.sparsity, "sparsity")
-        if sparsity > n_features:
+            sparsity = int(self.sparsity)     # ranges: the constraint table (validated)
+        if sparsity > n_features:           # a rule between the parameter and the data
             raise ValueError(f"sparsity must be in [1, n_features] = [1, {n_features}], got "
                              f"{sparsity}")
-        # every step is a full-batch gradient: more than MAX_ITER cannot run
-        max_iter = check_positive_int(self.max_iter, "max_iter", maximum=MAX_ITER)
+        max_iter = int(self.max_iter)
         if isinstance(self.learning_rate, str) and self.learning_rate == "auto":
             eta = None
         else:
-            eta = check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
-                                     low_open=True)
-        bound = check_scalar_range(self.row_norm_bound, "row_norm_bound", low=0.0,
-                                   low_open=True)
-        check_neighbouring(self.neighbouring)
-        if not isinstance(self.clip_data, (bool, np.bool_)):
-            raise TypeError(f"clip_data must be a bool, got {type(self.clip_data).__name__}")
-        if self.n_samples_public is not None:
-            check_positive_int(self.n_samples_public, "n_samples_public")
+            eta = float(self.learning_rate)
+        bound = float(self.row_norm_bound)
         screening = self._screening_size(n_features, sparsity, private)
         return sparsity, max_iter, eta, bound, screening
 
     def _screening_size(self, n_features, sparsity, private):
         """k of the candidate screening, or None (no screening)."""
-        check_scalar_range(self.screening_fraction, "screening_fraction", low=0.0,
-                           high=1.0, low_open=True, high_open=True)
         k = self.screening
         if k is None:
             return None
@@ -294,7 +284,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
                 return None
             k = DEFAULT_N_CANDIDATES
         else:
-            k = check_positive_int(k, "screening")
+            k = int(k)
             if not private:
                 raise ScreeningUnavailableError(
                     "screening needs a private fit (epsilon given); the "
@@ -346,19 +336,25 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         TypeError
             Non-numeric parameters or data.
         """
-        validate_params(self)
+        return super().fit(X, y)
+
+    # private fits: rows above the public L2 bound are clipped (or refused) before
+    # the spend is checked
+    _public_bound = ("l2", "row_norm_bound")
+
+    def _validate_fit_data(self, X, y):
+        # one conversion: the kernel reads CSC arrays, dense input included
         X, y, classes = self._classifier_data(X, y)
-        plan = self._privacy_plan(*X.shape, classes)
-        params = plan.params
+        return sp.csr_array(X), y, classes
+
+    def _fit_private(self, X, y, plan, rng):
+        """The (noisy) iterative gradient hard thresholding (the class docstring)."""
+        params, classes, Xr = plan.params, self.classes_, X
         private, sparsity, max_iter, eta, bound, screening, sigma, n_public = (
             params.private, params.sparsity, params.max_iter, params.learning_rate,
             params.row_norm_bound, params.screening, params.noise_multiplier, params.n_samples)
         # K > 2 classes: one multinomial model, same event (see Notes)
         multinomial = classes.size > 2
-        # one conversion: the kernel reads CSC arrays, dense input included
-        Xr = sp.csr_array(X)
-        if private:
-            Xr = self._enforce_public_bound(Xr, "l2", bound)
         n_rows, n_features = Xr.shape
         if eta is None:     # non-private learning_rate="auto": from the data
             with np.errstate(over="ignore"):
@@ -369,8 +365,6 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             raise ValueError("X has entries too large for float64 arithmetic: the step "
                              "4 / (N max_i ||x_i||_2^2) of learning_rate='auto' is 0 "
                              "(squared row norms overflow beyond about 1e154); rescale X")
-        self._check_spend(plan.event, plan.spent)
-        rng = self._noise_rng()
         columns = None
         factor = sensitivity_factor(self.neighbouring)
         if screening is not None:
@@ -408,11 +402,9 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         self.coef_ = coef
         self.screened_features_ = columns
         self.intercept_ = np.zeros(coef.shape[0])
-        self.classes_ = classes
         self.n_iter_ = max_iter
         self.learning_rate_ = float(eta)
         self.noise_multiplier_ = sigma
-        return self._record_spend(plan.event, plan.spent)
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`);

@@ -109,7 +109,7 @@ from . import _sgd_fast
 from ..._private import data_dependent_error, PrivateEstimatorMixin
 from ..._validation import (CLASSES, DELTA_GAUSSIAN, FRACTION_OPEN, NON_NEGATIVE, POSITIVE,
                             PRIVATE_COMMON, Interval, Options, check_positive_int,
-                            check_scalar_range, check_X_y_named, validate_params)
+                            check_X_y_named, validate_params)
 from ...accounting import calibrate_parameter
 from ...accounting.events import ComposedEvent, GaussianEvent
 from ...distributed import class_feature_sums, is_dask_array, row_aligned, validate_dask_X_y
@@ -433,24 +433,15 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         _store_params(self, locals())
 
     def _check_params(self):
+        """The validated parameters (ranges: the constraint table, checked once by
+        the template) as floats; ``"auto"`` kept."""
         epsilon, delta = self._check_budget(optional=True, delta_required=True)
+        k, f, lr = self.n_features_kept, self.release_fraction, self.learning_rate
         return NBValidated(
-            epsilon=epsilon, delta=delta,
-            k=(self.n_features_kept if self.n_features_kept == "auto" else
-               check_positive_int(self.n_features_kept, "n_features_kept")),
-            f=(self.release_fraction if self.release_fraction == "auto" else
-               check_scalar_range(self.release_fraction, "release_fraction", low=0.0,
-                                  high=1.0, low_open=True, high_open=True)),
-            q=check_scalar_range(self.sampling_rate, "sampling_rate", low=0.0, high=1.0,
-                                 low_open=True),
-            n_epochs=check_scalar_range(self.n_epochs, "n_epochs", low=0.0, low_open=True,
-                                        high=1e4),
-            lr=(self.learning_rate if self.learning_rate == "auto" else
-                check_scalar_range(self.learning_rate, "learning_rate", low=0.0,
-                                   low_open=True)),
-            alpha=check_scalar_range(self.alpha, "alpha", low=0.0),
-            avg=check_scalar_range(self.averaging_fraction, "averaging_fraction", low=0.0,
-                                   high=1.0, low_open=True))
+            epsilon=epsilon, delta=delta, k=k if k == "auto" else int(k),
+            f=f if f == "auto" else float(f), q=float(self.sampling_rate),
+            n_epochs=float(self.n_epochs), lr=lr if lr == "auto" else float(lr),
+            alpha=float(self.alpha), avg=float(self.averaging_fraction))
 
     def _budget(self, p):
         """(sigma_1, sigma_2, T, event) from public quantities."""
@@ -556,29 +547,33 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         BudgetExceededError
             The accountant cannot pay; nothing is computed.
         """
-        validate_params(self)
-        distributed = is_dask_array(X)
-        if distributed:  # X stays on the workers; only y comes to the client
+        return super().fit(X, y)
+
+    def _validate_fit_data(self, X, y):
+        """In memory: X float64 CSR; on a Dask array X stays on the workers and
+        ``y`` is ``(labels on the client, labels by block)``."""
+        if is_dask_array(X):  # X stays on the workers; only y comes to the client
             X, y, y_blocks = validate_dask_X_y(self, X, y, private=self.epsilon is not None)
-        else:
-            check_X_y_named(X, y)
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                                 ensure_all_finite=True, y_numeric=False)
+            check_classification_targets(y)
+            return X, (y, y_blocks), self._resolve_classes(y, private=self.epsilon is not None)
+        check_X_y_named(X, y)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                             ensure_all_finite=True, y_numeric=False)
         check_classification_targets(y)
-        classes = self._resolve_classes(y, private=self.epsilon is not None)
-        n_rows, n_features = X.shape
-        plan = self._privacy_plan(n_rows, n_features, classes)
+        return X, (y, y), self._resolve_classes(y, private=self.epsilon is not None)
+
+    def _fit_private(self, X, y, plan, rng):
+        """Release the class sums, then DP-SGD from naive Bayes (the class docstring)."""
+        (y, y_blocks), classes = y, self.classes_
         p, private, N, k = (plan.params.validated, plan.params.private, plan.params.n_samples,
                             plan.params.k)
         (sigma1, sigma2), n_steps = plan.params.noise_multipliers, plan.params.n_steps
-        self._check_spend(plan.event, plan.spent)
-
-        rng = self._noise_rng()
+        n_features = X.shape[1]
         codes = np.searchsorted(classes, y)
         # (1) the release: per-class sums of unit rows + N(0, sigma1^2) each entry; a
         # row adds to exactly one class's sum, so the L2 sensitivity is 1 for any K
         # (exact sums from the workers when X is a Dask array; the noise is drawn here)
-        sums = class_feature_sums(X, y_blocks if distributed else y, classes,
+        sums = class_feature_sums(X, y_blocks, classes,
                                   normalize_rows=True)
         noisy = sums + rng.normal(0.0, sigma1, sums.shape)
         # (2) post-processing: vocabulary (largest noisy totals) and naive Bayes
@@ -626,7 +621,6 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
             raise data_dependent_error(  # not how many steps ran: that depends on the data
                 f"DP-SGD diverged: learning_rate={p.lr} is too large; lower it")
         theta_avg = trace.mean(axis=0).reshape(theta.shape)
-        self.classes_ = classes
         self.feature_indices_ = columns
         self.log_count_ratios_ = ratios
         self.theta_ = theta_avg
@@ -638,7 +632,6 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         self.noise_multipliers_ = (float(sigma1), float(sigma2)) if private else None
         self.learning_rate_ = float(p.lr)
         self.n_steps_ = n_steps
-        return self._record_spend(plan.event, plan.spent)
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):

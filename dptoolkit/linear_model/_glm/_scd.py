@@ -48,7 +48,7 @@ from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_
                     _record_steps, MAX_N_EPOCHS, primal_objective)
 from ..._estimator import (_ClassifierOutputs, _RegressorOutputs, _softmax, _store_params,
                            ovr_proba)
-from ..._validation import Boolean, Interval, Options, POSITIVE, validate_params
+from ..._validation import Boolean, Interval, Options, POSITIVE
 
 __all__ = ["DPSCDClassifier", "DPSCDRegressor", "primal_objective"]
 
@@ -84,8 +84,7 @@ class _BaseSCD(_BaseLinearDP):
             p = dataclasses.replace(shadow._check_common(), **dict.fromkeys(autos, "auto"))
         else:
             p = self._check_common()
-        if self.variant not in _VARIANTS:
-            raise ValueError(f"variant must be one of {_VARIANTS}, got {self.variant!r}")
+        # rules between parameters (each one's range is the constraint table's)
         if self.variant == "primal" and self.loss == "hinge":
             raise ValueError("variant='primal' needs a smooth loss: exact coordinate "
                              "minimisation of the non-smooth hinge loss in the primal can "
@@ -94,13 +93,7 @@ class _BaseSCD(_BaseLinearDP):
                 and self.variant in ("dual", "sequential")):
             raise ValueError("a private dual fit needs ||x_i|| <= 1 (Damaskinos et al. (2021), Lemma 1): "
                              "use normalize='l2' or 'clip'")
-        if not isinstance(self.perturb_dual, (bool, np.bool_)):
-            raise TypeError("perturb_dual must be a bool, got "
-                            f"{type(self.perturb_dual).__name__}")
-        multi_class = getattr(self, "multi_class", "ovr")
-        if multi_class not in _MULTI_CLASS:
-            raise ValueError(f"multi_class must be one of {_MULTI_CLASS}, got {multi_class!r}")
-        if multi_class == "multinomial" and not self._multinomial_possible():
+        if getattr(self, "multi_class", "ovr") == "multinomial" and not self._multinomial_possible():
             raise ValueError("multi_class='multinomial' needs loss='logistic', "
                              "variant='dual' and perturb_dual=False; use multi_class='ovr'")
         return p
@@ -118,19 +111,18 @@ class _BaseSCD(_BaseLinearDP):
                       "[1, n_features]",
               failure="", warns="Private dual or sequential fit", n_enters="")
     def fit(self, X, y):
-        validate_params(self)
-        X, t = self._validate_xy(X, y)
-        classes = getattr(self, "classes_", None) if isinstance(self, ClassifierMixin) else None
-        plan = self._privacy_plan(*X.shape, classes)
+        return super().fit(X, y)
+
+    def _fit_private(self, X, t, plan, rng):
+        """The variant's coordinate-descent kernel (once, or once a class against the
+        rest) on the transformed rows."""
         steps, p = plan.params, plan.params.validated
         Xt, sq = self._prepare(X, p)
-        self._check_spend(plan.event, plan.spent)
         N, L, clip, q, n_steps = (steps.n_constant, steps.batch_size, steps.clip,
                                   steps.sampling_rate, steps.n_steps)
         lam, private, n_epochs, noise_std = (p.alpha, p.private, p.n_epochs,
                                              steps.noise_std)
         n_models = steps.n_classes if steps.n_classes > 2 else 1
-        rng = self._noise_rng()
         code = _scd_fast.LOSS_CODES[self._kernel_loss()]
         rec_steps, rec_epochs = _record_steps(n_steps, n_epochs)
         if not self.keep_coef_path:
@@ -169,7 +161,6 @@ class _BaseSCD(_BaseLinearDP):
         # alpha is internal state of a private run and is not released
         self.dual_coef_ = None if private else alpha
         self._finish(w, path if self.keep_coef_path else None, rec_epochs, plan)
-        return self
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The fit's plan (:meth:`~dptoolkit._private.PrivateEstimatorMixin._privacy_plan`):
