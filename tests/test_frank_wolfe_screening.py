@@ -124,7 +124,7 @@ def test_estimator_gradient_screening_same_event_other_candidates():
     informative = set(range(N_STOP, N_STOP + N_INFORMATIVE))
     fits = {}
     for score in ("auto", "mass", "gradient"):
-        est = FrankWolfeLassoClassifier(epsilon=8.0, delta=1e-5, screening=K_KEPT,
+        est = FrankWolfeLassoClassifier(epsilon=8.0, delta=1e-5, k=K_KEPT,
                                         screening_score=score, max_iter=30, l1_bound=5.0,
                                         classes=[0, 1], n_samples_public=N_PLANT,
                                         random_state=np.random.default_rng(2))
@@ -158,7 +158,7 @@ def test_multinomial_gradient_screening():
         X[:, 60 + 4 * k:64 + 4 * k] = (rng.random((n, 4)) < 0.4) & (y[:, None] == k)
     X = sp.csr_array(X.astype(np.float64))
     fits = {score: FrankWolfeLassoClassifier(
-        epsilon=8.0, delta=1e-5, screening=30, screening_score=score, max_iter=20,
+        epsilon=8.0, delta=1e-5, k=30, screening_score=score, max_iter=20,
         l1_bound=5.0, classes=[0, 1, 2], n_samples_public=n,
         random_state=np.random.default_rng(0)).fit(X, y) for score in ("mass", "gradient")}
     planted = set(range(60, 72))

@@ -13,7 +13,7 @@ the start), so that:
 * where Frank-Wolfe alone would start from zero (few columns, pure DP) nothing
   changes; an explicit ``start="naive_bayes"`` is honoured on few columns too.
 
-The first three tests fail on the former pipeline (``screening=None`` inside it, so
+The first three tests fail on the former pipeline (``k=None`` inside it, so
 ``start="auto"`` fell back to the zero start).  No statistical assertion.
 """
 import warnings
@@ -72,7 +72,7 @@ def test_the_release_keeps_all_selected_columns(starts):
     X, y = _text_like()
     pipe = _fit(_pipe(), X, y)
     fw = pipe.estimator_
-    assert pipe.support_.sum() == 600 == fw.screening
+    assert pipe.support_.sum() == 600 == fw.k
     np.testing.assert_array_equal(fw.screened_features_, np.arange(600))
     assert fw.coef_.shape == (1, 600)
     assert pipe.estimator.screening == "auto"            # the user's object

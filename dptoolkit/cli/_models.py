@@ -32,7 +32,7 @@ SEARCH_GRIDS = {
     "dp-sgd": {"alpha": [1e-5, 1e-4, 1e-3], "learning_rate": [0.05, 0.1, 0.5]},
     "dp-scd": {"alpha": [1e-5, 1e-4, 1e-3]},
     "dp-ight": {"sparsity": [10, 50, 100]},
-    "dp-nb-logistic": {"n_features_kept": [1000, 5000, 20000]},
+    "dp-nb-logistic": {"k": [1000, 5000, 20000]},
 }
 
 
@@ -76,7 +76,7 @@ class ModelSpec:
 _GENERIC = ("n_samples_public", "neighbouring")
 
 _FW_PARAMS = {"l1_bound": "l1_bound", "max_iter": "max_iter", "solver": "solver",
-              "selector": "selector", "refresh_tol": "refresh_tol",
+              "mechanism": "mechanism", "refresh_tol": "refresh_tol",
               "composition": "composition", "neighbouring": "neighbouring",
               "n_samples_public": "n_samples_public"}
 _LINF = "||x_i||_inf <= 1 (entries clipped to [-1, 1])"
@@ -89,7 +89,7 @@ MODELS = {
         "private by the exponential mechanism", _LINF, dask=True),
     "sparsifier": ModelSpec(
         "sparsifier", SparsifiedLassoClassifier,
-        {"l1_bound": "l1_bound", "max_iter": "max_iter", "selector": "selector",
+        {"l1_bound": "l1_bound", "max_iter": "max_iter", "mechanism": "mechanism",
          "refresh_tol": "refresh_tol", "composition": "composition",
          "neighbouring": "neighbouring", "epsilon_count": "epsilon_count",
          "nonprivate_max_iter": "nonprivate_max_iter"}, True,
@@ -113,10 +113,10 @@ MODELS = {
         {"sparsity": "sparsity", "max_iter": "max_iter", "learning_rate": "learning_rate",
          "neighbouring": "neighbouring", "n_samples_public": "n_samples_public"}, True,
         "DPIGHTClassifier: sparse logistic regression by DP iterative gradient hard "
-        "thresholding", "||x_i||_2 <= row_norm_bound (rows rescaled)"),
+        "thresholding", "||x_i||_2 <= data_norm (rows rescaled)"),
     "dp-nb-logistic": ModelSpec(
         "dp-nb-logistic", DPNBLogisticClassifier,
-        {"n_features_kept": "n_features_kept", "release_fraction": "release_fraction",
+        {"k": "k", "selection_share": "selection_share",
          "sampling_rate": "sampling_rate", "n_epochs": "n_epochs",
          "learning_rate": "learning_rate", "alpha": "alpha",
          "averaging_fraction": "averaging_fraction",
@@ -128,7 +128,7 @@ MODELS = {
         "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
         "PrivateSelectThenFit: DP-SIS selects --k features, then Frank-Wolfe is fitted "
         "on them; the pair spends exactly --epsilon and --delta (the pipeline sets both "
-        "steps' budgets, a share --select-fraction of the budget to DP-SIS)",
+        "steps' budgets, a share --selection-share of the budget to DP-SIS)",
         "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, extra=("k",),
         dask=True),
     "search": ModelSpec(
@@ -143,7 +143,7 @@ MODEL_NAMES = tuple(MODELS) + ("default",)
 SEARCHABLE = tuple(SEARCH_GRIDS)
 
 #: Options that are not estimator parameters, with the models they apply to.
-_EXTRA = {"select_fraction": ("select-then-fit",),
+_EXTRA = {"selection_share": ("select-then-fit",),
           "search_model": ("search",), "grid": ("search",), "n_runs": ("search",)}
 
 
@@ -264,8 +264,8 @@ def build_model(args, classes=None):
             sel_kw["n_samples_public"] = args.n_samples_public
         est = _base("frank-wolfe", args, budget=(None, None), classes=classes)
         kw = {"epsilon": args.epsilon, "delta": args.delta}
-        if args.select_fraction is not None:
-            kw["selection_share"] = args.select_fraction
+        if args.selection_share is not None:
+            kw["selection_share"] = args.selection_share
         return PrivateSelectThenFit(DPSIS(**_with_classes(DPSIS, sel_kw, classes)), est,
                                     **_with_classes(PrivateSelectThenFit, kw, classes))
     if model == "search":

@@ -132,7 +132,7 @@ _ESTIMATOR_OPTIONS = [
     ("l1_bound", _positive_float, None, "radius lambda of the L1 ball"),
     ("max_iter", _int_or_auto, None, "iterations T ('auto' where the model allows it)"),
     ("solver", str, ("fast", "standard"), "Frank-Wolfe solver"),
-    ("selector", str, None, "vertex selector of Frank-Wolfe (see the estimator's docs: "
+    ("mechanism", str, None, "vertex selector of Frank-Wolfe (see the estimator's docs: "
                             "grouped, exponential, noisy_max, laplace, argmax, ...)"),
     ("refresh_tol", _nonnegative_float, None, "staleness bound rho of the fast solver "
                                               "(inf: the paper's Algorithm 2)"),
@@ -155,8 +155,8 @@ _ESTIMATOR_OPTIONS = [
     ("n_epochs", _positive_float, None, "passes over the data"),
     ("variant", str, ("dual", "primal", "sequential"), "DP-SCD variant"),
     ("sparsity", _positive_int, None, "non-zeros kept by hard thresholding"),
-    ("n_features_kept", _positive_int, None, "features kept by the private release"),
-    ("release_fraction", _open_unit, None, "share of the budget of the private release"),
+    ("k", _positive_int, None, "features kept by the private release"),
+    ("selection_share", _open_unit, None, "share of the budget of the private release"),
     ("sampling_rate", _unit_closed, None, "Poisson sampling rate of DP-SGD"),
     ("averaging_fraction", _unit_closed, None, "share of the last iterates averaged"),
     ("k", _positive_int, None, "features DP-SIS selects"),
@@ -370,7 +370,7 @@ def _add_model_option(p):
 
 def _add_composite_options(parser):
     """The options of select-then-fit and of the search (``train`` and ``account``)."""
-    parser.add_argument("--select-fraction", type=_open_unit, default=None,
+    parser.add_argument("--selection-share", type=_open_unit, default=None,
                         help="select-then-fit: DP-SIS's share of the budget, in (0, 1): of "
                              "the zCDP budget rho with --delta, of --epsilon without; "
                              "Frank-Wolfe gets the rest, and the two steps' budgets are "

@@ -214,7 +214,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     noise with :math:`p = 1 - e^{-\varepsilon_1/(\beta-\alpha)}`, clip, multiply by
     ``precision``, clip to ``[0, d]``, round); (3) fit private LASSO (Talwar et al.;
     :class:`FrankWolfeLassoClassifier` at its defaults with :math:`\varepsilon_2` and
-    the given ``selector``: its private candidate screening and, where Frank-Wolfe
+    the given ``mechanism``: its private candidate screening and, where Frank-Wolfe
     alone would take it, its naive-Bayes start; fast kernels: Raff, Khanna and Lu
     (2023), Algorithm 2 with bounded staleness);
     (4) keep the ``c`` largest :math:`|w_j|` of the private weights.  With more than
@@ -261,7 +261,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`\varepsilon_2` = ``epsilon - epsilon_count`` (Khanna, Lu and Raff (2023), Section 4:
     :math:`\varepsilon_1 = 0.05` and reported :math:`\varepsilon = \varepsilon_1 +
     \varepsilon_2`).  ``privacy_spent_`` reports the total (with
-    ``selector="laplace_talwar"`` the private fit's true, slightly larger, epsilon
+    ``mechanism="laplace_talwar"`` the private fit's true, slightly larger, epsilon
     is used instead of :math:`\varepsilon_2`).
 
     **Side channels.**  The label set is public: declare it as ``classes``
@@ -328,7 +328,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     nonprivate_tol : float, default=1e-4
         Duality gap (in units of the mean cross-entropy, :math:`\ln 2` at zero for
         two classes) at which the projected-gradient solver stops, > 0.
-    selector : {"auto", "laplace", "laplace_talwar", "grouped", "exponential", "noisy_max"}, default="auto"
+    mechanism : {"auto", "laplace", "laplace_talwar", "grouped", "exponential", "noisy_max"}, default="auto"
         Vertex selection of the private fit (see :class:`FrankWolfeLassoClassifier`);
         ``"auto"``: the exponential mechanism with zCDP accounting and candidate
         screening (the estimator's default); ``"laplace"`` is private LASSO as in
@@ -427,7 +427,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "precision": POSITIVE,
         "nonprivate_solver": [Options("projected_gradient", "frank_wolfe")],
         "nonprivate_max_iter": [Interval("int", 1, None)], "nonprivate_tol": POSITIVE,
-        "selector": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
+        "mechanism": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
                              "noisy_max")],
         "refresh_tol": [Interval("real", 0.0, math.inf)], "neighbouring": NEIGHBOURING,
         "composition": [Options(*COMPOSITION_CHOICES)], "clip_data": [Boolean()],
@@ -439,7 +439,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon_count=0.05, epsilon=1.0,
                  delta=None, count_bounds="sqrt", precision=1.0,
                  nonprivate_solver="projected_gradient", nonprivate_max_iter=2000,
-                 nonprivate_tol=1e-4, selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
+                 nonprivate_tol=1e-4, mechanism="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", composition="auto", n_samples_public=None,
                  clip_data=True, classes=None, memory=None, accountant=None,
                  random_state=None, accounting="deprecated"):
@@ -466,10 +466,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         check_scalar_range(self.nonprivate_tol, "nonprivate_tol", low=0.0, low_open=True)
         if self.n_samples_public is not None:
             check_positive_int(self.n_samples_public, "n_samples_public")
-        if self.selector not in ("auto", "laplace", "laplace_talwar", "grouped",
+        if self.mechanism not in ("auto", "laplace", "laplace_talwar", "grouped",
                                  "exponential", "noisy_max"):
             raise ValueError("selector must be one of 'auto', 'laplace', 'laplace_talwar', "
-                             f"'grouped', 'exponential', 'noisy_max', got {self.selector!r}")
+                             f"'grouped', 'exponential', 'noisy_max', got {self.mechanism!r}")
         if not isinstance(self.clip_data, (bool, np.bool_)):
             raise TypeError(f"clip_data must be a bool, got {type(self.clip_data).__name__}")
         composition = check_renamed(self.composition, self.accounting, name="composition",
@@ -573,7 +573,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         """The private fit of step (3), with its share ``epsilon`` of the budget."""
         return FrankWolfeLassoClassifier(
             l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=epsilon,
-            delta=self.delta, solver="fast", selector=self.selector,
+            delta=self.delta, solver="fast", mechanism=self.mechanism,
             refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
             composition=composition, n_samples_public=self.n_samples_public,
             clip_data=False, classes=classes, random_state=None)

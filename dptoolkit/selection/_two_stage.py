@@ -321,7 +321,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         raises :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (pass a public value instead).
     block_support : {"nonzero", "top_k"}, default="nonzero"
     neighbouring : {"replace_one", "add_remove"}, default="replace_one"
-    selector : {"canonical_lipschitz", "peeling"}, default="canonical_lipschitz"
+    mechanism : {"canonical_lipschitz", "peeling"}, default="canonical_lipschitz"
     gamma : float, default=0.5
         Loss weight of the canonical Lipschitz mechanism.
     lasso_max_iter, lasso_tol : int, float
@@ -350,7 +350,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
 
     def __init__(self, k=5, *, epsilon=1.0, alpha=0.1, alpha_scale="absolute", n_blocks=None,
                  block_support="nonzero", neighbouring="replace_one",
-                 selector="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
+                 mechanism="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
                  lasso_tol=1e-4, random_state=None, accountant=None):
         self.k = k
         self.epsilon = epsilon
@@ -359,7 +359,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         self.n_blocks = n_blocks
         self.block_support = block_support
         self.neighbouring = neighbouring
-        self.selector = selector
+        self.mechanism = mechanism
         self.gamma = gamma
         self.lasso_max_iter = lasso_max_iter
         self.lasso_tol = lasso_tol
@@ -438,7 +438,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         epsilon, _ = self._check_budget(optional=True)
         private = epsilon is not None
         neighbouring = check_neighbouring(self.neighbouring)
-        selector = _check_choice(self.selector, "selector", _SELECTORS)
+        selector = _check_choice(self.mechanism, "mechanism", _SELECTORS)
         block_support = _check_choice(self.block_support, "block_support", ("nonzero", "top_k"))
         gamma = check_scalar_range(self.gamma, "gamma", low=0.0, high=1.0)
         alpha, alpha_scale = _check_alpha(self.alpha, self.alpha_scale)

@@ -34,12 +34,12 @@ DEFAULT_REFRESH_TOL = 0.3
 #: class docstring).
 STARTS = ("auto", "zero", "naive_bayes")
 
-#: ``screening_fraction="auto"``: the mass screening's share of the zCDP budget.
+#: ``selection_share="auto"``: the mass screening's share of the zCDP budget.
 DEFAULT_SCREENING_FRACTION = 0.25
 
-#: ``screening_fraction="auto"`` with the naive-Bayes start, whose release is the
+#: ``selection_share="auto"`` with the naive-Bayes start, whose release is the
 #: model's main statistic: the share :class:`DPNBLogisticClassifier` gives the
-#: same release (its ``release_fraction``); on the development sets 0.5 lost at
+#: same release (its ``selection_share``); on the development sets 0.5 lost at
 #: epsilon 0.5-1 (docs/studies/frank_wolfe_defaults.rst).
 START_SCREENING_FRACTION = 0.75
 
@@ -103,7 +103,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     solver : {"fast", "standard"}, default="fast"
         ``"fast"``: Algorithm 2 with bounded staleness.  ``"standard"``: Algorithm 1,
         the baseline of every speed comparison (sparse mat-vecs, O(D) passes).
-    selector : str, default="auto"
+    mechanism : str, default="auto"
         How the vertex is chosen.  Non-private: ``"argmax"`` (O(D) scan),
         ``"pairing_heap"``, ``"fibonacci_heap"`` (Algorithm 3; fast solver only).
         Private: ``"grouped"`` (Big-Step Little-Step sampler, Algorithm 4; fast solver
@@ -146,7 +146,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         for the exponential-mechanism selectors when ``delta`` is set, else
         ``"advanced"``.  The Laplace selectors are not bounded range:
         ``"zcdp"`` raises for them.
-    screening : int, "auto" or None, default="auto"
+    k : int, "auto" or None, default="auto"
         Private candidate screening (``dptoolkit.linear_model._frank_wolfe._screening``):
         the Gaussian mechanism on the column masses of the row-normalised data picks
         this many candidate features before the steps, so the exponential mechanism
@@ -158,7 +158,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         (``start``), whose release then keeps every feature as a candidate and
         buys only the start (as inside
         :class:`~dptoolkit.selection.PrivateSelectThenFit`).
-    screening_fraction : float or "auto", default="auto"
+    selection_share : float or "auto", default="auto"
         Share of the zCDP budget :math:`\rho` the screening spends, in (0, 1).
         ``"auto"``: 0.25, and 0.75 with the naive-Bayes start (``start``), whose
         release is the model's main statistic (the share
@@ -279,8 +279,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Work counters: iterations and refreshes, and for non-private fits also the
         rows and non-zeros touched and the selector updates.  Private fits keep only
         the data-independent counters (the others would reveal e.g. nnz(X)).
-    selector_ : str
-        The selector used (``selector="auto"`` resolved).
+    mechanism_ : str
+        The selector used (``mechanism="auto"`` resolved).
 
     Notes
     -----
@@ -310,7 +310,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     larger.  The released model is :math:`w_T`.  With ``start="naive_bayes"``
     the steps start from a function of the screening's released per-class sums
     (post-processing: the event is the screening's Gaussian release and the
-    steps, as for the zero start at the same ``screening_fraction``).  Floating-point effects: each
+    steps, as for the zero start at the same ``selection_share``).  Floating-point effects: each
     selector's draw deviates from the exact law by a per-step
     :math:`(\gamma, \delta_{fp})` (quantisation to 2^-53, and in the grouped sampler
     the maintained sums and the underflow of weights a few hundred nats below the
@@ -369,7 +369,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     Zhang 2015), and for a hard L1 budget with at most :math:`T` non-zeros.  Among
     the solvers here, ``"fast"`` is the faster (measured side by side by
     ``scripts/bench_frank_wolfe.py``: :ref:`study_benchmarking`), and
-    ``selector="auto"`` picks the non-private selector by the shape rule of
+    ``mechanism="auto"`` picks the non-private selector by the shape rule of
     ``nonprivate_fast_selector()``.
 
     References
@@ -384,11 +384,11 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         **PRIVATE_COMMON, "delta": DELTA_OPTIONAL, "l1_bound": [Options("auto"), *POSITIVE],
         "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
         "solver": [Options("fast", "standard")],
-        "selector": [Options("auto", *SELECTORS)],
+        "mechanism": [Options("auto", *SELECTORS)],
         "refresh_tol": [Interval("real", 0.0, math.inf)],
         "neighbouring": NEIGHBOURING, "composition": [Options(*COMPOSITION_CHOICES)],
         "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
-        "screening": SCREENING, "screening_fraction": [Options("auto"), *FRACTION_OPEN],
+        "k": SCREENING, "selection_share": [Options("auto"), *FRACTION_OPEN],
         "start": [Options(*STARTS)], "start_steps": [Options("auto"), Interval("int", 0, None)],
         "screening_score": [Options(*SCREENING_SCORES)],
         "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
@@ -397,9 +397,9 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     }
 
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=1.0, delta=None,
-                 solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", composition="auto", screening="auto",
-                 screening_fraction="auto", screening_score="auto", start="auto",
+                 solver="fast", mechanism="auto", refresh_tol=DEFAULT_REFRESH_TOL,
+                 neighbouring="add_remove", composition="auto", k="auto",
+                 selection_share="auto", screening_score="auto", start="auto",
                  start_steps="auto", n_samples_public=None, group_size=None,
                  clip_data=True, tol=0.0, classes=None, accountant=None, random_state=None,
                  verbose=0, accounting="deprecated"):
@@ -420,13 +420,13 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         else:
             # one duality gap per step is recorded: more steps than MAX_ITER cannot run
             max_iter = check_positive_int(self.max_iter, "max_iter", maximum=MAX_ITER)
-        if not (self.screening is None
-                or (isinstance(self.screening, str) and self.screening == "auto")):
-            check_positive_int(self.screening, "screening")
-        screening_fraction = None  # "auto": resolved with the start (_resolve_auto)
-        if not (isinstance(self.screening_fraction, str) and self.screening_fraction == "auto"):
-            screening_fraction = check_scalar_range(self.screening_fraction,
-                                                    "screening_fraction", low=0.0, high=1.0,
+        if not (self.k is None
+                or (isinstance(self.k, str) and self.k == "auto")):
+            check_positive_int(self.k, "k")
+        selection_share = None  # "auto": resolved with the start (_resolve_auto)
+        if not (isinstance(self.selection_share, str) and self.selection_share == "auto"):
+            selection_share = check_scalar_range(self.selection_share,
+                                                    "selection_share", low=0.0, high=1.0,
                                                     low_open=True, high_open=True)
         if not isinstance(self.start, str) or self.start not in STARTS:
             raise ValueError(f"start must be one of {STARTS}, got {self.start!r}")
@@ -441,7 +441,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         private = epsilon is not None
         if self.solver not in ("fast", "standard"):
             raise ValueError(f"solver must be 'fast' or 'standard', got {self.solver!r}")
-        spec = resolve_selector(self.selector, private=private, solver=self.solver,
+        spec = resolve_selector(self.mechanism, private=private, solver=self.solver,
                                 multinomial=multinomial)
         refresh_tol = check_scalar_range(self.refresh_tol, "refresh_tol", low=0.0,
                                          allow_inf=True)
@@ -463,7 +463,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         return FWParams(l1_bound=l1_bound, max_iter=max_iter, private=private,
                         epsilon=epsilon, delta=delta, spec=spec, refresh_tol=refresh_tol,
                         group_size=group_size, tol=tol,
-                        screening_fraction=screening_fraction, composition=composition)
+                        selection_share=selection_share, composition=composition)
 
     def budget(self, n_features, n_classes=2, n_samples=None):
         """The budget split a private fit on ``n_features`` features would use.
@@ -513,7 +513,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             neighbouring=self.neighbouring,
                             lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
                             composition=p.composition,
-                            screening_fraction=p.screening_fraction if p.screening else 0.0,
+                            selection_share=p.selection_share if p.screening else 0.0,
                             n_candidates=p.screening or None)
 
     def _screening_score(self):
@@ -521,7 +521,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         return "mass" if self.screening_score == "auto" else self.screening_score
 
     def _resolve_auto(self, p, shape, warn=True, n_classes=1, zero_start=False):
-        """``screening``, ``screening_fraction``, ``l1_bound``, ``max_iter``, ``start``
+        """``k``, ``selection_share``, ``l1_bound``, ``max_iter``, ``start``
         and ``start_steps`` ``"auto"`` resolved for data of ``shape``
         (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`).
 
@@ -541,13 +541,13 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             start = "naive_bayes"
         elif self.start == "auto" and p.private and n_classes <= 2 and not zero_start:
             start = "naive_bayes"    # if the fit screens (below)
-        fraction = p.screening_fraction
+        fraction = p.selection_share
         if fraction is None:
             fraction = (START_SCREENING_FRACTION if start != "zero"
                         else DEFAULT_SCREENING_FRACTION)
         p = resolve_auto(
-            dataclasses.replace(p, screening_fraction=fraction),
-            screening=self.screening, n_features=n_features, n_classes=n_classes,
+            dataclasses.replace(p, selection_share=fraction),
+            screening=self.k, n_features=n_features, n_classes=n_classes,
             advanced=p.composition == "advanced", neighbouring=self.neighbouring,
             keep_all=start != "zero",
             n_samples=lambda: self._n_samples(n_rows, private=warn,
@@ -634,7 +634,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             index_dtype=_kernels.index_dtype(classes.size, self.solver))
         kernel, spec = _kernels.make_kernel(
             y=y, classes=classes, csr=csr, csc=csc, p=p, solver=self.solver,
-            selector=self.selector, kernel_parameter=budget.kernel_parameter if budget else 0.0,
+            selector=self.mechanism, kernel_parameter=budget.kernel_parameter if budget else 0.0,
             bit_generator=rng.bit_generator)
         if p.start == "naive_bayes":  # post-processing of the screening's release
             noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
@@ -645,7 +645,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         # kernel gaps are sum-form; private gaps can be negative (ascent vertices)
         stop = p.tol * n_samples if p.tol > 0 else -np.inf
         n_done = self._run(kernel, p.max_iter, gaps, stop)
-        self.selector_ = spec.name
+        self.mechanism_ = spec.name
         self.l1_bound_ = float(p.l1_bound)
         self.coef_ = _fw_multinomial.expand_columns(kernel.coef().reshape(n_rows, -1),
                                                     columns, X.shape[1])

@@ -45,7 +45,7 @@ def make_kernel(*, y, classes, csr, csc, p, solver, selector, kernel_parameter,
         Checked and resolved parameters (``l1_bound``, ``spec``, ``private``,
         ``refresh_tol``, ``group_size``).
     solver, selector : str
-        The estimator's ``solver`` and ``selector`` (``selector="auto"`` of a
+        The estimator's ``solver`` and ``selector`` (``mechanism="auto"`` of a
         non-private fast fit is resolved here, from the shape and nnz of X).
     kernel_parameter : float
         Exponential-mechanism coefficient or Laplace scale (0 without privacy).

@@ -69,7 +69,7 @@ __all__ = ["SCREENING_SCORES", "column_masses", "screening_statistic", "screenin
            "START_THRESHOLD", "naive_bayes_start", "START_COORDINATES_PER_STEP",
            "start_steps"]
 
-#: Candidate features kept by ``screening="auto"``: at least the number of
+#: Candidate features kept by ``k="auto"``: at least the number of
 #: steps the automatic ``max_iter`` takes for N epsilon up to 2.6e5, and
 #: ln(2k) = 9.0 against ln(2^21) = 14.6 for hashed text.
 DEFAULT_N_CANDIDATES = 4096
