@@ -36,7 +36,7 @@ def _check_out_path(flag, path):
 
 def _check_model_options(args):
     model = _models.resolve_model(args.model)
-    dests = [d for d, *_ in _ESTIMATOR_OPTIONS] + ["selection_share", "search_model",
+    dests = [d for d, *_ in _ESTIMATOR_OPTIONS] + ["search_model",
                                                     "grid", "n_runs"]
     for dest in dests:
         if getattr(args, dest, None) is not None and not _models.option_applies(dest, args):

@@ -125,11 +125,13 @@ MODELS = {
         "private release of the per-class sums picks the vocabulary and the scaling, "
         "then DP-SGD)", "rows normalised to ||x_i||_2 = 1 (a local operation)", dask=True),
     "select-then-fit": ModelSpec(
-        "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k"), False,
+        "select-then-fit", FrankWolfeLassoClassifier, dict(_FW_PARAMS, k="k", selection_share="selection_share"),
+        False,
         "PrivateSelectThenFit: DP-SIS selects --k features, then Frank-Wolfe is fitted "
         "on them; the pair spends exactly --epsilon and --delta (the pipeline sets both "
         "steps' budgets, a share --selection-share of the budget to DP-SIS)",
-        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, extra=("k",),
+        "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF,
+        extra=("k", "selection_share"),
         dask=True),
     "search": ModelSpec(
         "search", None, {}, None,
@@ -143,8 +145,7 @@ MODEL_NAMES = tuple(MODELS) + ("default",)
 SEARCHABLE = tuple(SEARCH_GRIDS)
 
 #: Options that are not estimator parameters, with the models they apply to.
-_EXTRA = {"selection_share": ("select-then-fit",),
-          "search_model": ("search",), "grid": ("search",), "n_runs": ("search",)}
+_EXTRA = {"search_model": ("search",), "grid": ("search",), "n_runs": ("search",)}
 
 
 def resolve_model(name):

@@ -132,7 +132,7 @@ _ESTIMATOR_OPTIONS = [
     ("l1_bound", _positive_float, None, "radius lambda of the L1 ball"),
     ("max_iter", _int_or_auto, None, "iterations T ('auto' where the model allows it)"),
     ("solver", str, ("fast", "standard"), "Frank-Wolfe solver"),
-    ("mechanism", str, None, "vertex selector of Frank-Wolfe (see the estimator's docs: "
+    ("mechanism", str, None, "how Frank-Wolfe's vertex is chosen (see the estimator's docs: "
                             "grouped, exponential, noisy_max, laplace, argmax, ...)"),
     ("refresh_tol", _nonnegative_float, None, "staleness bound rho of the fast solver "
                                               "(inf: the paper's Algorithm 2)"),
@@ -155,29 +155,20 @@ _ESTIMATOR_OPTIONS = [
     ("n_epochs", _positive_float, None, "passes over the data"),
     ("variant", str, ("dual", "primal", "sequential"), "DP-SCD variant"),
     ("sparsity", _positive_int, None, "non-zeros kept by hard thresholding"),
-    ("k", _positive_int, None, "features kept by the private release"),
-    ("selection_share", _open_unit, None, "share of the budget of the private release"),
+    ("selection_share", _open_unit, None,
+     "share of the budget given to the selection stage, in (0, 1) (dp-nb-logistic: the "
+     "private release; select-then-fit: DP-SIS, of the zCDP budget rho with --delta, of "
+     "--epsilon without, the two steps calibrated so that their composition spends "
+     "exactly --epsilon and --delta)"),
     ("sampling_rate", _unit_closed, None, "Poisson sampling rate of DP-SGD"),
     ("averaging_fraction", _unit_closed, None, "share of the last iterates averaged"),
-    ("k", _positive_int, None, "features DP-SIS selects"),
+    ("k", _positive_int, None, "features kept by the selection stage (dp-nb-logistic: "
+                               "the private release; select-then-fit: DP-SIS)"),
 ]
 
 
 def _flag(dest):
     return "--" + dest.replace("_", "-")
-
-
-#: Former spellings of renamed estimator options, still accepted (with a note).
-_RENAMED_FLAGS = {"composition": "--accounting"}
-
-
-class _RenamedFlag(argparse.Action):
-    """The former spelling of an option: stores into the option's dest, with a note."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"note: {option_string} was renamed {_flag(self.dest)}; the old spelling "
-              "will be removed", file=sys.stderr)
-        setattr(namespace, self.dest, values)
 
 
 def _default_text(dest):
@@ -191,6 +182,8 @@ def _default_text(dest):
         if dest == "k" and name == "select-then-fit":
             from ..selection import DPSIS
             cls = DPSIS
+        elif dest == "selection_share" and name == "select-then-fit":
+            cls = _models.PrivateSelectThenFit
         by_model[name] = _models.default_of(cls, param)
     values = {repr(v) for v in by_model.values()}
     if len(values) == 1:
@@ -370,13 +363,6 @@ def _add_model_option(p):
 
 def _add_composite_options(parser):
     """The options of select-then-fit and of the search (``train`` and ``account``)."""
-    parser.add_argument("--selection-share", type=_open_unit, default=None,
-                        help="select-then-fit: DP-SIS's share of the budget, in (0, 1): of "
-                             "the zCDP budget rho with --delta, of --epsilon without; "
-                             "Frank-Wolfe gets the rest, and the two steps' budgets are "
-                             "calibrated so that their composition spends exactly --epsilon "
-                             "and --delta (default: "
-                             f"{_models.default_of(_models.PrivateSelectThenFit, 'selection_share')})")
     parser.add_argument("--search-model", choices=SEARCHABLE, default=None,
                         help=f"search: the model searched (default: {DEFAULT_MODEL})")
     parser.add_argument("--grid", type=_grid_item, action="append", default=None,
@@ -420,9 +406,6 @@ def _add_estimator_options(p):
     for dest, typ, choices, text in _ESTIMATOR_OPTIONS:
         p.add_argument(_flag(dest), dest=dest, type=typ, choices=choices, default=None,
                        help=f"{text}; applies to {_default_text(dest)}")
-        if dest in _RENAMED_FLAGS:
-            p.add_argument(_RENAMED_FLAGS[dest], dest=dest, type=typ, choices=choices,
-                           default=None, action=_RenamedFlag, help=argparse.SUPPRESS)
 
 
 # ---------------------------------------------------------------------------

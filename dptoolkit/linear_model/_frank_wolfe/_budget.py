@@ -192,11 +192,11 @@ def resolve_selector(selector, *, private, solver, multinomial):
     if selector not in allowed:
         kind = "private" if private else "non-private"
         where = "with more than two classes the " if multinomial else "for a "
-        raise ValueError(f"{where}{kind} fit the selector must be 'auto' or one of "
+        raise ValueError(f"{where}{kind} fit the mechanism must be 'auto' or one of "
                          f"{allowed}, got {selector!r}")
     spec = SELECTORS[selector]
     if not multinomial and solver not in spec.solvers:
-        raise ValueError(f"selector {selector!r} needs solver='fast'")
+        raise ValueError(f"mechanism {selector!r} needs solver='fast'")
     return spec
 
 
