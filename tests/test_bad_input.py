@@ -514,26 +514,24 @@ case("calibrate_parameter-low-above-high",
 case("calibrate_parameter-make-event-not-callable",
      lambda: acc.calibrate_parameter(3, target_epsilon=1.0, delta=1e-5, low=0.1, high=10.0),
      Raises(TypeError, r"make_event"))
-case("calibrate_parameter-method-unknown",
+case("calibrate_parameter-composition-unknown",
      lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1.0,
                                      delta=1e-5, low=0.1, high=100.0, increasing=False,
-                                     method="magic"),
-     Raises(ValueError, r"method"))
+                                     composition="magic"),
+     Raises(ValueError, r"composition"))
 case("epsilon_of_event-not-an-event", lambda: acc.epsilon_of_event("laplace", 1e-5),
      Raises(TypeError, r"event"))
 case("epsilon_of_event-delta-negative",
      lambda: acc.epsilon_of_event(ev.PureDPEvent(1.0), -0.1),
      Raises(ValueError, r"delta"))
-case("epsilon_of_event-method-unknown",
-     lambda: acc.epsilon_of_event(ev.PureDPEvent(1.0), 1e-5, method="magic"),
-     Raises(ValueError, r"method"))
+case("epsilon_of_event-composition-unknown",
+     lambda: acc.epsilon_of_event(ev.PureDPEvent(1.0), 1e-5, composition="magic"),
+     Raises(ValueError, r"composition"))
 case("epsilon_of_event-huge-count",
      lambda: acc.epsilon_of_event(ev.SelfComposedEvent(ev.GaussianEvent(1.0), 2**64), 1e-5),
      Accepts(lambda r: (r[0] if isinstance(r, tuple) else r) > 1e6, "a huge epsilon"))
 case("PrivacyAccountant-composition-unknown",
      lambda: acc.PrivacyAccountant(composition="magic"), Raises(ValueError, r"composition"))
-case("PrivacyAccountant-method-unknown", lambda: acc.PrivacyAccountant(method="magic"),
-     Raises(ValueError, r"composition.*deprecated method"))
 case("PrivacyAccountant-compose-count-zero",
      lambda: acc.PrivacyAccountant().compose(ev.PureDPEvent(1.0), count=0),
      Raises(ValueError, r"count"))
@@ -1653,7 +1651,7 @@ for _cls in (mech.Laplace, mech.Gaussian, mech.GaussianAnalytic):
 BAD_VALUES = {
     "delta": -0.1, "n_samples_public": 0, "accountant": "basic", "random_state": 1.5,
     "classes": 3, "l1_bound": -1.0, "max_iter": 0, "solver": "magic",
-    "mechanism": "magic", "composition": "magic", "accounting": "magic",
+    "mechanism": "magic", "composition": "magic",
     "neighbouring": "magic", "loss": "magic",
     "penalty": "magic", "sampling": "magic", "subproblem_solver": "magic",
     "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic",
@@ -1664,15 +1662,15 @@ BAD_VALUES = {
     "nonprivate_tol": 0.0, "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
     "n_epochs": 0, "perturb_dual": "yes", "fit_intercept": "yes",
     "intercept_scaling": 0.0, "keep_coef_path": "yes", "learning_rate": -0.1,
-    "sparsity": 0, "data_norm": -1.0, "k": 0,
-    "selection_share": 1.5, "sampling_rate": 0.0, "averaging_fraction": 0.0,
+    "sparsity": 0, "data_norm": -1.0,
+    "sampling_rate": 0.0, "averaging_fraction": 0.0,
     "groups": "x", "n_jobs": 0, "step_size": -1.0, "n_inner": 0, "max_outer": 0,
     "warm_start": "yes", "working_set": "yes", "variance_reduction": "yes",
 }
 #: Further bad values of the parameters the audit found accepted without epsilon.
 MORE_BAD_VALUES = [("l1_bound", math.nan), ("l1_bound", True), ("delta", math.nan),
                    ("delta", 1.0), ("delta", "magic"), ("max_iter", -1.0),
-                   ("refresh_tol", math.nan), ("composition", 0), ("accounting", 0),
+                   ("refresh_tol", math.nan), ("composition", 0),
                    ("neighbouring", 1.5),
                    ("clip_data", 0), ("random_state", "magic"),
                    ("selection_share", "magic"), ("start", 0), ("start_steps", 1.5)]

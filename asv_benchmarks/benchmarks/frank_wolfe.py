@@ -95,8 +95,8 @@ def _prepared(source):
 
 
 # Settings fixed explicitly (the estimator's defaults are max_iter="auto",
-# k="auto", accounting="auto"): the Table 3 setting of the README.
-FIXED = dict(k=None, accounting="advanced")
+# k="auto", composition="auto"): the Table 3 setting of the README.
+FIXED = dict(k=None, composition="advanced")
 
 
 def _estimator(solver, selector, private, max_iter):

@@ -10,10 +10,9 @@ from sklearn.utils.validation import check_memory
 
 from .._docstrings import fill_doc
 from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
-from .._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
+from .._validation import (Boolean, check_positive_int, check_choice, check_scalar_range,
                            Checked, CLASSES, DELTA_OPTIONAL, Interval,
-                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, renamed_state,
-                           validate_params)
+                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, validate_params)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from .._estimator import _ClassifierOutputs, _store_params
@@ -193,7 +192,7 @@ def _check_memory(value):
 class SparsifierParams:
     """The validated parameters of a Sparsifier fit (its plan's ``params``):
     epsilon None for a non-private fit; ``count_bounds`` checked for ``n_coef``;
-    ``composition`` under its current name (``accounting`` resolved)."""
+    ``composition`` checked."""
     epsilon: float
     epsilon_count: float
     precision: float
@@ -369,7 +368,6 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         a release): fresh OS entropy.  A seed or a Generator makes the noise
         reproducible by whoever knows it (a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning`, once per process).
-    %(deprecated_accounting)s
 
     Attributes
     ----------
@@ -431,7 +429,6 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                              "noisy_max")],
         "refresh_tol": [Interval("real", 0.0, math.inf)], "neighbouring": NEIGHBOURING,
         "composition": [Options(*COMPOSITION_CHOICES)], "clip_data": [Boolean()],
-        "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
         "classes": CLASSES,
         "memory": [None, Checked(_check_memory, "a str or a joblib.Memory")],
     }
@@ -442,12 +439,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                  nonprivate_tol=1e-4, mechanism="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", composition="auto", n_samples_public=None,
                  clip_data=True, classes=None, memory=None, accountant=None,
-                 random_state=None, accounting="deprecated"):
+                 random_state=None):
         _store_params(self, locals())
-
-    def __setstate__(self, state):
-        # models saved before ``accounting`` became ``composition``
-        super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     def _check_params(self):
         epsilon, _ = self._check_budget(optional=True)
@@ -468,13 +461,11 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             check_positive_int(self.n_samples_public, "n_samples_public")
         if self.mechanism not in ("auto", "laplace", "laplace_talwar", "grouped",
                                  "exponential", "noisy_max"):
-            raise ValueError("selector must be one of 'auto', 'laplace', 'laplace_talwar', "
+            raise ValueError("mechanism must be one of 'auto', 'laplace', 'laplace_talwar', "
                              f"'grouped', 'exponential', 'noisy_max', got {self.mechanism!r}")
         if not isinstance(self.clip_data, (bool, np.bool_)):
             raise TypeError(f"clip_data must be a bool, got {type(self.clip_data).__name__}")
-        composition = check_renamed(self.composition, self.accounting, name="composition",
-                                    old_name="accounting", default="auto",
-                                    choices=COMPOSITION_CHOICES)
+        composition = check_choice(self.composition, "composition", COMPOSITION_CHOICES)
         return epsilon, epsilon_count, precision, nonprivate_max_iter, composition
 
     @fill_doc

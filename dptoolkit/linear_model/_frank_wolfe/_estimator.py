@@ -12,10 +12,10 @@ from . import _distributed as _fw_distributed, _fw_fast, _kernels, _multinomial 
 from ...distributed import is_dask_array
 from ..._docstrings import fill_doc
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
-from ..._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
+from ..._validation import (Boolean, check_positive_int, check_choice, check_scalar_range,
                             CLASSES, DELTA_OPTIONAL, FRACTION_OPEN, Interval,
                             NEIGHBOURING, NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON,
-                            renamed_state, SCREENING, validate_params)
+                            SCREENING, validate_params)
 from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (COMPOSITION_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
@@ -233,7 +233,6 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         fit given one warns (PrivacyLeakWarning, once per process).
     verbose : int, default=0
         If > 0, show a tqdm progress bar (the kernel then runs in ~100 chunks).
-    %(deprecated_accounting)s
 
     Attributes
     ----------
@@ -387,7 +386,6 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "mechanism": [Options("auto", *SELECTORS)],
         "refresh_tol": [Interval("real", 0.0, math.inf)],
         "neighbouring": NEIGHBOURING, "composition": [Options(*COMPOSITION_CHOICES)],
-        "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
         "k": SCREENING, "selection_share": [Options("auto"), *FRACTION_OPEN],
         "start": [Options(*STARTS)], "start_steps": [Options("auto"), Interval("int", 0, None)],
         "screening_score": [Options(*SCREENING_SCORES)],
@@ -402,12 +400,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                  selection_share="auto", screening_score="auto", start="auto",
                  start_steps="auto", n_samples_public=None, group_size=None,
                  clip_data=True, tol=0.0, classes=None, accountant=None, random_state=None,
-                 verbose=0, accounting="deprecated"):
+                 verbose=0):
         _store_params(self, locals())
-
-    def __setstate__(self, state):
-        # models saved before ``accounting`` became ``composition``
-        super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, multinomial=False):
@@ -445,9 +439,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                 multinomial=multinomial)
         refresh_tol = check_scalar_range(self.refresh_tol, "refresh_tol", low=0.0,
                                          allow_inf=True)
-        composition = check_renamed(self.composition, self.accounting, name="composition",
-                                    old_name="accounting", default="auto",
-                                    choices=COMPOSITION_CHOICES)
+        composition = check_choice(self.composition, "composition", COMPOSITION_CHOICES)
         if self.neighbouring not in ("add_remove", "replace_one"):
             raise ValueError("neighbouring must be 'add_remove' or 'replace_one', got "
                              f"{self.neighbouring!r}")
