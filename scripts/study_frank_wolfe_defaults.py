@@ -8,7 +8,7 @@ at its defaults (``l1_bound`` and ``max_iter`` "auto") and at the former default
 ``--against screening`` compares instead with the former candidate screening
 (``k=4096``, ``selection_share=0.1``; now at least 1024 candidates and
 0.25 of the budget).  ``--against score`` compares the default screening score
-(the column masses) with ``screening_score="gradient"`` (the label-signed sums,
+(the column masses) with the gradient score (the label-signed sums,
 ranked by the loss gradient at the zero model), at ``--candidates`` candidates
 (default: "auto") and ``--fraction`` of the budget (default: the estimator's) for
 both.  ``--against start`` compares the default start (``"auto"``: the naive-Bayes
@@ -77,7 +77,7 @@ def main():
                         default="former",
                         help="former: l1_bound=50, T=(N eps)^(2/3); screening: "
                              "k=4096, selection_share=0.1; score: "
-                             "screening_score='gradient'; start: start='zero'")
+                             "the gradient screening score; start: start='zero'")
     parser.add_argument("--candidates", type=int, default=None,
                         help="--against score: candidates kept by both (default: auto)")
     parser.add_argument("--fraction", type=float, default=None,
@@ -106,7 +106,7 @@ def main():
                 both["k"] = args.candidates
             if args.fraction is not None:
                 both["selection_share"] = args.fraction
-            settings = {"new": both, "old": dict(both, screening_score="gradient")}
+            settings = {"new": both, "old": dict(both, _screening_score="gradient")}
         elif args.against == "start":
             old_T = "auto"
             start = {}
@@ -120,12 +120,17 @@ def main():
         acc, fitted, spread = {}, {}, {}
         for name, kw in settings.items():
             scores = []
+            kw = dict(kw)
+            score = kw.pop("_screening_score", None)   # the internal constant, replaced
             for seed in range(args.seeds):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # the study's seeds are not a release
                     clf = FrankWolfeLassoClassifier(
                         epsilon=eps, delta=args.delta, n_samples_public=N,
-                        classes=classes, random_state=seed, **kw).fit(X, y)
+                        classes=classes, random_state=seed, **kw)
+                    if score is not None:
+                        clf._screening_score = lambda score=score: score
+                    clf.fit(X, y)
                 scores.append(clf.score(Xt, yt))
             acc[name], fitted[name] = np.mean(scores), clf
             spread[name] = np.std(scores, ddof=1) / np.sqrt(len(scores)) if len(scores) > 1 else 0

@@ -952,8 +952,6 @@ case("FrankWolfe-selector-unknown", lambda: _fit("FrankWolfe", Xd, y01, mechanis
      Raises(ValueError, r"mechanism"))
 case("FrankWolfe-refresh-tol-negative", lambda: _fit("FrankWolfe", Xd, y01, refresh_tol=-1.0),
      Raises(ValueError, r"refresh_tol"))
-case("FrankWolfe-group-size-zero", lambda: _fit("FrankWolfe", Xd, y01, group_size=0),
-     Raises(ValueError, r"group_size"))
 case("FrankWolfe-clip-data-string", lambda: _fit("FrankWolfe", Xd, y01, clip_data="yes"),
      Raises(TypeError, r"clip_data"))
 case("FrankWolfe-X-out-of-bound-no-clip",
@@ -1656,8 +1654,8 @@ BAD_VALUES = {
     "penalty": "magic", "sampling": "magic", "subproblem_solver": "magic",
     "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic",
     "normalize": "l7", "refresh_tol": -1.0, "k": 0, "selection_share": 2.0,
-    "screening_score": "magic", "start": "magic", "start_steps": -1,
-    "group_size": 0, "clip_data": "yes", "tol": -1.0, "verbose": -1,
+    "start": "magic", "start_steps": -1,
+    "clip_data": "yes", "tol": -1.0, "verbose": -1,
     "epsilon_count": 0.0, "precision": -1.0, "nonprivate_max_iter": 0,
     "nonprivate_tol": 0.0, "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
     "n_epochs": 0, "perturb_dual": "yes", "fit_intercept": "yes",
@@ -1666,6 +1664,7 @@ BAD_VALUES = {
     "sampling_rate": 0.0, "averaging_fraction": 0.0,
     "groups": "x", "n_jobs": 0, "step_size": -1.0, "n_inner": 0, "max_outer": 0,
     "warm_start": "yes", "working_set": "yes", "variance_reduction": "yes",
+    "screening": "yes",   # DSAL's Gap Safe rule (a bool)
 }
 #: Further bad values of the parameters the audit found accepted without epsilon.
 MORE_BAD_VALUES = [("l1_bound", math.nan), ("l1_bound", True), ("delta", math.nan),

@@ -983,12 +983,15 @@ def _fw(**kw):
                                         "start": "zero", **kw})
 
 
-def _fw_fit(X, y, rng, **kw):
+def _fw_fit(X, y, rng, screening_score=None, **kw):
     from dptoolkit.exceptions import DataClippedWarning
 
+    model = _fw(random_state=rng, **kw)
+    if screening_score is not None:   # the internal SCREENING_SCORE replaced
+        model._screening_score = lambda: screening_score
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        model = _fw(random_state=rng, **kw).fit(X, y)
+        model = model.fit(X, y)
     clipped = any(issubclass(w.category, DataClippedWarning) for w in seen)
     return model, clipped
 
@@ -1037,7 +1040,7 @@ def test_frank_wolfe_on_dask_naive_bayes_start(live):
 
 
 def test_frank_wolfe_on_dask_gradient_screening(live):
-    """``screening_score="gradient"``: the label-signed column sums are summed over
+    """The gradient screening score: the label-signed column sums are summed over
     the blocks and noised on the client; the same candidates, model, event and
     generator state as in memory, and other candidates than the mass screening."""
     X, y = _fw_data()

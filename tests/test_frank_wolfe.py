@@ -316,7 +316,6 @@ def test_verbose_runs_in_chunks(capsys):
     (dict(solver="standard", mechanism="pairing_heap"), ValueError, "solver='fast'"),
     (dict(refresh_tol=-0.1), ValueError, "refresh_tol"),
     (dict(neighbouring="swap"), ValueError, "neighbouring"),
-    (dict(group_size=0), ValueError, "group_size"),
     (dict(epsilon=1.0, tol=1e-3), ValueError, "tol"),
 ])
 def test_bad_parameters(params, exc, match):
@@ -523,8 +522,6 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
      r"\bk\b"),
     (dict(selection_share=0.0), ValueError, "selection_share"),
     (dict(selection_share=1.0), ValueError, "selection_share"),
-    (dict(screening_score="correlation"), ValueError, "screening_score"),
-    (dict(screening_score=None), ValueError, "screening_score"),
     (dict(n_samples_public=0), ValueError, "n_samples_public"),
     (dict(n_samples_public=2.5), TypeError, "n_samples_public"),
     (dict(max_iter="many"), TypeError, "max_iter"),

@@ -221,10 +221,6 @@ CASES.insert(3, Case(
     "FrankWolfe-screening", functools.partial(_fw, k=4), "binary",
     _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
 CASES.insert(4, Case(
-    "FrankWolfe-screening-gradient",
-    functools.partial(_fw, k=4, screening_score="gradient"), "binary",
-    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
-CASES.insert(5, Case(
     "FrankWolfe-start", functools.partial(_fw, k=4, start="naive_bayes"), "binary",
     _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",
                    "dptoolkit.linear_model._frank_wolfe._estimator:naive_bayes_start")))

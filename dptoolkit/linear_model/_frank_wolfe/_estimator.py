@@ -20,7 +20,7 @@ from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (COMPOSITION_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
                       split_budget)
-from ._screening import naive_bayes_start, private_top_columns, SCREENING_SCORES, start_steps
+from ._screening import naive_bayes_start, private_top_columns, start_steps
 
 __all__ = ["FrankWolfeLassoClassifier"]
 
@@ -29,6 +29,13 @@ __all__ = ["FrankWolfeLassoClassifier"]
 #: exact refreshing within noise, while rho = inf, the paper's Algorithm 2,
 #: does not bound the gradient error at all).
 DEFAULT_REFRESH_TOL = 0.3
+
+#: What the private candidate screening releases and ranks the columns by:
+#: ``"mass"``, the column masses of the row-normalised :math:`|X|` (no label), chosen
+#: over ``"gradient"`` (the label-signed column sums) on the development sets
+#: (docs/studies/frank_wolfe_defaults.rst).  Both are one Gaussian release of the
+#: same sensitivity (``_screening``).
+SCREENING_SCORE = "mass"
 
 #: Values of ``start`` (``"auto"``: ``"naive_bayes"`` where it applies, see the
 #: class docstring).
@@ -165,16 +172,6 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         :class:`DPNBLogisticClassifier` gives it).  The share and the 1024
         candidates were chosen on the development sets
         (:ref:`study_frank_wolfe_defaults`).
-    screening_score : {"auto", "mass", "gradient"}, default="auto"
-        What the screening releases and ranks the columns by (same Gaussian
-        mechanism, L2 sensitivity 1 under add/remove, 2 under replace-one, same
-        budget share; ``dptoolkit.linear_model._frank_wolfe._screening``).
-        ``"mass"``: the column masses of the row-normalised :math:`|X|` (no label).
-        ``"gradient"``: the label-signed column sums of the row-normalised X (per
-        class for K > 2), ranked by the loss gradient's magnitude at the zero model,
-        the score of Frank-Wolfe's first step (Raff, Khanna and Lu 2023,
-        Algorithm 1).  ``"auto"``: ``"mass"``, chosen on the development sets
-        (:ref:`study_frank_wolfe_defaults`).
     start : {"auto", "zero", "naive_bayes"}, default="auto"
         Where the steps start.  ``"zero"``: :math:`w_0 = 0`, step size
         :math:`2/(t+2)`.  ``"naive_bayes"`` (private two-class fits whose
@@ -203,8 +200,6 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         of a private fit; without it a private fit in memory that needs N takes the
         row count (with a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`), and a
         private fit on a Dask array is refused.
-    group_size : int or None, default=None
-        Group size of the grouped sampler (``None``: :math:`\lceil\sqrt{D}\rceil`).
     clip_data : bool, default=True
         Private fits need :math:`\|x_i\|_\infty \le 1` (a public bound).  If an entry
         exceeds it: ``True`` clips entries to [-1, 1] with a
@@ -283,6 +278,14 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     Notes
     -----
+    Internal constants (not parameters: chosen once, see the studies).  The
+    private candidate screening releases the column masses of the
+    row-normalised :math:`|X|` (``SCREENING_SCORE``, chosen over the label-signed
+    column sums, the score of the first step, on the development sets:
+    :ref:`study_frank_wolfe_defaults`); the Big-Step Little-Step sampler
+    (``mechanism="grouped"``) uses groups of :math:`\lceil\sqrt{D}\rceil`
+    coordinates (Raff, Khanna and Lu 2023, Algorithm 4).
+
     **Privacy.**  Neighbouring datasets differ by adding or removing one example
     (or replacing one, ``neighbouring="replace_one"``); the data must satisfy the
     public bound :math:`\|x_i\|_\infty \le 1`.  At step *t* the score of vertex
@@ -388,8 +391,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         "neighbouring": NEIGHBOURING, "composition": [Options(*COMPOSITION_CHOICES)],
         "k": SCREENING, "selection_share": [Options("auto"), *FRACTION_OPEN],
         "start": [Options(*STARTS)], "start_steps": [Options("auto"), Interval("int", 0, None)],
-        "screening_score": [Options(*SCREENING_SCORES)],
-        "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
+        "clip_data": [Boolean()],
         "tol": NON_NEGATIVE, "classes": CLASSES,
         "verbose": [Boolean(), Interval("int", 0, None)],
     }
@@ -397,8 +399,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=1.0, delta=None,
                  solver="fast", mechanism="auto", refresh_tol=DEFAULT_REFRESH_TOL,
                  neighbouring="add_remove", composition="auto", k="auto",
-                 selection_share="auto", screening_score="auto", start="auto",
-                 start_steps="auto", n_samples_public=None, group_size=None,
+                 selection_share="auto", start="auto",
+                 start_steps="auto", n_samples_public=None,
                  clip_data=True, tol=0.0, classes=None, accountant=None, random_state=None,
                  verbose=0):
         _store_params(self, locals())
@@ -426,9 +428,6 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             raise ValueError(f"start must be one of {STARTS}, got {self.start!r}")
         if not (isinstance(self.start_steps, str) and self.start_steps == "auto"):
             check_positive_int(self.start_steps, "start_steps", minimum=0)
-        if self.screening_score not in SCREENING_SCORES:
-            raise ValueError(f"screening_score must be one of {SCREENING_SCORES}, got "
-                             f"{self.screening_score!r}")
         if self.n_samples_public is not None:
             check_positive_int(self.n_samples_public, "n_samples_public")
         epsilon, delta = self._check_budget()
@@ -443,9 +442,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         if self.neighbouring not in ("add_remove", "replace_one"):
             raise ValueError("neighbouring must be 'add_remove' or 'replace_one', got "
                              f"{self.neighbouring!r}")
-        group_size = 0
-        if self.group_size is not None:
-            group_size = check_positive_int(self.group_size, "group_size")
+        group_size = 0   # the grouped sampler's ceil(sqrt(D)) (Notes)
         tol = check_scalar_range(self.tol, "tol", low=0.0)
         if private and tol > 0:
             raise ValueError("tol must be 0 for a private fit: stopping on the gap "
@@ -509,8 +506,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             n_candidates=p.screening or None)
 
     def _screening_score(self):
-        """``screening_score`` with ``"auto"`` resolved (``"mass"``)."""
-        return "mass" if self.screening_score == "auto" else self.screening_score
+        """What the candidate screening releases: :data:`SCREENING_SCORE` (Notes)."""
+        return SCREENING_SCORE
 
     def _resolve_auto(self, p, shape, warn=True, n_classes=1, zero_start=False):
         """``k``, ``selection_share``, ``l1_bound``, ``max_iter``, ``start``

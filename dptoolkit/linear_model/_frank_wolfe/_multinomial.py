@@ -41,7 +41,7 @@ budget split is :func:`dptoolkit.linear_model._frank_wolfe._budget.split_budget`
 **Screening and the floating-point delta.**  With ``k`` (the default
 above 1024 features at zCDP accounting), one Gaussian release of the column
 masses of the row-normalised data (sensitivity 1 under add/remove, no label
-used; or, with ``screening_score="gradient"``, of the K per-class sums, also
+used; or, with the ``"gradient"`` score, of the K per-class sums, also
 sensitivity 1 as one row changes one class's sum; ``_screening``) picks the candidate
 features first, and every class's exponential mechanism then ranges over the
 :math:`2k` signed candidate vertices only.  The per-step floating-point delta of

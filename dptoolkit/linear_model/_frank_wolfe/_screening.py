@@ -26,7 +26,7 @@ This is the "select, then fit" pattern of Swope et al. (2024) with a frequency s
 instead of a correlation; the statistic needs no label and no centring, and its
 sensitivity holds for any data satisfying the public bound.
 
-**Gradient score** (``screening_score="gradient"``).  The first linear
+**Gradient score** (``"gradient"``; Frank-Wolfe uses ``"mass"``, its ``SCREENING_SCORE``).  The first linear
 minimisation of Frank-Wolfe scores column j by :math:`|\nabla_j|` at the zero
 model: :math:`|\sum_i x_{ij}(1/2 - y_i)|` for the logistic loss (Raff, Khanna and
 Lu 2023, Algorithm 1 at :math:`w_0 = 0`), :math:`|\sum_i x_{ij}(1/K - [y_i = k])|`
@@ -74,7 +74,7 @@ __all__ = ["SCREENING_SCORES", "column_masses", "screening_statistic", "screenin
 #: ln(2k) = 9.0 against ln(2^21) = 14.6 for hashed text.
 DEFAULT_N_CANDIDATES = 4096
 
-#: Values of ``screening_score`` (``"auto"`` is ``"mass"``).
+#: Screening scores (``"auto"`` is ``"mass"``).
 SCREENING_SCORES = ("auto", "gradient", "mass")
 
 
