@@ -928,9 +928,6 @@ for _name in ["DPSCDClassifier", "DPSCDRegressor", "DPSGDClassifier", "DPSGDRegr
     case(f"{_name}-fit-intercept-string",
          lambda n=_name, t=_t: _fit(n, Xd, t, fit_intercept="yes"),
          Raises(TypeError, r"fit_intercept"))
-    case(f"{_name}-intercept-scaling-zero",
-         lambda n=_name, t=_t: _fit(n, Xd, t, fit_intercept=True, intercept_scaling=0.0),
-         Raises(ValueError, r"intercept_scaling"))
 case("DPSGDClassifier-learning-rate-negative",
      lambda: _fit("DPSGDClassifier", Xd, y01, learning_rate=-0.1),
      Raises(ValueError, r"learning_rate"))
@@ -1659,7 +1656,7 @@ BAD_VALUES = {
     "epsilon_count": 0.0, "precision": -1.0, "nonprivate_max_iter": 0,
     "nonprivate_tol": 0.0, "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
     "n_epochs": 0, "perturb_dual": "yes", "fit_intercept": "yes",
-    "intercept_scaling": 0.0, "keep_coef_path": "yes", "learning_rate": -0.1,
+    "learning_rate": -0.1,
     "sparsity": 0, "data_norm": -1.0,
     "sampling_rate": 0.0, "averaging_fraction": 0.0,
     "groups": "x", "n_jobs": 0, "step_size": -1.0, "n_inner": 0, "max_outer": 0,

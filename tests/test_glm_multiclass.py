@@ -99,8 +99,10 @@ def test_declared_class_absent_from_y_gets_its_row(name):
 def test_coef_path_shapes():
     X, y = _problem()
     for make in (MAKERS["DPSGD"], MAKERS["DPSCD"]):
-        est = _quiet(make(epsilon=2.0, n_samples_public=N, classes=[0, 1, 2, 3],
-                          fit_intercept=True, keep_coef_path=True, random_state=0).fit, X, y)
+        est = make(epsilon=2.0, n_samples_public=N, classes=[0, 1, 2, 3],
+                   fit_intercept=True, random_state=0)
+        est.keep_coef_path = True   # a diagnostic attribute, not a parameter
+        est = _quiet(est.fit, X, y)
         n_rec = est.epoch_path_.shape[0]
         assert est.coef_path_.shape == (n_rec, K, D)
         assert est.intercept_path_.shape == (n_rec, K)
