@@ -1654,7 +1654,7 @@ BAD_VALUES = {
     "start": "magic", "start_steps": -1,
     "clip_data": "yes", "tol": -1.0, "verbose": -1,
     "epsilon_count": 0.0, "precision": -1.0, "nonprivate_max_iter": 0,
-    "nonprivate_tol": 0.0, "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
+    "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
     "n_epochs": 0, "perturb_dual": "yes", "fit_intercept": "yes",
     "learning_rate": -0.1,
     "sparsity": 0, "data_norm": -1.0,

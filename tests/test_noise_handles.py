@@ -404,7 +404,8 @@ def test_sparsifier_state_does_not_reveal_the_count(drop, recording):
     """On D and on D minus one example (whose non-private counts differ), the
     stored generator gave the exact non-private count.  With random_state=None
     the fitted Sparsifier holds no generator: the count stays hidden."""
-    from dptoolkit.linear_model._sparsifier import _nonprivate_coef
+    from dptoolkit.linear_model._frank_wolfe import DEFAULT_REFRESH_TOL
+    from dptoolkit.linear_model._sparsifier import _nonprivate_coef, NONPRIVATE_TOL
 
     rng = np.random.default_rng(3)
     n, d = 200, 40
@@ -421,8 +422,8 @@ def test_sparsifier_state_does_not_reveal_the_count(drop, recording):
         warnings.simplefilter("ignore")
         est.fit(X, y)
         coef, _ = _nonprivate_coef(X, y, est.l1_bound, est.nonprivate_solver,
-                                   est.nonprivate_max_iter, float(est.nonprivate_tol),
-                                   est.refresh_tol, np.array([0, 1]))
+                                   est.nonprivate_max_iter, NONPRIVATE_TOL,
+                                   DEFAULT_REFRESH_TOL, np.array([0, 1]))
     true_count = int(np.count_nonzero(coef))
     recovered = _count_from_state(est)
     assert recovered != true_count, "the stored generator gives the count back"

@@ -21,6 +21,10 @@ from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 from ._l1_ball import l1_ball_logistic, project_l1_rows
 from ._frank_wolfe._budget import COMPOSITION_CHOICES, NONPRIVATE_L1_BOUND
 
+#: Duality gap (in units of the mean cross-entropy, ln 2 at zero for two classes)
+#: at which the projected-gradient solver of the non-private fit stops.
+NONPRIVATE_TOL = 1e-4
+
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",
            "keep_largest", "l1_ball_logistic", "project_l1_rows"]
 
@@ -226,12 +230,14 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`O(1/T)`, so a fixed number of steps gives the count of an unfinished
     iterate, and each step costs a pass over the rows holding the chosen feature.
     The default ``nonprivate_solver="projected_gradient"`` solves the same problem
-    to a certified duality gap ``nonprivate_tol`` (``l1_ball_logistic()``:
+    to a certified duality gap ``NONPRIVATE_TOL`` = 1e-4 of the mean cross-entropy
+    (an internal constant; ``l1_ball_logistic()``:
     accelerated projected gradient on a working set of features, exact zeros from
     the projection onto the L1 ball); ``"frank_wolfe"`` runs ``nonprivate_max_iter``
     non-private Frank-Wolfe steps as the paper's code does (the first is the more
     accurate and the faster: :ref:`study_sparse_lasso`).  The solver only changes which
-    non-private count is privatised, not the privacy analysis below.
+    non-private count is privatised, not the privacy analysis below.  Both fits'
+    fast kernels use Frank-Wolfe's default staleness bound (its ``refresh_tol``).
 
     **Non-private fit.**  With an explicit ``epsilon=None`` (the default is
     ``epsilon=1.0``, as for every private estimator of the toolkit) nothing is
@@ -317,23 +323,18 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         :math:`\rho > 0`; below 1 keeps fewer coefficients.
     nonprivate_solver : {"projected_gradient", "frank_wolfe"}, default="projected_gradient"
         Solver of the non-private fit (it only sets the count): accelerated
-        projected gradient to duality gap ``nonprivate_tol``
+        projected gradient to a duality gap ``NONPRIVATE_TOL`` (above)
         (``l1_ball_logistic()``), or ``nonprivate_max_iter`` Frank-Wolfe steps
         (Khanna, Lu and Raff's (2023) code; at most that many non-zeros).
     nonprivate_max_iter : int, default=2000
         Maximum gradient steps of the projected-gradient solver (a
         :class:`~sklearn.exceptions.ConvergenceWarning` if the gap is not reached),
         or the number of Frank-Wolfe steps.
-    nonprivate_tol : float, default=1e-4
-        Duality gap (in units of the mean cross-entropy, :math:`\ln 2` at zero for
-        two classes) at which the projected-gradient solver stops, > 0.
     mechanism : {"auto", "laplace", "laplace_talwar", "grouped", "exponential", "noisy_max"}, default="auto"
         Vertex selection of the private fit (see :class:`FrankWolfeLassoClassifier`);
         ``"auto"``: the exponential mechanism with zCDP accounting and candidate
         screening (the estimator's default); ``"laplace"`` is private LASSO as in
         Khanna, Lu and Raff (2023) with the correct scale.
-    refresh_tol : float, default=0.3
-        Staleness bound of the fast kernels (both fits).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
     composition : {"auto", "zcdp", "advanced"}, default="auto"
         How the private fit's steps compose, which sets their budget split (see
@@ -355,7 +356,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         (private fits).
     memory : None, str or joblib.Memory, default=None
         Caches the non-private fit (a pure function of the data and ``l1_bound,
-        nonprivate_solver, nonprivate_max_iter, nonprivate_tol, refresh_tol``), e.g.
+        nonprivate_solver, nonprivate_max_iter``), e.g.
         across repeated trials.
         Caching does not change the guarantee: only the noisy count is released.
     accountant : BudgetAccountant or None, default=None
@@ -424,10 +425,10 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                                   "a pair (alpha, beta) of ints")],
         "precision": POSITIVE,
         "nonprivate_solver": [Options("projected_gradient", "frank_wolfe")],
-        "nonprivate_max_iter": [Interval("int", 1, None)], "nonprivate_tol": POSITIVE,
+        "nonprivate_max_iter": [Interval("int", 1, None)],
         "mechanism": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
                              "noisy_max")],
-        "refresh_tol": [Interval("real", 0.0, math.inf)], "neighbouring": NEIGHBOURING,
+        "neighbouring": NEIGHBOURING,
         "composition": [Options(*COMPOSITION_CHOICES)], "clip_data": [Boolean()],
         "classes": CLASSES,
         "memory": [None, Checked(_check_memory, "a str or a joblib.Memory")],
@@ -436,7 +437,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon_count=0.05, epsilon=1.0,
                  delta=None, count_bounds="sqrt", precision=1.0,
                  nonprivate_solver="projected_gradient", nonprivate_max_iter=2000,
-                 nonprivate_tol=1e-4, mechanism="auto", refresh_tol=DEFAULT_REFRESH_TOL,
+                 mechanism="auto",
                  neighbouring="add_remove", composition="auto", n_samples_public=None,
                  clip_data=True, classes=None, memory=None, accountant=None,
                  random_state=None):
@@ -456,7 +457,6 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                              f"'frank_wolfe', got {self.nonprivate_solver!r}")
         nonprivate_max_iter = check_positive_int(self.nonprivate_max_iter,
                                                  "nonprivate_max_iter")
-        check_scalar_range(self.nonprivate_tol, "nonprivate_tol", low=0.0, low_open=True)
         if self.n_samples_public is not None:
             check_positive_int(self.n_samples_public, "n_samples_public")
         if self.mechanism not in ("auto", "laplace", "laplace_talwar", "grouped",
@@ -506,7 +506,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         auto_radius = isinstance(self.l1_bound, str)   # "auto" (validate_params)
         nonprivate_args = (NONPRIVATE_L1_BOUND if auto_radius else float(self.l1_bound),
                            self.nonprivate_solver, nonprivate_max_iter,
-                           float(self.nonprivate_tol), self.refresh_tol, classes)
+                           NONPRIVATE_TOL, DEFAULT_REFRESH_TOL, classes)
         if epsilon is None:
             # the Sparsifier without noise: the count of the non-private solution,
             # clipped and scaled, keeps the largest weights of that solution
@@ -565,7 +565,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         return FrankWolfeLassoClassifier(
             l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=epsilon,
             delta=self.delta, solver="fast", mechanism=self.mechanism,
-            refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
+            neighbouring=self.neighbouring,
             composition=composition, n_samples_public=self.n_samples_public,
             clip_data=False, classes=classes, random_state=None)
 
