@@ -600,9 +600,9 @@ def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring,
         k = check_positive_int(k, "k")
         if not zcdp:
             raise ScreeningUnavailableError(
-                "screening needs a private fit with an exponential-mechanism "
-                "selector, delta > 0 and zCDP accounting (composition='auto' or "
-                "'zcdp')")
+                "an int k (the private candidate screening) needs a private fit "
+                "with an exponential-mechanism mechanism, delta > 0 and zCDP "
+                "accounting (composition='auto' or 'zcdp')")
         k = k if k < n_features else (n_features if keep_all else None)
     p = dataclasses.replace(p, screening=k)
     if not p.private:

@@ -294,10 +294,11 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             k = check_positive_int(k, "k")
             if not private:
                 raise ScreeningUnavailableError(
-                    "screening needs a private fit (epsilon given); the "
-                    "non-private fit uses every feature")
+                    "an int k (the private candidate screening) needs a private fit "
+                    "(epsilon given); the non-private fit uses every feature")
         if k < sparsity:
-            raise ValueError(f"screening={k} must be >= sparsity={sparsity}")
+            raise ValueError(f"k={k} (the candidates screened) must be >= "
+                             f"sparsity={sparsity}")
         return k if k < n_features else None
 
     def _privacy(self, epsilon, delta, max_iter, screening):
