@@ -299,7 +299,8 @@ def test_screening_event_and_coefficients():
     eps = epsilon_of_event(clf.privacy_event_, 1e-5, composition="rdp")
     assert eps == pytest.approx(clf.privacy_spent_[0], rel=1e-9)
     assert clf.privacy_spent_[0] <= 1.0
-    with pytest.raises(ScreeningUnavailableError, match=r"int k \(the private candidate screening\) needs a private fit"):
+    with pytest.raises(ScreeningUnavailableError,
+                       match=r"int k \(the private candidate screening\) needs a private fit"):
         DPIGHTClassifier(k=5, sparsity=20, n_samples_public=300, epsilon=None).fit(X, y)
     off = DPIGHTClassifier(epsilon=1.0, n_samples_public=300, max_iter=10, sparsity=20,
                            k=None, random_state=0).fit(X, y)
