@@ -157,11 +157,11 @@ def test_no_second_screening_of_the_selected_columns():
                       estimator=FrankWolfeLassoClassifier(n_samples_public=N, start="zero",
                                                           random_state=0, epsilon=None)), X, y)
     assert pipe.support_.sum() == 1500
-    assert pipe.estimator_.screening is None
+    assert pipe.estimator_.k is None
     assert pipe.estimator_.screened_features_ is None
     assert not any(isinstance(e, GaussianEvent)
                    for e in pipe.estimator_.privacy_event_.events)
-    assert pipe.estimator.screening == "auto"            # the user's object
+    assert pipe.estimator.k == "auto"            # the user's object
     # an int screening is the user's choice, kept
     kept = _fit(_pipe(selector=DPSIS(k=1500, y_bounds=(0, 1), n_samples_public=N, epsilon=None),
                       estimator=FrankWolfeLassoClassifier(n_samples_public=N,
