@@ -79,19 +79,6 @@ DOCS = {
         "    checked against it before any work and spent after the fit.  Clones\n"
         "    (``sklearn.base.clone``: cross-validation, grid search) share it, so its\n"
         "    budget bounds all their fits."),
-    # the old name of ``composition`` (how steps compose), in its deprecation period
-    "deprecated_accounting": (
-        'accounting : {"auto", "zcdp", "advanced"}, default="deprecated"\n'
-        "    The former name of ``composition``.\n\n"
-        "    .. deprecated:: 0.1\n"
-        "       ``accounting`` was renamed to ``composition`` in 0.1 and will be\n"
-        "       removed in 0.3."),
-    "deprecated_method": (
-        'method : {"best", "rdp", "advanced", "basic"}, default="deprecated"\n'
-        "    The former name of ``composition``.\n\n"
-        "    .. deprecated:: 0.1\n"
-        "       ``method`` was renamed to ``composition`` in 0.1 and will be removed\n"
-        "       in 0.3."),
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)

@@ -5,15 +5,26 @@ Every check raises ``TypeError`` for a value of the wrong type and
 """
 import math
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Boolean", "Checked", "Interval", "Options", "check_X_y_named", "check_accountant",
-           "check_epsilon_delta", "check_bool", "check_random_state", "check_scalar_range",
-           "check_sparse_X", "check_positive_int", "check_renamed", "renamed_state",
-           "validate_params"]
+__all__ = [
+    "Boolean",
+    "Checked",
+    "Interval",
+    "Options",
+    "check_X_y_named",
+    "check_accountant",
+    "check_epsilon_delta",
+    "check_bool",
+    "check_random_state",
+    "check_scalar_range",
+    "check_sparse_X",
+    "check_positive_int",
+    "check_choice",
+    "validate_params",
+]
 
 
 def _check_real(value, name):
@@ -618,73 +629,14 @@ def check_classes(classes, name="classes"):
     return uniq
 
 
-#: Releases of a parameter rename: the old name works, with a FutureWarning,
-#: from ``RENAMED_IN`` until ``REMOVED_IN``.
-RENAMED_IN, REMOVED_IN = "0.1", "0.3"
-
-
-def check_renamed(value, old_value, *, name, old_name, default, choices):
-    """The value of parameter ``name`` while its former name ``old_name`` is deprecated.
-
-    scikit-learn's pattern: the old parameter defaults to the string
-    ``"deprecated"``; given, it warns and its value is used.
-
-    Parameters
-    ----------
-    value : object
-        The value of the parameter under its current name.
-    old_value : object
-        The value under the old name (``"deprecated"``: not given).
-    name, old_name : str
-        The current and the old name.
-    default : object
-        The default of ``name`` (giving both names is an error only when ``value``
-        is not its default).
-    choices : tuple of str
-        The valid values.
-
-    Returns
-    -------
-    object
-        The value, one of ``choices``.
-
-    Warns
-    -----
-    FutureWarning
-        ``old_name`` was given.
+def check_choice(value, name, choices):
+    """``value`` if it is one of the strings ``choices``.
 
     Raises
     ------
     ValueError
-        Both names given, or a value outside ``choices`` (the message names
-        ``name``, and ``old_name`` when that is how it was given).
+        ``value`` is not one of ``choices`` (the message names ``name``).
     """
-    given_old = not (isinstance(old_value, str) and old_value == "deprecated")
-    if given_old:
-        if not (isinstance(value, str) and value == default):
-            raise ValueError(f"{old_name} is the deprecated name of {name}: pass only "
-                             f"{name}, got {name}={value!r} and {old_name}={old_value!r}")
-        warnings.warn(f"{old_name!r} was renamed to {name!r} in version {RENAMED_IN} and "
-                      f"will be removed in {REMOVED_IN}; pass {name}={old_value!r}.",
-                      FutureWarning, stacklevel=3)
-        value = old_value
     if not (isinstance(value, str) and value in choices):
-        how = f" (given as the deprecated {old_name})" if given_old else ""
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}{how}")
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return value
-
-
-def renamed_state(state, *, name, old_name, keep_old=True):
-    """A pickled or skops ``__dict__`` saved before ``old_name`` became ``name``.
-
-    Returns a copy of ``state`` holding the old value under ``name`` (and, with
-    ``keep_old``, ``old_name`` set to ``"deprecated"``, its default now); a
-    state saved since is returned unchanged.
-    """
-    if old_name not in state or name in state:
-        return state
-    state = dict(state)
-    state[name] = state.pop(old_name)
-    if keep_old:
-        state[old_name] = "deprecated"
-    return state

@@ -52,7 +52,7 @@ class InvalidParameterError(ValueError, TypeError):
 
 
 class ScreeningUnavailableError(InvalidParameterError):
-    """An int ``screening`` (a private candidate screening) was asked of a fit
+    """An int ``k`` (a private candidate screening) was asked of a fit
     whose privacy accounting has no place for it.
 
     The screening's Gaussian release is composed under zero-concentrated DP

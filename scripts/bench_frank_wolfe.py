@@ -14,9 +14,9 @@ process on the same data, so machine load affects both sides alike.
     python scripts/bench_frank_wolfe.py nonprivate # standard vs fast (each selector)
                                                    # on every data set, non-private
 
-Every estimator is built with screening=None and composition="advanced" and the
+Every estimator is built with k=None and composition="advanced" and the
 given --l1-bound/--max-iter (the estimator's defaults are l1_bound=50,
-max_iter="auto", screening="auto", composition="auto"), so the figures compare
+max_iter="auto", k="auto", composition="auto"), so the figures compare
 with the README's Table 3 analogue.  Each row records the 1-minute load average
 (``load1``) when it was measured: the machine may be shared.
 
@@ -40,9 +40,9 @@ from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
 from dptoolkit.linear_model import FrankWolfeLassoClassifier
 from dptoolkit.linear_model import DEFAULT_REFRESH_TOL
 
-# fixed explicitly: the estimator's defaults (screening="auto", composition="auto")
+# fixed explicitly: the estimator's defaults (k="auto", composition="auto")
 # would change the budget split and the features the solver sees
-FIXED = dict(screening=None, composition="advanced")
+FIXED = dict(k=None, composition="advanced")
 
 
 def load1():
@@ -135,13 +135,13 @@ def speed(args, X, y, Xt, yt):
             # one-off set-up of a fast fit (validation, CSR/CSC copies, first
             # refresh): a 1-iteration fit, best of --fast-repeat
             setup_cpu = min(timed_fit(X, y, cpu=True, max_iter=1, solver="fast",
-                                      selector=sel, **base)[2]
+                                      mechanism=sel, **base)[2]
                             for _ in range(args.fast_repeat))
             # the O(D)-per-step noisy-max ablation is run at the default rho only
             rhos = args.refresh_tols if sel != "noisy_max" else [DEFAULT_REFRESH_TOL]
             for rho in rhos:
                 # best of --fast-repeat fits (by CPU time): the machine may be shared
-                fits = [timed_fit(X, y, cpu=True, max_iter=T, solver="fast", selector=sel,
+                fits = [timed_fit(X, y, cpu=True, max_iter=T, solver="fast", mechanism=sel,
                                   refresh_tol=rho, **base)
                         for _ in range(args.fast_repeat)]
                 fast, t_fast, c_fast = min(fits, key=lambda f: f[2])
@@ -181,7 +181,7 @@ def staleness(args, X, y, Xt, yt):
         row = dict(refresh_tol=rho)
         if not args.private_only:
             fast, t_fast = timed_fit(X, y, max_iter=T, solver="fast", l1_bound=lam,
-                                     refresh_tol=rho, selector="pairing_heap")
+                                     refresh_tol=rho, mechanism="pairing_heap")
             w = fast.coef_[0]
             row.update(objective=objective(X, y, w), gap=exact_gap(X, y, w, lam),
                        time_s=round(t_fast, 3), refreshes=fast.solver_stats_["n_refresh"])
@@ -234,7 +234,7 @@ def baseline(args, X, y, Xt, yt):
     for label, kw in [("non-private argmax", {}),
                       ("private exponential", dict(epsilon=1.0, delta=1e-6)),
                       ("private noisy_max", dict(epsilon=1.0, delta=1e-6,
-                                                 selector="noisy_max"))]:
+                                                 mechanism="noisy_max"))]:
         def fit(n_iter):
             return timed_fit(X, y, cpu=True, solver="standard", l1_bound=args.l1_bound,
                              max_iter=n_iter, random_state=0, **kw)[2]
@@ -361,13 +361,13 @@ PERSTEP_SETTINGS = {
     "defaults": {},
     "l1_bound=10, max_iter=300": dict(l1_bound=10.0, max_iter=300),
     "unscreened, l1_bound=10, max_iter=300": dict(l1_bound=10.0, max_iter=300,
-                                                  screening=None, composition="advanced"),
+                                                  k=None, composition="advanced"),
 }
 
 
 def perstep(args, X, y, Xt, yt):
     """Per-step CPU time of private fits, fast vs standard, at the estimator's
-    defaults (screening="auto", composition="auto", max_iter="auto"), at
+    defaults (k="auto", composition="auto", max_iter="auto"), at
     l1_bound=10, max_iter=300 (the other parameters at their defaults) and at the
     latter without screening (``PERSTEP_SETTINGS``; ``--perstep-settings``).
 
@@ -384,7 +384,7 @@ def perstep(args, X, y, Xt, yt):
                 continue
             # the estimator's defaults (timed_fit fixes screening/accounting otherwise)
             base = dict(epsilon=eps, delta=1e-5, n_samples_public=n, random_state=0,
-                        **{"screening": "auto", "composition": "auto", **kw})
+                        **{"k": "auto", "composition": "auto", **kw})
             T = kw.get("max_iter") or int(min(1e5, max(10, np.ceil((n * eps) ** (2 / 3)))))
             row = dict(epsilon=eps, setting=label, T=T)
             for solver in ("fast", "standard"):
@@ -453,11 +453,11 @@ def nonprivate(args, *_):
         if k < T:
             t_1 = cpu(1, solver="standard")
             t_std = t_1 + (t_std - t_1) * (T - 1) / (k - 1)
-        auto = timed_fit(X, y, max_iter=1, **base)[0].selector_
+        auto = timed_fit(X, y, max_iter=1, **base)[0].mechanism_
         row = dict(data=name, n_samples=X.shape[0], n_features=X.shape[1], nnz=X.nnz,
                    T=T, standard_cpu_s=round(t_std, 4), standard_iters_run=k)
         for sel in ["argmax", "pairing_heap", "fibonacci_heap"]:
-            row[f"fast_{sel}_cpu_s"] = round(cpu(T, solver="fast", selector=sel), 4)
+            row[f"fast_{sel}_cpu_s"] = round(cpu(T, solver="fast", mechanism=sel), 4)
         best = min(("argmax", "pairing_heap", "fibonacci_heap"),
                    key=lambda s: row[f"fast_{s}_cpu_s"])
         row.update(auto=auto, fastest=best,

@@ -101,7 +101,7 @@ def models(args):
 def speed(args):
     Xtr, ytr, Xte, yte = load_imdb(args.npz_cache)
     print(f"IMDB train {Xtr.shape}, nnz {Xtr.nnz}; test {Xte.shape}")
-    extra = {} if args.screening == "auto" else {"screening": None}
+    extra = {} if args.screening == "auto" else {"k": None}
     for seed in args.seeds:
         for name, cls in models(args):
             best = None
@@ -109,7 +109,7 @@ def speed(args):
                 est, wall, cpu = timed_fit(cls, Xtr, ytr, n_samples_public=Xtr.shape[0],
                                            random_state=seed, **PRIVATE, **extra)
                 best = (wall, cpu) if best is None or cpu < best[1] else best
-            print(f"speed screening={args.screening} seed={seed} {name:>8}: wall "
+            print(f"speed k={args.screening} seed={seed} {name:>8}: wall "
                   f"{best[0]:.2f} s, cpu {best[1]:.2f} s, test accuracy "
                   f"{est.score(Xte, yte):.4f}, non-zeros {np.count_nonzero(est.coef_)}, "
                   f"epsilon spent {est.privacy_spent_[0]:.6f}, load1 {load1()}", flush=True)

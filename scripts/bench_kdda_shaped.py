@@ -21,7 +21,7 @@ updated the gradient by a full pass, non-zeros touched), which a private fit
 does not release, and, when the fit starts from naive Bayes, the start
 :math:`w_0` (read where the fit builds it) with the training logistic loss and
 accuracy of the start and of the fit (what the steps add); ``--epsilon``,
-``--screening`` (with ``--screening-fraction``) and ``--start-steps`` change its
+``--screening`` (with ``--selection-share``) and ``--start-steps`` change its
 privacy, screening and :math:`t_0` parameters.
 ``standard``: the step of the standard private Frank-Wolfe (Raff, Khanna and
 Lu, NeurIPS 2023, Algorithm 1: margins ``X w``, the full gradient ``X^T q``, the
@@ -85,7 +85,7 @@ def job(args):
         from dptoolkit.linear_model import DPNBLogisticClassifier, FrankWolfeLassoClassifier
         if args.command == "fw":
             screening = {} if args.screening is None else dict(
-                screening=args.screening, screening_fraction=args.screening_fraction)
+                k=args.screening, selection_share=args.selection_share)
             if args.start_steps is not None:
                 screening["start_steps"] = args.start_steps
             est = FrankWolfeLassoClassifier(epsilon=args.epsilon, delta=DELTA, max_iter=T,
@@ -107,7 +107,7 @@ def job(args):
         if args.command == "fw":
             out.update(n_iter=est.n_iter_, n_refresh=est.solver_stats_["n_refresh"],
                        mean_step_ms=round(1e3 * out["fit_s"] / est.n_iter_, 3),
-                       screening=str(est.screened_features_ is not None))
+                       k=str(est.screened_features_ is not None))
             # the kernel's work counters (a private fit does not release them)
             stats = kernels[0].stats.as_dict()
             out.update({k: stats[k] for k in ("n_full_steps", "n_full_refresh",
@@ -180,7 +180,7 @@ def standard_steps(X, y, args):
     # the standard step's cost depends neither on which vertex is drawn nor on the
     # radius, so a fixed l1_bound stands for the default "auto"
     est = FrankWolfeLassoClassifier(max_iter=T, epsilon=EPSILON, delta=DELTA, l1_bound=50.0,
-                                    selector="grouped", screening=None,
+                                    mechanism="grouped", k=None,
                                     n_samples_public=Xr.shape[0], random_state=0)
     coef = est.budget(Xr.shape[1], n_samples=Xr.shape[0]).kernel_parameter
     kern = fw_fast.StandardFW(Xr.data, Xr.indices, Xr.indptr, Xc.data, Xc.indices,
@@ -211,7 +211,7 @@ def run_all(args):
         cmd = ["/usr/bin/time", "-v", sys.executable, __file__, name,
                "--fraction", str(args.fraction), "--seed", str(args.seed),
                "--standard-steps", str(args.standard_steps), "--epsilon", str(args.epsilon),
-               "--screening-fraction", str(args.screening_fraction)]
+               "--selection-share", str(args.selection_share)]
         if args.screening is not None:
             cmd += ["--screening", str(args.screening)]
         if args.start_steps is not None:
@@ -245,7 +245,7 @@ def main(argv=None):
                     help="fw: epsilon (10 at --fraction 0.1 keeps the full size's epsilon * N)")
     ap.add_argument("--screening", type=int, default=None,
                     help="fw: candidates kept by the screening (default: the estimator's 'auto')")
-    ap.add_argument("--screening-fraction", type=float, default=0.25,
+    ap.add_argument("--selection-share", type=float, default=0.25,
                     help="fw, with --screening: the screening's share of the budget")
     ap.add_argument("--start-steps", type=int, default=None,
                     help="fw: start_steps, the t0 of the naive-Bayes start (default: 'auto')")
@@ -256,8 +256,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not 0 < args.fraction <= 1:
         ap.error(f"--fraction must be in (0, 1], got {args.fraction}")
-    if not (args.epsilon > 0 and 0 < args.screening_fraction < 1):
-        ap.error("--epsilon must be > 0 and --screening-fraction in (0, 1)")
+    if not (args.epsilon > 0 and 0 < args.selection_share < 1):
+        ap.error("--epsilon must be > 0 and --selection-share in (0, 1)")
     if args.screening is not None and args.screening < 1:
         ap.error(f"--screening must be >= 1, got {args.screening}")
     if args.standard_steps < 1:

@@ -159,8 +159,8 @@ def kernel(Xr, Xc, y, solver, selector, t_budget, seed=0, refresh_tol=None,
     over T draws, which grows with D, exceeds delta).
     """
     est = FrankWolfeLassoClassifier(l1_bound=L1_BOUND, max_iter=t_budget, solver="fast",
-                                    selector="grouped", epsilon=epsilon, delta=DELTA,
-                                    screening=None, composition="advanced",
+                                    mechanism="grouped", epsilon=epsilon, delta=DELTA,
+                                    k=None, composition="advanced",
                                     random_state=seed)
     coef = est.budget(Xr.shape[1], n_samples=Xr.shape[0]).kernel_parameter
     args = (Xr.data, Xr.indices, Xr.indptr, Xc.data, Xc.indices, Xc.indptr, y,

@@ -151,7 +151,7 @@ def make_private(model, eps, seed, n, memory, n_features):
         return SparsifiedLassoClassifier(epsilon=eps, epsilon_count=0.05 * eps,
                                          memory=memory, **common)
     if model == "DPSIS+FrankWolfe":
-        # selector="auto" and k="auto" (the defaults): with delta and D > N the
+        # mechanism="auto" and k="auto" (the defaults): with delta and D > N the
         # Gaussian release of all scores, k from the public N, eps, delta and D
         # (dptoolkit.selection.gaussian_auto_k); the pipeline's total budget sets
         # both steps' (epsilon, delta) so that their composition spends (eps, DELTA)
@@ -174,9 +174,9 @@ def make_tuned(model, eps, seed, n):
     if model == "DPNBLogistic":
         est = DPNBLogisticClassifier(n_samples_public=n, random_state=seed, epsilon=None)
         grid = {
-            "n_features_kept": [1000, 5000, 20000],
+            "k": [1000, 5000, 20000],
             "n_epochs": [10, 20],
-            "release_fraction": [0.5, 0.75],
+            "selection_share": [0.5, 0.75],
         }
     elif model == "FrankWolfeLasso":
         est = FrankWolfeLassoClassifier(n_samples_public=n, random_state=seed, epsilon=None)

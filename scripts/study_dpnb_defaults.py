@@ -14,8 +14,8 @@ come from the same script run with ``PYTHONPATH`` on a checkout of the commit
 before the change (its estimator takes the same parameters)::
 
     python scripts/study_dpnb_defaults.py comprec --epsilons 0.5 1 2 4.7 8 \\
-        --seeds 20 21 22 23 --variants '{}' '{"release_fraction": 0.6}' \\
-        '{"release_fraction": 0.9}' '{"averaging_fraction": 1}' '{"sampling_rate": 0.1}'
+        --seeds 20 21 22 23 --variants '{}' '{"selection_share": 0.6}' \\
+        '{"selection_share": 0.9}' '{"averaging_fraction": 1}' '{"sampling_rate": 0.1}'
     python scripts/study_dpnb_defaults.py a9a --epsilons 0.5 1 2 8 --seeds 20 21
     python scripts/study_dpnb_defaults.py imdb --epsilons 0.5 1 2 8 --seeds 0 1
 """

@@ -119,7 +119,7 @@ def make(method, task, lam, icpt, *, n_public, L=None, C=None, eta=None, eps=Non
     size, assumed public)."""
     clf = task != "squared"
     common = dict(alpha=lam, n_epochs=N_EPOCHS, random_state=seed, fit_intercept=icpt,
-                  keep_coef_path=keep_path, epsilon=None)
+                  epsilon=None)
     if eps is not None:
         common.update(epsilon=eps, delta=DELTA, n_samples_public=n_public)
         if clf:  # the public label set: load's classification data are binary {0, 1}
@@ -128,9 +128,12 @@ def make(method, task, lam, icpt, *, n_public, L=None, C=None, eta=None, eps=Non
         kw = dict(common, batch_size=L, clip=C,
                   variant="sequential" if method == "seqDP-SCD" else "dual",
                   perturb_dual=method != "DP-SCD (v only)")
-        return DPSCDClassifier(task, **kw) if clf else DPSCDRegressor(**kw)
-    kw = dict(common, batch_size=L, clip=C, learning_rate=eta)
-    return DPSGDClassifier(task, **kw) if clf else DPSGDRegressor(**kw)
+        est = DPSCDClassifier(task, **kw) if clf else DPSCDRegressor(**kw)
+    else:
+        kw = dict(common, batch_size=L, clip=C, learning_rate=eta)
+        est = DPSGDClassifier(task, **kw) if clf else DPSGDRegressor(**kw)
+    est.keep_coef_path = keep_path   # a diagnostic attribute, not a parameter
+    return est
 
 
 def score(model, X, y, task):

@@ -5,7 +5,7 @@ split of ``scripts/study_accuracy_vs_epsilon.py`` (selection and model at
 epsilon / 2 each; delta = 1e-5 split in two halves when the selection uses one)
 on the hashed 2^20 binary uni+bigram features of that study (its ``load``), for:
 
-* ``gaussian``: ``DPSIS(selector="gaussian")``, one Gaussian release of the
+* ``gaussian``: ``DPSIS(mechanism="gaussian")``, one Gaussian release of the
   scores of unit-norm rows, top-k of the noisy magnitudes; ``k="auto"``
   (``dptoolkit.selection.gaussian_auto_k``) and fixed k in ``--ks``;
 * ``canonical_lipschitz``: the pure-DP selector with its ``k="auto"``
@@ -48,11 +48,11 @@ def make(selector, k, eps, seed, n):
     from dptoolkit.selection import DPSIS, PrivateSelectThenFit
 
     if selector == "gaussian":
-        sel = DPSIS(k=k, epsilon=eps / 2, delta=DELTA / 2, selector="gaussian",
+        sel = DPSIS(k=k, epsilon=eps / 2, delta=DELTA / 2, mechanism="gaussian",
                     y_bounds=(0, 1), n_samples_public=n, random_state=seed)
         model_delta = DELTA / 2
     else:
-        sel = DPSIS(k=k, epsilon=eps / 2, selector=selector, y_bounds=(0, 1),
+        sel = DPSIS(k=k, epsilon=eps / 2, mechanism=selector, y_bounds=(0, 1),
                     n_samples_public=n, random_state=seed)
         model_delta = DELTA
     return PrivateSelectThenFit(sel, FrankWolfeLassoClassifier(

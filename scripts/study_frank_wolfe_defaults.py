@@ -6,15 +6,15 @@ at its defaults (``l1_bound`` and ``max_iter`` "auto") and at the former default
 (``l1_bound=50``, ``max_iter`` = ceil((N epsilon)^(2/3))), mean of ``--seeds`` seeds.
 
 ``--against screening`` compares instead with the former candidate screening
-(``screening=4096``, ``screening_fraction=0.1``; now at least 1024 candidates and
+(``k=4096``, ``selection_share=0.1``; now at least 1024 candidates and
 0.25 of the budget).  ``--against score`` compares the default screening score
-(the column masses) with ``screening_score="gradient"`` (the label-signed sums,
+(the column masses) with the gradient score (the label-signed sums,
 ranked by the loss gradient at the zero model), at ``--candidates`` candidates
 (default: "auto") and ``--fraction`` of the budget (default: the estimator's) for
 both.  ``--against start`` compares the default start (``"auto"``: the naive-Bayes
 start built from the screening's release of the per-class sums, at ``--fraction``
 of the budget, default "auto": 0.75; ``--start-steps`` its t0, default "auto")
-with the former default, ``start="zero"`` (screening_fraction 0.25); the same
+with the former default, ``start="zero"`` (selection_share 0.25); the same
 seeds for both.
 
 Usage::
@@ -76,12 +76,12 @@ def main():
     parser.add_argument("--against", choices=["former", "screening", "score", "start"],
                         default="former",
                         help="former: l1_bound=50, T=(N eps)^(2/3); screening: "
-                             "screening=4096, screening_fraction=0.1; score: "
-                             "screening_score='gradient'; start: start='zero'")
+                             "k=4096, selection_share=0.1; score: "
+                             "the gradient screening score; start: start='zero'")
     parser.add_argument("--candidates", type=int, default=None,
                         help="--against score: candidates kept by both (default: auto)")
     parser.add_argument("--fraction", type=float, default=None,
-                        help="--against score: screening_fraction of both; --against "
+                        help="--against score: selection_share of both; --against "
                              "start: of the default (naive-Bayes start) fit")
     parser.add_argument("--start-steps", type=int, default=None,
                         help="--against start: start_steps (t0; default: auto)")
@@ -98,20 +98,20 @@ def main():
         old_T = int(min(1e5, max(10, math.ceil((N * eps) ** (2 / 3)))))
         if args.against == "screening":
             old_T = "auto"
-            settings = {"new": {}, "old": dict(screening=4096, screening_fraction=0.1)}
+            settings = {"new": {}, "old": dict(k=4096, selection_share=0.1)}
         elif args.against == "score":
             old_T = "auto"
             both = {}
             if args.candidates is not None:
-                both["screening"] = args.candidates
+                both["k"] = args.candidates
             if args.fraction is not None:
-                both["screening_fraction"] = args.fraction
-            settings = {"new": both, "old": dict(both, screening_score="gradient")}
+                both["selection_share"] = args.fraction
+            settings = {"new": both, "old": dict(both, _screening_score="gradient")}
         elif args.against == "start":
             old_T = "auto"
             start = {}
             if args.fraction is not None:
-                start["screening_fraction"] = args.fraction
+                start["selection_share"] = args.fraction
             if args.start_steps is not None:
                 start["start_steps"] = args.start_steps
             settings = {"new": start, "old": dict(start="zero")}
@@ -120,12 +120,17 @@ def main():
         acc, fitted, spread = {}, {}, {}
         for name, kw in settings.items():
             scores = []
+            kw = dict(kw)
+            score = kw.pop("_screening_score", None)   # the internal constant, replaced
             for seed in range(args.seeds):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # the study's seeds are not a release
                     clf = FrankWolfeLassoClassifier(
                         epsilon=eps, delta=args.delta, n_samples_public=N,
-                        classes=classes, random_state=seed, **kw).fit(X, y)
+                        classes=classes, random_state=seed, **kw)
+                    if score is not None:
+                        clf._screening_score = lambda score=score: score
+                    clf.fit(X, y)
                 scores.append(clf.score(Xt, yt))
             acc[name], fitted[name] = np.mean(scores), clf
             spread[name] = np.std(scores, ddof=1) / np.sqrt(len(scores)) if len(scores) > 1 else 0

@@ -350,7 +350,7 @@ def cmd_dpsgd(args):
                         clf = DPSGDClassifier(epsilon=eps, delta=DELTA, n_samples_public=N,
                                               alpha=1e-4, learning_rate=lr, batch_size=batch,
                                               clip=1.0, n_epochs=epochs, normalize="l2",
-                                              fit_intercept=True, intercept_scaling=1.0,
+                                              fit_intercept=True,
                                               classes=[0, 1],  # load's public labels
                                               random_state=seed).fit(Xtr, ytr)
                     dt = time.time() - t0

@@ -9,12 +9,12 @@ default: ``DPSIS(y_bounds=(0, 1))``, Frank-Wolfe at its defaults, ``n_samples_pu
 the training size, the public label set {0, 1}.
 
 A configuration is ``K:SCREENING:SHARE[:START]``: DP-SIS's ``k`` ("auto" or an
-int), Frank-Wolfe's ``screening`` ("auto", "none" or an int; an int is kept, so
+int), Frank-Wolfe's ``k`` ("auto", "none" or an int; an int is kept, so
 ``2048:1024:0.5`` screens the 2,048 selected columns again to 1,024),
 ``selection_share``, and Frank-Wolfe's ``start`` (default "auto": with
-``screening`` "auto" the pipeline keeps Frank-Wolfe's release of the per-class
+``k`` "auto" the pipeline keeps Frank-Wolfe's release of the per-class
 sums on all the selected columns for its naive-Bayes start; ``:zero`` is the
-former pipeline, ``screening`` "auto" turned off and the zero start); or
+former pipeline, ``k`` "auto" turned off and the zero start); or
 ``before``.
 
 Develop on ``news20`` (comp.* vs rec.*), ``reuters-acq`` (ModApte acq against the
@@ -66,7 +66,7 @@ def make(config, eps, seed, n):
     screening = {"auto": "auto", "none": None}.get(screening) or int(screening)
     return PrivateSelectThenFit(
         DPSIS(k=k, y_bounds=(0, 1), n_samples_public=n, random_state=seed),
-        FrankWolfeLassoClassifier(n_samples_public=n, screening=screening, start=start,
+        FrankWolfeLassoClassifier(n_samples_public=n, k=screening, start=start,
                                   random_state=seed),
         epsilon=eps, delta=DELTA, selection_share=float(share), classes=[0, 1])
 
@@ -82,7 +82,7 @@ def fit_row(ds, config, eps, seed, data):
     fw = m.estimator_
     return dict(dataset=ds, config=config, epsilon=eps, seed=seed,
                 accuracy=round(float(m.score(Xte, yte)), 4), k=int(m.support_.sum()),
-                screening=fw.screening, n_iter=fw.n_iter_,
+                screening=fw.k, n_iter=fw.n_iter_,
                 selector_epsilon=round(m.selector_.epsilon, 4),
                 estimator_epsilon=round(fw.epsilon, 4), eps_spent=m.privacy_spent_[0],
                 delta_spent=m.privacy_spent_[1],

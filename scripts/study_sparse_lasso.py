@@ -4,7 +4,7 @@ Reproduces, with dptoolkit.linear_model:
 
 ``table1``
     Average non-zeros of private LASSO (Talwar et al.; FrankWolfeLassoClassifier,
-    selector="laplace", epsilon = 1) and of the Sparsifier (epsilon_1 = 0.05,
+    mechanism="laplace", epsilon = 1) and of the Sparsifier (epsilon_1 = 0.05,
     epsilon_2 = 0.95), their ratio to non-private Frank-Wolfe (50,000 iterations),
     lambda = 10, T = 1000, delta = 1/n_train, alpha = sqrt(p), beta = 2 sqrt(p)
     (widened to integers), rho = 1, ``--trials`` trials (paper: 50).  Test accuracy
@@ -274,7 +274,7 @@ def table1(out, trials, memory, datasets=TABLE_DATASETS):
         t2 = time.perf_counter()
         for trial, rng in enumerate(_seeds(name, trials, 1)):
             pl = FrankWolfeLassoClassifier(l1_bound=LAMBDA, max_iter=T_PRIVATE, epsilon=1.0,
-                                           delta=delta, selector="laplace", classes=CLASSES,
+                                           delta=delta, mechanism="laplace", classes=CLASSES,
                                            random_state=rng).fit(X, y)
             acc, auc = _metrics(pl, Xt, yt)
             trial_rows.append(dict(dataset=name, trial=trial, method="private LASSO",
@@ -317,7 +317,7 @@ def table1(out, trials, memory, datasets=TABLE_DATASETS):
 # -------------------------------------------------------------------- table 2
 def _mean_nz(X, y, T, delta, rngs):
     return np.mean([np.count_nonzero(FrankWolfeLassoClassifier(
-        l1_bound=LAMBDA, max_iter=T, epsilon=1.0, delta=delta, selector="laplace",
+        l1_bound=LAMBDA, max_iter=T, epsilon=1.0, delta=delta, mechanism="laplace",
         classes=CLASSES, random_state=r).fit(X, y).coef_) for r in rngs])
 
 
@@ -352,7 +352,7 @@ def table2(out, trials, datasets=TABLE_DATASETS, pilot=10):
         accs, aucs, nzs = [], [], []
         for trial, rng in enumerate(_seeds(name, trials, 3)):
             pl = FrankWolfeLassoClassifier(l1_bound=LAMBDA, max_iter=T, epsilon=1.0,
-                                           delta=delta, selector="laplace", classes=CLASSES,
+                                           delta=delta, mechanism="laplace", classes=CLASSES,
                                            random_state=rng).fit(X, y)
             acc, auc = _metrics(pl, Xt, yt)
             accs.append(acc)
@@ -448,7 +448,7 @@ def figures(out, trials, lambda_trials, memory, k=10):
                                          neighbouring="add_remove", random_state=rng),
                         FrankWolfeLassoClassifier(l1_bound=lam, max_iter=T_PRIVATE,
                                                   epsilon=eps / 2, delta=delta,
-                                                  selector="laplace", classes=CLASSES,
+                                                  mechanism="laplace", classes=CLASSES,
                                                   random_state=rng), epsilon=None),
                     "private IGHT": DPIGHTClassifier(sparsity=k, max_iter=T_PRIVATE,
                                                      learning_rate=4.0, epsilon=eps,
@@ -505,7 +505,7 @@ def figures_two_stage(out, trials, alpha=0.01, k=10):
                                      neighbouring="add_remove", random_state=rng),
                     FrankWolfeLassoClassifier(l1_bound=lam, max_iter=T_PRIVATE,
                                               epsilon=eps / 2, delta=delta,
-                                              selector="laplace", classes=CLASSES,
+                                              mechanism="laplace", classes=CLASSES,
                                               random_state=rng), epsilon=None)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -602,14 +602,14 @@ def multinomial(out, memory, n_features=2**14, l1_bound=20.0, T=500, nonprivate_
     for eps in (1.0, 10.0):
         t1 = time.perf_counter()
         est = FrankWolfeLassoClassifier(l1_bound=l1_bound, max_iter=T, epsilon=eps,
-                                        delta=delta, selector="exponential",
+                                        delta=delta, mechanism="exponential",
                                         classes=classes, random_state=0).fit(X, y)
         record(f"private LASSO eps={eps:g}", est.coef_, time.perf_counter() - t1,
                tuple(round(v, 6) for v in est.privacy_spent_))
         t1 = time.perf_counter()
         est = SparsifiedLassoClassifier(l1_bound=l1_bound, max_iter=T, epsilon_count=EPS1,
                                         epsilon=eps, delta=delta,
-                                        selector="exponential",
+                                        mechanism="exponential",
                                         nonprivate_solver="frank_wolfe",
                                         nonprivate_max_iter=nonprivate_T, memory=memory,
                                         classes=classes, random_state=0).fit(X, y)

@@ -34,7 +34,7 @@ def neighbours(n=200, d=100_000, density=0.001, seed=0):
 
 def fit_time(data, solver, screening, n_public):
     est = FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, n_samples_public=n_public,
-                                    classes=[0, 1], solver=solver, screening=screening,
+                                    classes=[0, 1], solver=solver, k=screening,
                                     random_state=0)
     start = time.perf_counter()
     with warnings.catch_warnings():

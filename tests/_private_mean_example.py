@@ -5,7 +5,7 @@ Privacy (step 1 of the checklist)
 ---------------------------------
 *Neighbouring relation*: ``neighbouring="add_remove"`` (add or remove one row) or
 ``"replace_one"``.  *Public bound*: every row has :math:`\|x_i\|_2 \le B`
-(``row_norm_bound``); rows above it are rescaled to it (a local operation, with a
+(``data_norm``); rows above it are rescaled to it (a local operation, with a
 :class:`~dptoolkit.exceptions.DataClippedWarning`).  *Sensitivity*: the sum
 :math:`S = \sum_i x_i` moves by one row under add/remove, so
 :math:`\Delta_2 S \le B`, and by the difference of two rows under replace-one,
@@ -71,7 +71,7 @@ class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
         > 0.
     delta : float, default=1e-5
         In (0, 1).
-    row_norm_bound : float, default=1.0
+    data_norm : float, default=1.0
         Public bound :math:`B` on :math:`\\|x_i\\|_2`.
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
     n_samples_public : int or None, default=None
@@ -94,17 +94,17 @@ class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
 
     # step 4: every parameter declared, checked once at the start of the template's fit
     _parameter_constraints = {
-        **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN, "row_norm_bound": POSITIVE,
+        **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN, "data_norm": POSITIVE,
         "neighbouring": NEIGHBOURING, "clip_data": [Boolean()],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, row_norm_bound=1.0,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, data_norm=1.0,
                  neighbouring="add_remove", n_samples_public=None, clip_data=True,
                  accountant=None, random_state=None):
         _store_params(self, locals())
 
     # the public bound the template enforces after the plan, before the spend
-    _public_bound = ("l2", "row_norm_bound")
+    _public_bound = ("l2", "data_norm")
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The event, spend and parameters of a fit on ``n_samples`` rows: public
@@ -113,7 +113,7 @@ class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
         n = self._n_samples(n_samples, private=True, uses="the divisor of the mean")
         z = calibrate_noise(epsilon, delta)
         params = MeanParams(n_samples=n, noise_multiplier=z, sensitivity=sensitivity_factor(
-            self.neighbouring) * self.row_norm_bound)
+            self.neighbouring) * self.data_norm)
         event = gaussian_event(z)
         return self._plan(event, (epsilon_of_event(event, delta), delta), params)
 

@@ -804,8 +804,8 @@ def _fw_budget(max_iter, epsilon, **kw):
     steps alone)."""
     from dptoolkit.linear_model import FrankWolfeLassoClassifier
 
-    if "screening" in FrankWolfeLassoClassifier(epsilon=None).get_params():
-        kw.setdefault("screening", None)
+    if "k" in FrankWolfeLassoClassifier(epsilon=None).get_params():
+        kw.setdefault("k", None)
     return FrankWolfeLassoClassifier(max_iter=max_iter, epsilon=epsilon, delta=1e-5,
                                      **kw).budget(2 ** 20)
 
@@ -857,7 +857,7 @@ def test_frank_wolfe_zcdp_refused_for_laplace():
 
     for selector in ("laplace", "laplace_talwar"):
         est = FrankWolfeLassoClassifier(max_iter=10, epsilon=1.0, delta=1e-5,
-                                        selector=selector, composition="zcdp")
+                                        mechanism=selector, composition="zcdp")
         with pytest.raises(ValueError, match="bounded-range"):
             est.budget(100)
         rng = np.random.default_rng(0)

@@ -69,7 +69,7 @@ def test_fit_matches_the_pure_python_reference(neighbouring, factor):
     X = 3.0 * _data(1)                      # rows above the bound B = 1.5
     bound, n_public = 1.5, 80
     with pytest.warns(DataClippedWarning):
-        model = PrivateMean(epsilon=0.7, delta=1e-6, row_norm_bound=bound,
+        model = PrivateMean(epsilon=0.7, delta=1e-6, data_norm=bound,
                             neighbouring=neighbouring, n_samples_public=n_public,
                             random_state=7).fit(X)
     z = example.calibrate_noise(0.7, 1e-6)
@@ -146,7 +146,7 @@ def test_size_from_the_data_warns():
 @pytest.mark.parametrize("params,name", [
     ({"epsilon": 0.0}, "epsilon"), ({"epsilon": None}, "epsilon"),
     ({"delta": 0.0}, "delta"), ({"delta": 1.0}, "delta"),
-    ({"row_norm_bound": -1.0}, "row_norm_bound"), ({"neighbouring": "any"}, "neighbouring"),
+    ({"data_norm": -1.0}, "data_norm"), ({"neighbouring": "any"}, "neighbouring"),
     ({"n_samples_public": 0}, "n_samples_public"), ({"accountant": "acc"}, "accountant"),
     ({"clip_data": 1}, "clip_data"), ({"random_state": 1.5}, "random_state"),
 ])
@@ -178,7 +178,7 @@ def test_noise_has_the_calibrated_standard_deviation():
     d, bound = 20_000, 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = PrivateMean(epsilon=1.0, delta=1e-5, row_norm_bound=bound,
+        model = PrivateMean(epsilon=1.0, delta=1e-5, data_norm=bound,
                             n_samples_public=1, random_state=12345).fit(np.zeros((1, d)))
     sigma = model.noise_multiplier_ * bound
     assert abs(np.var(model.mean_) / sigma ** 2 - 1.0) <= 0.05

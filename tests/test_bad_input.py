@@ -515,26 +515,24 @@ case("calibrate_parameter-low-above-high",
 case("calibrate_parameter-make-event-not-callable",
      lambda: acc.calibrate_parameter(3, target_epsilon=1.0, delta=1e-5, low=0.1, high=10.0),
      Raises(TypeError, r"make_event"))
-case("calibrate_parameter-method-unknown",
+case("calibrate_parameter-composition-unknown",
      lambda: acc.calibrate_parameter(lambda s: ev.GaussianEvent(s), target_epsilon=1.0,
                                      delta=1e-5, low=0.1, high=100.0, increasing=False,
-                                     method="magic"),
-     Raises(ValueError, r"method"))
+                                     composition="magic"),
+     Raises(ValueError, r"composition"))
 case("epsilon_of_event-not-an-event", lambda: acc.epsilon_of_event("laplace", 1e-5),
      Raises(TypeError, r"event"))
 case("epsilon_of_event-delta-negative",
      lambda: acc.epsilon_of_event(ev.PureDPEvent(1.0), -0.1),
      Raises(ValueError, r"delta"))
-case("epsilon_of_event-method-unknown",
-     lambda: acc.epsilon_of_event(ev.PureDPEvent(1.0), 1e-5, method="magic"),
-     Raises(ValueError, r"method"))
+case("epsilon_of_event-composition-unknown",
+     lambda: acc.epsilon_of_event(ev.PureDPEvent(1.0), 1e-5, composition="magic"),
+     Raises(ValueError, r"composition"))
 case("epsilon_of_event-huge-count",
      lambda: acc.epsilon_of_event(ev.SelfComposedEvent(ev.GaussianEvent(1.0), 2**64), 1e-5),
      Accepts(lambda r: (r[0] if isinstance(r, tuple) else r) > 1e6, "a huge epsilon"))
 case("PrivacyAccountant-composition-unknown",
      lambda: acc.PrivacyAccountant(composition="magic"), Raises(ValueError, r"composition"))
-case("PrivacyAccountant-method-unknown", lambda: acc.PrivacyAccountant(method="magic"),
-     Raises(ValueError, r"composition.*deprecated method"))
 case("PrivacyAccountant-compose-count-zero",
      lambda: acc.PrivacyAccountant().compose(ev.PureDPEvent(1.0), count=0),
      Raises(ValueError, r"count"))
@@ -723,31 +721,31 @@ case("DPSIS-k-unknown-string", lambda: sel.DPSIS(k="most", epsilon=1.0).fit(X, y
 case("DPSIS-n_samples_public-zero",
      lambda: sel.DPSIS(epsilon=1.0, n_samples_public=0).fit(X, yreg),
      Raises(ValueError, r"n_samples_public"))
-case("DPSIS-selector-unknown", lambda: sel.DPSIS(k=2, selector="magic", epsilon=None).fit(X, yreg),
-     Raises(ValueError, r"selector"))
+case("DPSIS-selector-unknown", lambda: sel.DPSIS(k=2, mechanism="magic", epsilon=None).fit(X, yreg),
+     Raises(ValueError, r"mechanism"))
 case("DPSIS-neighbouring-unknown",
      lambda: sel.DPSIS(k=2, neighbouring="swap", epsilon=None).fit(X, yreg),
      Raises(ValueError, r"neighbouring"))
 case("DPSIS-y-string", lambda: sel.DPSIS(k=2, epsilon=None).fit(X, y_str),
      Raises(ValueError, r"\by\b must be numeric"))
 case("DPSIS-gaussian-delta-none",
-     lambda: sel.DPSIS(k=2, epsilon=1.0, selector="gaussian").fit(X, yreg),
+     lambda: sel.DPSIS(k=2, epsilon=1.0, mechanism="gaussian").fit(X, yreg),
      Raises(ValueError, r"delta"))
 case("DPSIS-gaussian-delta-zero",
-     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=0.0, selector="gaussian").fit(X, yreg),
+     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=0.0, mechanism="gaussian").fit(X, yreg),
      Raises(ValueError, r"delta"))
 case("DPSIS-delta-one", lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1.0).fit(X, yreg),
      Raises(ValueError, r"delta"))
-case("DPSIS-l2_bound-zero",
-     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian",
-                       l2_bound=0.0).fit(X, yreg),
-     Raises(ValueError, r"l2_bound"))
-case("DPSIS-l2_bound-inf",
-     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian",
-                       l2_bound=np.inf).fit(X, yreg),
-     Raises(ValueError, r"l2_bound"))
+case("DPSIS-data_norm-zero",
+     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, mechanism="gaussian",
+                       data_norm=0.0).fit(X, yreg),
+     Raises(ValueError, r"data_norm"))
+case("DPSIS-data_norm-inf",
+     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, mechanism="gaussian",
+                       data_norm=np.inf).fit(X, yreg),
+     Raises(ValueError, r"data_norm"))
 case("DPSIS-gaussian-data-bounds",
-     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian",
+     lambda: sel.DPSIS(k=2, epsilon=1.0, delta=1e-5, mechanism="gaussian",
                        bounds="data").fit(X, yreg),
      Raises(ValueError, r"bounds='data'"))
 case("DPSIS-accountant-wrong-type",
@@ -799,7 +797,7 @@ ESTIMATORS = {
         **{"epsilon": 1.0, "n_epochs": 1, "n_samples_public": N, "random_state": 0, **kw}),
         yreg),
     "DPNBLogistic": (lambda **kw: lm.DPNBLogisticClassifier(
-        **{"epsilon": 1.0, "n_epochs": 1, "n_features_kept": 5, "n_samples_public": N,
+        **{"epsilon": 1.0, "n_epochs": 1, "k": 5, "n_samples_public": N,
            "random_state": 0, **kw}), y01),
     "DSALLasso": (lambda **kw: lm.DSALLasso(**{"alpha": 0.01, "max_outer": 5,
                                                "random_state": 0, **kw}), yreg),
@@ -958,9 +956,6 @@ for _name in ["DPSCDClassifier", "DPSCDRegressor", "DPSGDClassifier", "DPSGDRegr
     case(f"{_name}-fit-intercept-string",
          lambda n=_name, t=_t: _fit(n, Xd, t, fit_intercept="yes"),
          Raises(TypeError, r"fit_intercept"))
-    case(f"{_name}-intercept-scaling-zero",
-         lambda n=_name, t=_t: _fit(n, Xd, t, fit_intercept=True, intercept_scaling=0.0),
-         Raises(ValueError, r"intercept_scaling"))
 case("DPSGDClassifier-learning-rate-negative",
      lambda: _fit("DPSGDClassifier", Xd, y01, learning_rate=-0.1),
      Raises(ValueError, r"learning_rate"))
@@ -978,26 +973,24 @@ case("FrankWolfe-max-iter-string", lambda: _fit("FrankWolfe", Xd, y01, max_iter=
      Raises(TypeError, r"max_iter"))
 case("FrankWolfe-solver-unknown", lambda: _fit("FrankWolfe", Xd, y01, solver="magic"),
      Raises(ValueError, r"solver"))
-case("FrankWolfe-selector-unknown", lambda: _fit("FrankWolfe", Xd, y01, selector="magic"),
-     Raises(ValueError, r"selector"))
+case("FrankWolfe-selector-unknown", lambda: _fit("FrankWolfe", Xd, y01, mechanism="magic"),
+     Raises(ValueError, r"mechanism"))
 case("FrankWolfe-refresh-tol-negative", lambda: _fit("FrankWolfe", Xd, y01, refresh_tol=-1.0),
      Raises(ValueError, r"refresh_tol"))
-case("FrankWolfe-group-size-zero", lambda: _fit("FrankWolfe", Xd, y01, group_size=0),
-     Raises(ValueError, r"group_size"))
 case("FrankWolfe-clip-data-string", lambda: _fit("FrankWolfe", Xd, y01, clip_data="yes"),
      Raises(TypeError, r"clip_data"))
 case("FrankWolfe-X-out-of-bound-no-clip",
      lambda: _fit("FrankWolfe", Xd * 5.0, y01, clip_data=False),
      Raises(ValueError, r"bound|clip_data"))
 case("FrankWolfe-screening-fraction-two",
-     lambda: _fit("FrankWolfe", Xd, y01, screening="auto", screening_fraction=2.0),
-     Raises(ValueError, r"screening_fraction"))
+     lambda: _fit("FrankWolfe", Xd, y01, k="auto", selection_share=2.0),
+     Raises(ValueError, r"selection_share"))
 # a screening's Gaussian release composes under zCDP only: pure DP (no delta) and
 # advanced composition have no place for it (a typed error that composing code catches)
-case("FrankWolfe-screening-pure-dp", lambda: _fit("FrankWolfe", Xd, y01, screening=10),
+case("FrankWolfe-screening-pure-dp", lambda: _fit("FrankWolfe", Xd, y01, k=10),
      Raises(ScreeningUnavailableError, r"screening.*delta > 0"))
 case("FrankWolfe-screening-advanced",
-     lambda: _fit("FrankWolfe", Xd, y01, screening=10, delta=1e-5, composition="advanced"),
+     lambda: _fit("FrankWolfe", Xd, y01, k=10, delta=1e-5, composition="advanced"),
      Raises(ScreeningUnavailableError, r"screening.*zCDP"))
 case("FrankWolfe-budget-n-features-zero",
      lambda: lm.FrankWolfeLassoClassifier(epsilon=1.0).budget(0),
@@ -1023,21 +1016,21 @@ case("DPIGHT-sparsity-huge", lambda: _fit("DPIGHTClassifier", Xd, y01, sparsity=
      Raises(ValueError, r"sparsity"))
 case("DPIGHT-max-iter-huge", lambda: _fit("DPIGHTClassifier", Xd, y01, max_iter=2**64),
      Raises(ValueError, r"max_iter"))
-case("DPIGHT-row-norm-bound-nan", lambda: _fit("DPIGHTClassifier", Xd, y01, row_norm_bound=math.nan),
-     Raises(ValueError, r"row_norm_bound"))
+case("DPIGHT-data-norm-nan", lambda: _fit("DPIGHTClassifier", Xd, y01, data_norm=math.nan),
+     Raises(ValueError, r"data_norm"))
 case("DPNBLogistic-release-fraction-one",
-     lambda: _fit("DPNBLogistic", Xd, y01, release_fraction=1.5),
-     Raises(ValueError, r"release_fraction"))
+     lambda: _fit("DPNBLogistic", Xd, y01, selection_share=1.5),
+     Raises(ValueError, r"selection_share"))
 case("DPNBLogistic-sampling-rate-zero",
      lambda: _fit("DPNBLogistic", Xd, y01, sampling_rate=0.0),
      Raises(ValueError, r"sampling_rate"))
 case("DPNBLogistic-n-features-kept-huge",
-     lambda: _fit("DPNBLogistic", Xd, y01, n_features_kept=2**64),
+     lambda: _fit("DPNBLogistic", Xd, y01, k=2**64),
      Accepts(lambda est: est.feature_indices_.size <= D,
              "more features kept than exist keeps them all (the default 5000 does too)"))
 case("DPNBLogistic-n-features-kept-zero",
-     lambda: _fit("DPNBLogistic", Xd, y01, n_features_kept=0),
-     Raises(ValueError, r"n_features_kept"))
+     lambda: _fit("DPNBLogistic", Xd, y01, k=0),
+     Raises(ValueError, r"\bk\b"))
 for _name in ["DSALLasso", "ProxSVRGLasso", "ProxASAGALasso"]:
     case(f"{_name}-alpha-negative", lambda n=_name: _fit(n, Xd, yreg, alpha=-1.0),
          Raises(ValueError, r"alpha"))
@@ -1520,8 +1513,8 @@ case("DSALLasso-max-outer-2**64",
      lambda: _fit("DSALLasso", Xd, yreg, max_outer=2**64, tol=1e-3),
      Accepts(lambda est: est.n_iter_ < 10**6 and np.all(np.isfinite(est.coef_)),
              "max_outer is an upper bound: the fit stops at tol"))
-case("cli-train-select-fraction-zero", lambda: _cli("train", "--select-fraction", "0"),
-     Exits(2, r"--select-fraction"))
+case("cli-train-select-fraction-zero", lambda: _cli("train", "--selection-share", "0"),
+     Exits(2, r"--selection-share"))
 case("cli-train-n-samples-public-zero",
      lambda: _cli("train", "--epsilon", "1", "--n-samples-public", "0"),
      Exits(2, r"--n-samples-public"))
@@ -1681,29 +1674,30 @@ for _cls in (mech.Laplace, mech.Gaussian, mech.GaussianAnalytic):
 BAD_VALUES = {
     "delta": -0.1, "n_samples_public": 0, "accountant": "basic", "random_state": 1.5,
     "classes": 3, "l1_bound": -1.0, "max_iter": 0, "solver": "magic",
-    "selector": "magic", "composition": "magic", "accounting": "magic",
+    "mechanism": "magic", "composition": "magic",
     "neighbouring": "magic", "loss": "magic",
     "penalty": "magic", "sampling": "magic", "subproblem_solver": "magic",
     "nonprivate_solver": "magic", "count_bounds": "magic", "variant": "magic", "multi_class": "magic",
-    "normalize": "l7", "refresh_tol": -1.0, "screening": 0, "screening_fraction": 2.0,
-    "screening_score": "magic", "start": "magic", "start_steps": -1,
-    "group_size": 0, "clip_data": "yes", "tol": -1.0, "verbose": -1,
+    "normalize": "l7", "refresh_tol": -1.0, "k": 0, "selection_share": 2.0,
+    "start": "magic", "start_steps": -1,
+    "clip_data": "yes", "tol": -1.0, "verbose": -1,
     "epsilon_count": 0.0, "precision": -1.0, "nonprivate_max_iter": 0,
-    "nonprivate_tol": 0.0, "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
+    "memory": 5, "alpha": -1.0, "batch_size": 0, "clip": -1.0,
     "n_epochs": 0, "perturb_dual": "yes", "fit_intercept": "yes",
-    "intercept_scaling": 0.0, "keep_coef_path": "yes", "learning_rate": -0.1,
-    "sparsity": 0, "row_norm_bound": -1.0, "n_features_kept": 0,
-    "release_fraction": 1.5, "sampling_rate": 0.0, "averaging_fraction": 0.0,
+    "learning_rate": -0.1,
+    "sparsity": 0, "data_norm": -1.0,
+    "sampling_rate": 0.0, "averaging_fraction": 0.0,
     "groups": "x", "n_jobs": 0, "step_size": -1.0, "n_inner": 0, "max_outer": 0,
     "warm_start": "yes", "working_set": "yes", "variance_reduction": "yes",
+    "screening": "yes",   # DSAL's Gap Safe rule (a bool)
 }
 #: Further bad values of the parameters the audit found accepted without epsilon.
 MORE_BAD_VALUES = [("l1_bound", math.nan), ("l1_bound", True), ("delta", math.nan),
                    ("delta", 1.0), ("delta", "magic"), ("max_iter", -1.0),
-                   ("refresh_tol", math.nan), ("composition", 0), ("accounting", 0),
+                   ("refresh_tol", math.nan), ("composition", 0),
                    ("neighbouring", 1.5),
                    ("clip_data", 0), ("random_state", "magic"),
-                   ("screening_fraction", "magic"), ("start", 0), ("start_steps", 1.5)]
+                   ("selection_share", "magic"), ("start", 0), ("start_steps", 1.5)]
 
 
 def test_every_parameter_has_a_bad_value():

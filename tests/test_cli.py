@@ -390,7 +390,7 @@ BAD = [
     (["train", "--model", "search", "--epsilon", "1", "--grid", "l1_bound"], "--grid"),
     (["train", "--model", "search", "--epsilon", "1", "--grid", "epsilon=1,2"], "--grid"),
     (["train", "--model", "search", "--epsilon", "1", "--n-runs", "1"], "--n-runs"),
-    (["train", "--epsilon", "1", "--selector", "bogus"], "selector"),
+    (["train", "--epsilon", "1", "--mechanism", "bogus"], "mechanism"),
     (["train", "--non-private", "--positive", "comp"], "--positive"),
     (["train", "--non-private", "--data", str(A1A), "--positive", "comp"], "--positive"),
     (["train", "--non-private", "--data", str(NEWS20), "--test", str(A1A)], "--test"),
@@ -1127,7 +1127,8 @@ def test_dp_named_estimator_is_private_by_default(cls):
     X, y, _ = datasets.make_sparse_classification(n_samples=200, n_features=40,
                                                   random_state=0)
     params = cls().get_params()
-    kw = {"k": 5} if "k" in params else {}
+    # DP-IGHT's k is its candidate screening, which a non-private fit does not run
+    kw = {"k": 5} if "k" in params and "sparsity" not in params else {}
     if "n_epochs" in params:
         kw["n_epochs"] = 1
     if "n_samples_public" in params:
@@ -1291,7 +1292,7 @@ def test_corpus_hashing_with_progress_is_the_same_matrix(corpora):
 
 def test_select_then_fit_spends_the_total_budget(capsys):
     """--epsilon and --delta are the pipeline's total budget: both steps' budgets are
-    set by PrivateSelectThenFit (a share --select-fraction to DP-SIS) so that their
+    set by PrivateSelectThenFit (a share --selection-share to DP-SIS) so that their
     composed event spends exactly (--epsilon, --delta); with a delta DP-SIS's selector
     "auto" takes the Gaussian release when there are more features than N; without
     --delta both steps are pure DP and share --epsilon."""
@@ -1311,7 +1312,7 @@ def test_select_then_fit_spends_the_total_budget(capsys):
     assert status == 0, err
     assert "GaussianEvent" in out and "(1, 1e-05)-DP" in out
     shared = _models.build_model(build_parser().parse_args(
-        argv + ["--delta", "1e-5", "--select-fraction", "0.3"]))
+        argv + ["--delta", "1e-5", "--selection-share", "0.3"]))
     assert shared.selection_share == 0.3
     pure = _models.build_model(build_parser().parse_args(argv))
     assert pure.delta is None and pure.selector.delta is None

@@ -105,7 +105,7 @@ def _quiet_fit(model, X, y):
 
 def _nb(seed):
     return DPNBLogisticClassifier(epsilon=1.0, n_samples_public=N, classes=[0, 1],
-                                  n_features_kept=100, random_state=seed)
+                                  k=100, random_state=seed)
 
 
 @pytest.mark.parametrize("kind", ["array", "series", "frame"])

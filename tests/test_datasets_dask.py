@@ -88,7 +88,7 @@ def test_model_fitted_on_the_cluster_predicts_in_memory_and_back(client, tmp_pat
                                       documents_per_block=25)
 
     def fit(data, labels):
-        est = DPNBLogisticClassifier(epsilon=4.0, n_features_kept=20, n_epochs=3,
+        est = DPNBLogisticClassifier(epsilon=4.0, k=20, n_epochs=3,
                                      sampling_rate=0.2, n_samples_public=X.shape[0],
                                      classes=[0.0, 1.0], random_state=3)
         with warnings.catch_warnings():

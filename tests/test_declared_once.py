@@ -75,7 +75,7 @@ def _data(n=120, d=40, seed=0):
 @pytest.mark.parametrize("make", [
     lambda: FrankWolfeLassoClassifier(epsilon=1.0, max_iter=20, n_samples_public=120,
                                       classes=[0, 1], random_state=0),
-    lambda: FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, max_iter=20, screening=10,
+    lambda: FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, max_iter=20, k=10,
                                       n_samples_public=120, classes=[0, 1], random_state=0),
     lambda: DPNBLogisticClassifier(epsilon=1.0, n_epochs=1, n_samples_public=120,
                                    classes=[0, 1], random_state=0),

@@ -105,17 +105,17 @@ def test_the_parser_lists_the_toy_with_options_from_its_constraints():
     assert "private-mean" in _models.model_names()
     spec = _models.models()["private-mean"]
     assert spec.cls is PrivateMean and not spec.multiclass and not spec.dask
-    assert set(spec.params) == {"row_norm_bound", "neighbouring", "n_samples_public",
+    assert set(spec.params) == {"data_norm", "neighbouring", "n_samples_public",
                                 "clip_data"}
     parser = build_parser()
     args = parser.parse_args(["train", "--model", "private-mean", "--epsilon", "1",
-                              "--row-norm-bound", "2.5", "--no-clip-data",
+                              "--data-norm", "2.5", "--no-clip-data",
                               "--neighbouring", "replace_one"])
-    assert (args.row_norm_bound, args.clip_data, args.neighbouring) == (
+    assert (args.data_norm, args.clip_data, args.neighbouring) == (
         2.5, False, "replace_one")
     est = _models.build_model(args)
     assert isinstance(est, PrivateMean)
-    assert est.get_params()["row_norm_bound"] == 2.5 and est.clip_data is False
+    assert est.get_params()["data_norm"] == 2.5 and est.clip_data is False
     assert est.epsilon == 1.0
 
 
@@ -152,7 +152,7 @@ def test_an_option_of_another_model_is_refused_for_the_toy(capsys):
     (["--model", "frank-wolfe", "--max-iter", "0"], "an int in [1,"),
     (["--model", "frank-wolfe", "--max-iter", "2.5"], "an int in [1,"),
     (["--model", "frank-wolfe", "--solver", "slow"], "invalid choice: 'slow'"),
-    (["--model", "private-mean", "--row-norm-bound", "0"], "a float in (0, inf)"),
+    (["--model", "private-mean", "--data-norm", "0"], "a float in (0, inf)"),
 ])
 def test_generated_options_check_types_and_ranges(argv, message, capsys):
     status, _, err = _run(["train", "--epsilon", "1", *argv], capsys)

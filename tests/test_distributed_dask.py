@@ -89,7 +89,7 @@ def live(client):
 
 
 def _model(**kw):
-    return DPNBLogisticClassifier(**{"epsilon": 2.0, "n_features_kept": 40,
+    return DPNBLogisticClassifier(**{"epsilon": 2.0, "k": 40,
                                      "n_samples_public": N, "classes": [0, 1],
                                      "n_epochs": 2, "sampling_rate": 0.1, **kw})
 
@@ -422,7 +422,7 @@ def test_dpsis_selects_as_in_memory(live, selector):
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             m = DPSIS(k=6, epsilon=1.0, bounds=(0.0, 2.0), y_bounds=(-2.0, 2.0),
-                      selector=selector, random_state=rng,
+                      mechanism=selector, random_state=rng,
                       delta=1e-5 if selector == "gaussian" else None).fit(XX, yy)
         # the values 3 above the bound are clipped on the workers too
         assert any(issubclass(w.category, DataClippedWarning) for w in seen)
@@ -532,7 +532,7 @@ def _spy_on_results(monkeypatch):
 
 def test_x_never_comes_to_the_client(live, monkeypatch):
     """Everything the fit brings back is a sum over rows (the release; a lot's
-    clipped gradients on at most ``n_features_kept + 1`` columns) or a block's
+    clipped gradients on at most ``k + 1`` columns) or a block's
     warnings, never rows of X or of the transformed X; X itself is never computed
     or converted on the client."""
     X, y = _data()
@@ -964,7 +964,7 @@ def test_dpsgd_worker_killed_mid_fit_releases_the_same_model(live, monkeypatch):
 
 
 # ------------------------------------------------------------- Frank-Wolfe
-D_FW = 4200   # more than the 1024 candidates of screening="auto"
+D_FW = 4200   # more than the 1024 candidates of k="auto"
 
 
 def _fw_data(seed=0):
@@ -984,12 +984,15 @@ def _fw(**kw):
                                         "start": "zero", **kw})
 
 
-def _fw_fit(X, y, rng, **kw):
+def _fw_fit(X, y, rng, screening_score=None, **kw):
     from dptoolkit.exceptions import DataClippedWarning
 
+    model = _fw(random_state=rng, **kw)
+    if screening_score is not None:   # the internal SCREENING_SCORE replaced
+        model._screening_score = lambda: screening_score
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        model = _fw(random_state=rng, **kw).fit(X, y)
+        model = model.fit(X, y)
     clipped = any(issubclass(w.category, DataClippedWarning) for w in seen)
     return model, clipped
 
@@ -1031,14 +1034,14 @@ def test_frank_wolfe_on_dask_naive_bayes_start(live):
     dist, _ = _fw_fit(Xd, yd, r_dist, start="auto")
     _assert_same_fw(dist, mem)
     assert r_dist.bit_generator.state == r_mem.bit_generator.state
-    zero, _ = _fw_fit(Xd, yd, np.random.default_rng(4), screening_fraction=0.75)
+    zero, _ = _fw_fit(Xd, yd, np.random.default_rng(4), selection_share=0.75)
     assert zero.privacy_event_ == mem.privacy_event_    # the start is post-processing
     assert np.abs(dist.coef_ - zero.coef_).max() > 1e-3
     assert np.count_nonzero(dist.coef_) > np.count_nonzero(zero.coef_)
 
 
 def test_frank_wolfe_on_dask_gradient_screening(live):
-    """``screening_score="gradient"``: the label-signed column sums are summed over
+    """The gradient screening score: the label-signed column sums are summed over
     the blocks and noised on the client; the same candidates, model, event and
     generator state as in memory, and other candidates than the mass screening."""
     X, y = _fw_data()
@@ -1056,8 +1059,8 @@ def test_frank_wolfe_on_dask_gradient_screening(live):
 def test_frank_wolfe_on_dask_non_private_gaps(live):
     X, y = _fw_data(1)
     Xd, yd = _dask(X, y)
-    mem = _fw(epsilon=None, delta=None, selector="argmax").fit(X, y)
-    dist = _fw(epsilon=None, delta=None, selector="argmax").fit(Xd, yd)
+    mem = _fw(epsilon=None, delta=None, mechanism="argmax").fit(X, y)
+    dist = _fw(epsilon=None, delta=None, mechanism="argmax").fit(Xd, yd)
     np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(dist.gap_history_, mem.gap_history_, rtol=1e-9,
                                atol=1e-12)
@@ -1447,9 +1450,9 @@ def test_frank_wolfe_on_a_local_dask_scheduler_matches_in_memory():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(solver="standard", selector="exponential"), "solver='fast'"),
-    (dict(selector="exponential"), "selector='grouped'"),
-    (dict(epsilon=None, delta=None, selector="pairing_heap"), "selector='argmax'"),
+    (dict(solver="standard", mechanism="exponential"), "solver='fast'"),
+    (dict(mechanism="exponential"), "mechanism='grouped'"),
+    (dict(epsilon=None, delta=None, mechanism="pairing_heap"), "mechanism='argmax'"),
     (dict(max_iter="auto", n_samples_public=None), "n_samples_public"),
     # fixed max_iter, l1_bound="auto": once took N from the chunk sizes (warning)
     (dict(l1_bound="auto", n_samples_public=None), "n_samples_public"),
@@ -1474,7 +1477,7 @@ def _assert_same_multinomial(a, b):
     assert a.coef_.shape == b.coef_.shape == (len(a.classes_), D_FW)
     np.testing.assert_array_equal(a.screened_features_, b.screened_features_)
     assert a.privacy_event_ == b.privacy_event_ and a.privacy_spent_ == b.privacy_spent_
-    assert a.n_iter_ == b.n_iter_ and a.selector_ == b.selector_
+    assert a.n_iter_ == b.n_iter_ and a.mechanism_ == b.mechanism_
     assert a.l1_bound_ == b.l1_bound_
     if a.gap_history_ is None:
         assert b.gap_history_ is None
@@ -1486,8 +1489,8 @@ def _assert_same_multinomial(a, b):
 @pytest.mark.parametrize("kw", [
     {},                                                   # exponential, mass screening
     dict(epsilon=None, delta=None),                       # argmax, every column
-    dict(screening_score="gradient", selector="noisy_max"),  # per-class sums, Gumbel
-    dict(selector="laplace"),                             # unscreened, advanced
+    dict(screening_score="gradient", mechanism="noisy_max"),  # per-class sums, Gumbel
+    dict(mechanism="laplace"),                             # unscreened, advanced
 ], ids=["private", "non-private", "gradient-noisy_max", "laplace"])
 def test_multinomial_frank_wolfe_on_dask_matches_in_memory(live, K, kw):
     """K > 2 classes: the blocks return their parts of the K x k gradient, the
@@ -1504,7 +1507,7 @@ def test_multinomial_frank_wolfe_on_dask_matches_in_memory(live, K, kw):
     assert dist.solver_stats_["n_iter"] == 150 and np.count_nonzero(mem.coef_) > 5
     if "epsilon" in kw:
         assert mem.privacy_event_ is None
-    elif kw.get("selector") != "laplace":      # zCDP accounting: screened
+    elif kw.get("mechanism") != "laplace":      # zCDP accounting: screened
         assert mem.screened_features_.size == 1024
 
 

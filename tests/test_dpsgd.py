@@ -322,7 +322,9 @@ def test_coef_path_and_intercept():
     X = _dense_unit_rows(100, 3, 25)
     y = X @ np.array([1.0, -1.0, 0.5]) + 2.0
     reg = DPSGDRegressor(learning_rate=0.5, batch_size=10, n_epochs=3, fit_intercept=True,
-                         keep_coef_path=True, random_state=0, epsilon=None).fit(X, y)
+                         random_state=0, epsilon=None)
+    reg.keep_coef_path = True   # a diagnostic attribute, not a parameter
+    reg.fit(X, y)
     assert reg.coef_path_.shape == (4, 3)
     np.testing.assert_allclose(reg.coef_path_[-1], reg.coef_)
     Xt, _ = _transform_rows(X, "l2", True, 1.0)

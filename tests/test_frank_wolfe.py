@@ -50,7 +50,7 @@ def test_fast_matches_reference_algorithm2(refresh_tol):
     """The kernel takes exactly the steps of the pure-Python Algorithm 2 + refresh."""
     X, y = _problem(binary=False, seed=3)
     w_ref, js_ref, gaps_ref, n_ref = fast_fw(X, y, 5.0, 150, refresh_tol)
-    clf = _fit(X, y, l1_bound=5.0, max_iter=150, solver="fast", selector="argmax",
+    clf = _fit(X, y, l1_bound=5.0, max_iter=150, solver="fast", mechanism="argmax",
                refresh_tol=refresh_tol)
     np.testing.assert_allclose(clf.coef_[0], w_ref, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(clf.gap_history_, gaps_ref, rtol=1e-8, atol=1e-11)
@@ -72,26 +72,26 @@ def _assert_same_path(X, y, l1_bound, max_iter, **fast_kw):
 @pytest.mark.parametrize("selector", ["argmax", "pairing_heap", "fibonacci_heap"])
 def test_fast_rho0_equals_standard_synthetic(selector):
     X, y = _problem(n=400, d=300, seed=5)
-    _assert_same_path(X, y, 10.0, 200, selector=selector)
+    _assert_same_path(X, y, 10.0, 200, mechanism=selector)
 
 
 def test_fast_rho0_equals_standard_a9a(data_file):
     X, y = load_libsvm(data_file("a9a.bz2"), n_features=123)
-    _assert_same_path(X[:8000], y[:8000], 50.0, 150, selector="pairing_heap")
+    _assert_same_path(X[:8000], y[:8000], 50.0, 150, mechanism="pairing_heap")
 
 
 def test_fast_rho0_equals_standard_colon_cancer(data_file):
     X, y = load_libsvm(data_file("colon-cancer.bz2"), n_features=2000)
     X = sp.csr_array(np.clip(X.toarray(), -1, 1))
-    _assert_same_path(X, y, 5.0, 300, selector="fibonacci_heap")
+    _assert_same_path(X, y, 5.0, 300, mechanism="fibonacci_heap")
 
 
 @pytest.mark.parametrize("selector", ["pairing_heap", "fibonacci_heap"])
 @pytest.mark.parametrize("refresh_tol", [np.inf, 0.3])
 def test_heap_selection_agrees_with_argmax(selector, refresh_tol):
     X, y = _problem(n=500, d=400, seed=11, binary=False)
-    a = _fit(X, y, l1_bound=8.0, max_iter=300, selector="argmax", refresh_tol=refresh_tol)
-    b = _fit(X, y, l1_bound=8.0, max_iter=300, selector=selector, refresh_tol=refresh_tol)
+    a = _fit(X, y, l1_bound=8.0, max_iter=300, mechanism="argmax", refresh_tol=refresh_tol)
+    b = _fit(X, y, l1_bound=8.0, max_iter=300, mechanism=selector, refresh_tol=refresh_tol)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-14)
 
 
@@ -184,7 +184,7 @@ def test_private_budget_and_attributes():
                                               rel=1e-12)
     # the O(D) selectors' quantisation (gamma, delta_fp) enters the split as well
     exact = _fit(X, y, l1_bound=5.0, max_iter=500, epsilon=1.0, delta=1e-5,
-                 selector="exponential", composition="advanced", random_state=0)
+                 mechanism="exponential", composition="advanced", random_state=0)
     unit = 2.0 ** -53
     fp_delta = 3 * X.shape[1] * unit + 2 * unit
     slack = 1e-5 - 500 * (1 + np.exp(eps0_max + 16 * unit)) * fp_delta
@@ -197,7 +197,7 @@ def test_private_budget_and_attributes():
     small = _fit(X, y, l1_bound=5.0, max_iter=3, epsilon=1.0, delta=1e-5, random_state=0)
     assert small.composition_ == "basic" and small.epsilon_step_ == pytest.approx(1 / 3)
     pure = _fit(X, y, l1_bound=5.0, max_iter=50, epsilon=1.0, random_state=0,
-                selector="exponential")
+                mechanism="exponential")
     assert pure.composition_ == "basic"
     assert pure.privacy_spent_[0] == 1.0 and 0 < pure.privacy_spent_[1] < 1e-11
     grouped = _fit(X, y, l1_bound=5.0, max_iter=50, epsilon=1.0, random_state=0)
@@ -219,7 +219,7 @@ def test_private_multinomial_releases_no_data_dependent_counters():
     X, y = _problem(n=90)
     y3 = np.arange(90) % 3
     kw = dict(l1_bound=5.0, max_iter=20, epsilon=1.0, delta=1e-5, random_state=0,
-              selector="exponential")
+              mechanism="exponential")
     a = _fit(X, y3, **kw).solver_stats_
     b = _fit(X[1:], y3[1:], **kw).solver_stats_
     assert a == b and "touched_nnz" not in a
@@ -310,13 +310,12 @@ def test_verbose_runs_in_chunks(capsys):
     (dict(max_iter=0), ValueError, "max_iter"),
     (dict(max_iter=2.5), TypeError, "max_iter"),
     (dict(solver="dense"), ValueError, "solver"),
-    (dict(selector="magic"), ValueError, "selector"),
-    (dict(selector="grouped"), ValueError, "selector"),
-    (dict(epsilon=1.0, selector="argmax"), ValueError, "selector"),
-    (dict(solver="standard", selector="pairing_heap"), ValueError, "solver='fast'"),
+    (dict(mechanism="magic"), ValueError, "mechanism"),
+    (dict(mechanism="grouped"), ValueError, "mechanism"),
+    (dict(epsilon=1.0, mechanism="argmax"), ValueError, "mechanism"),
+    (dict(solver="standard", mechanism="pairing_heap"), ValueError, "solver='fast'"),
     (dict(refresh_tol=-0.1), ValueError, "refresh_tol"),
     (dict(neighbouring="swap"), ValueError, "neighbouring"),
-    (dict(group_size=0), ValueError, "group_size"),
     (dict(epsilon=1.0, tol=1e-3), ValueError, "tol"),
 ])
 def test_bad_parameters(params, exc, match):
@@ -360,9 +359,9 @@ def test_kernel_run_checks_the_gap_buffer():
 
 def test_selector_resolved():
     X, y = _problem()
-    assert _fit(X, y, max_iter=5).selector_ == "argmax"
-    assert _fit(X, y, max_iter=5, epsilon=1.0).selector_ == "grouped"
-    assert _fit(X, y, max_iter=5, epsilon=1.0, solver="standard").selector_ == \
+    assert _fit(X, y, max_iter=5).mechanism_ == "argmax"
+    assert _fit(X, y, max_iter=5, epsilon=1.0).mechanism_ == "grouped"
+    assert _fit(X, y, max_iter=5, epsilon=1.0, solver="standard").mechanism_ == \
         "exponential"
 
 
@@ -373,7 +372,7 @@ def test_budget_accountant_checked_before_work_and_spent():
     X, y = _problem()
     acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
     kw = dict(l1_bound=5.0, max_iter=50, epsilon=0.6, delta=5e-6, accountant=acc,
-              selector="exponential", random_state=0)
+              mechanism="exponential", random_state=0)
     _fit(X, y, **kw)
     assert acc.spent == pytest.approx((0.6, 5e-6))
     with pytest.raises(BudgetExceededError):
@@ -495,7 +494,7 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
     # labels mostly 1: the dense column keeps a large gradient and is chosen often
     y = np.where(np.arange(300) < 240, 1.0, y)
     w_ref, js_ref, gaps_ref, n_ref = fast_fw(X, y, 5.0, 150, refresh_tol)
-    clf = _fit(X, y, l1_bound=5.0, max_iter=150, solver="fast", selector="argmax",
+    clf = _fit(X, y, l1_bound=5.0, max_iter=150, solver="fast", mechanism="argmax",
                refresh_tol=refresh_tol)
     assert clf.solver_stats_["n_full_steps"] > 0
     np.testing.assert_allclose(clf.coef_[0], w_ref, rtol=1e-9, atol=1e-11)
@@ -512,19 +511,17 @@ def test_heavy_steps_by_a_full_pass_match_reference(refresh_tol):
 @pytest.mark.parametrize("params,exc,match", [
     (dict(composition="rdp"), ValueError, "composition"),
     (dict(composition=None), ValueError, "composition"),
-    (dict(epsilon=1.0, delta=1e-5, selector="laplace", composition="zcdp"), ValueError,
+    (dict(epsilon=1.0, delta=1e-5, mechanism="laplace", composition="zcdp"), ValueError,
      "bounded-range"),
     (dict(epsilon=1.0, composition="zcdp"), ValueError, "delta > 0"),
-    (dict(screening=0), ValueError, "screening"),
-    (dict(screening=2.5), TypeError, "screening"),
-    (dict(screening="all"), TypeError, "screening"),
-    (dict(epsilon=1.0, screening=4), ValueError, "screening"),   # pure DP: no zCDP
-    (dict(epsilon=1.0, delta=1e-5, composition="advanced", screening=4), ValueError,
-     "screening"),
-    (dict(screening_fraction=0.0), ValueError, "screening_fraction"),
-    (dict(screening_fraction=1.0), ValueError, "screening_fraction"),
-    (dict(screening_score="correlation"), ValueError, "screening_score"),
-    (dict(screening_score=None), ValueError, "screening_score"),
+    (dict(k=0), ValueError, r"\bk\b"),
+    (dict(k=2.5), TypeError, r"\bk\b"),
+    (dict(k="all"), TypeError, r"\bk\b"),
+    (dict(epsilon=1.0, k=4), ValueError, r"\bk\b"),   # pure DP: no zCDP
+    (dict(epsilon=1.0, delta=1e-5, composition="advanced", k=4), ValueError,
+     r"\bk\b"),
+    (dict(selection_share=0.0), ValueError, "selection_share"),
+    (dict(selection_share=1.0), ValueError, "selection_share"),
     (dict(n_samples_public=0), ValueError, "n_samples_public"),
     (dict(n_samples_public=2.5), TypeError, "n_samples_public"),
     (dict(max_iter="many"), TypeError, "max_iter"),
@@ -629,9 +626,9 @@ def test_auto_l1_bound_and_max_iter_are_resolved_from_public_quantities():
 
 
 def test_auto_screening_keeps_at_least_max_iter_candidates():
-    """screening="auto": MIN_AUTO_CANDIDATES candidates, or max_iter when the fit takes
+    """k="auto": MIN_AUTO_CANDIDATES candidates, or max_iter when the fit takes
     more steps (T steps can reach T distinct features); the radius and the steps of
-    "auto" are those of the candidates drawn from, at screening_fraction 0.25."""
+    "auto" are those of the candidates drawn from, at selection_share 0.25."""
     from dptoolkit.linear_model._frank_wolfe._budget import (MIN_AUTO_CANDIDATES,
                                                              private_defaults)
 
@@ -640,17 +637,17 @@ def test_auto_screening_keeps_at_least_max_iter_candidates():
                   random_state=0, start="zero")
     est = FrankWolfeLassoClassifier(**common).fit(X, y)
     assert est.screened_features_.size == MIN_AUTO_CANDIDATES == 1024
-    # screening_fraction="auto" is 0.25 with the zero start
-    assert FrankWolfeLassoClassifier(epsilon=None).screening_fraction == "auto"
+    # selection_share="auto" is 0.25 with the zero start
+    assert FrankWolfeLassoClassifier(epsilon=None).selection_share == "auto"
     assert est.budget(3000, n_samples=400).event == FrankWolfeLassoClassifier(
-        screening_fraction=0.25, **common).budget(3000, n_samples=400).event
+        selection_share=0.25, **common).budget(3000, n_samples=400).event
     lam, T = private_defaults(n_samples=400, epsilon=1.0, delta=1e-5, n_drawn=1024,
-                              screening_fraction=0.25)
+                              selection_share=0.25)
     assert est.l1_bound_ == lam and est.n_iter_ == T
     more = FrankWolfeLassoClassifier(max_iter=1500, **common).fit(X, y)
     assert more.screened_features_.size == 1500
     assert more.l1_bound_ == private_defaults(n_samples=400, epsilon=1.0, delta=1e-5,
-                                              n_drawn=1500, screening_fraction=0.25)[0]
+                                              n_drawn=1500, selection_share=0.25)[0]
     # as many steps as features: nothing to screen
     every = FrankWolfeLassoClassifier(max_iter=3000, **common).fit(X, y)
     assert every.screened_features_ is None

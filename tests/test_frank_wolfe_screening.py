@@ -1,5 +1,5 @@
 """Private candidate screening of Frank-Wolfe: the released statistic of each
-``screening_score`` (its sensitivity, what it scores), and what each keeps.
+the screening score (its sensitivity, what it scores), and what each keeps.
 
 The statistics are in ``dptoolkit.linear_model._frank_wolfe._screening``: the column
 masses of the row-normalised |X| (``"mass"``, no label) or the label-signed sums whose
@@ -114,8 +114,16 @@ def test_gradient_screening_keeps_planted_columns_that_mass_drops():
     assert kept["mass"] <= set(range(N_STOP))
 
 
+def _with_score(est, score):
+    """``est`` with its internal ``SCREENING_SCORE`` replaced by ``score`` ("auto":
+    kept)."""
+    if score != "auto":
+        est._screening_score = lambda: score
+    return est
+
+
 def test_estimator_gradient_screening_same_event_other_candidates():
-    """Through the estimator: ``screening_score="gradient"`` screens in the planted
+    """Through the estimator: the gradient score screens in the planted
     columns that ``"mass"`` misses, with the same privacy event (one Gaussian
     release of L2 sensitivity 1, then the steps), the event ``budget()`` plans;
     ``"auto"`` is ``"mass"``, draw for draw.  epsilon = 8 gives the screening noise
@@ -124,10 +132,9 @@ def test_estimator_gradient_screening_same_event_other_candidates():
     informative = set(range(N_STOP, N_STOP + N_INFORMATIVE))
     fits = {}
     for score in ("auto", "mass", "gradient"):
-        est = FrankWolfeLassoClassifier(epsilon=8.0, delta=1e-5, screening=K_KEPT,
-                                        screening_score=score, max_iter=30, l1_bound=5.0,
-                                        classes=[0, 1], n_samples_public=N_PLANT,
-                                        random_state=np.random.default_rng(2))
+        est = _with_score(FrankWolfeLassoClassifier(
+            epsilon=8.0, delta=1e-5, k=K_KEPT, max_iter=30, l1_bound=5.0, classes=[0, 1],
+            n_samples_public=N_PLANT, random_state=np.random.default_rng(2)), score)
         fits[score] = est.fit(X, y)
     budget = fits["gradient"].budget(D_PLANT)
     assert budget.screening_noise_multiplier < 1.5
@@ -157,10 +164,11 @@ def test_multinomial_gradient_screening():
     for k in range(3):       # columns 60 + 4k .. 63 + 4k mark class k
         X[:, 60 + 4 * k:64 + 4 * k] = (rng.random((n, 4)) < 0.4) & (y[:, None] == k)
     X = sp.csr_array(X.astype(np.float64))
-    fits = {score: FrankWolfeLassoClassifier(
-        epsilon=8.0, delta=1e-5, screening=30, screening_score=score, max_iter=20,
+    fits = {score: _with_score(FrankWolfeLassoClassifier(
+        epsilon=8.0, delta=1e-5, k=30, max_iter=20,
         l1_bound=5.0, classes=[0, 1, 2], n_samples_public=n,
-        random_state=np.random.default_rng(0)).fit(X, y) for score in ("mass", "gradient")}
+        random_state=np.random.default_rng(0)), score).fit(X, y)
+        for score in ("mass", "gradient")}
     planted = set(range(60, 72))
     assert planted <= set(fits["gradient"].screened_features_)
     assert not planted & set(fits["mass"].screened_features_)

@@ -167,7 +167,7 @@ def test_kernel_views_dtypes(solver):
 
 
 def test_nonprivate_auto_selector_rule():
-    """selector="auto", non-private fast solver: the pairing heap exactly when
+    """mechanism="auto", non-private fast solver: the pairing heap exactly when
     D >= HEAP_UPDATE_COST * nnz(X) (shape only), argmax otherwise; the standard
     solver always scans."""
     from dptoolkit.linear_model._frank_wolfe._budget import HEAP_UPDATE_COST
@@ -181,11 +181,11 @@ def test_nonprivate_auto_selector_rule():
         X = sp.csr_array((vals, cols, np.arange(0, nnz + 1, per_row)), shape=(n, d))
         y = np.arange(n) % 2
         fast = FrankWolfeLassoClassifier(max_iter=20, random_state=0, epsilon=None).fit(X, y)
-        assert fast.selector_ == want
+        assert fast.mechanism_ == want
         std = FrankWolfeLassoClassifier(max_iter=20, solver="standard", epsilon=None).fit(X, y)
-        assert std.selector_ == "argmax"
+        assert std.mechanism_ == "argmax"
         # the same iterates either way: the heap is an exact argmax
-        ref = FrankWolfeLassoClassifier(max_iter=20, selector="argmax", epsilon=None).fit(X, y)
+        ref = FrankWolfeLassoClassifier(max_iter=20, mechanism="argmax", epsilon=None).fit(X, y)
         np.testing.assert_allclose(fast.coef_, ref.coef_, rtol=0, atol=1e-12)
 
 

@@ -14,7 +14,7 @@ from dptoolkit.linear_model._frank_wolfe._screening import (START_MAX_COORDINATE
                                                             naive_bayes_start,
                                                             screening_statistic, start_steps)
 
-D_TEXT = 3000   # more than the 1024 candidates of screening="auto"
+D_TEXT = 3000   # more than the 1024 candidates of k="auto"
 
 
 def _text(n=600, d=D_TEXT, seed=0, row_nnz=12):
@@ -199,7 +199,7 @@ def test_dense_start_keeps_the_steps_weight(recorded_starts):
     large epsilon) counts as T 1024 / 4 steps in the fit, so the T steps keep about
     1 - (256/257)^2 = 1/128 of the weight of w_T (the former rule: T nnz(w0) / 4)."""
     X, y = _text(n=3000, d=1500, row_nnz=40)
-    est = _fit(X, y, epsilon=20.0, screening=1200, max_iter=50)
+    est = _fit(X, y, epsilon=20.0, k=1200, max_iter=50)
     (w0, t0), = recorded_starts
     assert np.count_nonzero(w0) > START_MAX_COORDINATES
     assert t0 == est.n_iter_ * START_MAX_COORDINATES / 4
@@ -231,26 +231,26 @@ def test_start_reads_x_only_through_the_release(recorded_starts):
 
 
 def test_start_spends_the_same_budget():
-    """The start is post-processing: for the same screening_fraction the privacy
+    """The start is post-processing: for the same selection_share the privacy
     event and the guarantee are those of the zero start, whatever start_steps."""
     X, y = _text()
-    zero = _fit(X, y, start="zero", screening_fraction=0.5)
-    nb = _fit(X, y, screening_fraction=0.5)
-    nb_t0 = _fit(X, y, screening_fraction=0.5, start_steps=3)
+    zero = _fit(X, y, start="zero", selection_share=0.5)
+    nb = _fit(X, y, selection_share=0.5)
+    nb_t0 = _fit(X, y, selection_share=0.5, start_steps=3)
     assert nb.privacy_event_ == zero.privacy_event_ == nb_t0.privacy_event_
     assert nb.privacy_spent_ == zero.privacy_spent_ == nb_t0.privacy_spent_
     assert nb.n_iter_ == zero.n_iter_ and nb.l1_bound_ == zero.l1_bound_
-    # screening_fraction "auto": 0.75 with the naive-Bayes start ("auto" here), 0.25
+    # selection_share "auto": 0.75 with the naive-Bayes start ("auto" here), 0.25
     # with the zero start
     events = {kw: FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5, **dict(kw)).budget(
         D_TEXT, n_samples=600).event for kw in [(), (("start", "naive_bayes"),),
-                                                 (("screening_fraction", 0.75),),
+                                                 (("selection_share", 0.75),),
                                                  (("start", "zero"),),
-                                                 (("start", "zero"), ("screening_fraction", 0.25))]}
+                                                 (("start", "zero"), ("selection_share", 0.25))]}
     assert events[()] == events[(("start", "naive_bayes"),)] == events[
-        (("screening_fraction", 0.75),)]
+        (("selection_share", 0.75),)]
     assert events[(("start", "zero"),)] == events[
-        (("start", "zero"), ("screening_fraction", 0.25))] != events[()]
+        (("start", "zero"), ("selection_share", 0.25))] != events[()]
     # nothing on the model holds the released sums
     assert not any(isinstance(v, np.ndarray) and v.shape == (2, D_TEXT)
                    for v in vars(nb).values())
@@ -263,7 +263,7 @@ def test_start_refusals():
     with pytest.raises(ValueError, match="start.*screening"):   # nothing screened
         _fit(X[:, :500], y)
     with pytest.raises(ValueError, match="start.*screening"):
-        _fit(X, y, screening=None)
+        _fit(X, y, k=None)
     with pytest.raises(ValueError, match="start.*screening"):   # advanced: no screening
         _fit(X, y, composition="advanced")
 
@@ -287,7 +287,7 @@ def test_auto_start():
     X, y = _text()
     auto = _fit(X, y, start="auto")
     np.testing.assert_array_equal(auto.coef_, _fit(X, y).coef_)
-    assert auto.privacy_event_ == _fit(X, y, screening_fraction=0.75).privacy_event_
+    assert auto.privacy_event_ == _fit(X, y, selection_share=0.75).privacy_event_
     assert not np.array_equal(auto.coef_, _fit(X, y, start="zero").coef_)
     small = X[:, :500]                          # 500 features: no screening
     np.testing.assert_array_equal(_fit(small, y, start="auto").coef_,
@@ -308,8 +308,8 @@ def test_screening_all_columns_buys_only_the_start():
     every column as a candidate (the release buys only the start; the former code
     refused: nothing screened); without the start it still screens nothing."""
     X, y = _text(d=800)
-    est = _fit(X, y, screening=800)
+    est = _fit(X, y, k=800)
     np.testing.assert_array_equal(est.screened_features_, np.arange(800))
-    assert est.privacy_event_ == _fit(X, y, screening=5000).privacy_event_
+    assert est.privacy_event_ == _fit(X, y, k=5000).privacy_event_
     assert any(isinstance(e, GaussianEvent) for e in est.privacy_event_.events)
-    assert _fit(X, y, screening=800, start="zero").screened_features_ is None
+    assert _fit(X, y, k=800, start="zero").screened_features_ is None

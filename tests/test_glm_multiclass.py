@@ -100,8 +100,10 @@ def test_declared_class_absent_from_y_gets_its_row(name):
 def test_coef_path_shapes():
     X, y = _problem()
     for make in (MAKERS["DPSGD"], MAKERS["DPSCD"]):
-        est = _quiet(make(epsilon=2.0, n_samples_public=N, classes=[0, 1, 2, 3],
-                          fit_intercept=True, keep_coef_path=True, random_state=0).fit, X, y)
+        est = make(epsilon=2.0, n_samples_public=N, classes=[0, 1, 2, 3],
+                   fit_intercept=True, random_state=0)
+        est.keep_coef_path = True   # a diagnostic attribute, not a parameter
+        est = _quiet(est.fit, X, y)
         n_rec = est.epoch_path_.shape[0]
         assert est.coef_path_.shape == (n_rec, K, D)
         assert est.intercept_path_.shape == (n_rec, K)
@@ -162,7 +164,7 @@ def test_dpight_multinomial_event_is_the_binary_event(screening):
     X, y = _problem(d=40)
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     kw = dict(epsilon=1.0, delta=1e-5, n_samples_public=N, sparsity=4, max_iter=25,
-              screening=screening, random_state=0)
+              k=screening, random_state=0)
     multi = _quiet(DPIGHTClassifier(classes=[0, 1, 2, 3], **kw).fit, X, y)
     binary = _quiet(DPIGHTClassifier(classes=[0, 1], **kw).fit, X, (y == 1).astype(int))
     assert multi.privacy_event_ == binary.privacy_event_
@@ -249,7 +251,7 @@ def test_private_multinomial_ight_reproduces_the_reference(neighbouring, factor)
 
     X, y = _problem(n=300, d=25)
     X = 0.8 * X / np.linalg.norm(X, axis=1, keepdims=True)
-    clf = _quiet(DPIGHTClassifier(sparsity=5, max_iter=30, epsilon=2.0, row_norm_bound=0.8,
+    clf = _quiet(DPIGHTClassifier(sparsity=5, max_iter=30, epsilon=2.0, data_norm=0.8,
                                   neighbouring=neighbouring, n_samples_public=350,
                                   classes=[0, 1, 2, 3], random_state=7).fit, X, y)
     assert clf.learning_rate_ == pytest.approx(2.0 / 0.8 ** 2)
@@ -269,8 +271,8 @@ def test_multinomial_ight_noise_scale():
     X = np.zeros((n, d))
     y = np.arange(n) % 3
     clf = DPIGHTClassifier(sparsity=d, max_iter=1, learning_rate=eta, epsilon=1.0,
-                           delta=1e-5, row_norm_bound=C, n_samples_public=n,
-                           screening=None, classes=[0, 1, 2], random_state=3)
+                           delta=1e-5, data_norm=C, n_samples_public=n,
+                           k=None, classes=[0, 1, 2], random_state=3)
     clf = _quiet(clf.fit, X, y)
     sigma = calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5, sampling_rate=1.0,
                                        steps=1)

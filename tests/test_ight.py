@@ -45,7 +45,7 @@ def _reference_iht(X, y, s, eta, T, noise=None, n_public=None):
 
 def test_nonprivate_fit_is_plain_iht():
     """epsilon=None (the default): no noise, nothing charged, no warning even for
-    rows above row_norm_bound and N read from the data; the path of plain IGHT."""
+    rows above data_norm and N read from the data; the path of plain IGHT."""
     X, y, _ = _data()
     X = 3.0 * X                                       # rows of norm up to 3: not clipped
     with warnings.catch_warnings():
@@ -71,7 +71,7 @@ def test_private_fit_reproduces_the_reference_with_its_noise():
     per step in coordinate order, scaled by sigma * Delta."""
     X, y, _ = _data(n=300, d=25)
     for neighbouring, factor in (("add_remove", 1.0), ("replace_one", 2.0)):
-        clf = DPIGHTClassifier(sparsity=5, max_iter=40, epsilon=2.0, row_norm_bound=0.8,
+        clf = DPIGHTClassifier(sparsity=5, max_iter=40, epsilon=2.0, data_norm=0.8,
                                neighbouring=neighbouring, n_samples_public=350,
                                random_state=7)
         with pytest.warns(DataClippedWarning):       # rows up to norm 1 > 0.8
@@ -156,7 +156,7 @@ def test_noise_scale_is_the_calibrated_gaussian(neighbouring, factor):
     X = np.zeros((n, d))
     y = np.r_[np.zeros(25), np.ones(25)]
     clf = DPIGHTClassifier(sparsity=d, max_iter=1, learning_rate=eta, epsilon=1.0, delta=1e-5,
-                           row_norm_bound=C, neighbouring=neighbouring,
+                           data_norm=C, neighbouring=neighbouring,
                            n_samples_public=n, random_state=3).fit(X, y)
     sigma = calibrate_noise_multiplier(target_epsilon=1.0, delta=1e-5, sampling_rate=1.0,
                                        steps=1)
@@ -224,8 +224,8 @@ def test_row_clipping_and_formats():
     (dict(delta=1.0, epsilon=1.0), ValueError, "delta"),
     (dict(delta=None, epsilon=1.0), ValueError, "delta"),
     (dict(learning_rate="fast"), TypeError, "learning_rate"),
-    (dict(screening=100), ValueError, "screening"),
-    (dict(row_norm_bound=0.0), ValueError, "row_norm_bound"),
+    (dict(k=100), ValueError, r"\bk\b"),
+    (dict(data_norm=0.0), ValueError, "data_norm"),
     (dict(neighbouring="bounded"), ValueError, "neighbouring"),
     (dict(clip_data=1), TypeError, "clip_data"),
     (dict(n_samples_public=0), ValueError, "n_samples_public"),
@@ -299,10 +299,11 @@ def test_screening_event_and_coefficients():
     eps = epsilon_of_event(clf.privacy_event_, 1e-5, composition="rdp")
     assert eps == pytest.approx(clf.privacy_spent_[0], rel=1e-9)
     assert clf.privacy_spent_[0] <= 1.0
-    with pytest.raises(ScreeningUnavailableError, match="screening needs a private fit"):
-        DPIGHTClassifier(screening=5, sparsity=20, n_samples_public=300, epsilon=None).fit(X, y)
+    with pytest.raises(ScreeningUnavailableError,
+                       match=r"int k \(the private candidate screening\) needs a private fit"):
+        DPIGHTClassifier(k=5, sparsity=20, n_samples_public=300, epsilon=None).fit(X, y)
     off = DPIGHTClassifier(epsilon=1.0, n_samples_public=300, max_iter=10, sparsity=20,
-                           screening=None, random_state=0).fit(X, y)
+                           k=None, random_state=0).fit(X, y)
     assert off.screened_features_ is None
 
 

@@ -147,7 +147,7 @@ def test_empirical_neighbour_test_of_the_whole_search():
     y = np.arange(n) % 2
     X[0, 0], y[0] = 1.0, 1
     Xn, yn = X[1:], y[1:]
-    est = FrankWolfeLassoClassifier(max_iter=3, n_samples_public=10, selector="exponential",
+    est = FrankWolfeLassoClassifier(max_iter=3, n_samples_public=10, mechanism="exponential",
                                     solver="standard", epsilon=None)
     grid = {"l1_bound": [0.5, 50.0]}
     eps = 1.0

@@ -118,7 +118,7 @@ def test_private_nonprivate_limit(selector):
     W_ref, _ = reference_fw(X, y, 4, 5.0, 30)
     kw = dict(delta=1e-6) if selector == "laplace_talwar" else {}
     clf = FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=30, epsilon=1e10,
-                                    selector=selector, random_state=0, **kw).fit(X, y)
+                                    mechanism=selector, random_state=0, **kw).fit(X, y)
     np.testing.assert_allclose(clf.coef_, W_ref, rtol=1e-9, atol=1e-12)
 
 
@@ -145,7 +145,7 @@ def test_first_step_is_the_exponential_mechanism(selector):
     X, y = _problem(n=40, d=3, K=3, seed=4)
     eps = 0.5
     G = (X.T @ (_softmax(np.zeros((40, 3))) - np.eye(3)[y])).T
-    draws = _first_vertices(X, y, 3, 2000, epsilon=eps, selector=selector)
+    draws = _first_vertices(X, y, 3, 2000, epsilon=eps, mechanism=selector)
     c = eps / 4.0
     for k in range(3):
         scores = np.concatenate([-G[k], G[k]])        # +e_j then -e_j
@@ -167,7 +167,7 @@ def test_first_step_laplace_scale():
     eps = 2.0
     b = 4.0 / eps
     G = 12 / 3 - np.bincount(y)
-    draws = _first_vertices(X, y, 3, 2500, epsilon=eps, selector="laplace")
+    draws = _first_vertices(X, y, 3, 2500, epsilon=eps, mechanism="laplace")
     for k in range(3):
         x = 2 * abs(G[k])
         p_ascent = 0.25 * (2 + x / b) * math.exp(-x / b)
@@ -213,7 +213,7 @@ def test_privacy_parameters_and_accountant():
     assert clf.composition_ == "advanced" and clf.gap_history_ is None
     assert acc.spent == (pytest.approx(clf.privacy_spent_[0]), pytest.approx(delta))
     paper = FrankWolfeLassoClassifier(l1_bound=5.0, max_iter=T, epsilon=eps, delta=delta,
-                                      selector="laplace_talwar", random_state=0).fit(X, y)
+                                      mechanism="laplace_talwar", random_state=0).fit(X, y)
     b = talwar_noise_scale(epsilon=eps, delta=delta, max_iter=T, lipschitz=2.0, n_classes=4)
     expected = laplace_report_noisy_max_composition(noise_scale=b, sensitivity=2.0,
                                                     max_iter=T, delta_slack=delta)
@@ -256,9 +256,9 @@ def test_formats_and_seeds():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(epsilon=1.0, selector="grouped"), "more than two classes"),
-    (dict(selector="pairing_heap"), "more than two classes"),
-    (dict(epsilon=1.0, selector="argmax"), "selector"),
+    (dict(epsilon=1.0, mechanism="grouped"), "more than two classes"),
+    (dict(mechanism="pairing_heap"), "more than two classes"),
+    (dict(epsilon=1.0, mechanism="argmax"), "mechanism"),
     (dict(l1_bound=0.0), "l1_bound"),
     (dict(epsilon=1.0, tol=0.1), "tol"),
 ])
@@ -308,7 +308,7 @@ def test_screened_floating_point_delta_counts_the_candidates():
     with pytest.raises(ValueError, match="floating-point delta .* over 1048576 features "
                                          "for each of 20 classes"):
         FrankWolfeLassoClassifier(epsilon=2.0, delta=1e-5, max_iter=801,
-                                  screening=None).budget(
+                                  k=None).budget(
             2 ** 20, n_classes=20, n_samples=11314)
 
 
@@ -330,12 +330,12 @@ def test_one_fit_skeleton_kernel_factory():
 
     X, y = _problem(n=120, d=12, K=3)
     est = FrankWolfeLassoClassifier(max_iter=20, epsilon=None).fit(X, y)
-    assert est.selector_ == "argmax" and est.coef_.shape == (3, 12)
+    assert est.mechanism_ == "argmax" and est.coef_.shape == (3, 12)
     assert est.solver_stats_["solver"] == "multinomial" and "touched_nnz" in est.solver_stats_
     priv = FrankWolfeLassoClassifier(max_iter=20, epsilon=1.0, delta=1e-5,
                                      classes=[0, 1, 2], n_samples_public=120,
                                      random_state=0).fit(X, y)
-    assert priv.selector_ == "exponential"
+    assert priv.mechanism_ == "exponential"
     assert priv.solver_stats_ == {"n_iter": 20, "solver": "multinomial"}
     # the factory's choice for two classes and for K > 2
     csr = sp.csr_array(X)
@@ -356,5 +356,5 @@ def test_one_fit_skeleton_kernel_factory():
         csr_v, csc_v = views(_kernels.index_dtype(classes.size, solver))
         kernel, spec = _kernels.make_kernel(
             y=yy, classes=classes, csr=csr_v, csc=csc_v, p=p2, solver=solver,
-            selector="argmax", kernel_parameter=0.0, bit_generator=rng.bit_generator)
+            mechanism="argmax", kernel_parameter=0.0, bit_generator=rng.bit_generator)
         assert isinstance(kernel, kind) and spec.name == "argmax"

@@ -11,7 +11,7 @@ from dptoolkit.linear_model import FrankWolfeLassoClassifier
 from dptoolkit.linear_model._frank_wolfe import _class_start, _fw_multinomial_fast
 from dptoolkit.linear_model._frank_wolfe._screening import START_COORDINATES_PER_STEP
 
-D_TEXT = 3000   # more than the 1024 candidates of screening="auto"
+D_TEXT = 3000   # more than the 1024 candidates of k="auto"
 
 
 def _softmax(V):
@@ -152,7 +152,7 @@ def _fit(X, y, K, **kw):
 def test_k_class_fit_starts_from_the_release(monkeypatch):
     """``start='naive_bayes'`` with K > 2 starts from the start of the released
     per-class sums (the screening's statistic: no other data read), charges the
-    same event as the zero start at the same ``screening_fraction`` (post-processing),
+    same event as the zero start at the same ``selection_share`` (post-processing),
     and changes the fit; ``start='auto'`` keeps the zero start for K > 2.  Fails on
     the old code (K > 2 refused the start)."""
     X, y = _text()
@@ -169,7 +169,7 @@ def test_k_class_fit_starts_from_the_release(monkeypatch):
     sums, columns, l1_bound, noise_std = seen[0]
     assert sums.shape == (3, D_TEXT) and columns.size == 1024
     assert l1_bound == est.l1_bound_
-    zero = _fit(X, y, 3, start="zero", screening_fraction=0.75)
+    zero = _fit(X, y, 3, start="zero", selection_share=0.75)
     assert zero.privacy_spent_ == est.privacy_spent_
     assert est.privacy_spent_[0] <= 2.0 * (1 + 1e-9)
     assert not np.array_equal(zero.coef_, est.coef_)

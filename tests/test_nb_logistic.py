@@ -24,7 +24,7 @@ def _text_like(n=3000, d=400, seed=0):
 def test_learns_and_is_sparse():
     X, y = _text_like()
     Xt, yt = _text_like(seed=1)
-    clf = DPNBLogisticClassifier(epsilon=1.0, n_features_kept=50, n_samples_public=3000,
+    clf = DPNBLogisticClassifier(epsilon=1.0, k=50, n_samples_public=3000,
                                  random_state=0).fit(X, y)
     assert clf.score(Xt, yt) > 0.8
     assert np.count_nonzero(clf.coef_) <= 50
@@ -41,7 +41,7 @@ def test_learns_and_is_sparse():
 
 def test_guarantee_is_the_composition_of_release_and_steps():
     X, y = _text_like(n=1000)
-    clf = DPNBLogisticClassifier(epsilon=0.7, delta=1e-6, n_features_kept=20,
+    clf = DPNBLogisticClassifier(epsilon=0.7, delta=1e-6, k=20,
                                  n_samples_public=1000, n_epochs=4,
                                  random_state=0).fit(X, y)
     s1, s2 = clf.noise_multipliers_
@@ -64,7 +64,7 @@ def test_release_matches_a_python_reference(monkeypatch):
     """The kept features and ratios are the top-k of the noisy per-class sums of the
     unit rows, computed here independently with the same noise draws."""
     X, y = _text_like(n=500, d=60)
-    clf = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=15, n_samples_public=500,
+    clf = DPNBLogisticClassifier(epsilon=2.0, k=15, n_samples_public=500,
                                  n_epochs=1, random_state=3).fit(X, y)
     rng = np.random.default_rng(3)
     Xd = X.toarray()
@@ -91,16 +91,16 @@ def test_release_matches_a_python_reference(monkeypatch):
 def test_leak_warning_without_public_n():
     X, y = _text_like(n=300)
     with pytest.warns(PrivacyLeakWarning, match="n_samples_public"):
-        DPNBLogisticClassifier(epsilon=1.0, n_features_kept=5, n_epochs=1).fit(X, y)
+        DPNBLogisticClassifier(epsilon=1.0, k=5, n_epochs=1).fit(X, y)
 
 
 @pytest.mark.parametrize("kw,exc,match", [
     ({"epsilon": 0.0}, ValueError, "epsilon"),
     ({"delta": 0.0}, ValueError, "delta"),
     ({"delta": None}, ValueError, "delta"),
-    ({"n_features_kept": 0}, ValueError, "n_features_kept"),
-    ({"n_features_kept": 2.5}, TypeError, "n_features_kept"),
-    ({"release_fraction": 1.0}, ValueError, "release_fraction"),
+    ({"k": 0}, ValueError, r"\bk\b"),
+    ({"k": 2.5}, TypeError, r"\bk\b"),
+    ({"selection_share": 1.0}, ValueError, "selection_share"),
     ({"sampling_rate": 0.0}, ValueError, "sampling_rate"),
     ({"n_epochs": -1}, ValueError, "n_epochs"),
     ({"learning_rate": 0}, ValueError, "learning_rate"),
@@ -111,7 +111,7 @@ def test_leak_warning_without_public_n():
 ])
 def test_bad_input(kw, exc, match):
     X, y = _text_like(n=100, d=30)
-    base = dict(epsilon=1.0, n_features_kept=5, n_epochs=1, n_samples_public=100)
+    base = dict(epsilon=1.0, k=5, n_epochs=1, n_samples_public=100)
     with pytest.raises(exc, match=match):
         DPNBLogisticClassifier(**{**base, **kw}).fit(X, y)
 
@@ -143,12 +143,12 @@ def test_multiclass_learns_with_the_binary_event():
     X, y = _multiclass_text_like()
     Xt, yt = _multiclass_text_like(seed=1)
     labels = np.array(["a", "b", "c", "d"])
-    kw = dict(epsilon=1.0, n_features_kept=60, n_samples_public=4000)
+    kw = dict(epsilon=1.0, k=60, n_samples_public=4000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)   # the fixed seed
         clf = DPNBLogisticClassifier(classes=labels, random_state=0, **kw).fit(X, labels[y])
         binary = DPNBLogisticClassifier(classes=[0, 1], random_state=0,
-                                        release_fraction=0.5, **kw).fit(X, y % 2)
+                                        selection_share=0.5, **kw).fit(X, y % 2)
     assert clf.privacy_event_ == binary.privacy_event_
     assert clf.noise_multipliers_ == binary.noise_multipliers_
     assert clf.coef_.shape == (4, X.shape[1]) and clf.intercept_.shape == (4,)
@@ -169,7 +169,7 @@ def test_multiclass_rows_scaled_by_the_spread_of_the_release():
     here from the same noise draws; the informative features get the larger scales,
     and the fit starts from naive Bayes (theta = centred log-probabilities / scale)."""
     X, y = _multiclass_text_like(n=1500)
-    clf = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=80, n_samples_public=1500,
+    clf = DPNBLogisticClassifier(epsilon=2.0, k=80, n_samples_public=1500,
                                  classes=[0, 1, 2, 3], n_epochs=1, random_state=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)   # the fixed seed
@@ -189,7 +189,7 @@ def test_multiclass_rows_scaled_by_the_spread_of_the_release():
     assert clf.log_count_ratios_[informative].mean() > \
         2 * clf.log_count_ratios_[~informative].mean()
     # before any step the model is naive Bayes: theta * scale = centred log-probs
-    zero = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=80, n_samples_public=1500,
+    zero = DPNBLogisticClassifier(epsilon=2.0, k=80, n_samples_public=1500,
                                   classes=[0, 1, 2, 3], n_epochs=1e-6, learning_rate=1e-12,
                                   random_state=3)
     with warnings.catch_warnings():
@@ -209,16 +209,16 @@ def test_auto_defaults_depend_on_public_quantities_only():
     assert _auto_defaults(auto, 20) == {"k": 50_000, "f": 0.5}
     assert _auto_defaults(auto, 100) == {"k": 2**20 // 100, "f": 0.5}
     assert _auto_defaults(validated(k=7, f=0.3), 20) == {}
-    with pytest.raises(ValueError, match="n_features_kept"):
-        DPNBLogisticClassifier(n_features_kept="many", epsilon=None).fit(*_text_like(n=50, d=10))
-    with pytest.raises(ValueError, match="release_fraction"):
-        DPNBLogisticClassifier(release_fraction="half", epsilon=None).fit(*_text_like(n=50, d=10))
+    with pytest.raises(ValueError, match=r"\bk\b"):
+        DPNBLogisticClassifier(k="many", epsilon=None).fit(*_text_like(n=50, d=10))
+    with pytest.raises(ValueError, match="selection_share"):
+        DPNBLogisticClassifier(selection_share="half", epsilon=None).fit(*_text_like(n=50, d=10))
     with pytest.raises(ValueError, match="learning_rate"):
         DPNBLogisticClassifier(learning_rate="fast", epsilon=None).fit(*_text_like(n=50, d=10))
 
 
 def test_binary_vocabulary_and_step_from_the_noise():
-    """Two classes: ``n_features_kept="auto"`` is the largest k whose step noise
+    """Two classes: ``k="auto"`` is the largest k whose step noise
     ``rho = sqrt(k + 1) sigma_2 / (qN)`` is at most 1, within [5000, 50000], and
     ``learning_rate="auto"`` is ``4 / sqrt(1 + rho^2)``: functions of (sigma_2, q, N)
     only, so the same public quantities give the same values whatever the data."""
@@ -253,7 +253,7 @@ def test_binary_vocabulary_and_step_from_the_noise():
     for clf in fits:
         assert clf.learning_rate_ == _auto_learning_rate(5000, 2, s2, 0.04, 3000)
     fixed = DPNBLogisticClassifier(epsilon=1.0, n_samples_public=2000, classes=[0, 1],
-                                   n_epochs=1, learning_rate=0.5, n_features_kept=7,
+                                   n_epochs=1, learning_rate=0.5, k=7,
                                    random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -267,7 +267,7 @@ def test_binary_fit_starts_from_naive_bayes():
     predictions are naive Bayes's; post-processing of the release."""
     X, y = _text_like(n=1500)
     Xt, _ = _text_like(n=500, seed=1)
-    zero = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=80, n_samples_public=1500,
+    zero = DPNBLogisticClassifier(epsilon=2.0, k=80, n_samples_public=1500,
                                   classes=[0, 1], n_epochs=1e-6, learning_rate=1e-12,
                                   random_state=3)
     with warnings.catch_warnings():
@@ -282,7 +282,7 @@ def test_binary_fit_starts_from_naive_bayes():
 
 def test_multiclass_declared_class_may_be_absent():
     X, y = _multiclass_text_like(n_classes=3)
-    clf = DPNBLogisticClassifier(epsilon=1.0, n_features_kept=40, n_samples_public=4000,
+    clf = DPNBLogisticClassifier(epsilon=1.0, k=40, n_samples_public=4000,
                                  classes=[0, 1, 2, 3]).fit(X, y)
     assert clf.classes_.tolist() == [0, 1, 2, 3] and clf.coef_.shape[0] == 4
 
@@ -293,7 +293,7 @@ def test_sklearn_api():
     from sklearn.preprocessing import FunctionTransformer
 
     X, y = _text_like(n=400, d=40)
-    clf = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=10, n_samples_public=400,
+    clf = DPNBLogisticClassifier(epsilon=2.0, k=10, n_samples_public=400,
                                  n_epochs=2, random_state=0)
     a = clone(clf).fit(X, y).coef_
     b = clone(clf).fit(X.toarray(), y).coef_
@@ -307,7 +307,7 @@ def test_sklearn_api():
 def test_non_private_fit():
     X, y = _text_like()
     Xt, yt = _text_like(seed=1)
-    clf = DPNBLogisticClassifier(n_features_kept=50, random_state=0, epsilon=None).fit(X, y)
+    clf = DPNBLogisticClassifier(k=50, random_state=0, epsilon=None).fit(X, y)
     assert clf.privacy_event_ is None and clf.privacy_spent_ is None
     assert clf.noise_multipliers_ is None
     assert clf.score(Xt, yt) > 0.85

@@ -93,7 +93,7 @@ FACTORIES = {
     "DPSGDRegressor": (lambda: DPSGDRegressor(
         epsilon=1.0, n_samples_public=N, batch_size=10, n_epochs=2), "regression"),
     "DPNBLogisticClassifier": (lambda: DPNBLogisticClassifier(
-        epsilon=1.0, n_features_kept=4, n_samples_public=N, n_epochs=2,
+        epsilon=1.0, k=4, n_samples_public=N, n_epochs=2,
         classes=[0, 1]), "binary"),
     "DPSIS": (lambda: DPSIS(k=3, epsilon=1.0), "regression"),
     "TwoStageSelector": (lambda: TwoStageSelector(k=3, epsilon=1.0, n_blocks=4),
@@ -113,9 +113,9 @@ FACTORIES_NESTED = {
                                   epsilon_count=0.05),
         {"l1_bound": [1.0, 5.0]}, epsilon=1.0, delta=0.0, n_runs=2.0,
         n_samples_public=N, classes=[0, 1]), "binary"),
-    "DPSIS-peeling": (lambda: DPSIS(k=3, epsilon=1.0, selector="peeling"),
+    "DPSIS-peeling": (lambda: DPSIS(k=3, epsilon=1.0, mechanism="peeling"),
                       "regression"),
-    "DPSIS-gaussian": (lambda: DPSIS(k=3, epsilon=1.0, delta=1e-5, selector="gaussian"),
+    "DPSIS-gaussian": (lambda: DPSIS(k=3, epsilon=1.0, delta=1e-5, mechanism="gaussian"),
                        "regression"),
     "FrankWolfe-multinomial": (lambda: _fw(classes=[0, 1, 2]), "multinomial"),
     "DPSGD-multinomial": (lambda: DPSGDClassifier(
@@ -127,7 +127,7 @@ FACTORIES_NESTED = {
     "DPIGHT-multinomial": (lambda: DPIGHTClassifier(
         sparsity=3, max_iter=10, epsilon=1.0, delta=1e-5, n_samples_public=N,
         classes=[0, 1, 2]), "multinomial"),
-    "FrankWolfe-screening": (lambda: _fw(screening=4), "binary"),
+    "FrankWolfe-screening": (lambda: _fw(k=4), "binary"),
     "PrivateSelectThenFit-total": (lambda: PrivateSelectThenFit(
         DPSIS(k=3, y_bounds=(0.0, 1.0)), _fw(epsilon=None, delta=None),
         epsilon=1.0, delta=1e-5, classes=[0, 1]), "binary"),
@@ -337,7 +337,7 @@ def test_search_release_noise_cannot_be_regenerated(recording):
     target = np.array([1, 0, 1, 0, 1, 1], float)
     X = np.vstack([np.tile(a, (m, 1)), np.tile(b, (m, 1)), target])
     y = np.r_[np.zeros(m, int), np.ones(m, int), 1]
-    est = DPNBLogisticClassifier(epsilon=1.0, n_features_kept=d, n_epochs=1,
+    est = DPNBLogisticClassifier(epsilon=1.0, k=d, n_epochs=1,
                                  classes=[0, 1])
     search = PrivateHyperparameterSearch(est, {"alpha": [1e-4]}, epsilon=2.0,
                                          n_runs=2.0, validation_fraction=0.01,
@@ -404,7 +404,8 @@ def test_sparsifier_state_does_not_reveal_the_count(drop, recording):
     """On D and on D minus one example (whose non-private counts differ), the
     stored generator gave the exact non-private count.  With random_state=None
     the fitted Sparsifier holds no generator: the count stays hidden."""
-    from dptoolkit.linear_model._sparsifier import _nonprivate_coef
+    from dptoolkit.linear_model._frank_wolfe import DEFAULT_REFRESH_TOL
+    from dptoolkit.linear_model._sparsifier import _nonprivate_coef, NONPRIVATE_TOL
 
     rng = np.random.default_rng(3)
     n, d = 200, 40
@@ -421,8 +422,8 @@ def test_sparsifier_state_does_not_reveal_the_count(drop, recording):
         warnings.simplefilter("ignore")
         est.fit(X, y)
         coef, _ = _nonprivate_coef(X, y, est.l1_bound, est.nonprivate_solver,
-                                   est.nonprivate_max_iter, float(est.nonprivate_tol),
-                                   est.refresh_tol, np.array([0, 1]))
+                                   est.nonprivate_max_iter, NONPRIVATE_TOL,
+                                   DEFAULT_REFRESH_TOL, np.array([0, 1]))
     true_count = int(np.count_nonzero(coef))
     recovered = _count_from_state(est)
     assert recovered != true_count, "the stored generator gives the count back"

@@ -13,7 +13,7 @@ the start), so that:
 * where Frank-Wolfe alone would start from zero (few columns, pure DP) nothing
   changes; an explicit ``start="naive_bayes"`` is honoured on few columns too.
 
-The first three tests fail on the former pipeline (``screening=None`` inside it, so
+The first three tests fail on the former pipeline (``k=None`` inside it, so
 ``start="auto"`` fell back to the zero start).  No statistical assertion.
 """
 import warnings
@@ -72,10 +72,10 @@ def test_the_release_keeps_all_selected_columns(starts):
     X, y = _text_like()
     pipe = _fit(_pipe(), X, y)
     fw = pipe.estimator_
-    assert pipe.support_.sum() == 600 == fw.screening
+    assert pipe.support_.sum() == 600 == fw.k
     np.testing.assert_array_equal(fw.screened_features_, np.arange(600))
     assert fw.coef_.shape == (1, 600)
-    assert pipe.estimator.screening == "auto"            # the user's object
+    assert pipe.estimator.k == "auto"            # the user's object
     # the estimator's event: its Gaussian release of the per-class sums, then the steps
     assert any(isinstance(e, GaussianEvent) for e in fw.privacy_event_.events)
     (sums, columns, l1_bound, noise_std, w0), = starts
@@ -133,6 +133,6 @@ def test_no_start_where_frank_wolfe_alone_starts_from_zero(starts, d, delta, sta
 def test_an_explicit_start_is_honoured_on_few_columns(starts):
     X, y = _text_like(d=800)
     pipe = _fit(_pipe(start="naive_bayes"), X, y)
-    assert pipe.estimator_.screening == 600 and len(starts) == 1
+    assert pipe.estimator_.k == 600 and len(starts) == 1
     with pytest.raises(ValueError, match="start"):      # pure DP: no release to start from
         _fit(_pipe(delta=None, start="naive_bayes"), X, y)

@@ -93,14 +93,14 @@ CASES = [
     Case("FrankWolfe-binary-pure", functools.partial(_fw, delta=None), "binary",
          _FW_KERNELS, nonprivate=_FW_NONPRIVATE),
     Case("FrankWolfe-pure-exponential",
-         functools.partial(_fw, delta=None, selector="exponential"), "binary",
+         functools.partial(_fw, delta=None, mechanism="exponential"), "binary",
          _FW_KERNELS),
     Case("FrankWolfe-advanced", functools.partial(_fw, composition="advanced"), "binary",
          _FW_KERNELS, exact=False,
          why_looser="composition='advanced' splits the budget by Dwork-Rothblum-Vadhan "
                     "(reproduction of Raff, Khanna and Lu (2023)); the accountant composes the same "
                     "exponential-mechanism steps in Renyi DP, which is tighter"),
-    Case("FrankWolfe-laplace", functools.partial(_fw, selector="laplace"), "binary",
+    Case("FrankWolfe-laplace", functools.partial(_fw, mechanism="laplace"), "binary",
          _FW_KERNELS, exact=False,
          why_looser="Laplace report-noisy-max steps are split by advanced or basic "
                     "composition; the accountant also has their Renyi-DP bound "
@@ -110,7 +110,7 @@ CASES = [
     Case("Sparsifier",
          lambda **kw: SparsifiedLassoClassifier(**{
              "max_iter": 20, "nonprivate_max_iter": 30, "epsilon": 1.0,
-             "epsilon_count": 0.1, "delta": None, "selector": "laplace",
+             "epsilon_count": 0.1, "delta": None, "mechanism": "laplace",
              "random_state": 0, **kw}),
          "binary",
          _FW_KERNELS + ("dptoolkit.linear_model._sparsifier:_nonprivate_coef",
@@ -119,7 +119,7 @@ CASES = [
     Case("Sparsifier-delta",
          lambda **kw: SparsifiedLassoClassifier(**{
              "max_iter": 20, "nonprivate_max_iter": 30, "epsilon": 1.0,
-             "epsilon_count": 0.1, "delta": 1e-5, "selector": "grouped",
+             "epsilon_count": 0.1, "delta": 1e-5, "mechanism": "grouped",
              "random_state": 0, **kw}),
          "binary",
          _FW_KERNELS + ("dptoolkit.linear_model._sparsifier:_nonprivate_coef",
@@ -188,11 +188,11 @@ CASES = [
          lambda **kw: DPSIS(**{"k": 3, "epsilon": 1.0, "random_state": 0, **kw}),
          "regression", _SIS_WORK, nonprivate=_NONPRIVATE),
     Case("DPSIS-peeling",
-         lambda **kw: DPSIS(**{"k": 3, "epsilon": 1.0, "selector": "peeling",
+         lambda **kw: DPSIS(**{"k": 3, "epsilon": 1.0, "mechanism": "peeling",
                                "random_state": 0, **kw}),
          "regression", _SIS_WORK, nonprivate=_NONPRIVATE),
     Case("DPSIS-gaussian",
-         lambda **kw: DPSIS(**{"k": 3, "epsilon": 1.0, "delta": 1e-5, "selector": "gaussian",
+         lambda **kw: DPSIS(**{"k": 3, "epsilon": 1.0, "delta": 1e-5, "mechanism": "gaussian",
                                "random_state": 0, **kw}),
          "regression", _SIS_WORK, nonprivate=_FW_NONPRIVATE),
     Case("TwoStageSelector",
@@ -225,19 +225,15 @@ CASES.append(Case(       # Frank-Wolfe's release on all the selected columns: it
     "binary", _SIS_WORK + _FW_KERNELS
     + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
 CASES.insert(3, Case(
-    "FrankWolfe-screening", functools.partial(_fw, screening=4), "binary",
+    "FrankWolfe-screening", functools.partial(_fw, k=4), "binary",
     _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
 CASES.insert(4, Case(
-    "FrankWolfe-screening-gradient",
-    functools.partial(_fw, screening=4, screening_score="gradient"), "binary",
-    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
-CASES.insert(5, Case(
-    "FrankWolfe-start", functools.partial(_fw, screening=4, start="naive_bayes"), "binary",
+    "FrankWolfe-start", functools.partial(_fw, k=4, start="naive_bayes"), "binary",
     _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",
                    "dptoolkit.linear_model._frank_wolfe._estimator:naive_bayes_start")))
 CASES.append(Case(
     "DPNBLogistic",
-    lambda **kw: DPNBLogisticClassifier(**{"epsilon": 1.0, "n_features_kept": 4,
+    lambda **kw: DPNBLogisticClassifier(**{"epsilon": 1.0, "k": 4,
                                            "n_samples_public": N, "n_epochs": 2,
                                            "random_state": 0, **kw}),
     "binary", ("dptoolkit.linear_model._glm._sgd_fast:dpsgd",
@@ -410,7 +406,7 @@ def test_frank_wolfe_pure_event_is_exact(selector, n_features, max_iter):
     # each eps0-DP in floating point, eps0 = eps' + 2 gamma); the event records eps0
     # as the pure parameter and eps0 + 2 gamma as the bounded-range one, so its
     # basic composition is the reported spend exactly.
-    budget = _fw(delta=None, selector=selector, max_iter=max_iter).budget(n_features)
+    budget = _fw(delta=None, mechanism=selector, max_iter=max_iter).budget(n_features)
     computed = epsilon_of_event(budget.event, budget.delta)
     assert budget.epsilon == 1.0
     assert computed == pytest.approx(budget.epsilon, rel=1e-12)
@@ -551,15 +547,15 @@ def test_plan_spend_on_a_zero_stand_in_matches_the_fit(case, spies):
 @pytest.mark.parametrize("make,exc,match", [
     (lambda: DPSGDClassifier(learning_rate="fast", epsilon=None), TypeError, "learning_rate"),
     (lambda: DPSGDClassifier(learning_rate=0.0, epsilon=None), ValueError, "learning_rate"),
-    (lambda: DPIGHTClassifier(screening_fraction=0.0, n_samples_public=N, epsilon=None), ValueError,
-     "screening_fraction"),
-    (lambda: DPIGHTClassifier(screening=0, n_samples_public=N, epsilon=None), ValueError,
-     "screening"),
+    (lambda: DPIGHTClassifier(selection_share=0.0, n_samples_public=N, epsilon=None), ValueError,
+     "selection_share"),
+    (lambda: DPIGHTClassifier(k=0, n_samples_public=N, epsilon=None), ValueError,
+     r"\bk\b"),
     (lambda: DPIGHTClassifier(sparsity="most", n_samples_public=N, epsilon=None), TypeError,
      "sparsity"),
     (lambda: SparsifiedLassoClassifier(n_samples_public=0, epsilon=None), ValueError,
      "n_samples_public"),
-    (lambda: SparsifiedLassoClassifier(selector="magic", epsilon=None), ValueError, "selector"),
+    (lambda: SparsifiedLassoClassifier(mechanism="magic", epsilon=None), ValueError, "mechanism"),
 ])
 def test_bad_values_of_the_new_defaults(make, exc, match):
     X, y = _data("binary")

@@ -65,7 +65,7 @@ def test_non_private_by_design_has_no_epsilon():
 # Default fits: only public constants and small work sizes, no epsilon and no delta.
 DEFAULT_FITS = [
     ("DPNBLogisticClassifier", lambda: DPNBLogisticClassifier(
-        n_features_kept=4, n_epochs=1, n_samples_public=N, classes=[0, 1],
+        k=4, n_epochs=1, n_samples_public=N, classes=[0, 1],
         random_state=0), "binary"),
     ("DPSGDClassifier", lambda: DPSGDClassifier(
         n_epochs=1, batch_size=20, n_samples_public=N, classes=[0, 1], random_state=0),

@@ -154,21 +154,21 @@ CASES = [
          id="sgd-regressor"),
     # DP-NB: N in the sampling rate and the steps of its DP-SGD stage
     Case(DPNBLogisticClassifier, lambda **kw: DPNBLogisticClassifier(
-        epsilon=1.0, classes=[0, 1], n_features_kept=5, random_state=0, **kw), "binary",
+        epsilon=1.0, classes=[0, 1], k=5, random_state=0, **kw), "binary",
         id="dpnb"),
     Case(DPNBLogisticClassifier, lambda **kw: DPNBLogisticClassifier(
-        epsilon=1.0, classes=[0, 1, 2], n_features_kept=5, random_state=0, **kw),
+        epsilon=1.0, classes=[0, 1, 2], k=5, random_state=0, **kw),
         "multinomial", id="dpnb-multinomial"),
-    # DP-SIS: k="auto", and selector="auto" with delta (D > N?); a fixed k reads nothing
+    # DP-SIS: k="auto", and mechanism="auto" with delta (D > N?); a fixed k reads nothing
     Case(DPSIS, lambda **kw: DPSIS(k="auto", epsilon=1.0, random_state=0, **kw),
          "regression", id="dpsis-k-auto"),
-    Case(DPSIS, lambda **kw: DPSIS(k="auto", epsilon=1.0, selector="peeling",
+    Case(DPSIS, lambda **kw: DPSIS(k="auto", epsilon=1.0, mechanism="peeling",
                                    random_state=0, **kw),
          "regression", id="dpsis-k-auto-peeling"),
     Case(DPSIS, lambda **kw: DPSIS(k=3, epsilon=1.0, delta=1e-5, random_state=0, **kw),
          "regression", id="dpsis-selector-auto"),
     Case(DPSIS, lambda **kw: DPSIS(k="auto", epsilon=1.0, delta=1e-5,
-                                   selector="gaussian", random_state=0, **kw),
+                                   mechanism="gaussian", random_state=0, **kw),
          "regression", id="dpsis-gaussian-k-auto"),
     Case(DPSIS, lambda **kw: DPSIS(k=3, epsilon=1.0, random_state=0, **kw),
          "regression", reads_n=False, id="dpsis-fixed-k"),

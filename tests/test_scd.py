@@ -1105,8 +1105,9 @@ def test_coef_path_and_regressor_predict():
     X = _dense_unit_rows(120, 4, 11)
     y = X @ np.array([1.0, 2.0, 0.0, -1.0]) + 3.0
     reg = DPSCDRegressor(alpha=1e-4, batch_size=10, clip=None, n_epochs=2.5,
-                         fit_intercept=True, keep_coef_path=True, random_state=0,
-                             epsilon=None).fit(X, y)
+                         fit_intercept=True, random_state=0, epsilon=None)
+    reg.keep_coef_path = True   # a diagnostic attribute, not a parameter
+    reg.fit(X, y)
     np.testing.assert_array_equal(reg.epoch_path_, [0, 1, 2, 2.5])
     assert reg.coef_path_.shape == (4, 4)
     np.testing.assert_allclose(reg.coef_path_[-1], reg.coef_)

@@ -52,11 +52,11 @@ _CASES = {
     "frank-wolfe bars": (
         FrankWolfeLassoClassifier(max_iter=8, verbose=1, classes=[0, 1]),
         {"l1_bound": [1.0, 20.0]}),
-    # the clipping warning names the run's row_norm_bound (rows above 0.2 are
+    # the clipping warning names the run's data_norm (rows above 0.2 are
     # clipped, none above 5.0): the other runs' bounds before the fix
     "dp-ight clipping": (
         DPIGHTClassifier(max_iter=10, sparsity=3),
-        {"row_norm_bound": [0.2, 5.0]}),
+        {"data_norm": [0.2, 5.0]}),
 }
 
 
@@ -90,10 +90,10 @@ def test_released_runs_warnings_only_and_marked_outside(monkeypatch, capsys):
     _force_k(monkeypatch, 12)
     for seed in range(6):
         search = PrivateHyperparameterSearch(
-            DPIGHTClassifier(max_iter=10, sparsity=3), {"row_norm_bound": [0.2, 5.0]},
+            DPIGHTClassifier(max_iter=10, sparsity=3), {"data_norm": [0.2, 5.0]},
             epsilon=1.0, n_samples_public=200, classes=[0, 1], random_state=seed)
         released, err, shown = _observe(search, X, y, capsys)
-        bound = dict(released)["row_norm_bound"]
+        bound = dict(released)["data_norm"]
         clipping = [m for _, m in shown if "clipped" in m]
         assert err == ""
         if bound == 5.0:        # no row above 5: the 0.2 runs' warnings are dropped
@@ -224,7 +224,7 @@ def test_empirical_k_leak_on_neighbouring_data(monkeypatch, capsys):
     on K, and the (release, what it shows) pairs must meet the DP inequality.
 
     Each run prints a line to stderr (a stand-in for a progress bar) and
-    DP-IGHT's runs at row_norm_bound=0.2 warn that rows were clipped (naming
+    DP-IGHT's runs at data_norm=0.2 warn that rows were clipped (naming
     0.2): before the runs were silenced, stderr grew with K and the 0.2 warning
     came with releases of 5.0.  Independence: for each dataset and released
     value, Fisher's exact test of "what was shown is the most common sight"
@@ -242,7 +242,7 @@ def test_empirical_k_leak_on_neighbouring_data(monkeypatch, capsys):
     orig = DPIGHTClassifier.fit
 
     def fit(self, X, y):
-        print(f"run with row_norm_bound={self.row_norm_bound}", file=sys.stderr)
+        print(f"run with data_norm={self.data_norm}", file=sys.stderr)
         return orig(self, X, y)
 
     monkeypatch.setattr(DPIGHTClassifier, "fit", fit)
@@ -257,7 +257,7 @@ def test_empirical_k_leak_on_neighbouring_data(monkeypatch, capsys):
         rows = []
         for r in range(R):
             search = PrivateHyperparameterSearch(
-                est, {"row_norm_bound": [0.2, 5.0]}, epsilon=eps, delta=1e-5, n_runs=2.0,
+                est, {"data_norm": [0.2, 5.0]}, epsilon=eps, delta=1e-5, n_runs=2.0,
                 n_samples_public=24, classes=[0, 1], random_state=1000 * len(name) + r)
             released, err, shown = _observe(search, XX, yy, capsys)
             sight = (len(err), sum("clipped" in m for _, m in shown))

@@ -8,7 +8,7 @@
 * pure DP (no delta): the shares of epsilon, basic composition;
 * the plan is the fit's spend; the accountant is charged once and stays shared under
   ``sklearn.clone``; the user's objects are never modified;
-* Frank-Wolfe's ``screening="auto"`` does not screen the selected columns again
+* Frank-Wolfe's ``k="auto"`` does not screen the selected columns again
   (from the zero start);
 * bad values name the parameter.
 
@@ -148,7 +148,7 @@ def test_the_accountant_is_charged_once_and_stays_shared():
 
 
 def test_no_second_screening_of_the_selected_columns():
-    """Frank-Wolfe's screening="auto" screens more than 1024 columns with a quarter
+    """Frank-Wolfe's k="auto" screens more than 1024 columns with a quarter
     of its budget; inside the pipeline the columns are already selected (from the
     zero start; the naive-Bayes start keeps them all, tests/test_pipeline_start.py)."""
     X, y = _text_like()
@@ -157,15 +157,15 @@ def test_no_second_screening_of_the_selected_columns():
                       estimator=FrankWolfeLassoClassifier(n_samples_public=N, start="zero",
                                                           random_state=0, epsilon=None)), X, y)
     assert pipe.support_.sum() == 1500
-    assert pipe.estimator_.screening is None
+    assert pipe.estimator_.k is None
     assert pipe.estimator_.screened_features_ is None
     assert not any(isinstance(e, GaussianEvent)
                    for e in pipe.estimator_.privacy_event_.events)
-    assert pipe.estimator.screening == "auto"            # the user's object
+    assert pipe.estimator.k == "auto"            # the user's object
     # an int screening is the user's choice, kept
     kept = _fit(_pipe(selector=DPSIS(k=1500, y_bounds=(0, 1), n_samples_public=N, epsilon=None),
                       estimator=FrankWolfeLassoClassifier(n_samples_public=N,
-                                                          screening=512, epsilon=None)), X, y)
+                                                          k=512, epsilon=None)), X, y)
     assert kept.estimator_.screened_features_.size == 512
 
 

@@ -662,7 +662,7 @@ def test_dpsis_is_top_k_mechanism_on_scores(selector):
     X, y = _sparse_problem(seed=5)
     X = np.clip(X, -1, 1); y = np.clip(y / 5, -1, 1)
     scores = dpsis_scores(X, y)
-    est = DPSIS(k=4, epsilon=3.0, neighbouring="replace_one", selector=selector,
+    est = DPSIS(k=4, epsilon=3.0, neighbouring="replace_one", mechanism=selector,
                 gamma=0.3, random_state=123).fit(sp.csr_array(X), y)
     if selector == "canonical_lipschitz":
         ref = clt(scores, 4, epsilon=3.0, sensitivity=2.0, gamma=0.3, random_state=123)
@@ -703,8 +703,8 @@ def test_selectors_bad_input():
         with pytest.raises(ValueError, match="neighbouring"):
             est.set_params(neighbouring="swap").fit(X, y)
         est.set_params(neighbouring="add_remove")
-        with pytest.raises(ValueError, match="selector"):
-            est.set_params(selector="gumbel").fit(X, y)
+        with pytest.raises(ValueError, match="mechanism"):
+            est.set_params(mechanism="gumbel").fit(X, y)
     with pytest.raises(ValueError, match="bounds"):
         DPSIS(k=3, bounds=(1.0, -1.0), epsilon=None).fit(X, y)
     with pytest.raises(ValueError, match="bounds"):
@@ -801,7 +801,7 @@ def test_two_stage_selects_and_reports_budget():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         TwoStageSelector(k=5, epsilon=1.0, neighbouring="add_remove", n_blocks=20,
-                         selector="peeling", block_support="top_k", random_state=0).fit(X, y)
+                         mechanism="peeling", block_support="top_k", random_state=0).fit(X, y)
 
 
 def test_two_stage_warns_when_every_block_support_is_empty():
@@ -1003,7 +1003,7 @@ def test_selector_privacy_event_names_the_mechanism(cls):
     assert est.privacy_event_ == PureDPEvent(2.0)
     assert est.privacy_spent_ == (2.0, 0.0)
     # peeling: k rounds of the exponential mechanism with epsilon / k
-    est = cls(k=4, epsilon=2.0, selector="peeling", random_state=0, **kw).fit(X, y)
+    est = cls(k=4, epsilon=2.0, mechanism="peeling", random_state=0, **kw).fit(X, y)
     assert est.privacy_event_ == SelfComposedEvent(ExponentialMechanismEvent(0.5), 4)
     assert est.privacy_spent_ == (2.0, 0.0)
     assert epsilon_of_event(est.privacy_event_, 0.0) == pytest.approx(2.0, rel=1e-15)
@@ -1020,7 +1020,7 @@ def test_pipeline_accountant_pays_less_than_the_sum():
 
     def make(acc):
         return PrivateSelectThenFit(
-            DPSIS(k=5, epsilon=0.5, y_bounds=(0.0, 1.0), selector="peeling", random_state=0),
+            DPSIS(k=5, epsilon=0.5, y_bounds=(0.0, 1.0), mechanism="peeling", random_state=0),
             FW(l1_bound=5.0, max_iter=200, epsilon=1.0, delta=1e-6, random_state=0),
             accountant=acc, epsilon=None)
 
@@ -1090,7 +1090,7 @@ def test_auto_k_is_the_largest_k_passing_the_level_condition():
         assert log_c(k) <= level or k == 1
         assert log_c(k + 1) > level
     # peeling: eps rho N / (2 k Delta) >= log D
-    k = auto_k(2**20, 25000, 1.0, selector="peeling")
+    k = auto_k(2**20, 25000, 1.0, mechanism="peeling")
     assert k == math.floor(1.0 * INFORMATIVE_SCORE * 25000 / 2.0 / math.log(2**20))
 
 
@@ -1169,11 +1169,11 @@ def test_select_then_fit_plans_the_auto_k():
 
 
 # ------------------------------------------------------- DPSIS, Gaussian selector
-def _gaussian_reference(X, y, l2_bound, lo=-1.0, hi=1.0, c=0.0, ylo=-1.0, yhi=1.0, yc=0.0):
-    """The Gaussian selector's exact scores, dense: map, scale rows to l2_bound, X^T y."""
+def _gaussian_reference(X, y, data_norm, lo=-1.0, hi=1.0, c=0.0, ylo=-1.0, yhi=1.0, yc=0.0):
+    """The Gaussian selector's exact scores, dense: map, scale rows to data_norm, X^T y."""
     M = (np.clip(X, lo, hi) - c) / np.maximum(hi - c, c - lo)
     norms = np.linalg.norm(M, axis=1)
-    M = np.where(norms[:, None] > 0, l2_bound * M / np.where(norms > 0, norms, 1)[:, None], 0)
+    M = np.where(norms[:, None] > 0, data_norm * M / np.where(norms > 0, norms, 1)[:, None], 0)
     yt = (np.clip(y, ylo, yhi) - yc) / max(yhi - yc, yc - ylo)
     return M.T @ yt
 
@@ -1191,43 +1191,43 @@ def test_dpsis_gaussian_scores_are_unit_row_correlations(fmt):
     ref = _gaussian_reference(X, y, 2.5, lo, hi, c, -2.0, 2.0, 0.5)
     with pytest.warns(DataClippedWarning):
         got = dpsis_scores(fmt(X), y, bounds=(lo, hi), center=c, y_bounds=(-2.0, 2.0),
-                           y_center=0.5, l2_bound=2.5)
+                           y_center=0.5, data_norm=2.5)
     np.testing.assert_allclose(got, ref, atol=1e-10)
     # no stored entry at all (sparse): every row is zero, every score 0
     np.testing.assert_array_equal(dpsis_scores(fmt(np.zeros((5, 4))), np.ones(5),
-                                               l2_bound=1.0), np.zeros(4))
+                                               data_norm=1.0), np.zeros(4))
     X0 = np.clip(X, -1, 1)      # default bounds, centre 0: zero rows contribute 0
-    np.testing.assert_allclose(dpsis_scores(fmt(X0), np.clip(y, -1, 1), l2_bound=1.0),
+    np.testing.assert_allclose(dpsis_scores(fmt(X0), np.clip(y, -1, 1), data_norm=1.0),
                                _gaussian_reference(X0, np.clip(y, -1, 1), 1.0), atol=1e-10)
 
 
 @pytest.mark.parametrize("neighbouring,factor", [("add_remove", 1.0), ("replace_one", 2.0)])
 def test_dpsis_gaussian_l2_sensitivity(neighbouring, factor):
-    # Adding/removing one example moves the score VECTOR by at most l2_bound in L2
-    # norm (a row of norm l2_bound times |y| <= 1), replacing one by at most twice
+    # Adding/removing one example moves the score VECTOR by at most data_norm in L2
+    # norm (a row of norm data_norm times |y| <= 1), replacing one by at most twice
     # that; rows with a target of +-1 attain the bound.
     rng = np.random.default_rng(7)
-    l2_bound = 0.7
+    data_norm = 0.7
     X = rng.uniform(-1, 1, size=(40, 25)) * (rng.random((40, 25)) < 0.4)
     y = rng.uniform(-1, 1, size=40)
-    base = dpsis_scores(X, y, l2_bound=l2_bound)
+    base = dpsis_scores(X, y, data_norm=data_norm)
     worst = 0.0
     for _ in range(200):
         row = rng.uniform(-1, 1, size=25) * (rng.random(25) < 0.5)
         t = rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 1.0)
         if neighbouring == "add_remove":
-            other = dpsis_scores(np.vstack([X, row]), np.append(y, t), l2_bound=l2_bound)
+            other = dpsis_scores(np.vstack([X, row]), np.append(y, t), data_norm=data_norm)
         else:
             i = rng.integers(40)
             X2, y2 = X.copy(), y.copy()
             X2[i], y2[i] = row, t
-            other = dpsis_scores(X2, y2, l2_bound=l2_bound)
+            other = dpsis_scores(X2, y2, data_norm=data_norm)
         worst = max(worst, np.linalg.norm(other - base))
-    assert worst <= factor * l2_bound + 1e-12
-    assert worst > 0.75 * factor * l2_bound
-    est = DPSIS(k=2, epsilon=1.0, delta=1e-5, selector="gaussian", l2_bound=l2_bound,
+    assert worst <= factor * data_norm + 1e-12
+    assert worst > 0.75 * factor * data_norm
+    est = DPSIS(k=2, epsilon=1.0, delta=1e-5, mechanism="gaussian", data_norm=data_norm,
                 neighbouring=neighbouring, random_state=0).fit(X, y)
-    assert est.sensitivity_ == factor * l2_bound
+    assert est.sensitivity_ == factor * data_norm
 
 
 @pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])
@@ -1236,7 +1236,7 @@ def test_dpsis_gaussian_event_and_spend_are_the_accountants(neighbouring):
     from dptoolkit.accounting import calibrate_parameter, epsilon_of_event
     from dptoolkit.accounting.events import GaussianEvent
     X, y = _sparse_problem()
-    est = DPSIS(k=3, epsilon=0.7, delta=1e-6, selector="gaussian", random_state=0,
+    est = DPSIS(k=3, epsilon=0.7, delta=1e-6, mechanism="gaussian", random_state=0,
                 neighbouring=neighbouring)
     planned = plan_spend(est, X, y)
     est.fit(X, y)
@@ -1248,16 +1248,16 @@ def test_dpsis_gaussian_event_and_spend_are_the_accountants(neighbouring):
     assert 0.7 * (1 - 1e-6) <= est.privacy_spent_[0] <= 0.7
     assert planned == (est.privacy_event_, est.privacy_spent_)
     # the neighbouring relation scales the noise (sensitivity), not the event
-    assert est.selector_ == "gaussian"
+    assert est.mechanism_ == "gaussian"
 
 
 def test_dpsis_gaussian_is_top_k_of_the_noisy_release():
     # same seed, same draw: the selection is the top k of |scores + N(0, (sigma Delta)^2)|
     X, y = _sparse_problem(seed=5)
     X = np.clip(X, -1, 1); y = np.clip(y / 5, -1, 1)
-    est = DPSIS(k=4, epsilon=3.0, delta=1e-5, selector="gaussian", l2_bound=2.0,
+    est = DPSIS(k=4, epsilon=3.0, delta=1e-5, mechanism="gaussian", data_norm=2.0,
                 neighbouring="replace_one", random_state=123).fit(sp.csr_array(X), y)
-    noisy = dpsis_scores(X, y, l2_bound=2.0) + np.random.default_rng(123).normal(
+    noisy = dpsis_scores(X, y, data_norm=2.0) + np.random.default_rng(123).normal(
         0.0, est.noise_multiplier_ * 4.0, X.shape[1])
     np.testing.assert_array_equal(est.selected_features_,
                                   np.sort(np.argsort(-np.abs(noisy), kind="stable")[:4]))
@@ -1278,9 +1278,9 @@ def test_dpsis_gaussian_finds_planted_features():
     X = (rng.random((n, d)) < 0.01).astype(float)
     X[:, planted] = (rng.random((n, planted.size)) < 0.6) * y[:, None]
     X = sp.csr_array(X)
-    est = DPSIS(k=10, epsilon=1.0, delta=1e-5, selector="gaussian", y_bounds=(0, 1),
+    est = DPSIS(k=10, epsilon=1.0, delta=1e-5, mechanism="gaussian", y_bounds=(0, 1),
                 n_samples_public=n, random_state=0).fit(X, y)
-    exact = np.abs(dpsis_scores(X, y, y_bounds=(0, 1), l2_bound=1.0))
+    exact = np.abs(dpsis_scores(X, y, y_bounds=(0, 1), data_norm=1.0))
     null = np.delete(exact, planted)
     std = est.noise_multiplier_ * est.sensitivity_
     assert exact[planted].min() - null.max() > 14 * std
@@ -1291,19 +1291,19 @@ def test_dpsis_gaussian_bad_values_name_the_parameter():
     X, y = _sparse_problem()
     for delta in (None, 0.0):
         with pytest.raises(ValueError, match="delta"):
-            DPSIS(k=3, epsilon=1.0, delta=delta, selector="gaussian").fit(X, y)
+            DPSIS(k=3, epsilon=1.0, delta=delta, mechanism="gaussian").fit(X, y)
     for delta in (-1e-5, 1.0, np.nan):
         with pytest.raises(ValueError, match="delta"):
-            DPSIS(k=3, epsilon=1.0, delta=delta, selector="gaussian").fit(X, y)
+            DPSIS(k=3, epsilon=1.0, delta=delta, mechanism="gaussian").fit(X, y)
     for bound in (0.0, -1.0, np.inf, np.nan):
-        with pytest.raises(ValueError, match="l2_bound"):
-            DPSIS(k=3, epsilon=1.0, delta=1e-5, selector="gaussian", l2_bound=bound).fit(X, y)
-        with pytest.raises(ValueError, match="l2_bound"):
-            dpsis_scores(X, y, l2_bound=bound)
+        with pytest.raises(ValueError, match="data_norm"):
+            DPSIS(k=3, epsilon=1.0, delta=1e-5, mechanism="gaussian", data_norm=bound).fit(X, y)
+        with pytest.raises(ValueError, match="data_norm"):
+            dpsis_scores(X, y, data_norm=bound)
     with pytest.raises(ValueError, match="bounds='data'"):
-        DPSIS(k=3, epsilon=1.0, delta=1e-5, selector="gaussian", bounds="data").fit(X, y)
+        DPSIS(k=3, epsilon=1.0, delta=1e-5, mechanism="gaussian", bounds="data").fit(X, y)
     with pytest.raises(ValueError, match="delta"):      # delta without a private fit
-        DPSIS(k=3, delta=1e-5, selector="gaussian", epsilon=None).fit(X, y)
+        DPSIS(k=3, delta=1e-5, mechanism="gaussian", epsilon=None).fit(X, y)
 
 
 def test_dpsis_auto_selector_is_gaussian_only_with_delta_on_wide_data():
@@ -1311,17 +1311,17 @@ def test_dpsis_auto_selector_is_gaussian_only_with_delta_on_wide_data():
     X, y = _sparse_problem(n=60, d=30)                 # D < N
     wide = np.hstack([X, X, X])                         # D = 90 > N = 60
     kw = dict(k=3, epsilon=1.0, n_samples_public=60, random_state=0)
-    assert DPSIS(**kw).fit(wide, y).selector_ == "canonical_lipschitz"   # delta None
-    assert DPSIS(delta=0.0, **kw).fit(wide, y).selector_ == "canonical_lipschitz"
+    assert DPSIS(**kw).fit(wide, y).mechanism_ == "canonical_lipschitz"   # delta None
+    assert DPSIS(delta=0.0, **kw).fit(wide, y).mechanism_ == "canonical_lipschitz"
     narrow = DPSIS(delta=1e-5, **kw).fit(X, y)
-    assert narrow.selector_ == "canonical_lipschitz"
+    assert narrow.mechanism_ == "canonical_lipschitz"
     assert narrow.privacy_event_ == PureDPEvent(1.0) and narrow.privacy_spent_ == (1.0, 0.0)
     est = DPSIS(delta=1e-5, **kw).fit(wide, y)
-    assert est.selector_ == "gaussian" and isinstance(est.privacy_event_, GaussianEvent)
+    assert est.mechanism_ == "gaussian" and isinstance(est.privacy_event_, GaussianEvent)
     # the choice uses the public N, not the data's row count
     assert DPSIS(delta=1e-5, **{**kw, "n_samples_public": 100}).fit(
-        wide, y).selector_ == "canonical_lipschitz"
-    with pytest.warns(PrivacyLeakWarning, match="selector='auto'"):
+        wide, y).mechanism_ == "canonical_lipschitz"
+    with pytest.warns(PrivacyLeakWarning, match="mechanism='auto'"):
         DPSIS(k=3, epsilon=1.0, delta=1e-5, random_state=0).fit(wide, y)
 
 
@@ -1346,7 +1346,7 @@ def test_gaussian_auto_k_is_the_noise_bound():
     assert ks == sorted(ks)
     # DPSIS's k="auto" with the Gaussian selector is this, from public quantities
     X, y = _sparse_problem(n=60, d=400)
-    est = DPSIS(epsilon=1.0, delta=1e-5, selector="gaussian", n_samples_public=20_000,
+    est = DPSIS(epsilon=1.0, delta=1e-5, mechanism="gaussian", n_samples_public=20_000,
                 random_state=0)
     assert est.n_selected(60, 400) == est.fit(X, y).k_ == gaussian_auto_k(
         400, 20_000, est.noise_multiplier_)
@@ -1359,7 +1359,7 @@ def test_pipeline_with_the_gaussian_selector_plans_what_it_spends():
     X, y = _sparse_problem(n=80, d=200)
     y = (y > 0).astype(int)
     pipe = PrivateSelectThenFit(
-        DPSIS(k=5, epsilon=0.5, delta=5e-6, selector="gaussian", y_bounds=(0, 1),
+        DPSIS(k=5, epsilon=0.5, delta=5e-6, mechanism="gaussian", y_bounds=(0, 1),
               random_state=0),
         FrankWolfeLassoClassifier(epsilon=0.5, delta=5e-6, n_samples_public=80,
                                   max_iter=5, classes=[0, 1], random_state=0),

@@ -131,7 +131,7 @@ _PRIVATE_CLASSIFIERS = {
                                         n_epochs=1, random_state=0, **kw),
     "sgd": lambda **kw: DPSGDClassifier(epsilon=1.0, n_samples_public=100, batch_size=5,
                                         n_epochs=1, random_state=0, **kw),
-    "nb": lambda **kw: DPNBLogisticClassifier(epsilon=1.0, n_features_kept=5, n_epochs=1,
+    "nb": lambda **kw: DPNBLogisticClassifier(epsilon=1.0, k=5, n_epochs=1,
                                               n_samples_public=100, random_state=0, **kw),
     "ight": lambda **kw: DPIGHTClassifier(sparsity=3, max_iter=10, epsilon=1.0, delta=1e-5,
                                           n_samples_public=100, random_state=0, **kw),
@@ -470,7 +470,7 @@ _N_WARNERS = {
     "scd": lambda: DPSCDClassifier(epsilon=1.0, batch_size=5, n_epochs=1, random_state=0),
     "sgd": lambda: DPSGDClassifier(epsilon=1.0, batch_size=5, n_epochs=1, random_state=0),
     "fw": lambda: FrankWolfeLassoClassifier(epsilon=1.0, delta=1e-5, random_state=0),
-    "nb": lambda: DPNBLogisticClassifier(epsilon=1.0, n_features_kept=5, n_epochs=1,
+    "nb": lambda: DPNBLogisticClassifier(epsilon=1.0, k=5, n_epochs=1,
                                          random_state=0),
     "ight": lambda: DPIGHTClassifier(sparsity=3, max_iter=10, epsilon=1.0, random_state=0),
     # the search's own N (split sizes, runs' N, best_score_'s scale): one warning
@@ -539,7 +539,7 @@ def test_label_set_and_messages_are_documented_as_outside():
 
 _SELECTORS = {
     "dpsis": lambda: DPSIS(k=3, epsilon=1.0, y_bounds=(0, 1), random_state=0),
-    "dpsis_peeling": lambda: DPSIS(k=3, epsilon=1.0, y_bounds=(0, 1), selector="peeling",
+    "dpsis_peeling": lambda: DPSIS(k=3, epsilon=1.0, y_bounds=(0, 1), mechanism="peeling",
                                    random_state=0),
     "two_stage": lambda: _two_stage()(k=3, epsilon=1.0, n_blocks=4, random_state=0),
     "two_stage_add_remove": lambda: _two_stage()(k=3, epsilon=1.0, n_blocks=4,

@@ -100,13 +100,13 @@ def _prepared(source):
 
 
 # Settings fixed explicitly (the estimator's defaults are max_iter="auto",
-# screening="auto", accounting="auto"): the Table 3 setting of the README.
-FIXED = dict(screening=None, accounting="advanced")
+# k="auto", composition="auto"): the Table 3 setting of the README.
+FIXED = dict(k=None, composition="advanced")
 
 
 def _estimator(solver, selector, private, max_iter):
     return FrankWolfeLassoClassifier(
-        l1_bound=L1_BOUND, max_iter=max_iter, solver=solver, selector=selector,
+        l1_bound=L1_BOUND, max_iter=max_iter, solver=solver, mechanism=selector,
         epsilon=EPSILON if private else None, delta=DELTA if private else None,
         random_state=0, **FIXED)
 

@@ -1,7 +1,7 @@
 """Sparse private LASSO (Khanna, Lu and Raff): private LASSO with the Laplace selector, the
 Sparsifier, the multinomial kernel (Algorithm 3) and the DP-IGHT baseline.
 
-* private LASSO (selector="laplace"), T = 1000, on a9a with the fast and the
+* private LASSO (mechanism="laplace"), T = 1000, on a9a with the fast and the
   standard solver side by side;
 * the Sparsifier on a9a (non-private fit of 5000 iterations + private fit of 1000),
   with and without the non-private fit cached (``memory=``, as in repeated trials);
@@ -35,7 +35,7 @@ class PrivateLassoLaplace:
 
     def time_fit(self, solver):
         FrankWolfeLassoClassifier(l1_bound=10.0, max_iter=1000, epsilon=1.0, delta=1e-5,
-                                  solver=solver, selector="laplace",
+                                  solver=solver, mechanism="laplace",
                                   random_state=0).fit(self.X, self.y)
 
 
@@ -90,7 +90,7 @@ class Multinomial:
         self.selector = selector
 
     def time_fit(self, n_features, selector):
-        FrankWolfeLassoClassifier(l1_bound=20.0, max_iter=50, selector=self.selector,
+        FrankWolfeLassoClassifier(l1_bound=20.0, max_iter=50, mechanism=self.selector,
                                   random_state=0, **self.kw).fit(self.X, self.y)
 
 

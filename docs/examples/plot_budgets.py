@@ -96,11 +96,11 @@ assert len(budget.spends) == 3, "the folds must be charged to the shared budget"
 # ----------------------------------
 # A grid search fits every candidate on every fold and then refits the best
 # candidate on all the training data: ``n_candidates * n_folds + 1`` fits.  Three
-# values of ``n_features_kept`` on three folds at epsilon = 0.25 each, plus the
+# values of ``k`` on three folds at epsilon = 0.25 each, plus the
 # refit, need epsilon = 10 * 0.25 = 2.5 under basic composition: the budget is
 # set to exactly that, and every fit passes.
-grid = {"n_features_kept": [500, 2000, 5000]}
-n_fits = len(grid["n_features_kept"]) * 3 + 1
+grid = {"k": [500, 2000, 5000]}
+n_fits = len(grid["k"]) * 3 + 1
 budget = BudgetAccountant(epsilon=n_fits * 0.25, delta=n_fits * 1e-5)
 search = GridSearchCV(
     DPNBLogisticClassifier(epsilon=0.25, delta=1e-5, n_samples_public=n_train * 2 // 3,

@@ -13,7 +13,7 @@ classes.
 **What it computes** (Wang and Manning, 2012, made private; the module
 ``dptoolkit.linear_model._glm._nb_logistic`` gives the details): every row is
 scaled to L2 norm 1; one Gaussian release of the per-class feature sums picks
-the ``n_features_kept`` most frequent features and their naive-Bayes log-count
+the ``k`` most frequent features and their naive-Bayes log-count
 ratios; then DP-SGD (Abadi et al., 2016) fits a logistic regression on the
 rescaled rows.
 
@@ -91,7 +91,7 @@ print(f"release noise multiplier {sigma_release:.2f}; {clf.n_steps_} DP-SGD step
 print("privacy_event_:", type(clf.privacy_event_).__name__)
 
 # %%
-# Which features did it keep?  The release picks the ``n_features_kept``
+# Which features did it keep?  The release picks the ``k``
 # (default 5,000) features of largest noisy frequency; the planted informative
 # features are among the frequent ones, so they should be kept.
 informative = np.flatnonzero(w_true)

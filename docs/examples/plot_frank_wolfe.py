@@ -258,9 +258,9 @@ print(f"synthetic: {Xs.shape}, nnz {Xs.nnz}, "
 
 timings = {}
 for label, T, kw in [("standard + exponential", 60, dict(solver="standard")),
-                     ("fast + noisy_max", 60, dict(selector="noisy_max")),
-                     ("fast + grouped", 60, dict(selector="grouped")),
-                     ("fast + grouped", 600, dict(selector="grouped"))]:
+                     ("fast + noisy_max", 60, dict(mechanism="noisy_max")),
+                     ("fast + grouped", 60, dict(mechanism="grouped")),
+                     ("fast + grouped", 600, dict(mechanism="grouped"))]:
     model = FrankWolfeLassoClassifier(l1_bound=l1_bound, max_iter=T, epsilon=1.0,
                                       delta=delta, classes=[0, 1], random_state=0, **kw)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -287,7 +287,7 @@ for (label, T), per_iter in timings.items():
 # load, the data and ``max_iter``; ``scripts/bench_frank_wolfe.py speed``
 # measures them on the IMDB corpus with 2^20 features.
 #
-# Non-private selection works the same way (``selector="pairing_heap"``,
+# Non-private selection works the same way (``mechanism="pairing_heap"``,
 # ``"fibonacci_heap"`` or ``"argmax"``), but non-private Frank-Wolfe keeps
 # choosing the most frequent, most predictive features, whose columns touch
 # most rows: measure before expecting a speed-up there.

@@ -47,7 +47,7 @@ majority = max(y_test.mean(), 1 - y_test.mean())
 # ``n_samples_public`` (the size of its training part).
 search = PrivateHyperparameterSearch(
     DPNBLogisticClassifier(classes=[0, 1]),
-    {"n_features_kept": [500, 2000, 5000], "alpha": [1e-5, 1e-4, 1e-3]},
+    {"k": [500, 2000, 5000], "alpha": [1e-5, 1e-4, 1e-3]},
     epsilon=1.0, delta=1e-5, n_samples_public=n_train, classes=[0, 1])
 search.fit(X_train, y_train)
 # The number of runs K is random and stays inside the search: Papernot and

@@ -2,7 +2,7 @@
 
 :class:`PrivacyAccountant` composes :mod:`~dptoolkit.accounting.events` and
 converts the composition to an (epsilon, delta) guarantee by one of several
-valid methods, chosen by ``composition``; ``composition="best"`` (the default) takes the smallest epsilon
+valid methods, chosen by ``composition``; ``composition="auto"`` (the default) takes the smallest epsilon
 among those that apply, which is valid because each is a valid guarantee at
 the same delta.
 
@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 
 from .._docstrings import fill_doc
-from .._validation import check_positive_int, check_renamed, check_scalar_range, renamed_state
+from .._validation import check_choice, check_positive_int, check_scalar_range
 from . import events as ev
 from ._rdp import (
     _check_orders,
@@ -59,7 +59,7 @@ __all__ = ["PrivacyAccountant", "ACCOUNTING_METHODS", "epsilon_of_event",
            "calibrate_parameter", "basic_guarantee", "tnb_success_probability"]
 
 #: Methods of :class:`PrivacyAccountant`.
-ACCOUNTING_METHODS = ("best", "rdp", "advanced", "basic")
+ACCOUNTING_METHODS = ("auto", "rdp", "advanced", "basic")
 
 
 class _Unsupported(Exception):
@@ -319,7 +319,7 @@ _METHODS = {"basic": _basic, "advanced": _advanced}
 
 
 @fill_doc
-def epsilon_of_event(event, delta, *, composition="best", orders=None, method="deprecated"):
+def epsilon_of_event(event, delta, *, composition="auto", orders=None):
     """Epsilon of an event at a given delta.
 
     Parameters
@@ -327,11 +327,10 @@ def epsilon_of_event(event, delta, *, composition="best", orders=None, method="d
     event : PrivacyEvent
     delta : float
         In [0, 1).  ``0`` allows only pure-DP methods (``"basic"``).
-    composition : {"best", "rdp", "advanced", "basic"}, default="best"
+    composition : {"auto", "rdp", "advanced", "basic"}, default="auto"
         How the event's parts compose; see ``dptoolkit.accounting._accountant``.
     orders : array-like of float, default=None
         RDP orders (``None``: ``DEFAULT_RDP_ORDERS``).
-    %(deprecated_method)s
 
     Returns
     -------
@@ -347,10 +346,9 @@ def epsilon_of_event(event, delta, *, composition="best", orders=None, method="d
     """
     ev._check_event(event, "event")
     delta = check_scalar_range(delta, "delta", low=0.0, high=1.0, high_open=True)
-    composition = check_renamed(composition, method, name="composition", old_name="method",
-                                default="best", choices=ACCOUNTING_METHODS)
+    composition = check_choice(composition, "composition", ACCOUNTING_METHODS)
     orders = _check_orders(orders)
-    methods = ("basic", "advanced", "rdp") if composition == "best" else (composition,)
+    methods = ("basic", "advanced", "rdp") if composition == "auto" else (composition,)
     best = math.inf
     for m in methods:
         if m != "basic" and delta == 0.0:
@@ -419,9 +417,8 @@ def _at_floor(on_floor, low):
 
 
 @fill_doc
-def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composition="best",
-                        increasing=True, rtol=1e-9, orders=None, initial=None,
-                        method="deprecated"):
+def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composition="auto",
+                        increasing=True, rtol=1e-9, orders=None, initial=None):
     """Largest (or smallest) parameter whose event meets a target epsilon.
 
     The one calibration routine of the toolkit: every estimator finds its noise
@@ -438,7 +435,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composi
         In [0, 1).
     low, high : float
         ``0 < low < high``; the range searched.
-    composition : str, default="best"
+    composition : {"auto", "rdp", "advanced", "basic"}, default="auto"
         How :func:`epsilon_of_event` composes the event's parts.
     increasing : bool, default=True
         ``True``: epsilon increases with ``x`` (a per-step epsilon); the
@@ -455,7 +452,6 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composi
         evaluations when the answer is near ``initial``; an answer at
         ``low`` (the target is met at the smallest value searched) is
         returned with a ``UserWarning`` that less than the target is spent.
-    %(deprecated_method)s
 
     Returns
     -------
@@ -480,8 +476,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composi
     if low >= high:
         raise ValueError(f"low must be < high (the bracket [low, high]), got low={low!r}, "
                          f"high={high!r}")
-    composition = check_renamed(composition, method, name="composition", old_name="method",
-                                default="best", choices=ACCOUNTING_METHODS)
+    composition = check_choice(composition, "composition", ACCOUNTING_METHODS)
 
     def ok(x):
         return epsilon_of_event(make_event(x), delta, composition=composition,
@@ -509,7 +504,7 @@ def calibrate_parameter(make_event, *, target_epsilon, delta, low, high, composi
     feasible, infeasible = (low, high) if increasing else (high, low)
     if not ok(feasible):
         raise ValueError(f"no parameter in [{low:g}, {high:g}] meets epsilon={target!r} at "
-                         f"delta={delta!r} with method {method!r}")
+                         f"delta={delta!r} with composition {composition!r}")
     if ok(infeasible):
         return infeasible
     for _ in range(300):
@@ -574,12 +569,11 @@ class PrivacyAccountant:
 
     Parameters
     ----------
-    composition : {"best", "rdp", "advanced", "basic"}, default="best"
+    composition : {"auto", "rdp", "advanced", "basic"}, default="auto"
         How the events compose into (epsilon, delta); see the module
-        docstring.  ``"best"`` takes the smallest valid epsilon.
+        docstring.  ``"auto"`` takes the smallest valid epsilon.
     orders : array-like of float, default=None
         RDP orders.
-    %(deprecated_method)s
 
     Attributes
     ----------
@@ -600,17 +594,10 @@ class PrivacyAccountant:
     True
     """
 
-    def __init__(self, *, composition="best", orders=None, method="deprecated"):
-        self.composition = check_renamed(composition, method, name="composition",
-                                         old_name="method", default="best",
-                                         choices=ACCOUNTING_METHODS)
+    def __init__(self, *, composition="auto", orders=None):
+        self.composition = check_choice(composition, "composition", ACCOUNTING_METHODS)
         self.orders = None if orders is None else _check_orders(orders)
         self.events = []
-
-    def __setstate__(self, state):
-        # accountants saved before ``method`` became ``composition``
-        self.__dict__.update(renamed_state(state, name="composition", old_name="method",
-                                           keep_old=False))
 
     def __repr__(self):
         return (f"PrivacyAccountant(composition={self.composition!r}, "

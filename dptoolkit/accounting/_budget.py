@@ -56,7 +56,7 @@ class BudgetAccountant:
         the privacy events of the spends (``event=`` of :meth:`spend`, e.g. an
         estimator's ``privacy_event_``; a spend without one counts as an
         :class:`~dptoolkit.accounting.events.ApproxDPEvent`) composed by
-        :class:`~dptoolkit.accounting.PrivacyAccountant` (``composition="best"``:
+        :class:`~dptoolkit.accounting.PrivacyAccountant` (``composition="auto"``:
         Renyi DP / zCDP for exponential-mechanism and Gaussian steps) and
         converted at the budget's delta: heterogeneous steps compose into one
         guarantee instead of a sum of epsilons.  Needs ``delta > 0`` for the

@@ -43,9 +43,9 @@ steps gives :math:`(\varepsilon + 2T\varepsilon''(e^{2\varepsilon''}-1), \delta)
 the two factors of two cancel in the leading term, and the printed scale
 **overspends** by the second-order term (about 0.05 for
 :math:`\varepsilon = 1, T = 1000, \delta = 10^{-4}`).  The scale is therefore kept
-only as the named reproduction option ``selector="laplace_talwar"`` of
+only as the named reproduction option ``mechanism="laplace_talwar"`` of
 :class:`~dptoolkit.linear_model.FrankWolfeLassoClassifier`, which reports this true
-guarantee in ``privacy_spent_``; ``selector="laplace"`` calibrates
+guarantee in ``privacy_spent_``; ``mechanism="laplace"`` calibrates
 :math:`b = 2\Delta/\varepsilon'` with :math:`\varepsilon'` the exact inverse of the
 full composition bound (``per_step_epsilon``), so that it
 spends exactly the budget asked for.
@@ -396,7 +396,7 @@ def laplace_selector_parameters(selector, *, epsilon, delta, epsilon_step, compo
     if selector != "laplace_talwar":
         raise ValueError(f"selector must be 'laplace' or 'laplace_talwar', got {selector!r}")
     if not delta or delta <= 0:
-        raise ValueError("selector='laplace_talwar' (the printed scale "
+        raise ValueError("mechanism='laplace_talwar' (the printed scale "
                          "lambda L sqrt(8 T log(1/delta)) / (n epsilon)) needs delta in (0, 1)")
     coef = talwar_noise_scale(epsilon=epsilon, delta=delta, max_iter=max_iter,
                               lipschitz=lipschitz, n_classes=n_classes)

@@ -35,7 +35,7 @@ SEARCH_GRIDS = {
     "dp-sgd": {"alpha": [1e-5, 1e-4, 1e-3], "learning_rate": [0.05, 0.1, 0.5]},
     "dp-scd": {"alpha": [1e-5, 1e-4, 1e-3]},
     "dp-ight": {"sparsity": [10, 50, 100]},
-    "dp-nb-logistic": {"n_features_kept": [1000, 5000, 20000]},
+    "dp-nb-logistic": {"k": [1000, 5000, 20000]},
 }
 
 #: Estimator parameters the command line sets from its own options (``--epsilon``,
@@ -113,7 +113,7 @@ class ModelSpec:
 _LINF = "||x_i||_inf <= 1 (entries clipped to [-1, 1])"
 _L2 = "||x_i||_2 <= 1 (rows normalised)"
 #: The public bound each model's data must satisfy, as the output states it; a
-#: model without an entry: its ``row_norm_bound`` when it has one, else a pointer
+#: model without an entry: its ``data_norm`` when it has one, else a pointer
 #: to its estimator's documentation.
 _BOUNDS = {
     "frank-wolfe": _LINF, "sparsifier": _LINF, "dp-sgd": _L2, "dp-scd": _L2,
@@ -124,8 +124,8 @@ _BOUNDS = {
 def _bound(name, cls):
     if name in _BOUNDS:
         return _BOUNDS[name]
-    if "row_norm_bound" in cli_parameters(cls):
-        return "||x_i||_2 <= row_norm_bound (rows rescaled)"
+    if "data_norm" in cli_parameters(cls):
+        return "||x_i||_2 <= data_norm (rows rescaled)"
     return f"as documented by {cls.__name__}"
 
 
@@ -153,7 +153,7 @@ def _models_of(registered):
         "select-then-fit", fw.cls, False,
         "PrivateSelectThenFit: DP-SIS selects --k features, then Frank-Wolfe is fitted "
         "on them; the pair spends exactly --epsilon and --delta (the pipeline sets both "
-        "steps' budgets, a share --select-fraction of the budget to DP-SIS)",
+        "steps' budgets, a share --selection-share of the budget to DP-SIS)",
         "DP-SIS: x_ij in [-1, 1], y in [-1, 1]; Frank-Wolfe: " + _LINF, dask=fw.dask)
     table["search"] = ModelSpec(
         "search", None, None,
@@ -197,7 +197,7 @@ def __getattr__(name):
 
 
 #: Options that are not estimator parameters, with the models they apply to.
-_EXTRA = {"k": ("select-then-fit",), "select_fraction": ("select-then-fit",),
+_EXTRA = {"k": ("select-then-fit",), "selection_share": ("select-then-fit",),
           "search_model": ("search",), "grid": ("search",), "n_runs": ("search",)}
 
 
@@ -326,8 +326,8 @@ def build_model(args, classes=None):
             sel_kw["n_samples_public"] = args.n_samples_public
         est = _base("frank-wolfe", args, budget=(None, None), classes=classes)
         kw = {"epsilon": args.epsilon, "delta": args.delta}
-        if args.select_fraction is not None:
-            kw["selection_share"] = args.select_fraction
+        if args.selection_share is not None:
+            kw["selection_share"] = args.selection_share
         return PrivateSelectThenFit(DPSIS(**_with_classes(DPSIS, sel_kw, classes)), est,
                                     **_with_classes(PrivateSelectThenFit, kw, classes))
     if model == "search":

@@ -108,26 +108,19 @@ def _flag(dest):
     return "--" + dest.replace("_", "-")
 
 
-#: Former spellings of renamed estimator options, still accepted (with a note).
-_RENAMED_FLAGS = {"composition": "--accounting"}
-
-
-class _RenamedFlag(argparse.Action):
-    """The former spelling of an option: stores into the option's dest, with a note."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"note: {option_string} was renamed {_flag(self.dest)}; the old spelling "
-              "will be removed", file=sys.stderr)
-        setattr(namespace, self.dest, values)
-
-
 def _default_text(dest):
     """'(default: ...)' of an estimator option, per model when they differ."""
     by_model = {}
     for name, spec in _models.models().items():
         param = spec.params.get(dest)
-        if param is not None:
-            by_model[name] = _models.default_of(spec.cls, param)
+        if param is None:
+            continue
+        cls = spec.cls
+        if dest == "k" and name == "select-then-fit":
+            cls = _models.DPSIS
+        elif dest == "selection_share" and name == "select-then-fit":
+            cls = _models.PrivateSelectThenFit
+        by_model[name] = _models.default_of(cls, param)
     values = {repr(v) for v in by_model.values()}
     if len(values) == 1:
         return f"{', '.join(by_model)} (default: {next(iter(by_model.values()))!r})"
@@ -307,16 +300,6 @@ def _add_model_option(p):
 
 def _add_composite_options(parser):
     """The options of select-then-fit and of the search (``train`` and ``account``)."""
-    parser.add_argument("--select-fraction", type=_open_unit, default=None,
-                        help="select-then-fit: DP-SIS's share of the budget, in (0, 1): of "
-                             "the zCDP budget rho with --delta, of --epsilon without; "
-                             "Frank-Wolfe gets the rest, and the two steps' budgets are "
-                             "calibrated so that their composition spends exactly --epsilon "
-                             "and --delta (default: "
-                             f"{_models.default_of(_models.PrivateSelectThenFit, 'selection_share')})")
-    parser.add_argument("--k", type=_positive_int, default=None,
-                        help="select-then-fit: features DP-SIS selects (default: "
-                             f"{_models.default_of(_models.DPSIS, 'k')})")
     parser.add_argument("--search-model", choices=_models.searchable(), default=None,
                         help=f"search: the model searched (default: {DEFAULT_MODEL})")
     parser.add_argument("--grid", type=_grid_item, action="append", default=None,
@@ -362,10 +345,6 @@ def _add_estimator_options(p):
     for dest, kw, text in _options.option_table():
         p.add_argument(_flag(dest), dest=dest, default=None,
                        help=f"{text}; applies to {_default_text(dest)}", **kw)
-        if dest in _RENAMED_FLAGS:
-            old = {k: v for k, v in kw.items() if k != "action"}
-            p.add_argument(_RENAMED_FLAGS[dest], dest=dest, default=None,
-                           action=_RenamedFlag, help=argparse.SUPPRESS, **old)
 
 
 # ---------------------------------------------------------------------------

@@ -10,9 +10,9 @@ from sklearn.utils.validation import check_memory
 
 from .._docstrings import fill_doc
 from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
-from .._validation import (Boolean, check_positive_int, check_renamed, check_scalar_range,
+from .._validation import (Boolean, check_positive_int, check_scalar_range,
                            Checked, CLASSES, DELTA_OPEN, Interval,
-                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON, renamed_state)
+                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from .._estimator import _ClassifierOutputs, _store_params
@@ -20,6 +20,10 @@ from ._glm._base import MAX_ITER
 from ._frank_wolfe import DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier
 from ._l1_ball import l1_ball_logistic, project_l1_rows
 from ._frank_wolfe._budget import COMPOSITION_CHOICES, NONPRIVATE_L1_BOUND
+
+#: Duality gap (in units of the mean cross-entropy, ln 2 at zero for two classes)
+#: at which the projected-gradient solver of the non-private fit stops.
+NONPRIVATE_TOL = 1e-4
 
 __all__ = ["SparsifiedLassoClassifier", "check_count_bounds", "noisy_count",
            "keep_largest", "l1_ball_logistic", "project_l1_rows"]
@@ -192,7 +196,7 @@ def _check_memory(value):
 class SparsifierParams:
     """The validated parameters of a Sparsifier fit (its plan's ``params``):
     epsilon None for a non-private fit; ``count_bounds`` checked for ``n_coef``;
-    ``composition`` under its current name (``accounting`` resolved)."""
+    ``composition`` checked."""
     epsilon: float
     epsilon_count: float
     precision: float
@@ -213,7 +217,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     noise with :math:`p = 1 - e^{-\varepsilon_1/(\beta-\alpha)}`, clip, multiply by
     ``precision``, clip to ``[0, d]``, round); (3) fit private LASSO (Talwar et al.;
     :class:`FrankWolfeLassoClassifier` at its defaults with :math:`\varepsilon_2` and
-    the given ``selector``: its private candidate screening and, where Frank-Wolfe
+    the given ``mechanism``: its private candidate screening and, where Frank-Wolfe
     alone would take it, its naive-Bayes start; fast kernels: Raff, Khanna and Lu
     (2023), Algorithm 2 with bounded staleness);
     (4) keep the ``c`` largest :math:`|w_j|` of the private weights.  With more than
@@ -226,12 +230,14 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`O(1/T)`, so a fixed number of steps gives the count of an unfinished
     iterate, and each step costs a pass over the rows holding the chosen feature.
     The default ``nonprivate_solver="projected_gradient"`` solves the same problem
-    to a certified duality gap ``nonprivate_tol`` (``l1_ball_logistic()``:
+    to a certified duality gap ``NONPRIVATE_TOL`` = 1e-4 of the mean cross-entropy
+    (an internal constant; ``l1_ball_logistic()``:
     accelerated projected gradient on a working set of features, exact zeros from
     the projection onto the L1 ball); ``"frank_wolfe"`` runs ``nonprivate_max_iter``
     non-private Frank-Wolfe steps as the paper's code does (the first is the more
     accurate and the faster: :ref:`study_sparse_lasso`).  The solver only changes which
-    non-private count is privatised, not the privacy analysis below.
+    non-private count is privatised, not the privacy analysis below.  Both fits'
+    fast kernels use Frank-Wolfe's default staleness bound (its ``refresh_tol``).
 
     **Non-private fit.**  With an explicit ``epsilon=None`` (the default is
     ``epsilon=1.0``, as for every private estimator of the toolkit) nothing is
@@ -260,7 +266,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     :math:`\varepsilon_2` = ``epsilon - epsilon_count`` (Khanna, Lu and Raff (2023), Section 4:
     :math:`\varepsilon_1 = 0.05` and reported :math:`\varepsilon = \varepsilon_1 +
     \varepsilon_2`).  ``privacy_spent_`` reports the total (with
-    ``selector="laplace_talwar"`` the private fit's true, slightly larger, epsilon
+    ``mechanism="laplace_talwar"`` the private fit's true, slightly larger, epsilon
     is used instead of :math:`\varepsilon_2`).
 
     **Side channels.**  The label set is public: declare it as ``classes``
@@ -317,23 +323,18 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         :math:`\rho > 0`; below 1 keeps fewer coefficients.
     nonprivate_solver : {"projected_gradient", "frank_wolfe"}, default="projected_gradient"
         Solver of the non-private fit (it only sets the count): accelerated
-        projected gradient to duality gap ``nonprivate_tol``
+        projected gradient to a duality gap ``NONPRIVATE_TOL`` (above)
         (``l1_ball_logistic()``), or ``nonprivate_max_iter`` Frank-Wolfe steps
         (Khanna, Lu and Raff's (2023) code; at most that many non-zeros).
     nonprivate_max_iter : int, default=2000
         Maximum gradient steps of the projected-gradient solver (a
         :class:`~sklearn.exceptions.ConvergenceWarning` if the gap is not reached),
         or the number of Frank-Wolfe steps.
-    nonprivate_tol : float, default=1e-4
-        Duality gap (in units of the mean cross-entropy, :math:`\ln 2` at zero for
-        two classes) at which the projected-gradient solver stops, > 0.
-    selector : {"auto", "laplace", "laplace_talwar", "grouped", "exponential", "noisy_max"}, default="auto"
+    mechanism : {"auto", "laplace", "laplace_talwar", "grouped", "exponential", "noisy_max"}, default="auto"
         Vertex selection of the private fit (see :class:`FrankWolfeLassoClassifier`);
         ``"auto"``: the exponential mechanism with zCDP accounting and candidate
         screening (the estimator's default); ``"laplace"`` is private LASSO as in
         Khanna, Lu and Raff (2023) with the correct scale.
-    refresh_tol : float, default=0.3
-        Staleness bound of the fast kernels (both fits).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
     composition : {"auto", "zcdp", "advanced"}, default="auto"
         How the private fit's steps compose, which sets their budget split (see
@@ -355,7 +356,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         (private fits).
     memory : None, str or joblib.Memory, default=None
         Caches the non-private fit (a pure function of the data and ``l1_bound,
-        nonprivate_solver, nonprivate_max_iter, nonprivate_tol, refresh_tol``), e.g.
+        nonprivate_solver, nonprivate_max_iter``), e.g.
         across repeated trials.
         Caching does not change the guarantee: only the noisy count is released.
     accountant : BudgetAccountant or None, default=None
@@ -368,7 +369,6 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         a release): fresh OS entropy.  A seed or a Generator makes the noise
         reproducible by whoever knows it (a
         :class:`~dptoolkit.exceptions.PrivacyLeakWarning`, once per process).
-    %(deprecated_accounting)s
 
     Attributes
     ----------
@@ -428,12 +428,11 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                                                   "a pair (alpha, beta) of ints")],
         "precision": POSITIVE,
         "nonprivate_solver": [Options("projected_gradient", "frank_wolfe")],
-        "nonprivate_max_iter": [Interval("int", 1, None)], "nonprivate_tol": POSITIVE,
-        "selector": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
+        "nonprivate_max_iter": [Interval("int", 1, None)],
+        "mechanism": [Options("auto", "laplace", "laplace_talwar", "grouped", "exponential",
                              "noisy_max")],
-        "refresh_tol": [Interval("real", 0.0, math.inf)], "neighbouring": NEIGHBOURING,
+        "neighbouring": NEIGHBOURING,
         "composition": [Options(*COMPOSITION_CHOICES)], "clip_data": [Boolean()],
-        "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
         "classes": CLASSES,
         "memory": [None, Checked(_check_memory, "a str or a joblib.Memory")],
     }
@@ -441,15 +440,11 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon_count=0.05, epsilon=1.0,
                  delta=None, count_bounds="sqrt", precision=1.0,
                  nonprivate_solver="projected_gradient", nonprivate_max_iter=2000,
-                 nonprivate_tol=1e-4, selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
+                 mechanism="auto",
                  neighbouring="add_remove", composition="auto", n_samples_public=None,
                  clip_data=True, classes=None, memory=None, accountant=None,
-                 random_state=None, accounting="deprecated"):
+                 random_state=None):
         _store_params(self, locals())
-
-    def __setstate__(self, state):
-        # models saved before ``accounting`` became ``composition``
-        super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     def _check_params(self):
         """The validated parameters as the fit uses them: their ranges are the
@@ -460,12 +455,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             raise ValueError(f"epsilon_count must be smaller than epsilon (the total "
                              f"budget epsilon_count + epsilon_2 of the private fit), got "
                              f"epsilon_count={epsilon_count!r}, epsilon={epsilon!r}")
-        # a rule between composition and its deprecated name accounting
-        composition = check_renamed(self.composition, self.accounting, name="composition",
-                                    old_name="accounting", default="auto",
-                                    choices=COMPOSITION_CHOICES)
         return (epsilon, epsilon_count, float(self.precision), int(self.nonprivate_max_iter),
-                composition)
+                self.composition)
 
     @fill_doc
     def fit(self, X, y):
@@ -514,7 +505,7 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         auto_radius = isinstance(self.l1_bound, str)   # "auto" (validate_params)
         nonprivate_args = (NONPRIVATE_L1_BOUND if auto_radius else float(self.l1_bound),
                            self.nonprivate_solver, nonprivate_max_iter,
-                           float(self.nonprivate_tol), self.refresh_tol, classes)
+                           NONPRIVATE_TOL, DEFAULT_REFRESH_TOL, classes)
         if epsilon is None:
             # the Sparsifier without noise: the count of the non-private solution,
             # clipped and scaled, keeps the largest weights of that solution
@@ -567,8 +558,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         """The private fit of step (3), with its share ``epsilon`` of the budget."""
         return FrankWolfeLassoClassifier(
             l1_bound=self.l1_bound, max_iter=self.max_iter, epsilon=epsilon,
-            delta=self.delta, solver="fast", selector=self.selector,
-            refresh_tol=self.refresh_tol, neighbouring=self.neighbouring,
+            delta=self.delta, solver="fast", mechanism=self.mechanism,
+            neighbouring=self.neighbouring,
             composition=composition, n_samples_public=self.n_samples_public,
             clip_data=False, classes=classes, random_state=None)
 

@@ -123,11 +123,11 @@ def _plan_estimator(estimator, n_samples, k, classes, starts):
     the selector's share (DPSIS ``k="auto"``), so this runs at every split.
     """
     if starts:
-        estimator.set_params(screening=k)
+        estimator.set_params(k=k)
         try:
             return _plan(estimator, n_samples, k, classes, "estimator")
         except ScreeningUnavailableError:
-            estimator.set_params(screening=None)
+            estimator.set_params(k=None)
     return _plan(estimator, n_samples, k, classes, "estimator")
 
 
@@ -150,10 +150,10 @@ def _starts_from_release(estimator, total, n_samples, n_features, classes):
     starts from its screening's release: Frank-Wolfe's ``start="naive_bayes"``, or
     ``"auto"`` where Frank-Wolfe alone on the pipeline's input (``n_samples`` x
     ``n_features``, public) would take it (two classes, zCDP accounting, more
-    columns than its screening keeps), both with ``screening="auto"``.  Its
+    columns than its screening keeps), both with ``k="auto"``.  Its
     screening then keeps all the selected columns (:func:`_plan_estimator`)."""
     params = estimator.get_params(deep=False)
-    if not (isinstance(estimator, PrivateEstimatorMixin) and _is_auto(params.get("screening"))
+    if not (isinstance(estimator, PrivateEstimatorMixin) and _is_auto(params.get("k"))
             and isinstance(params.get("start"), str)):
         return False
     if params["start"] != "auto":
@@ -295,17 +295,17 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
 
     **No second screening; the naive-Bayes start.**  The columns the
     estimator sees are already privately selected, so an estimator with
-    ``screening="auto"`` (Frank-Wolfe's private candidate screening of more
+    ``k="auto"`` (Frank-Wolfe's private candidate screening of more
     than 1024 columns) does not choose among them again.  Where Frank-Wolfe
     alone on the pipeline's input would start from naive Bayes (its
     ``start="auto"``: a private two-class fit with zCDP accounting on more
     columns than its screening keeps; or ``start="naive_bayes"``), its
-    screening keeps all the selected columns (``screening`` = their number):
+    screening keeps all the selected columns (``k`` = their number):
     its Gaussian release of their per-class sums, 0.75 of its budget
-    (``screening_fraction="auto"``), then buys only the start, and is part of
+    (``selection_share="auto"``), then buys only the start, and is part of
     its planned event, which the split above composes.  Elsewhere (fewer
-    columns, pure DP, the zero start) it runs with ``screening=None`` from the
-    zero start.  An int ``screening`` is kept.  The start against the zero
+    columns, pure DP, the zero start) it runs with ``k=None`` from the
+    zero start.  An int ``k`` is kept.  The start against the zero
     start on the development sets: :ref:`study_feature_selection`.
 
     **Two classes with DP-SIS.**  A :class:`DPSIS` selector scores every
@@ -564,11 +564,11 @@ class PrivateSelectThenFit(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstima
                                 "parameters to receive its share of the budget")
         estimator = self._declare_classes_on(estimator, ())   # y checked by _label_set
         starts = _starts_from_release(estimator, total, n_samples, n_features, classes)
-        if _is_auto(estimator.get_params(deep=False).get("screening")):
+        if _is_auto(estimator.get_params(deep=False).get("k")):
             # the columns are already privately selected: screening them again
             # would pay a second time to choose among the same candidates (a
             # naive-Bayes start keeps them all, set in plan_steps)
-            estimator.set_params(screening=None)
+            estimator.set_params(k=None)
         rel1 = getattr(selector, "neighbouring", None)
         rel2 = getattr(estimator, "neighbouring", None)
         if rel1 is not None and rel2 is not None and rel1 != rel2:

@@ -133,7 +133,7 @@ class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
 class SISParams:
     r"""The parameters a DPSIS fit runs with (its privacy plan's ``params``).
 
-    ``selector`` is resolved (never ``"auto"``); ``sensitivity`` is the l-infinity
+    ``mechanism`` is resolved (never ``"auto"``); ``sensitivity`` is the l-infinity
     sensitivity of each score for the pure-DP selectors, the L2 sensitivity of the
     score vector for ``"gaussian"``; ``noise_multiplier`` is the Gaussian release's
     :math:`\sigma` (None for the other selectors and for a non-private fit).
@@ -144,7 +144,7 @@ class SISParams:
     gamma: float
     sensitivity: float
     k: int
-    l2_bound: float = None
+    data_norm: float = None
     noise_multiplier: float = None
 
 
@@ -177,7 +177,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     :math:`\varepsilon = 0.5`).
 
     **Privacy, Gaussian selector** (``"gaussian"``).  Each mapped row
-    :math:`m_n` is scaled to L2 norm ``l2_bound`` :math:`B` (a local, public
+    :math:`m_n` is scaled to L2 norm ``data_norm`` :math:`B` (a local, public
     operation; zero rows stay 0) and the vector of signed scores
     :math:`s = \sum_n y_n B\, m_n / \|m_n\|_2 \in \mathbb{R}^D` is released
     once with i.i.d. Gaussian noise :math:`\mathcal N(0, (\sigma\Delta)^2)` on
@@ -201,7 +201,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     public N, D, epsilon and delta).
     It needs ``delta`` in (0, 1).
 
-    **Which selector** (``selector="auto"``, the default): ``"gaussian"`` for a
+    **Which selector** (``mechanism="auto"``, the default): ``"gaussian"`` for a
     private fit with ``delta > 0``, public ``bounds`` and more features than
     (public) examples, D > N, else ``"canonical_lipschitz"``.  On such data the
     pure-DP selectors pay for every selected feature and find only a handful,
@@ -243,9 +243,9 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         ``privacy_spent_`` and ``privacy_event_`` None, as every estimator of the
         toolkit with ``epsilon=None``.
     delta : float or None, default=None
-        In [0, 1).  None or 0: pure DP (the pure-DP selectors; ``selector="auto"``
+        In [0, 1).  None or 0: pure DP (the pure-DP selectors; ``mechanism="auto"``
         then never picks the Gaussian one).  Required in (0, 1) by
-        ``selector="gaussian"``.
+        ``mechanism="gaussian"``.
     bounds : (low, high) or "data", default=(-1.0, 1.0)
         Public bounds of the feature values: scalars or arrays of shape
         (n_features,), ``low < high``.  Values outside are clipped
@@ -263,14 +263,14 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         Neighbouring relation; sets the sensitivity (1 or 2).
     gamma : float, default=0.5
         Loss weight of the canonical Lipschitz mechanism (ignored by peeling).
-    selector : {"auto", "gaussian", "canonical_lipschitz", "peeling"}, default="auto"
+    mechanism : {"auto", "gaussian", "canonical_lipschitz", "peeling"}, default="auto"
         The mechanism (see **Which selector** above): ``"auto"`` picks
         ``"gaussian"`` when ``delta > 0``, the bounds are public and D > N.
-    l2_bound : float, default=1.0
+    data_norm : float, default=1.0
         Public L2 norm :math:`B > 0` every mapped row is scaled to by the Gaussian
         selector (unit rows as in
         :class:`~dptoolkit.linear_model.DPNBLogisticClassifier`); the L2
-        sensitivity is ``l2_bound`` (add/remove) or twice that (replace-one).
+        sensitivity is ``data_norm`` (add/remove) or twice that (replace-one).
         The selection does not depend on it (the noise scales with it); it is
         there for the sensitivity to be stated in the field's terms.  Ignored by
         the pure-DP selectors.
@@ -290,11 +290,11 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     k_ : int
         Number of features selected (``k``, or its ``"auto"`` value: a function
         of public quantities only).
-    selector_ : str
-        The selector that ran (``selector`` with ``"auto"`` resolved).
+    mechanism_ : str
+        The selector that ran (``mechanism`` with ``"auto"`` resolved).
     sensitivity_ : float
         Sensitivity used: of each score (1.0 or 2.0) for the pure-DP selectors,
-        the L2 sensitivity of the score vector (``l2_bound`` or twice it) for the
+        the L2 sensitivity of the score vector (``data_norm`` or twice it) for the
         Gaussian one.
     noise_multiplier_ : float or None
         :math:`\sigma` of the Gaussian release (noise standard deviation
@@ -320,7 +320,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
     ``auto_k`` returns 1 for :math:`\varepsilon N < 1{,}080` on
     :math:`2^{20}` features (the selection's own :math:`\varepsilon`), and
     even that one feature is found only when it scores at least
-    :math:`13.9 \cdot 4/\varepsilon`.  ``selector="peeling"`` needs no
+    :math:`13.9 \cdot 4/\varepsilon`.  ``mechanism="peeling"`` needs no
     :math:`\gamma` split, so its auto ``k`` is about twice as large.  On
     :math:`2^{20}` hashed features the canonical Lipschitz selection needs its
     own :math:`\varepsilon N` in the hundreds of thousands to find the few
@@ -345,25 +345,25 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         "k": [Options("auto"), Interval("int", 1, None)],   # k < n_features: with the data
         "bounds": BOUNDS, "center": CENTER, "y_bounds": BOUNDS, "y_center": CENTER,
         "neighbouring": NEIGHBOURING, "gamma": [Interval("real", 0.0, 1.0, closed="both")],
-        "selector": [Options(*_DPSIS_SELECTORS)], "l2_bound": POSITIVE,
+        "mechanism": [Options(*_DPSIS_SELECTORS)], "data_norm": POSITIVE,
     }
 
     def __init__(self, k="auto", *, epsilon=1.0, delta=None, bounds=(-1.0, 1.0), center=None,
                  y_bounds=(-1.0, 1.0), y_center=None, neighbouring="add_remove",
-                 gamma=0.5, selector="auto", l2_bound=1.0, n_samples_public=None,
+                 gamma=0.5, mechanism="auto", data_norm=1.0, n_samples_public=None,
                  random_state=None, accountant=None):
         self.k = k
         self.n_samples_public = n_samples_public
         self.epsilon = epsilon
         self.delta = delta
-        self.l2_bound = l2_bound
+        self.data_norm = data_norm
         self.bounds = bounds
         self.center = center
         self.y_bounds = y_bounds
         self.y_center = y_center
         self.neighbouring = neighbouring
         self.gamma = gamma
-        self.selector = selector
+        self.mechanism = mechanism
         self.random_state = random_state
         self.accountant = accountant
 
@@ -385,12 +385,12 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
                                    DataClippedWarning, stacklevel=3)
         return (np.clip(y, lo, hi) - c) / max(hi - c, c - lo)
 
-    def _scores(self, X, yt, l2_bound=None):
-        """``|x_(i)^T y|`` on the mapped data; with ``l2_bound``, the signed scores of
+    def _scores(self, X, yt, data_norm=None):
+        """``|x_(i)^T y|`` on the mapped data; with ``data_norm``, the signed scores of
         the rows scaled to that L2 norm (the Gaussian selector's release)."""
         d = X.shape[1]
-        if isinstance(self.bounds, str) and l2_bound is not None:
-            raise ValueError("bounds='data' is not available with selector='gaussian' "
+        if isinstance(self.bounds, str) and data_norm is not None:
+            raise ValueError("bounds='data' is not available with mechanism='gaussian' "
                              "(the L2 sensitivity needs public bounds); pass public bounds")
         if isinstance(self.bounds, str):
             if self.bounds != "data":
@@ -412,16 +412,16 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         c = _broadcast_center(self.center, lo, hi, "center")
         scale = np.maximum(hi - c, c - lo)
         # exact per-block sums (the workers' when X is a Dask array); noise comes later
-        if l2_bound is None:
+        if data_norm is None:
             summed = block_sum(_bounded_sums_block, X, yt, (lo, hi, c),
                                what="the DP-SIS correlations")
         else:
-            summed = block_sum(_row_bounded_sums_block, X, yt, (lo, hi, c, l2_bound),
+            summed = block_sum(_row_bounded_sums_block, X, yt, (lo, hi, c, data_norm),
                                what="the DP-SIS correlations")
         if summed[-1] > 0:
             data_dependent_warning("feature values outside bounds were clipped",
                                    DataClippedWarning, stacklevel=3)
-        if l2_bound is not None:
+        if data_norm is not None:
             return summed[:-1]
         return np.abs(summed[:-1]) / scale
 
@@ -441,12 +441,12 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         ------
         ValueError
             Bad ``k``, ``epsilon``, ``delta``, bounds, ``neighbouring``,
-            ``selector``, ``gamma`` or ``l2_bound``; ``selector="gaussian"`` in
+            ``mechanism``, ``gamma`` or ``data_norm``; ``mechanism="gaussian"`` in
             a private fit with ``delta`` None or 0, or with ``bounds="data"``;
             X and y of different lengths; non-finite values;
             ``bounds="data"`` or a layout other than row chunks for a Dask array;
             ``n_samples_public < 1``; a private ``k="auto"`` on a Dask array
-            (or ``selector="auto"`` with ``delta``) without ``n_samples_public``.
+            (or ``mechanism="auto"`` with ``delta``) without ``n_samples_public``.
         RuntimeError
             Dask workers died repeatedly; nothing selected or charged.
         TypeError
@@ -461,10 +461,10 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         if not is_dask_array(X):
             return (*_validate_X_y(self, X, y), None)
         # X stays on the workers; only y comes to the client.  N is used only by a
-        # private k="auto" (auto_k) and by selector="auto" with delta (D > N?): then
+        # private k="auto" (auto_k) and by mechanism="auto" with delta (D > N?): then
         # it must be public
         auto = (isinstance(self.k, str) and self.k == "auto") or (
-            isinstance(self.selector, str) and self.selector == "auto"
+            isinstance(self.mechanism, str) and self.mechanism == "auto"
             and self.delta is not None and self.delta != 0)
         X, y, _ = validate_dask_X_y(self, X, y, private=auto and self.epsilon is not None)
         if isinstance(self.bounds, str):
@@ -479,7 +479,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         if p.selector == "gaussian":
             # one Gaussian release of all D scores (drawn here, on the client), then
             # the top k of the noisy magnitudes: post-processing
-            scores = self._scores(X, yt, l2_bound=p.l2_bound)
+            scores = self._scores(X, yt, data_norm=p.data_norm)
             if p.epsilon is not None:
                 scores = scores + rng.normal(0.0, p.noise_multiplier * p.sensitivity, d)
             sel = _select_top_k(np.abs(scores), p.k)
@@ -498,7 +498,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         self.support_ = np.zeros(d, dtype=bool)
         self.support_[sel] = True
         self.k_ = p.k
-        self.selector_ = p.selector
+        self.mechanism_ = p.selector
         self.sensitivity_ = p.sensitivity
         self.noise_multiplier_ = p.noise_multiplier
 
@@ -509,7 +509,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         # epsilon > 0 or None (non-private); delta None or 0 (pure DP) or in (0, 1);
         # every range is the constraint table's (checked once)
         epsilon, delta = self._check_budget(optional=True)
-        selector, gamma, l2_bound = self.selector, float(self.gamma), float(self.l2_bound)
+        selector, gamma, data_norm = self.mechanism, float(self.gamma), float(self.data_norm)
         if selector == "auto":
             selector = self._auto_selector(n_samples, n_features, epsilon, delta)
         factor = sensitivity_factor(self.neighbouring)
@@ -520,27 +520,27 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             return self._plan(event, spent, SISParams(epsilon, delta, selector, gamma,
                                                       factor, k))
         if epsilon is not None and not delta > 0.0:
-            raise ValueError(f"selector='gaussian' needs delta in (0, 1) (the Gaussian "
+            raise ValueError(f"mechanism='gaussian' needs delta in (0, 1) (the Gaussian "
                              f"mechanism is not pure DP), got delta={self.delta!r}")
-        sensitivity = factor * l2_bound        # L2 sensitivity of the score vector
+        sensitivity = factor * data_norm        # L2 sensitivity of the score vector
         if epsilon is None:
             k = self._resolve_k(n_samples, n_features, None, factor, gamma, selector)
             return self._plan(None, None, SISParams(None, None, selector, gamma,
-                                                    sensitivity, k, l2_bound))
+                                                    sensitivity, k, data_norm))
         sigma = _gaussian_noise_multiplier(epsilon, delta)
         event = GaussianEvent(sigma)
         spent = (float(epsilon_of_event(event, delta)), float(delta))
         k = self._resolve_k(n_samples, n_features, epsilon, factor, gamma, selector,
                             noise_multiplier=sigma)
         return self._plan(event, spent, SISParams(epsilon, delta, selector, gamma,
-                                                  sensitivity, k, l2_bound, sigma))
+                                                  sensitivity, k, data_norm, sigma))
 
     def _auto_selector(self, n_rows, d, epsilon, delta):
-        """``selector="auto"``: "gaussian" for a private fit with delta > 0 and public
+        """``mechanism="auto"``: "gaussian" for a private fit with delta > 0 and public
         bounds on high-dimensional data (D > N, N public), else "canonical_lipschitz"."""
         if epsilon is None or not delta > 0.0 or isinstance(self.bounds, str):
             return "canonical_lipschitz"
-        n = self._n_samples(n_rows, private=True, uses="selector='auto'")
+        n = self._n_samples(n_rows, private=True, uses="mechanism='auto'")
         return "gaussian" if d > n else "canonical_lipschitz"
 
     def n_selected(self, n_samples, n_features):
@@ -549,7 +549,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         ``k``, or its ``"auto"`` value (``auto_k``, or ``gaussian_auto_k``
         for the Gaussian selector) from public quantities: ``n_samples_public``
         when given (else ``n_samples``), ``n_features``, ``epsilon``, ``delta``,
-        the neighbouring relation, ``gamma`` and ``selector``.
+        the neighbouring relation, ``gamma`` and ``mechanism``.
 
         Parameters
         ----------
@@ -580,7 +580,7 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
         if selector == "gaussian":
             return gaussian_auto_k(d, n, noise_multiplier, sensitivity_factor=sensitivity)
         return auto_k(d, n, epsilon, sensitivity=sensitivity, gamma=gamma,
-                      selector=selector)
+                      mechanism=selector)
 
     def _get_support_mask(self):
         check_is_fitted(self, "support_")

@@ -15,14 +15,14 @@ from ..accounting.events import (
     SelfComposedEvent,
 )
 
-#: Bounds of the Gaussian selector's ``k="auto"``: at least as many features as a
+#: Bounds of the Gaussian mechanism's ``k="auto"``: at least as many features as a
 #: useful text vocabulary, at most what a downstream model holds in memory (as the
 #: vocabulary of DPNBLogisticClassifier).
 GAUSSIAN_MIN_K = 100
 GAUSSIAN_MAX_K = 50_000
 
 
-def _top_k_privacy(selector, epsilon, k):
+def _top_k_privacy(mechanism, epsilon, k):
     r"""``(privacy_event_, privacy_spent_)`` of one private top-k release.
 
     The event names the mechanism that ran, for scores of l-infinity
@@ -49,7 +49,7 @@ def _top_k_privacy(selector, epsilon, k):
     better for peeling.  Floating-point sampling is not accounted (as for the
     mechanisms of :mod:`dptoolkit.mechanisms`; Mironov 2012).
     """
-    if selector == "canonical_lipschitz":
+    if mechanism == "canonical_lipschitz":
         event = PureDPEvent(epsilon)
     else:
         event = SelfComposedEvent(ExponentialMechanismEvent(epsilon / k), k)
@@ -70,7 +70,7 @@ def _log_binom(n, k):
 
 @fill_doc
 def auto_k(n_features, n_samples, epsilon, *, sensitivity=1.0, gamma=0.5,
-           selector="canonical_lipschitz", informative_score=INFORMATIVE_SCORE):
+           mechanism="canonical_lipschitz", informative_score=INFORMATIVE_SCORE):
     r"""The number of features a private top-k selection can still find: DPSIS's ``k="auto"``.
 
     A function of public quantities only: the number of features :math:`D`,
@@ -108,7 +108,7 @@ def auto_k(n_features, n_samples, epsilon, *, sensitivity=1.0, gamma=0.5,
         :math:`\Delta` of every score (2 for replace-one).
     gamma : float, default=0.5
         Loss weight of the canonical Lipschitz mechanism.
-    selector : {"canonical_lipschitz", "peeling"}
+    mechanism : {"canonical_lipschitz", "peeling"}
     informative_score : float, default=0.1
         :math:`\rho > 0`.
 
@@ -118,7 +118,7 @@ def auto_k(n_features, n_samples, epsilon, *, sensitivity=1.0, gamma=0.5,
     """
     n_features = int(n_features)
     level = float(epsilon) * float(informative_score) * float(n_samples) / (2.0 * sensitivity)
-    if selector == "peeling":
+    if mechanism == "peeling":
         k = int(math.floor(level / math.log(n_features)))
     else:
         # log C(D, k) increases up to D / 2 (and is symmetric after): the last k of
@@ -131,10 +131,10 @@ def auto_k(n_features, n_samples, epsilon, *, sensitivity=1.0, gamma=0.5,
 
 @fill_doc
 def gaussian_auto_k(n_features, n_samples, noise_multiplier, *, sensitivity_factor=1.0):
-    r"""DPSIS's ``k="auto"`` for ``selector="gaussian"``: the features that could beat the noise.
+    r"""DPSIS's ``k="auto"`` for ``mechanism="gaussian"``: the features that could beat the noise.
 
-    The Gaussian selector releases the score vector :math:`s = \sum_n y_n
-    \hat x_n` (rows :math:`\hat x_n` of L2 norm ``l2_bound`` :math:`B`, targets
+    The Gaussian mechanism releases the score vector :math:`s = \sum_n y_n
+    \hat x_n` (rows :math:`\hat x_n` of L2 norm ``data_norm`` :math:`B`, targets
     in [-1, 1]) with noise of standard deviation :math:`\sigma \Delta`,
     :math:`\Delta = c B` (``sensitivity_factor`` :math:`c`: 1 for add/remove, 2
     for replace-one).  Among :math:`D` features of score 0 the largest noisy

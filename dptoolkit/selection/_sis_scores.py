@@ -43,7 +43,7 @@ def _bounded_sums_block(X, yt, lo, hi, c):
     return np.append(raw, float(outside))
 
 
-def _row_bounded_sums_block(X, yt, lo, hi, c, l2_bound):
+def _row_bounded_sums_block(X, yt, lo, hi, c, data_norm):
     """``sum_n B yt_n m_n / ||m_n||_2`` over a row block, with ``m_n = (clip(x_n, lo,
     hi) - c) / scale`` the public mapping of row n (zero rows contribute 0), and (last
     entry) the number of its values outside the bounds; a pure function of the block.
@@ -71,7 +71,7 @@ def _row_bounded_sums_block(X, yt, lo, hi, c, l2_bound):
         sq = np.einsum("ij,ij->i", *(2 * [(np.clip(X, lo, hi) - c) / scale]))
     norm = np.sqrt(np.maximum(sq, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.where(norm > 0, l2_bound * np.asarray(yt, dtype=np.float64) / norm, 0.0)
+        w = np.where(norm > 0, data_norm * np.asarray(yt, dtype=np.float64) / norm, 0.0)
     out = _bounded_sums_block(X, w, lo, hi, c)
     out[:-1] /= scale
     return out

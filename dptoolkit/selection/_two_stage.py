@@ -322,7 +322,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         raises :class:`~dptoolkit.exceptions.PrivacyLeakWarning` (pass a public value instead).
     block_support : {"nonzero", "top_k"}, default="nonzero"
     neighbouring : {"replace_one", "add_remove"}, default="replace_one"
-    selector : {"canonical_lipschitz", "peeling"}, default="canonical_lipschitz"
+    mechanism : {"canonical_lipschitz", "peeling"}, default="canonical_lipschitz"
     gamma : float, default=0.5
         Loss weight of the canonical Lipschitz mechanism.
     lasso_max_iter, lasso_tol : int, float
@@ -355,13 +355,13 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         "alpha_scale": [Options(*_ALPHA_SCALES)],
         "n_blocks": [None, Interval("int", 1, None)],          # <= n_samples: with the data
         "block_support": [Options("nonzero", "top_k")], "neighbouring": NEIGHBOURING,
-        "selector": [Options(*_SELECTORS)], "gamma": [Interval("real", 0.0, 1.0, closed="both")],
+        "mechanism": [Options(*_SELECTORS)], "gamma": [Interval("real", 0.0, 1.0, closed="both")],
         "lasso_max_iter": [Interval("int", 1, None)], "lasso_tol": NON_NEGATIVE,
     }
 
     def __init__(self, k=5, *, epsilon=1.0, alpha=0.1, alpha_scale="absolute", n_blocks=None,
                  block_support="nonzero", neighbouring="replace_one",
-                 selector="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
+                 mechanism="canonical_lipschitz", gamma=0.5, lasso_max_iter=1000,
                  lasso_tol=1e-4, random_state=None, accountant=None):
         self.k = k
         self.epsilon = epsilon
@@ -370,7 +370,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         self.n_blocks = n_blocks
         self.block_support = block_support
         self.neighbouring = neighbouring
-        self.selector = selector
+        self.mechanism = mechanism
         self.gamma = gamma
         self.lasso_max_iter = lasso_max_iter
         self.lasso_tol = lasso_tol
@@ -451,7 +451,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         # parameters, and with the data, here
         epsilon, _ = self._check_budget(optional=True)
         private = epsilon is not None
-        neighbouring, selector, block_support = (self.neighbouring, self.selector,
+        neighbouring, selector, block_support = (self.neighbouring, self.mechanism,
                                                  self.block_support)
         gamma, alpha, alpha_scale = float(self.gamma), float(self.alpha), self.alpha_scale
         if alpha_scale == "block_max" and not alpha < 1.0:

@@ -81,9 +81,9 @@ NONPRIVATE_L1_BOUND = 50.0
 NONPRIVATE_MAX_ITER = 1000
 #: Range of the private ``max_iter="auto"``.
 MIN_AUTO_ITER, MAX_AUTO_ITER = 10, 100_000
-#: Candidate features of ``screening="auto"``: at least this many, and at least
+#: Candidate features of ``k="auto"``: at least this many, and at least
 #: ``max_iter`` (T steps can reach T distinct features).  Fewer candidates than the
-#: former 4096, with a larger ``screening_fraction`` (0.25 instead of 0.1), was more
+#: former 4096, with a larger ``selection_share`` (0.25 instead of 0.1), was more
 #: accurate on every development set (:ref:`study_frank_wolfe_defaults`).
 MIN_AUTO_CANDIDATES = 1024
 #: The private ``max_iter="auto"`` is this fraction of the bound's minimiser T*
@@ -192,11 +192,11 @@ def resolve_selector(selector, *, private, solver, multinomial):
     if selector not in allowed:
         kind = "private" if private else "non-private"
         where = "with more than two classes the " if multinomial else "for a "
-        raise ValueError(f"{where}{kind} fit the selector must be 'auto' or one of "
+        raise ValueError(f"{where}{kind} fit the mechanism must be 'auto' or one of "
                          f"{allowed}, got {selector!r}")
     spec = SELECTORS[selector]
     if not multinomial and solver not in spec.solvers:
-        raise ValueError(f"selector {selector!r} needs solver='fast'")
+        raise ValueError(f"mechanism {selector!r} needs solver='fast'")
     return spec
 
 
@@ -235,7 +235,7 @@ class FWParams:
     """The validated parameters of a Frank-Wolfe fit (its privacy plan's ``params``).
 
     ``composition`` is the parameter under its current name (``accounting``
-    resolved).  ``l1_bound``, ``max_iter`` and ``screening`` are None while ``"auto"`` (before
+    resolved).  ``l1_bound``, ``max_iter`` and ``k`` are None while ``"auto"`` (before
     they are resolved from the public N, D and K); ``epsilon`` and ``delta`` are
     None for a non-private fit; ``spec`` is the resolved selector; ``budget`` is the
     :class:`FWBudget` of a private fit (None before it is split, or non-private).
@@ -249,7 +249,7 @@ class FWParams:
     refresh_tol: float
     group_size: int
     tol: float
-    screening_fraction: float
+    selection_share: float
     composition: str
     screening: int = None
     budget: FWBudget = None
@@ -301,7 +301,7 @@ def _step_event(mechanism, eps_pure, gamma):
 
 def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_classes=1,
                  neighbouring="add_remove", lipschitz=1.0, composition="auto",
-                 screening_fraction=0.0, n_candidates=None):
+                 selection_share=0.0, n_candidates=None):
     r"""Split (epsilon, delta) over ``max_iter`` steps of selector ``spec``.
 
     Parameters
@@ -324,7 +324,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
     lipschitz : float, default=1.0
         L of the loss (1 binary logistic, 2 multinomial).
     composition : {"auto", "zcdp", "advanced"}, default="auto"
-    screening_fraction : float, default=0.0
+    selection_share : float, default=0.0
         Fraction of the zCDP budget rho (the largest rho that is (epsilon,
         delta)-DP) given to the Gaussian candidate screening, whose noise
         multiplier is then :math:`1/\sqrt{2 f \rho}`; the steps get the rest,
@@ -388,7 +388,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         return g, max_iter * (1.0 + math.exp(min(eps0_max + 2 * g, 700.0))) * (
             n_classes * delta_fp1)
 
-    screened = use_zcdp and screening_fraction > 0
+    screened = use_zcdp and selection_share > 0
     n_drawn = min(n_candidates or n_features, n_features) if screened else n_features
     gamma, delta_steps = steps_fp(n_drawn)
     if delta > 0 and delta_steps >= delta:
@@ -403,7 +403,7 @@ def split_budget(spec, *, epsilon, delta, max_iter, n_features, group_size=0, n_
         rho = calibrate_parameter(
             lambda r: ComposedEvent((ZCDPEvent(r), ApproxDPEvent(0.0, delta_steps))),
             target_epsilon=epsilon, delta=delta, low=1e-12, high=1e6, composition="rdp")
-        screen_sigma = 1.0 / math.sqrt(2.0 * screening_fraction * rho)
+        screen_sigma = 1.0 / math.sqrt(2.0 * selection_share * rho)
         eps_z = _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma)
         if eps_z <= 2.0 * gamma:
             raise ValueError(f"epsilon={epsilon:g} leaves no budget for {max_iter} steps "
@@ -479,7 +479,7 @@ def _zcdp_step(epsilon, delta, max_iter, gamma, delta_steps, screen_sigma=None):
 
 
 def private_defaults(*, n_samples, epsilon, delta, n_drawn, n_classes=1, lipschitz=1.0,
-                     neighbouring="add_remove", zcdp=True, screening_fraction=0.0,
+                     neighbouring="add_remove", zcdp=True, selection_share=0.0,
                      l1_bound=None):
     r"""``l1_bound="auto"`` and ``max_iter="auto"`` of a private fit, from public quantities.
 
@@ -532,7 +532,7 @@ def private_defaults(*, n_samples, epsilon, delta, n_drawn, n_classes=1, lipschi
     neighbouring : {"add_remove", "replace_one"}
     zcdp : bool, default=True
         Whether the steps compose by zCDP (else advanced composition).
-    screening_fraction : float, default=0.0
+    selection_share : float, default=0.0
         Share of the zCDP budget the screening takes.
     l1_bound : float or None, default=None
         A given radius (then only ``max_iter`` is chosen for it).
@@ -551,7 +551,7 @@ def private_defaults(*, n_samples, epsilon, delta, n_drawn, n_classes=1, lipschi
     if delta > 0:
         if zcdp:
             lg = math.log(1.0 / delta)
-            rho = (math.sqrt(lg + epsilon) - math.sqrt(lg)) ** 2 * (1.0 - screening_fraction)
+            rho = (math.sqrt(lg + epsilon) - math.sqrt(lg)) ** 2 * (1.0 - selection_share)
             a = math.sqrt(8.0 * rho)
         else:
             a = epsilon / math.sqrt(2.0 * math.log(1.0 / delta))
@@ -568,26 +568,26 @@ def private_defaults(*, n_samples, epsilon, delta, n_drawn, n_classes=1, lipschi
 
 def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring, n_samples,
                  keep_all=False):
-    r"""Resolve ``screening``, ``l1_bound`` and ``max_iter`` ``"auto"`` of a
+    r"""Resolve ``k``, ``l1_bound`` and ``max_iter`` ``"auto"`` of a
     :class:`FWParams` ``p`` (``None`` in ``p`` means "auto") for ``n_features`` columns.
 
-    ``screening="auto"``: private fits with zCDP accounting (``advanced`` False)
+    ``k="auto"``: private fits with zCDP accounting (``advanced`` False)
     and more than ``MIN_AUTO_CANDIDATES`` features screen to that many candidates,
     or to ``max_iter`` when it is larger (T steps can reach T distinct features).
     Private ``l1_bound`` and ``max_iter`` ``"auto"``: the minimisers of the
     excess-risk bound of :func:`private_defaults` (public N, epsilon, delta, the
     number of candidate features and K); non-private: 50 and 1000.
     ``n_samples`` is a callable giving the public N (called only when needed, as it
-    may warn).  An int ``screening`` of at least ``n_features`` screens nothing
+    may warn).  An int ``k`` of at least ``n_features`` screens nothing
     (None), unless ``keep_all`` (a fit whose naive-Bayes start is built from the
-    screening's release): then every column is a candidate (``screening`` is
+    screening's release): then every column is a candidate (``k`` is
     ``n_features``) and the release buys only the start.  Returns the resolved
     :class:`FWParams`.
 
     Raises
     ------
     ScreeningUnavailableError
-        An int ``screening`` without a private zCDP exponential-mechanism fit.
+        An int ``k`` without a private zCDP exponential-mechanism fit.
     """
     from ._multinomial import LIPSCHITZ
 
@@ -597,12 +597,12 @@ def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring,
     if auto_screening:
         k = MIN_AUTO_CANDIDATES if zcdp and n_features > MIN_AUTO_CANDIDATES else None
     elif k is not None:
-        k = check_positive_int(k, "screening")
+        k = check_positive_int(k, "k")
         if not zcdp:
             raise ScreeningUnavailableError(
-                "screening needs a private fit with an exponential-mechanism "
-                "selector, delta > 0 and zCDP accounting (composition='auto' or "
-                "'zcdp')")
+                "an int k (the private candidate screening) needs a private fit "
+                "with an exponential-mechanism mechanism, delta > 0 and zCDP "
+                "accounting (composition='auto' or 'zcdp')")
         k = k if k < n_features else (n_features if keep_all else None)
     p = dataclasses.replace(p, screening=k)
     if not p.private:
@@ -617,7 +617,7 @@ def resolve_auto(p, *, screening, n_features, n_classes, advanced, neighbouring,
                 n_drawn=k or n_features, n_classes=n_classes if n_classes > 2 else 1,
                 lipschitz=1.0 if n_classes <= 2 else LIPSCHITZ,
                 neighbouring=neighbouring, zcdp=zcdp,
-                screening_fraction=p.screening_fraction if k else 0.0,
+                selection_share=p.selection_share if k else 0.0,
                 l1_bound=p.l1_bound)
 
         l1_bound, max_iter = defaults(k)

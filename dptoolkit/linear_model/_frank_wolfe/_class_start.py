@@ -18,7 +18,7 @@ one example moves one row of :math:`S` by a vector of L2 norm at most 1, so the
 L2 sensitivity is 1 (2), the Gaussian mechanism of noise multiplier
 :math:`\sigma` is :math:`1/(2\sigma^2)`-zCDP (Bun and Steinke 2016,
 Proposition 1.6), and it composes with the steps by zCDP at the budget share
-``screening_fraction`` of
+``selection_share`` of
 :func:`~dptoolkit.linear_model._frank_wolfe._budget.split_budget`, as for two
 classes: the same event, so ``privacy_spent_`` is unchanged in kind.  No data
 is read here and nothing is charged.

@@ -30,7 +30,7 @@ k its coordinate :math:`j_k` and the increment :math:`\delta_k` of
 block adds :math:`\delta_k X_{b,:j_k}` to column k of its margins (the rows
 holding :math:`j_k` only, the kernel's update), recomputes its rows' softmax and
 returns its part :math:`G_b = X_b^\top Q_b` (k x K numbers: 1024 x K with
-``screening="auto"``, every column when the fit is not screened; or, when the
+``k="auto"``, every column when the fit is not screened; or, when the
 block holds few of the k columns, the rows of its non-empty ones and their
 indices, whichever is fewer numbers; never a row of X).  The client adds the parts in block order
 and selects the next vertices.

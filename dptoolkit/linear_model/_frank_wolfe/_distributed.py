@@ -220,10 +220,10 @@ def check_dask_plan(est, plan):
         return
     if p.private and p.spec.name != "grouped":
         raise ValueError("a private binary FrankWolfeLassoClassifier on a Dask array uses "
-                         f"selector='grouped' (or 'auto'), got {est.selector!r}")
-    if not p.private and est.selector not in ("auto", "argmax"):
+                         f"mechanism='grouped' (or 'auto'), got {est.mechanism!r}")
+    if not p.private and est.mechanism not in ("auto", "argmax"):
         raise ValueError("a non-private binary FrankWolfeLassoClassifier on a Dask array "
-                         f"uses selector='argmax' (or 'auto'), got {est.selector!r}")
+                         f"uses mechanism='argmax' (or 'auto'), got {est.mechanism!r}")
 
 
 def fit_dask(est, X, y_local, plan, rng):
@@ -255,7 +255,7 @@ def fit_dask(est, X, y_local, plan, rng):
             max_iter=p.max_iter, refresh_tol=p.refresh_tol, selector=selector,
             stop=stop, start=start)
         coef = coef.reshape(1, -1)
-        est.selector_ = "grouped" if p.private else "argmax"
+        est.mechanism_ = "grouped" if p.private else "argmax"
         est.solver_stats_ = {"n_iter": int(n_done), "n_refresh": int(n_refresh)}
     else:
         select = _MultinomialSelector(p.spec, budget.kernel_parameter if budget else 0.0,
@@ -263,7 +263,7 @@ def fit_dask(est, X, y_local, plan, rng):
         coef, gaps, n_done = multinomial_frank_wolfe_over_blocks(
             X, codes, n_classes=classes.size, columns=columns, bound=bound,
             l1_bound=p.l1_bound, max_iter=p.max_iter, select=select, stop=stop)
-        est.selector_ = p.spec.name
+        est.mechanism_ = p.spec.name
         # the in-memory fit's counters less touched_nnz (a sum over the blocks'
         # columns that no round returns)
         est.solver_stats_ = {"n_iter": int(n_done), "solver": "multinomial"}

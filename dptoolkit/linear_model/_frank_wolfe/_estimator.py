@@ -11,14 +11,14 @@ from . import _class_start, _distributed as _fw_distributed, _fw_fast, _kernels,
 from ...distributed import is_dask_array
 from ..._docstrings import fill_doc
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
-from ..._validation import (Boolean, check_positive_int, check_renamed, CLASSES, DELTA_OPEN,
-                            FRACTION_OPEN, Interval, NEIGHBOURING, NON_NEGATIVE, Options, POSITIVE, PRIVATE_COMMON,
-                            renamed_state, SCREENING, validate_params)
+from ..._validation import (Boolean, check_positive_int, CLASSES, DELTA_OPEN,
+                            FRACTION_OPEN, Interval, NEIGHBOURING, NON_NEGATIVE, Options, POSITIVE,
+                            PRIVATE_COMMON, SCREENING, validate_params)
 from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (COMPOSITION_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
                       split_budget)
-from ._screening import naive_bayes_start, private_top_columns, SCREENING_SCORES, start_steps
+from ._screening import naive_bayes_start, private_top_columns, start_steps
 
 __all__ = ["FrankWolfeLassoClassifier"]
 
@@ -28,16 +28,23 @@ __all__ = ["FrankWolfeLassoClassifier"]
 #: does not bound the gradient error at all).
 DEFAULT_REFRESH_TOL = 0.3
 
+#: What the private candidate screening releases and ranks the columns by:
+#: ``"mass"``, the column masses of the row-normalised :math:`|X|` (no label), chosen
+#: over ``"gradient"`` (the label-signed column sums) on the development sets
+#: (docs/studies/frank_wolfe_defaults.rst).  Both are one Gaussian release of the
+#: same sensitivity (``_screening``).
+SCREENING_SCORE = "mass"
+
 #: Values of ``start`` (``"auto"``: ``"naive_bayes"`` where it applies, see the
 #: class docstring).
 STARTS = ("auto", "zero", "naive_bayes")
 
-#: ``screening_fraction="auto"``: the mass screening's share of the zCDP budget.
+#: ``selection_share="auto"``: the mass screening's share of the zCDP budget.
 DEFAULT_SCREENING_FRACTION = 0.25
 
-#: ``screening_fraction="auto"`` with the naive-Bayes start, whose release is the
+#: ``selection_share="auto"`` with the naive-Bayes start, whose release is the
 #: model's main statistic: the share :class:`DPNBLogisticClassifier` gives the
-#: same release (its ``release_fraction``); on the development sets 0.5 lost at
+#: same release (its ``selection_share``); on the development sets 0.5 lost at
 #: epsilon 0.5-1 (docs/studies/frank_wolfe_defaults.rst).
 START_SCREENING_FRACTION = 0.75
 
@@ -101,7 +108,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     solver : {"fast", "standard"}, default="fast"
         ``"fast"``: Algorithm 2 with bounded staleness.  ``"standard"``: Algorithm 1,
         the baseline of every speed comparison (sparse mat-vecs, O(D) passes).
-    selector : str, default="auto"
+    mechanism : str, default="auto"
         How the vertex is chosen.  Non-private: ``"argmax"`` (O(D) scan),
         ``"pairing_heap"``, ``"fibonacci_heap"`` (Algorithm 3; fast solver only).
         Private: ``"grouped"`` (Big-Step Little-Step sampler, Algorithm 4; fast solver
@@ -144,7 +151,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         for the exponential-mechanism selectors when ``delta`` is set, else
         ``"advanced"``.  The Laplace selectors are not bounded range:
         ``"zcdp"`` raises for them.
-    screening : int, "auto" or None, default="auto"
+    k : int, "auto" or None, default="auto"
         Private candidate screening (``dptoolkit.linear_model._frank_wolfe._screening``):
         the Gaussian mechanism on the column masses of the row-normalised data picks
         this many candidate features before the steps, so the exponential mechanism
@@ -156,22 +163,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         (``start``), whose release then keeps every feature as a candidate and
         buys only the start (as inside
         :class:`~dptoolkit.selection.PrivateSelectThenFit`).
-    screening_fraction : float or "auto", default="auto"
+    selection_share : float or "auto", default="auto"
         Share of the zCDP budget :math:`\rho` the screening spends, in (0, 1).
         ``"auto"``: 0.25, and 0.75 with the naive-Bayes start (``start``), whose
         release is the model's main statistic (the share
         :class:`DPNBLogisticClassifier` gives it).  The share and the 1024
         candidates were chosen on the development sets
-        (:ref:`study_frank_wolfe_defaults`).
-    screening_score : {"auto", "mass", "gradient"}, default="auto"
-        What the screening releases and ranks the columns by (same Gaussian
-        mechanism, L2 sensitivity 1 under add/remove, 2 under replace-one, same
-        budget share; ``dptoolkit.linear_model._frank_wolfe._screening``).
-        ``"mass"``: the column masses of the row-normalised :math:`|X|` (no label).
-        ``"gradient"``: the label-signed column sums of the row-normalised X (per
-        class for K > 2), ranked by the loss gradient's magnitude at the zero model,
-        the score of Frank-Wolfe's first step (Raff, Khanna and Lu 2023,
-        Algorithm 1).  ``"auto"``: ``"mass"``, chosen on the development sets
         (:ref:`study_frank_wolfe_defaults`).
     start : {"auto", "zero", "naive_bayes"}, default="auto"
         Where the steps start.  ``"zero"``: :math:`w_0 = 0`, step size
@@ -208,8 +205,6 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         of a private fit; without it a private fit in memory that needs N takes the
         row count (with a :class:`~dptoolkit.exceptions.PrivacyLeakWarning`), and a
         private fit on a Dask array is refused.
-    group_size : int or None, default=None
-        Group size of the grouped sampler (``None``: :math:`\lceil\sqrt{D}\rceil`).
     clip_data : bool, default=True
         Private fits need :math:`\|x_i\|_\infty \le 1` (a public bound).  If an entry
         exceeds it: ``True`` clips entries to [-1, 1] with a
@@ -238,7 +233,6 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         fit given one warns (PrivacyLeakWarning, once per process).
     verbose : int, default=0
         If > 0, show a tqdm progress bar (the kernel then runs in ~100 chunks).
-    %(deprecated_accounting)s
 
     Attributes
     ----------
@@ -284,11 +278,19 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         Work counters: iterations and refreshes, and for non-private fits also the
         rows and non-zeros touched and the selector updates.  Private fits keep only
         the data-independent counters (the others would reveal e.g. nnz(X)).
-    selector_ : str
-        The selector used (``selector="auto"`` resolved).
+    mechanism_ : str
+        The selector used (``mechanism="auto"`` resolved).
 
     Notes
     -----
+    Internal constants (not parameters: chosen once, see the studies).  The
+    private candidate screening releases the column masses of the
+    row-normalised :math:`|X|` (``SCREENING_SCORE``, chosen over the label-signed
+    column sums, the score of the first step, on the development sets:
+    :ref:`study_frank_wolfe_defaults`); the Big-Step Little-Step sampler
+    (``mechanism="grouped"``) uses groups of :math:`\lceil\sqrt{D}\rceil`
+    coordinates (Raff, Khanna and Lu 2023, Algorithm 4).
+
     **Privacy.**  Neighbouring datasets differ by adding or removing one example
     (or replacing one, ``neighbouring="replace_one"``); the data must satisfy the
     public bound :math:`\|x_i\|_\infty \le 1`.  At step *t* the score of vertex
@@ -315,7 +317,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     larger.  The released model is :math:`w_T`.  With ``start="naive_bayes"``
     the steps start from a function of the screening's released per-class sums
     (post-processing: the event is the screening's Gaussian release and the
-    steps, as for the zero start at the same ``screening_fraction``).  Floating-point effects: each
+    steps, as for the zero start at the same ``selection_share``).  Floating-point effects: each
     selector's draw deviates from the exact law by a per-step
     :math:`(\gamma, \delta_{fp})` (quantisation to 2^-53, and in the grouped sampler
     the maintained sums and the underflow of weights a few hundred nats below the
@@ -374,7 +376,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     Zhang 2015), and for a hard L1 budget with at most :math:`T` non-zeros.  Among
     the solvers here, ``"fast"`` is the faster (measured side by side by
     ``scripts/bench_frank_wolfe.py``: :ref:`study_benchmarking`), and
-    ``selector="auto"`` picks the non-private selector by the shape rule of
+    ``mechanism="auto"`` picks the non-private selector by the shape rule of
     ``nonprivate_fast_selector()``.
 
     References
@@ -394,30 +396,24 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         **PRIVATE_COMMON, "delta": DELTA_OPEN, "l1_bound": [Options("auto"), *POSITIVE],
         "max_iter": [Options("auto"), Interval("int", 1, MAX_ITER)],
         "solver": [Options("fast", "standard")],
-        "selector": [Options("auto", *SELECTORS)],
+        "mechanism": [Options("auto", *SELECTORS)],
         "refresh_tol": [Interval("real", 0.0, math.inf)],
         "neighbouring": NEIGHBOURING, "composition": [Options(*COMPOSITION_CHOICES)],
-        "accounting": [Options("deprecated", *COMPOSITION_CHOICES)],
-        "screening": SCREENING, "screening_fraction": [Options("auto"), *FRACTION_OPEN],
+        "k": SCREENING, "selection_share": [Options("auto"), *FRACTION_OPEN],
         "start": [Options(*STARTS)], "start_steps": [Options("auto"), Interval("int", 0, None)],
-        "screening_score": [Options(*SCREENING_SCORES)],
-        "group_size": [None, Interval("int", 1, None)], "clip_data": [Boolean()],
+        "clip_data": [Boolean()],
         "tol": NON_NEGATIVE, "classes": CLASSES,
         "verbose": [Boolean(), Interval("int", 0, None)],
     }
 
     def __init__(self, *, l1_bound="auto", max_iter="auto", epsilon=1.0, delta=None,
-                 solver="fast", selector="auto", refresh_tol=DEFAULT_REFRESH_TOL,
-                 neighbouring="add_remove", composition="auto", screening="auto",
-                 screening_fraction="auto", screening_score="auto", start="auto",
-                 start_steps="auto", n_samples_public=None, group_size=None,
+                 solver="fast", mechanism="auto", refresh_tol=DEFAULT_REFRESH_TOL,
+                 neighbouring="add_remove", composition="auto", k="auto",
+                 selection_share="auto", start="auto",
+                 start_steps="auto", n_samples_public=None,
                  clip_data=True, tol=0.0, classes=None, accountant=None, random_state=None,
-                 verbose=0, accounting="deprecated"):
+                 verbose=0):
         _store_params(self, locals())
-
-    def __setstate__(self, state):
-        # models saved before ``accounting`` became ``composition``
-        super().__setstate__(renamed_state(state, name="composition", old_name="accounting"))
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, multinomial=False):
@@ -428,18 +424,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         parameters are checked here."""
         l1_bound = None if self.l1_bound == "auto" else float(self.l1_bound)
         max_iter = None if self.max_iter == "auto" else int(self.max_iter)
-        screening_fraction = (None if self.screening_fraction == "auto"  # with the start
-                              else float(self.screening_fraction))
+        selection_share = (None if self.selection_share == "auto"  # with the start
+                           else float(self.selection_share))
         epsilon, delta = self._check_budget()
         private = epsilon is not None
-        spec = resolve_selector(self.selector, private=private, solver=self.solver,
+        spec = resolve_selector(self.mechanism, private=private, solver=self.solver,
                                 multinomial=multinomial)
         refresh_tol = float(self.refresh_tol)
-        # a rule between composition and its deprecated name accounting
-        composition = check_renamed(self.composition, self.accounting, name="composition",
-                                    old_name="accounting", default="auto",
-                                    choices=COMPOSITION_CHOICES)
-        group_size = 0 if self.group_size is None else int(self.group_size)
+        composition = self.composition
+        group_size = 0   # the grouped sampler's ceil(sqrt(D)) (Notes)
         tol = float(self.tol)
         if private and tol > 0:
             raise ValueError("tol must be 0 for a private fit: stopping on the gap "
@@ -447,7 +440,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         return FWParams(l1_bound=l1_bound, max_iter=max_iter, private=private,
                         epsilon=epsilon, delta=delta, spec=spec, refresh_tol=refresh_tol,
                         group_size=group_size, tol=tol,
-                        screening_fraction=screening_fraction, composition=composition)
+                        selection_share=selection_share, composition=composition)
 
     def budget(self, n_features, n_classes=2, n_samples=None):
         """The budget split a private fit on ``n_features`` features would use.
@@ -498,15 +491,15 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
                             neighbouring=self.neighbouring,
                             lipschitz=1.0 if n_classes == 1 else _fw_multinomial.LIPSCHITZ,
                             composition=p.composition,
-                            screening_fraction=p.screening_fraction if p.screening else 0.0,
+                            selection_share=p.selection_share if p.screening else 0.0,
                             n_candidates=p.screening or None)
 
     def _screening_score(self):
-        """``screening_score`` with ``"auto"`` resolved (``"mass"``)."""
-        return "mass" if self.screening_score == "auto" else self.screening_score
+        """What the candidate screening releases: :data:`SCREENING_SCORE` (Notes)."""
+        return SCREENING_SCORE
 
     def _resolve_auto(self, p, shape, warn=True, n_classes=1, zero_start=False):
-        """``screening``, ``screening_fraction``, ``l1_bound``, ``max_iter``, ``start``
+        """``k``, ``selection_share``, ``l1_bound``, ``max_iter``, ``start``
         and ``start_steps`` ``"auto"`` resolved for data of ``shape``
         (:func:`~dptoolkit.linear_model._frank_wolfe._budget.resolve_auto`).
 
@@ -525,13 +518,13 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             start = "naive_bayes"
         elif self.start == "auto" and p.private and n_classes <= 2 and not zero_start:
             start = "naive_bayes"    # if the fit screens (below)
-        fraction = p.screening_fraction
+        fraction = p.selection_share
         if fraction is None:
             fraction = (START_SCREENING_FRACTION if start != "zero"
                         else DEFAULT_SCREENING_FRACTION)
         p = resolve_auto(
-            dataclasses.replace(p, screening_fraction=fraction),
-            screening=self.screening, n_features=n_features, n_classes=n_classes,
+            dataclasses.replace(p, selection_share=fraction),
+            screening=self.k, n_features=n_features, n_classes=n_classes,
             advanced=p.composition == "advanced", neighbouring=self.neighbouring,
             keep_all=start != "zero",
             n_samples=lambda: self._n_samples(n_rows, private=warn,
@@ -628,7 +621,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             index_dtype=_kernels.index_dtype(classes.size, self.solver))
         kernel, spec = _kernels.make_kernel(
             y=y, classes=classes, csr=csr, csc=csc, p=p, solver=self.solver,
-            selector=self.selector, kernel_parameter=budget.kernel_parameter if budget else 0.0,
+            mechanism=self.mechanism, kernel_parameter=budget.kernel_parameter if budget else 0.0,
             bit_generator=rng.bit_generator)
         if p.start == "naive_bayes":  # post-processing of the screening's release
             noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
@@ -642,7 +635,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         # kernel gaps are sum-form; private gaps can be negative (ascent vertices)
         stop = p.tol * n_samples if p.tol > 0 else -np.inf
         n_done = self._run(kernel, p.max_iter, gaps, stop)
-        self.selector_ = spec.name
+        self.mechanism_ = spec.name
         self.l1_bound_ = float(p.l1_bound)
         self.coef_ = _fw_multinomial.expand_columns(kernel.coef().reshape(n_rows, -1),
                                                     columns, X.shape[1])

@@ -29,7 +29,7 @@ def index_dtype(n_classes, solver):
     return np.int32 if n_classes == 2 and solver == "fast" else np.int64
 
 
-def make_kernel(*, y, classes, csr, csc, p, solver, selector, kernel_parameter,
+def make_kernel(*, y, classes, csr, csc, p, solver, mechanism, kernel_parameter,
                 bit_generator):
     """The kernel of one fit, and the selector it runs.
 
@@ -44,8 +44,8 @@ def make_kernel(*, y, classes, csr, csc, p, solver, selector, kernel_parameter,
     p : dict
         Checked and resolved parameters (``l1_bound``, ``spec``, ``private``,
         ``refresh_tol``, ``group_size``).
-    solver, selector : str
-        The estimator's ``solver`` and ``selector`` (``selector="auto"`` of a
+    solver, mechanism : str
+        The estimator's ``solver`` and ``mechanism`` (``mechanism="auto"`` of a
         non-private fast fit is resolved here, from the shape and nnz of X).
     kernel_parameter : float
         Exponential-mechanism coefficient or Laplace scale (0 without privacy).
@@ -63,7 +63,7 @@ def make_kernel(*, y, classes, csr, csc, p, solver, selector, kernel_parameter,
             _fw_multinomial_fast.SELECTOR_CODES[spec.kernel], kernel_parameter,
             bit_generator)
         return kernel, spec
-    if not p.private and selector == "auto" and solver == "fast":
+    if not p.private and mechanism == "auto" and solver == "fast":
         spec = nonprivate_fast_selector(csc[2].shape[0] - 1, csr[0].shape[0])
     y01 = (y == classes[1]).astype(np.float64)
     args = (*csr, *csc, y01, p.l1_bound, _fw_fast.SELECTOR_CODES[spec.kernel],

@@ -38,10 +38,10 @@ step are bounded-range mechanisms with ranges :math:`2cf r_k`, so the step is
 :math:`(\sum_k 2cfr_k)^2/8 \le \varepsilon'^2/8`-zCDP (Cesar and Rogers 2021); the one
 budget split is :func:`dptoolkit.linear_model._frank_wolfe._budget.split_budget`.
 
-**Screening and the floating-point delta.**  With ``screening`` (the default
+**Screening and the floating-point delta.**  With ``k`` (the default
 above 1024 features at zCDP accounting), one Gaussian release of the column
 masses of the row-normalised data (sensitivity 1 under add/remove, no label
-used; or, with ``screening_score="gradient"``, of the K per-class sums, also
+used; or, with the ``"gradient"`` score, of the K per-class sums, also
 sensitivity 1 as one row changes one class's sum; ``_screening``) picks the candidate
 features first, and every class's exponential mechanism then ranges over the
 :math:`2k` signed candidate vertices only.  The per-step floating-point delta of
@@ -59,7 +59,7 @@ basic composition over the classes) *and* uses :math:`L = 2` in each class's Lap
 scale, :math:`b = \lambda L\sqrt{8T\ln(K/\delta)}/(n\varepsilon/K)`.  That is valid
 (the per-class sensitivity is 1, so the second factor 2 pays for report noisy max
 on non-monotone scores) but about ``K`` times noisier than the joint analysis
-above; it is available as ``selector="laplace_talwar"``, whose ``privacy_spent_`` is
+above; it is available as ``mechanism="laplace_talwar"``, whose ``privacy_spent_`` is
 the guarantee the printed scale really gives under the joint analysis (smaller than
 the requested epsilon for ``K > 2``).
 

@@ -26,7 +26,7 @@ This is the "select, then fit" pattern of Swope et al. (2024) with a frequency s
 instead of a correlation; the statistic needs no label and no centring, and its
 sensitivity holds for any data satisfying the public bound.
 
-**Gradient score** (``screening_score="gradient"``).  The first linear
+**Gradient score** (``"gradient"``; Frank-Wolfe uses ``"mass"``, its ``SCREENING_SCORE``).  The first linear
 minimisation of Frank-Wolfe scores column j by :math:`|\nabla_j|` at the zero
 model: :math:`|\sum_i x_{ij}(1/2 - y_i)|` for the logistic loss (Raff, Khanna and
 Lu 2023, Algorithm 1 at :math:`w_0 = 0`), :math:`|\sum_i x_{ij}(1/K - [y_i = k])|`
@@ -69,12 +69,12 @@ __all__ = ["SCREENING_SCORES", "column_masses", "screening_statistic", "screenin
            "START_THRESHOLD", "naive_bayes_start", "START_COORDINATES_PER_STEP",
            "START_MAX_COORDINATES", "start_steps"]
 
-#: Candidate features kept by ``screening="auto"``: at least the number of
+#: Candidate features kept by ``k="auto"``: at least the number of
 #: steps the automatic ``max_iter`` takes for N epsilon up to 2.6e5, and
 #: ln(2k) = 9.0 against ln(2^21) = 14.6 for hashed text.
 DEFAULT_N_CANDIDATES = 4096
 
-#: Values of ``screening_score`` (``"auto"`` is ``"mass"``).
+#: Screening scores (``"auto"`` is ``"mass"``).
 SCREENING_SCORES = ("auto", "gradient", "mass")
 
 
@@ -283,7 +283,7 @@ def naive_bayes_start(sums, columns, l1_bound, noise_std, threshold=START_THRESH
 START_COORDINATES_PER_STEP = 4.0
 
 #: ``start_steps="auto"`` counts at most this many coordinates of the start
-#: (``MIN_AUTO_CANDIDATES``, the candidates ``screening="auto"`` keeps when
+#: (``MIN_AUTO_CANDIDATES``, the candidates ``k="auto"`` keeps when
 #: ``max_iter`` is at most 1024): :math:`t_0 \le 256\,T`, so the steps keep about
 #: :math:`1 - (256/257)^2 \approx 1/128` of the weight of :math:`w_T`.  Why:
 #: Jaggi's (2013, Theorem 1) induction from a start worth :math:`t_0` steps bounds
@@ -298,7 +298,7 @@ START_COORDINATES_PER_STEP = 4.0
 #: KDDA-shaped problem (4,000 candidates, all in the start) every step's size was
 #: about 5e-7 (docs/studies/scaling.rst).  The cap is the largest start the rule
 #: was set on, so it changes no fit whose start has at most 1024 coordinates
-#: (every fit with ``screening="auto"`` and ``max_iter`` at most 1024, which includes
+#: (every fit with ``k="auto"`` and ``max_iter`` at most 1024, which includes
 #: every development set at epsilon up to 8).
 START_MAX_COORDINATES = 1024
 

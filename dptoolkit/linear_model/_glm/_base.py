@@ -204,6 +204,10 @@ MAX_STEPS = 2**31 - 1
 #: more steps cannot run and are refused by name.
 MAX_ITER = 10**7
 
+#: The constant feature ``fit_intercept`` appends (scikit-learn's
+#: ``intercept_scaling`` of liblinear, fixed at its default 1).
+INTERCEPT_SCALING = 1.0
+
 
 def _linear_dp_constraints(losses, *, classifier, **extra):
     """``_parameter_constraints`` of a DP-SCD / DP-SGD estimator: the shared
@@ -212,7 +216,7 @@ def _linear_dp_constraints(losses, *, classifier, **extra):
              "batch_size": [Options("auto"), Interval("int", 1, None)],
              "n_epochs": [Interval("real", 0.0, MAX_N_EPOCHS, closed="right")],
              "normalize": [None, Options("l2", "clip")], "fit_intercept": [Boolean()],
-             "intercept_scaling": POSITIVE, "keep_coef_path": [Boolean()], **extra}
+             **extra}
     if classifier:
         table.update(loss=[Options(*losses)], classes=CLASSES)
     return table
@@ -362,6 +366,14 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
     """Validation, data preparation, prediction shared by DP-SCD and DP-SGD."""
 
     _losses = ()
+    #: Value of the constant feature ``fit_intercept`` appends (before
+    #: ``normalize``); internal, not a parameter.
+    intercept_scaling = INTERCEPT_SCALING
+    #: A diagnostic, not a parameter: set to True on an instance before ``fit`` to
+    #: keep the model after every epoch (``coef_path_``, ``intercept_path_``,
+    #: ``epoch_path_``; for a private fit these are released intermediate models,
+    #: covered by the guarantee).
+    keep_coef_path = False
     #: How a classifier fits K > 2 classes: "softmax" (one multinomial model) or
     #: "ovr" (K binary models, class c against the rest); it sets ``objective``.
     _multiclass_scheme = "ovr"
@@ -635,7 +647,7 @@ class _BaseLinearDP(PrivateEstimatorMixin, BaseEstimator):
         return self.loss
 
     def _path_objectives(self, X, y):
-        """Objective after every recorded epoch (``keep_coef_path=True``); diagnostic."""
+        """Objective after every recorded epoch (``keep_coef_path`` set on the instance); diagnostic."""
         check_is_fitted(self, "coef_path_")
         Xt = self._transform(X)
         y = np.asarray(y)

@@ -194,11 +194,7 @@ _SGD_DOC_PARAMS = r"""
         needed for privacy here -- the gradient clipping bounds the sensitivity --
         but it keeps the data the same as for DP-SCD).  Applied in ``predict`` too.
     fit_intercept : bool, default=False
-        Append a constant feature ``intercept_scaling`` (before ``normalize``).
-    intercept_scaling : float, default=1.0
-        Value of the constant feature.
-    keep_coef_path : bool, default=False
-        Keep the model after every epoch in ``coef_path_``.
+        Append a constant feature 1 (before ``normalize``).
     %(random_state)s
     %(accountant)s
 """
@@ -223,7 +219,8 @@ _SGD_DOC_ATTRS = r"""
         ``noise_multiplier_``); None when non-private.
     privacy_spent_ : tuple (epsilon, delta) or None
     coef_path_, intercept_path_, epoch_path_ : ndarray
-        With ``keep_coef_path``.
+        With ``keep_coef_path = True`` set on the instance before ``fit`` (a
+        diagnostic attribute, not a parameter).
     n_features_in_ : int
 """
 
@@ -376,8 +373,7 @@ class DPSGDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSGD):
     def __init__(self, loss="logistic", *, epsilon=1.0, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, learning_rate="auto",
                  batch_size="auto", clip=1.0, n_epochs=20, normalize="l2", fit_intercept=False,
-                 intercept_scaling=1.0, keep_coef_path=False, classes=None, random_state=None,
-                 accountant=None):
+                 classes=None, random_state=None, accountant=None):
         _store_params(self, locals())
 
 
@@ -415,6 +411,5 @@ class DPSGDRegressor(_RegressorOutputs, RegressorMixin, _BaseSGD):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, n_samples_public=None, alpha=1e-4,
                  learning_rate="auto", batch_size="auto", clip=1.0, n_epochs=20,
-                 normalize="l2", fit_intercept=False, intercept_scaling=1.0,
-                 keep_coef_path=False, random_state=None, accountant=None):
+                 normalize="l2", fit_intercept=False, random_state=None, accountant=None):
         _store_params(self, locals())

@@ -37,7 +37,7 @@ class IGHTParams:
     sparsity: int
     max_iter: int
     learning_rate: float
-    row_norm_bound: float
+    data_norm: float
     screening: int
     noise_multiplier: float
     screening_noise_multiplier: float
@@ -69,7 +69,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     dataset size is read from the data, which under add/remove is not public (a
     :class:`~dptoolkit.exceptions.PrivacyLeakWarning` says so; under replace-one
     the size is public).  Every example satisfies the public bound
-    :math:`\|x_i\|_2 \le C` (``row_norm_bound``; rows above it are scaled down, a
+    :math:`\|x_i\|_2 \le C` (``data_norm``; rows above it are scaled down, a
     local operation).  Since :math:`|\sigma(x_i^\top\theta) - y_i| < 1`, one
     example's gradient :math:`(\sigma(x_i^\top\theta) - y_i) x_i` has L2 norm at
     most :math:`C`, so the summed gradient has L2 sensitivity :math:`\Delta = C`
@@ -85,11 +85,11 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
     (:func:`dptoolkit.accounting.calibrate_parameter` on the event of the
     full-batch steps, bisection to relative tolerance 1e-6).  Wang and Gu
     calibrate the same Gaussian noise through the loss's L2-Lipschitz constant and a
-    composition theorem; the RDP calibration is never looser.  With ``screening``,
+    composition theorem; the RDP calibration is never looser.  With ``k``,
     a first Gaussian mechanism on the column masses (sensitivity 1, 2 for
     replace-one; ``dptoolkit.linear_model._frank_wolfe._screening``) spends
-    ``screening_fraction`` of the zCDP budget and restricts the steps to its
-    ``screening`` columns; the event is the composition of both.
+    ``selection_share`` of the zCDP budget and restricts the steps to its
+    ``k`` columns; the event is the composition of both.
 
     **More than two classes** (:math:`K > 2` labels): one multinomial model
     :math:`W \in \mathbb{R}^{p\times K}` (``coef_`` is :math:`W^\top`, shape (K,
@@ -145,7 +145,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         Step size :math:`\eta > 0` on the mean gradient.  The mean logistic loss is
         :math:`R^2/4`-smooth when every :math:`\|x_i\|_2 \le R`, so
         :math:`\eta \le 4/R^2` is a descent step without noise.  "auto":
-        :math:`4/R^2` with :math:`R` = ``row_norm_bound`` for a private fit (4.0 at
+        :math:`4/R^2` with :math:`R` = ``data_norm`` for a private fit (4.0 at
         the default bound 1) and :math:`R = \max_i \|x_i\|_2` for a non-private one;
         :math:`2/R^2` for more than two classes (see below).
     epsilon : float or None, default=1.0
@@ -153,13 +153,13 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         non-private IGHT, without a warning (``privacy_spent_`` None).
     delta : float, default=1e-5
         :math:`\delta \in (0, 1)` of a private fit (ignored when ``epsilon`` is None).
-    row_norm_bound : float, default=1.0
+    data_norm : float, default=1.0
         Public bound :math:`C > 0` on :math:`\|x_i\|_2` (private fits).
     n_samples_public : int or None, default=None
         Public dataset size ``N`` used in the step :math:`\eta/N`; None reads it from
         the data (with a ``PrivacyLeakWarning`` for a private fit under add/remove).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
-    screening : int, "auto" or None, default="auto"
+    k : int, "auto" or None, default="auto"
         Private candidate screening before the iterations (as for
         :class:`FrankWolfeLassoClassifier`: the Gaussian mechanism on the column
         masses of the row-normalised data, ``dptoolkit.linear_model._frank_wolfe._screening``),
@@ -167,7 +167,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         fit with more features, else off; None: off.  On hashed text the noisy
         gradient's top ``s`` coordinates are otherwise mostly noise.  An int needs a
         private fit.
-    screening_fraction : float, default=0.1
+    selection_share : float, default=0.1
         Share of the zCDP budget the screening spends, in (0, 1).
     clip_data : bool, default=True
         Private fits: rows with :math:`\|x_i\|_2 > C` are scaled to norm :math:`C`
@@ -246,14 +246,14 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN,
         "sparsity": [Options("auto"), Interval("int", 1, None)],
         "max_iter": [Interval("int", 1, MAX_ITER)],
-        "learning_rate": [Options("auto"), *POSITIVE], "row_norm_bound": POSITIVE,
-        "neighbouring": NEIGHBOURING, "screening": SCREENING,
-        "screening_fraction": FRACTION_OPEN, "clip_data": [Boolean()], "classes": CLASSES,
+        "learning_rate": [Options("auto"), *POSITIVE], "data_norm": POSITIVE,
+        "neighbouring": NEIGHBOURING, "k": SCREENING,
+        "selection_share": FRACTION_OPEN, "clip_data": [Boolean()], "classes": CLASSES,
     }
 
     def __init__(self, *, sparsity="auto", max_iter=300, learning_rate="auto",
-                 epsilon=1.0, delta=1e-5, row_norm_bound=1.0, n_samples_public=None,
-                 neighbouring="add_remove", screening="auto", screening_fraction=0.1,
+                 epsilon=1.0, delta=1e-5, data_norm=1.0, n_samples_public=None,
+                 neighbouring="add_remove", k="auto", selection_share=0.1,
                  clip_data=True, classes=None, accountant=None, random_state=None):
         _store_params(self, locals())
 
@@ -270,13 +270,13 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             eta = None
         else:
             eta = float(self.learning_rate)
-        bound = float(self.row_norm_bound)
+        bound = float(self.data_norm)
         screening = self._screening_size(n_features, sparsity, private)
         return sparsity, max_iter, eta, bound, screening
 
     def _screening_size(self, n_features, sparsity, private):
         """k of the candidate screening, or None (no screening)."""
-        k = self.screening
+        k = self.k
         if k is None:
             return None
         if isinstance(k, str) and k == "auto":
@@ -287,10 +287,11 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             k = int(k)
             if not private:
                 raise ScreeningUnavailableError(
-                    "screening needs a private fit (epsilon given); the "
-                    "non-private fit uses every feature")
+                    "an int k (the private candidate screening) needs a private fit "
+                    "(epsilon given); the non-private fit uses every feature")
         if k < sparsity:
-            raise ValueError(f"screening={k} must be >= sparsity={sparsity}")
+            raise ValueError(f"k={k} (the candidates screened) must be >= "
+                             f"sparsity={sparsity}")
         return k if k < n_features else None
 
     def _privacy(self, epsilon, delta, max_iter, screening):
@@ -302,7 +303,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
             rho = calibrate_parameter(lambda r: ZCDPEvent(r), target_epsilon=epsilon,
                                       delta=delta, low=1e-12, high=1e6, composition="rdp")
             screen = (GaussianEvent(
-                1.0 / math.sqrt(2.0 * float(self.screening_fraction) * rho)),)
+                1.0 / math.sqrt(2.0 * float(self.selection_share) * rho)),)
 
         def event_of(sigma):
             # max_iter full-batch Gaussian gradient steps (sensitivity factor * bound)
@@ -340,7 +341,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
 
     # private fits: rows above the public L2 bound are clipped (or refused) before
     # the spend is checked
-    _public_bound = ("l2", "row_norm_bound")
+    _public_bound = ("l2", "data_norm")
 
     def _validate_fit_data(self, X, y):
         # one conversion: the kernel reads CSC arrays, dense input included
@@ -352,7 +353,7 @@ class DPIGHTClassifier(_ClassifierOutputs, PrivateEstimatorMixin, ClassifierMixi
         params, classes, Xr = plan.params, self.classes_, X
         private, sparsity, max_iter, eta, bound, screening, sigma, n_public = (
             params.private, params.sparsity, params.max_iter, params.learning_rate,
-            params.row_norm_bound, params.screening, params.noise_multiplier, params.n_samples)
+            params.data_norm, params.screening, params.noise_multiplier, params.n_samples)
         # K > 2 classes: one multinomial model, same event (see Notes)
         multinomial = classes.size > 2
         n_rows, n_features = Xr.shape

@@ -12,7 +12,7 @@ data with a public bound, and they share one release:
    release is the Gaussian mechanism with noise multiplier :math:`\sigma_1`
    (Mironov 2017, Proposition 7), for any number of classes K.  These sums are
    the document frequencies (the vocabulary) and the naive-Bayes statistics at once.
-2. **Post-processing.**  Keep the ``n_features_kept`` features S of largest noisy
+2. **Post-processing.**  Keep the ``k`` features S of largest noisy
    total :math:`S_0 + S_1` and compute the multinomial naive-Bayes log-count
    ratios :math:`r_j = \log(p_{1j}) - \log(p_{0j})`, :math:`p_{cj} = (\max(S_{cj},
    0) + s) / \sum_{l \in S} (\max(S_{cl}, 0) + s)`, with the smoothing ``s`` equal
@@ -56,7 +56,7 @@ data with a public bound, and they share one release:
 
 **Privacy.**  Neighbouring relation: add or remove one (document, label); the
 number of examples ``N`` (``n_samples_public``), the feature hashing and every
-hyperparameter are public.  The release (``release_fraction`` of the budget)
+hyperparameter are public.  The release (``selection_share`` of the budget)
 and the ``T = ceil(n_epochs / q)`` subsampled Gaussian steps (Mironov, Talwar
 and Zhang 2019) compose adaptively in Renyi DP: :math:`\sigma_1` is the
 noise of a single Gaussian release at ``(epsilon, delta)`` divided by
@@ -67,11 +67,11 @@ both is ``(epsilon, delta)``-DP (bisection by
 release and the steps).
 
 The defaults (``sampling_rate=0.04``, ``n_epochs=20``; for two classes
-``release_fraction=0.75``) come from the smoothness of the loss, the large-batch
+``selection_share=0.75``) come from the smoothness of the loss, the large-batch
 DP-SGD practice of De et al. (2022) and Ponomareva et al. (2023), and small
 a-priori grids on 20 Newsgroups and a9a (``docs/studies/private_utility.rst``).
 For two classes the vocabulary and the step are functions of the public noise:
-``n_features_kept`` is the largest k with :math:`\rho \le 1`, between 5,000 and
+``k`` is the largest k with :math:`\rho \le 1`, between 5,000 and
 50,000 (``_binary_vocabulary()``; 50,000 without noise), and ``learning_rate`` is
 :math:`4 / \sqrt{1 + \rho^2}` (``_auto_learning_rate()``); measured in
 :ref:`study_private_utility`.  For more classes
@@ -140,7 +140,7 @@ AVERAGED_ITERATES = 25
 
 
 def _auto_defaults(p, n_classes):
-    """``n_features_kept`` and ``release_fraction`` for ``"auto"``: public quantities only.
+    """``k`` and ``selection_share`` for ``"auto"``: public quantities only.
 
     Two classes: the release's share from :data:`BINARY_DEFAULTS`; the vocabulary
     stays ``"auto"`` until the noise is known (:func:`_binary_vocabulary`).  K > 2
@@ -167,7 +167,7 @@ def _gradient_noise_ratio(k, sigma2, q, n_public):
 
 
 def _binary_vocabulary(sigma2, q, n_public):
-    r"""``n_features_kept="auto"`` for two classes: as many features as keep ``rho <= 1``.
+    r"""``k="auto"`` for two classes: as many features as keep ``rho <= 1``.
 
     A larger vocabulary raises what the model can reach without noise, but every kept feature adds
     a coordinate of DP-SGD noise: the noise of
@@ -288,7 +288,7 @@ def _transform(X, columns, ratios):
 @dataclasses.dataclass(frozen=True)
 class NBValidated:
     """The validated hyper-parameters of DPNB: ``epsilon`` and ``delta`` (None when not
-    private), ``k`` (``n_features_kept``) and ``f`` (``release_fraction``), either
+    private), ``k`` (``k``) and ``f`` (``selection_share``), either
     ``"auto"`` until the label set is known, ``q`` (``sampling_rate``), ``n_epochs``,
     ``lr`` (``learning_rate``), ``alpha`` and ``avg`` (``averaging_fraction``)."""
     epsilon: float
@@ -322,7 +322,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     A private release of the per-class feature sums picks the vocabulary and the
     naive-Bayes feature scaling; DP-SGD then fits a logistic regression on the
-    scaled, row-normalised features.  The model has at most ``n_features_kept``
+    scaled, row-normalised features.  The model has at most ``k``
     non-zero weights.  See ``dptoolkit.linear_model._glm._nb_logistic`` for the
     mechanism and the privacy analysis.
 
@@ -334,13 +334,13 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         Laplace smoothing 1, then SGD; ``privacy_spent_`` None).
     delta : float, default=1e-5
         In (0, 1); ignored when ``epsilon`` is None.
-    n_features_kept : int or "auto", default="auto"
+    k : int or "auto", default="auto"
         Features kept after the release (>= 1); the model's non-zeros.  ``"auto"``:
         for two classes the largest k whose DP-SGD step noise
         :math:`\rho = \sqrt{k+1}\,\sigma_2 / (qN)` is at most 1, between 5000 and
         50000 (50000 without noise; ``_binary_vocabulary()``); for K > 2
         ``min(50000, 2**20 // K)`` (``_auto_defaults()``).  Public quantities only.
-    release_fraction : float or "auto", default="auto"
+    selection_share : float or "auto", default="auto"
         Share ``f`` of the zCDP budget given to the release, in (0, 1).  ``"auto"``:
         0.75 for two classes, 0.5 for more.
     sampling_rate : float, default=0.04
@@ -377,12 +377,12 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         per class when there are more than two); the probabilities use the row
         normalisation (:meth:`predict_proba`).
     intercept_ : ndarray of shape (1,) or (n_classes,)
-    feature_indices_ : ndarray of shape (n_features_kept,)
+    feature_indices_ : ndarray of shape (k,)
         The kept features S.
-    log_count_ratios_ : ndarray of shape (n_features_kept,)
+    log_count_ratios_ : ndarray of shape (k,)
         The private naive-Bayes ratios r (for more than two classes, the spread
         of the centred log-probabilities over the classes, mean 1).
-    theta_ : ndarray of shape (n_features_kept + 1,) or (n_features_kept + 1, n_classes)
+    theta_ : ndarray of shape (k + 1,) or (k + 1, n_classes)
         Weights on the transformed rows (the last row multiplies the constant).
     classes_ : ndarray of shape (n_classes,)
         The declared ``classes`` (sorted), else the labels of ``y``.
@@ -402,7 +402,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
     >>> rng = np.random.default_rng(0)
     >>> X = sp.csr_array((rng.random((4000, 200)) < 0.05).astype(float))
     >>> y = (X[:, [0, 1, 2]].sum(axis=1) > X[:, [3, 4, 5]].sum(axis=1)).astype(int)
-    >>> clf = DPNBLogisticClassifier(epsilon=2.0, n_features_kept=50,
+    >>> clf = DPNBLogisticClassifier(epsilon=2.0, k=50,
     ...                              n_samples_public=4000, random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.7
     True
@@ -417,8 +417,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
 
     _parameter_constraints = {
         **PRIVATE_COMMON, "delta": DELTA_GAUSSIAN,
-        "n_features_kept": [Options("auto"), Interval("int", 1, None)],
-        "release_fraction": [Options("auto")] + FRACTION_OPEN,
+        "k": [Options("auto"), Interval("int", 1, None)],
+        "selection_share": [Options("auto")] + FRACTION_OPEN,
         "sampling_rate": [Interval("real", 0.0, 1.0, closed="right")],
         "n_epochs": [Interval("real", 0.0, 1e4, closed="right")],
         "learning_rate": [Options("auto")] + POSITIVE, "alpha": NON_NEGATIVE,
@@ -426,8 +426,8 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         "classes": CLASSES,
     }
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, n_features_kept="auto",
-                 release_fraction="auto", sampling_rate=0.04, n_epochs=20, learning_rate="auto",
+    def __init__(self, *, epsilon=1.0, delta=1e-5, k="auto",
+                 selection_share="auto", sampling_rate=0.04, n_epochs=20, learning_rate="auto",
                  alpha=1e-4, averaging_fraction=0.5, n_samples_public=None, classes=None,
                  accountant=None, random_state=None):
         _store_params(self, locals())
@@ -436,7 +436,7 @@ class DPNBLogisticClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Classifi
         """The validated parameters (ranges: the constraint table, checked once by
         the template) as floats; ``"auto"`` kept."""
         epsilon, delta = self._check_budget(optional=True, delta_required=True)
-        k, f, lr = self.n_features_kept, self.release_fraction, self.learning_rate
+        k, f, lr = self.k, self.selection_share, self.learning_rate
         return NBValidated(
             epsilon=epsilon, delta=delta, k=k if k == "auto" else int(k),
             f=f if f == "auto" else float(f), q=float(self.sampling_rate),

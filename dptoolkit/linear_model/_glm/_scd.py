@@ -437,13 +437,8 @@ _SCD_DOC_PARAMS = r"""
         private dual or sequential fit.  The same transformation is applied to X in
         ``predict``.  No per-feature (data-derived) scaling is done.
     fit_intercept : bool, default=False
-        Append a constant feature ``intercept_scaling`` (before ``normalize``); its
+        Append a constant feature 1 (before ``normalize``); its
         weight is regularised like the others.
-    intercept_scaling : float, default=1.0
-        Value of the constant feature.
-    keep_coef_path : bool, default=False
-        Keep the model after every epoch in ``coef_path_`` (for a private fit these
-        are released intermediate models, covered by the guarantee).
     %(random_state)s
     %(accountant)s
 """
@@ -455,7 +450,7 @@ _SCD_DOC_ATTRS = r"""
         classes) or (n_classes, n_features) (one class a row: the softmax model's
         weights, or one one-vs-rest model a row).
     intercept_ : float or ndarray of shape (1,) or (n_classes,)
-        Weight of the constant feature times ``intercept_scaling`` (0 without
+        Weight of the constant feature (0 without
         ``fit_intercept``).
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_classes), or None
         Dual vector :math:`\alpha` of a non-private dual fit (for more than two
@@ -488,7 +483,9 @@ _SCD_DOC_ATTRS = r"""
         (``noise_multiplier_``, ``sampling_rate_``, ``n_steps_``); at most
         ``epsilon``.
     coef_path_, intercept_path_, epoch_path_ : ndarray
-        With ``keep_coef_path``: the model at epochs 0, 1, 2, ... and at the end.
+        With ``keep_coef_path = True`` set on the instance before ``fit`` (a
+        diagnostic attribute, not a parameter): the model at epochs 0, 1, 2, ...
+        and at the end (released intermediate models, covered by the guarantee).
     n_features_in_ : int
 """
 
@@ -735,9 +732,8 @@ class DPSCDClassifier(_ClassifierOutputs, ClassifierMixin, _BaseSCD):
     def __init__(self, loss="logistic", *, epsilon=1.0, delta=1e-5,
                  n_samples_public=None, alpha=1e-4, batch_size="auto", clip="auto",
                  n_epochs="auto", variant="dual", perturb_dual=False, multi_class="auto",
-                 normalize="l2",
-                 fit_intercept=False, intercept_scaling=1.0, keep_coef_path=False,
-                 classes=None, random_state=None, accountant=None):
+                 normalize="l2", fit_intercept=False, classes=None, random_state=None,
+                 accountant=None):
         _store_params(self, locals())
 
 
@@ -771,5 +767,5 @@ class DPSCDRegressor(_RegressorOutputs, RegressorMixin, _BaseSCD):
     def __init__(self, *, epsilon=1.0, delta=1e-5, n_samples_public=None, alpha=1e-4,
                  batch_size="auto", clip="auto", n_epochs=10, variant="dual",
                  perturb_dual=False, normalize="l2", fit_intercept=False,
-                 intercept_scaling=1.0, keep_coef_path=False, random_state=None, accountant=None):
+                 random_state=None, accountant=None):
         _store_params(self, locals())
