@@ -3,11 +3,10 @@ import dataclasses
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from . import _class_start, _distributed as _fw_distributed, _fw_fast, _kernels, _multinomial as _fw_multinomial
+from . import _class_start, _distributed as _fw_distributed, _kernels, _multinomial as _fw_multinomial
 from ...distributed import is_dask_array
 from ..._docstrings import fill_doc
 from ..._private import PrivateEstimatorMixin, sensitivity_factor
@@ -18,7 +17,7 @@ from .._glm._base import MAX_ITER
 from ..._estimator import _ClassifierOutputs, _store_params
 from ._budget import (COMPOSITION_CHOICES, FWParams, resolve_auto, resolve_selector, SELECTORS,
                       split_budget)
-from ._screening import naive_bayes_start, private_top_columns, start_steps
+from ._screening import naive_bayes_start, start_steps
 
 __all__ = ["FrankWolfeLassoClassifier"]
 
@@ -338,46 +337,14 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     makes K selections, one per class, so a model with many classes needs a
     larger epsilon than a binary one.
 
-    **Timing.**  The running time of a fit is not covered by the guarantee.  The
-    ``"fast"`` solver's cost per step is about the non-zeros of the chosen
-    feature's column and of the rows it touches, and a refresh costs
-    :math:`O(\text{nnz}(X))`: a neighbour that adds one dense row within the
-    public bound (entries in [-1, 1] in every column) makes every column touch
-    that row, and the fit takes measurably longer (the architecture page's
-    privacy notes; ``scripts/study_timing_side_channel.py``).  The ``"standard"``
-    solver costs :math:`O(\text{nnz}(X) + D)` per step whatever is chosen, so
-    its time depends on :math:`\text{nnz}(X)` only.  When an observer can time
-    the fit, release the model only at a fixed deadline (pad the wall-clock time
-    to a public upper bound, e.g. the time of the ``"standard"`` solver on a
-    dataset of :math:`N` dense rows), or run on a machine whose timing is not
-    observed.  No constant-time mode is offered: padding every step of the fast
-    solver to its worst case is the standard solver's cost.
-
-    **Threads.**  The binary ``"fast"`` solver runs its full passes
-    :math:`\alpha = X^\top q` (column ranges of about equal non-zeros, one per
-    thread) and the row updates of a feature in more than 16,384 rows on OpenMP
-    threads, as scikit-learn's Cython estimators do: by default as many as the
-    CPUs this process may use; ``OMP_NUM_THREADS`` (when set) or a
-    ``threadpoolctl.threadpool_limits(..., user_api="openmp")`` context sets their
-    number.  Every sum keeps its serial order, so the fit is the same, bit for bit,
-    on any number of threads; a build without OpenMP runs them on one, and so
-    does a process forked (``multiprocessing``'s ``"fork"`` start method) after its
-    parent ran a threaded fit, since GNU OpenMP's threads do not survive
-    ``fork()``.  The other solvers and kernels run on one thread.
-
-    **When Frank-Wolfe is the wrong tool.**  Without privacy, Frank-Wolfe adds at
-    most one coordinate per step and converges at the sublinear rate
-    :math:`O(1/T)`; coordinate descent (liblinear, or scikit-learn's ``saga``)
-    solves the penalised problem to high accuracy in a few passes, faster and to
-    a better model (:ref:`study_accuracy_vs_epsilon`).  Use liblinear / ``saga`` for non-private L1
-    logistic regression; Frank-Wolfe is
-    for the private fit, where the exponential mechanism over the :math:`2D`
-    vertices costs only :math:`\log D` in the excess risk (Talwar, Thakurta and
-    Zhang 2015), and for a hard L1 budget with at most :math:`T` non-zeros.  Among
-    the solvers here, ``"fast"`` is the faster (measured side by side by
-    ``scripts/bench_frank_wolfe.py``: :ref:`study_benchmarking`), and
-    ``mechanism="auto"`` picks the non-private selector by the shape rule of
-    ``nonprivate_fast_selector()``.
+    **Timing, threads, and when to use another solver.**  The running time is
+    outside the guarantee (the ``"fast"`` solver's cost per step depends on the
+    non-zeros it touches; ``"standard"`` costs the same whatever is chosen); the
+    binary ``"fast"`` solver's full passes run on OpenMP threads with the same
+    result on any number of them; for a non-private L1 logistic regression,
+    coordinate descent is faster and more accurate.  The User Guide's
+    :ref:`user_guide_lasso` says how to release a timed fit and when to use
+    which solver.
 
     References
     ----------
@@ -676,69 +643,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
 
     def _kernel_views(self, X, private, budget=None, p=None, rng=None, index_dtype=np.int64,
                       y_codes=None):
-        """CSR and CSC arrays (data, indices, int64 indptr) for the kernels.
-
-        ``X`` is as returned by ``validate_data(..., ensure_all_finite=True)``.
-        Shares X's data and indices when X is canonical CSR (X itself is never
-        modified).  With a screening budget, the columns are first restricted to
-        the private top ``p.screening`` candidates
-        (``_screening``).  The CSC arrays come from
-        one cache-blocked counting sort (``dptoolkit.linear_model._frank_wolfe._fw_fast.csr_to_csc()``: int32 row
-        indices, and for binary data the CSR values array itself, as nothing needs
-        permuting), the same arrays as ``tocsc()``.
-
-        Parameters
-        ----------
-        index_dtype : {numpy.int32, numpy.int64}, default=numpy.int64
-            dtype of both index arrays: int32 for the fast solver (used without a
-            copy), int64 for the standard and multinomial kernels.
-        y_codes : (ndarray of shape (n_samples,), int) or None
-            Index of each row's class in ``classes_`` and the number of classes
-            (the gradient screening score reads them).
-
-        Returns ``(csr_arrays, csc_arrays, shape, columns, sums)`` (``columns`` None
-        without screening; ``shape`` is the restricted shape; ``sums`` the released
-        per-class sums of shape (n_classes, n_features) when ``p.start`` is
-        ``"naive_bayes"``, else None).
-        """
-        Xr = sp.csr_array(X)
-        # validate_data checked every value of dense, CSR and CSC input, and the
-        # conversion to CSR keeps them; other formats (LIL, DOK: values sklearn
-        # cannot read; COO: converting sums duplicates) and summed duplicates need
-        # the check here
-        finite_checked = not sp.issparse(X) or X.format in ("csr", "csc")
-        if not Xr.has_canonical_format:  # duplicates or unsorted indices
-            Xr = Xr.copy()
-            Xr.sum_duplicates()
-            finite_checked = False
-        if not finite_checked and not np.all(np.isfinite(Xr.data)):
-            raise ValueError("Input X contains NaN or infinity")
-        if private:
-            Xr = self._enforce_public_bound(Xr, "linf", 1.0)
-        columns = sums = None
-        if budget is not None and budget.screening_noise_multiplier is not None:
-            columns = private_top_columns(
-                Xr, p.screening, budget.screening_noise_multiplier, rng,
-                sensitivity=sensitivity_factor(self.neighbouring),
-                score=self._screening_score(), y_codes=y_codes[0], n_classes=y_codes[1],
-                class_sums=p.start == "naive_bayes")
-            if p.start == "naive_bayes":
-                columns, sums = columns
-            Xr = Xr[:, columns]
-        n_rows, n_cols = Xr.shape
-        data = np.ascontiguousarray(Xr.data, dtype=np.float64)
-        indptr = Xr.indptr.astype(np.int64, copy=False)
-        if max(n_rows, n_cols) < 2 ** 31 - 1:
-            indices = Xr.indices.astype(np.int32, copy=False)
-            csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols)
-        else:  # beyond int32 (the fast solver refuses such shapes)
-            indices = Xr.indices
-            Xc = Xr.tocsc()
-            csc = (np.ascontiguousarray(Xc.data, dtype=np.float64), Xc.indices,
-                   Xc.indptr.astype(np.int64, copy=False))
-        csr = (data, indices.astype(index_dtype, copy=False), indptr)
-        csc = (csc[0], csc[1].astype(index_dtype, copy=False), csc[2])
-        return csr, csc, Xr.shape, columns, sums
+        """CSR and CSC views for the kernels (:func:`._kernels.kernel_views`)."""
+        return _kernels.kernel_views(self, X, private, budget, p, rng, index_dtype, y_codes)
 
     def _run(self, kernel, max_iter, gaps, stop):
         if not self.verbose:

@@ -16,11 +16,14 @@ Every kernel takes the same CSC views, ``l1_bound``, selector code, mechanism
 parameter and bit generator, and offers ``run(n_steps, gaps, tol)`` and ``coef()``.
 """
 import numpy as np
+import scipy.sparse as sp
 
 from . import _fw_fast, _fw_multinomial_fast
 from ._budget import nonprivate_fast_selector
+from ._screening import private_top_columns
+from ..._private import sensitivity_factor
 
-__all__ = ["index_dtype", "make_kernel", "released_stats"]
+__all__ = ["index_dtype", "kernel_views", "make_kernel", "released_stats"]
 
 
 def index_dtype(n_classes, solver):
@@ -91,3 +94,71 @@ def released_stats(kernel, private, n_classes):
     if private:
         stats = {k: stats[k] for k in ("n_iter", "n_refresh")}
     return stats
+
+
+def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.int64,
+                 y_codes=None):
+    """CSR and CSC arrays (data, indices, int64 indptr) for the kernels of ``est`` (a
+    FrankWolfeLassoClassifier).
+
+    ``X`` is as returned by ``validate_data(..., ensure_all_finite=True)``.
+    Shares X's data and indices when X is canonical CSR (X itself is never
+    modified).  With a screening budget, the columns are first restricted to
+    the private top ``p.screening`` candidates
+    (``_screening``).  The CSC arrays come from
+    one cache-blocked counting sort (``dptoolkit.linear_model._frank_wolfe._fw_fast.csr_to_csc()``: int32 row
+    indices, and for binary data the CSR values array itself, as nothing needs
+    permuting), the same arrays as ``tocsc()``.
+
+    Parameters
+    ----------
+    index_dtype : {numpy.int32, numpy.int64}, default=numpy.int64
+        dtype of both index arrays: int32 for the fast solver (used without a
+        copy), int64 for the standard and multinomial kernels.
+    y_codes : (ndarray of shape (n_samples,), int) or None
+        Index of each row's class in ``classes_`` and the number of classes
+        (the gradient screening score reads them).
+
+    Returns ``(csr_arrays, csc_arrays, shape, columns, sums)`` (``columns`` None
+    without screening; ``shape`` is the restricted shape; ``sums`` the released
+    per-class sums of shape (n_classes, n_features) when ``p.start`` is
+    ``"naive_bayes"``, else None).
+    """
+    Xr = sp.csr_array(X)
+    # validate_data checked every value of dense, CSR and CSC input, and the
+    # conversion to CSR keeps them; other formats (LIL, DOK: values sklearn
+    # cannot read; COO: converting sums duplicates) and summed duplicates need
+    # the check here
+    finite_checked = not sp.issparse(X) or X.format in ("csr", "csc")
+    if not Xr.has_canonical_format:  # duplicates or unsorted indices
+        Xr = Xr.copy()
+        Xr.sum_duplicates()
+        finite_checked = False
+    if not finite_checked and not np.all(np.isfinite(Xr.data)):
+        raise ValueError("Input X contains NaN or infinity")
+    if private:
+        Xr = est._enforce_public_bound(Xr, "linf", 1.0)
+    columns = sums = None
+    if budget is not None and budget.screening_noise_multiplier is not None:
+        columns = private_top_columns(
+            Xr, p.screening, budget.screening_noise_multiplier, rng,
+            sensitivity=sensitivity_factor(est.neighbouring),
+            score=est._screening_score(), y_codes=y_codes[0], n_classes=y_codes[1],
+            class_sums=p.start == "naive_bayes")
+        if p.start == "naive_bayes":
+            columns, sums = columns
+        Xr = Xr[:, columns]
+    n_rows, n_cols = Xr.shape
+    data = np.ascontiguousarray(Xr.data, dtype=np.float64)
+    indptr = Xr.indptr.astype(np.int64, copy=False)
+    if max(n_rows, n_cols) < 2 ** 31 - 1:
+        indices = Xr.indices.astype(np.int32, copy=False)
+        csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols)
+    else:  # beyond int32 (the fast solver refuses such shapes)
+        indices = Xr.indices
+        Xc = Xr.tocsc()
+        csc = (np.ascontiguousarray(Xc.data, dtype=np.float64), Xc.indices,
+               Xc.indptr.astype(np.int64, copy=False))
+    csr = (data, indices.astype(index_dtype, copy=False), indptr)
+    csc = (csc[0], csc[1].astype(index_dtype, copy=False), csc[2])
+    return csr, csc, Xr.shape, columns, sums
