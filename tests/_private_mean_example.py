@@ -105,6 +105,9 @@ class PrivateMean(PrivateEstimatorMixin, BaseEstimator):
 
     # the public bound the template enforces after the plan, before the spend
     _public_bound = ("l2", "data_norm")
+    # the release (what the guarantee covers; every other fitted attribute must not
+    # depend on the data)
+    _released_attributes = ("mean_",)
 
     def _privacy_plan(self, n_samples, n_features, classes):
         """The event, spend and parameters of a fit on ``n_samples`` rows: public

@@ -225,8 +225,11 @@ _RELEASED = {"coef_", "intercept_", "coef_path_", "intercept_path_", "dual_coef_
 
 
 def _public_attributes(est):
+    # an estimator may declare its release itself (``_released_attributes``), as
+    # one written outside the package does
+    released = _RELEASED | set(getattr(type(est), "_released_attributes", ()))
     return {k: v for k, v in vars(est).items()
-            if k.endswith("_") and not k.startswith("_") and k not in _RELEASED}
+            if k.endswith("_") and not k.startswith("_") and k not in released}
 
 
 def _same(a, b):

@@ -11,6 +11,7 @@ Every option is passed to the estimator only when the user gave it, so the
 defaults are the estimators' own (one set of defaults).  The help text reads
 them from the estimator classes.
 """
+import argparse
 import functools
 import inspect
 
@@ -197,8 +198,9 @@ def __getattr__(name):
 
 
 #: Options that are not estimator parameters, with the models they apply to.
-_EXTRA = {"k": ("select-then-fit",), "selection_share": ("select-then-fit",),
-          "search_model": ("search",), "grid": ("search",), "n_runs": ("search",)}
+#: (``--k`` and ``--selection-share`` are estimator parameters; for select-then-fit
+#: they set its selection stage, not the Frank-Wolfe step's own screening.)
+_EXTRA = {"search_model": ("search",), "grid": ("search",), "n_runs": ("search",)}
 
 
 def option_dests():
@@ -324,7 +326,9 @@ def build_model(args, classes=None):
             sel_kw["neighbouring"] = args.neighbouring
         if getattr(args, "n_samples_public", None) is not None:
             sel_kw["n_samples_public"] = args.n_samples_public
-        est = _base("frank-wolfe", args, budget=(None, None), classes=classes)
+        # --k and --selection-share are the selection stage's: Frank-Wolfe keeps its own
+        fw_args = argparse.Namespace(**{**vars(args), "k": None, "selection_share": None})
+        est = _base("frank-wolfe", fw_args, budget=(None, None), classes=classes)
         kw = {"epsilon": args.epsilon, "delta": args.delta}
         if args.selection_share is not None:
             kw["selection_share"] = args.selection_share

@@ -71,6 +71,8 @@ class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
     feature space. JRSS-B 70(5), 2008.
     """
 
+    _parameter_constraints = {"k": [Interval("int", 1, None)]}   # k > n_features: all kept
+
     def __init__(self, k=5):
         self.k = k
 
@@ -95,6 +97,7 @@ class SIS(_SelectorTagsMixin, SelectorMixin, BaseEstimator):
         UserWarning
             ``k`` greater than ``n_features``: every feature is kept.
         """
+        validate_params(self)
         X, y = _validate_X_y(self, X, y)
         n, d = X.shape
         k, _ = _k_or_all(self.k, d, "SIS")
