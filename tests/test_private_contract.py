@@ -223,13 +223,13 @@ CASES.append(Case(       # Frank-Wolfe's release on all the selected columns: it
         _fw(epsilon=None, delta=None, start="naive_bayes"),
         **{"epsilon": 1.0, "delta": 1e-5, **kw}),
     "binary", _SIS_WORK + _FW_KERNELS
-    + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
+    + ("dptoolkit.linear_model._frank_wolfe._kernels:private_top_columns",)))
 CASES.insert(3, Case(
     "FrankWolfe-screening", functools.partial(_fw, k=4), "binary",
-    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",)))
+    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._kernels:private_top_columns",)))
 CASES.insert(4, Case(
     "FrankWolfe-start", functools.partial(_fw, k=4, start="naive_bayes"), "binary",
-    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._estimator:private_top_columns",
+    _FW_KERNELS + ("dptoolkit.linear_model._frank_wolfe._kernels:private_top_columns",
                    "dptoolkit.linear_model._frank_wolfe._estimator:naive_bayes_start")))
 CASES.append(Case(
     "DPNBLogistic",

@@ -337,14 +337,12 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     makes K selections, one per class, so a model with many classes needs a
     larger epsilon than a binary one.
 
-    **Timing, threads, and when to use another solver.**  The running time is
-    outside the guarantee (the ``"fast"`` solver's cost per step depends on the
-    non-zeros it touches; ``"standard"`` costs the same whatever is chosen); the
-    binary ``"fast"`` solver's full passes run on OpenMP threads with the same
-    result on any number of them; for a non-private L1 logistic regression,
-    coordinate descent is faster and more accurate.  The User Guide's
-    :ref:`user_guide_lasso` says how to release a timed fit and when to use
-    which solver.
+    **Timing.**  The running time of a fit is not covered by the guarantee: the
+    ``"fast"`` solver's cost per step depends on the non-zeros it touches, the
+    ``"standard"`` solver's does not.  To release a timed fit, pad its wall-clock
+    time to a public bound.  The User Guide (:ref:`user_guide_lasso`) says how,
+    and covers the OpenMP threads (same result on any number) and when another
+    solver is the better tool.
 
     References
     ----------
