@@ -42,7 +42,7 @@ __all__ = ["trusted_types", "save_model", "load_model", "untrusted_types",
 def trusted_types():
     """The dptoolkit types a saved model may contain and :func:`load_model` trusts:
     the estimators :func:`dptoolkit._discovery.all_estimators` finds and the privacy
-    events (:func:`dptoolkit._discovery.trusted_types`), by fully qualified name.
+    events (``dptoolkit._discovery.trusted_types``), by fully qualified name.
     Computed on each call, so an estimator registered after import is included."""
     from ._discovery import trusted_types as discovered
 
@@ -283,7 +283,7 @@ def load_model(path, trusted=()):
     The trusted dptoolkit types are the toolkit's estimators, selectors and
     meta-estimators and the frozen privacy events of :mod:`dptoolkit.accounting.events`
     (data holders without behaviour on construction), found by
-    :func:`dptoolkit._discovery.trusted_types` (with any private estimator defined
+    ``dptoolkit._discovery.trusted_types`` (with any private estimator defined
     elsewhere that declares itself public, ``_public_estimator = True``).  ``privacy_spent_`` and
     ``privacy_event_`` round-trip unchanged.
     """
