@@ -3,6 +3,8 @@
 Every check raises ``TypeError`` for a value of the wrong type and
 ``ValueError`` naming the argument and the allowed range otherwise.
 """
+import contextlib
+import contextvars
 import math
 import numbers
 
@@ -23,6 +25,7 @@ __all__ = [
     "check_sparse_X",
     "check_positive_int",
     "check_choice",
+    "trusted_parameters",
     "validate_params",
 ]
 
@@ -509,8 +512,38 @@ def _check_sequence(value):
 SEQUENCE = Checked(_check_sequence, "a sequence (of feature-index groups)")
 
 
+#: The estimators whose parameters the current block takes as validated
+#: (:func:`trusted_parameters`).
+_TRUSTED = contextvars.ContextVar("dptoolkit_trusted_parameters", default=())
+
+
+@contextlib.contextmanager
+def trusted_parameters(*estimators):
+    """Inside this block, :func:`validate_params` takes the parameters of
+    ``estimators`` as validated (scikit-learn's skipped validation of nested
+    estimators).
+
+    For a caller that validated them itself and has not changed them (the command
+    line checks every option before reading data, then fits), or that built them
+    from its own validated values (a composite's inner estimator).  A context
+    variable, not state on the estimators: it ends with the block.
+    """
+    token = _TRUSTED.set(_TRUSTED.get() + tuple(estimators))
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def parameters_trusted(estimator):
+    """Whether ``estimator``'s parameters are taken as validated here
+    (:func:`trusted_parameters`)."""
+    return any(e is estimator for e in _TRUSTED.get())
+
+
 def validate_params(estimator):
-    """Check every parameter of ``estimator`` against its ``_parameter_constraints``.
+    """Check every parameter of ``estimator`` against its ``_parameter_constraints``
+    (nothing inside a :func:`trusted_parameters` block for it).
 
     Parameters
     ----------
@@ -531,6 +564,8 @@ def validate_params(estimator):
     """
     from .exceptions import InvalidParameterError
 
+    if parameters_trusted(estimator):
+        return
     cls = type(estimator)
     table = getattr(cls, "_parameter_constraints", None)
     params = estimator.get_params(deep=False)

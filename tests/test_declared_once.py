@@ -29,7 +29,10 @@ def _epsilon_checks(monkeypatch):
                 ("validate_params", "check_scalar_range", "check_epsilon_delta")}
 
     def validate_params(estimator):
-        if "epsilon" in estimator.get_params(deep=False):
+        # a validation that runs (not one of parameters already validated by the
+        # caller: dptoolkit._validation.trusted_parameters)
+        if ("epsilon" in estimator.get_params(deep=False)
+                and not validation.parameters_trusted(estimator)):
             calls.append(("validate_params", type(estimator).__name__))
         return original["validate_params"](estimator)
 
@@ -93,3 +96,54 @@ def test_a_fit_checks_epsilon_once(make, monkeypatch):
     est.fit(X, y)
     assert est.privacy_spent_ is not None
     assert calls == [("validate_params", type(est).__name__)], calls
+
+
+@pytest.mark.parametrize("make", [
+    lambda: __import__("dptoolkit.selection", fromlist=["DPSIS"]).DPSIS(
+        k=5, epsilon=1.0, n_samples_public=120, random_state=0),
+    lambda: __import__("dptoolkit.selection", fromlist=["TwoStageSelector"]).TwoStageSelector(
+        k=5, epsilon=1.0, random_state=0),
+], ids=["dpsis", "two_stage"])
+def test_a_selector_checks_epsilon_once(make, monkeypatch):
+    """Fails on the code where the selectors' top-k (canonical Lipschitz) re-checked
+    the epsilon their constraint table had validated."""
+    est = make()
+    X, y = _data()
+    X = X.toarray()
+    calls = _epsilon_checks(monkeypatch)
+    est.fit(X, 2.0 * y - 1.0)
+    assert calls == [("validate_params", type(est).__name__)], calls
+
+
+def test_the_sparsifier_checks_epsilon_once(monkeypatch):
+    """Its inner Frank-Wolfe (built from the Sparsifier's validated values) is not
+    validated again; the count's double-geometric mechanism checks its own
+    ``epsilon_count`` (a different parameter: the mechanism's public constructor
+    validates its arguments).  Fails on the code where the inner fit re-validated."""
+    from dptoolkit.linear_model import SparsifiedLassoClassifier
+
+    est = SparsifiedLassoClassifier(epsilon=1.0, max_iter=20, n_samples_public=120,
+                                    classes=[0, 1], random_state=0)
+    X, y = _data()
+    calls = _epsilon_checks(monkeypatch)
+    est.fit(X, y)
+    assert calls[0] == ("validate_params", "SparsifiedLassoClassifier"), calls
+    assert all(c[0] != "validate_params" for c in calls[1:]), calls
+    assert len(calls) <= 3, calls     # the count mechanism's one check_epsilon_delta
+
+
+@pytest.mark.parametrize("model", ["frank-wolfe", "dp-nb-logistic", "dp-sgd", "dp-scd",
+                                   "dp-ight"])
+def test_the_command_line_validates_epsilon_once(model, monkeypatch, capsys):
+    """``python -m dptoolkit train --epsilon 1`` (in-process) to the kernel: the
+    options are validated before the data are read, and the fit trusts them.  Fails
+    on the code where the fit (and the data-budget note) validated them again."""
+    from dptoolkit.cli import main
+
+    calls = _epsilon_checks(monkeypatch)
+    argv = ["train", "--model", model, "--epsilon", "1", "--synthetic-samples", "300",
+            "--synthetic-features", "60", "--n-samples-public", "225"]
+    if model == "frank-wolfe":
+        argv += ["--max-iter", "20"]
+    main(argv)
+    assert calls == [("validate_params", calls[0][1])], calls

@@ -52,7 +52,7 @@ _FW_KERNELS = ("dptoolkit.linear_model._frank_wolfe._fw_fast:FastFW",
                "dptoolkit.linear_model._frank_wolfe._fw_fast:StandardFW",
                "dptoolkit.linear_model._frank_wolfe._fw_multinomial_fast:MultinomialFW")
 _SIS_WORK = ("dptoolkit.selection._sis:DPSIS._scores",
-             "dptoolkit.selection._sis:canonical_lipschitz_top_k",
+             "dptoolkit.selection._sis:_canonical_lipschitz",
              "dptoolkit.selection._sis:peeling_top_k")
 
 
@@ -201,7 +201,7 @@ CASES = [
          "regression",
          ("dptoolkit.selection._two_stage:_support_counts",
           "dptoolkit.selection._two_stage:_block_labels",
-          "dptoolkit.selection._two_stage:canonical_lipschitz_top_k",
+          "dptoolkit.selection._two_stage:_canonical_lipschitz",
           "dptoolkit.selection._two_stage:peeling_top_k"), nonprivate=_NONPRIVATE),
     Case("PrivateSelectThenFit",
          lambda **kw: PrivateSelectThenFit(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import trusted_parameters
 from ..accounting.events import count_steps, describe_event, noise_multipliers
 from . import _models, _progress
 from ._parser import _flag
@@ -364,26 +365,30 @@ def _train(args):
               "(public: the data are synthetic)")
     else:   # the estimator checked before reading, with the label set now known
         estimator = _models.declare_classes(estimator, classes)
-    note = data_budget_note(estimator, n_classes) if private else None
-    if note is not None:
-        print(note, file=sys.stderr)
-    t0 = time.perf_counter()
-    try:
-        with _cluster.cluster_client(args, UsageError) as client:
-            Xfit, yfit = Xtr, ytr
-            if client is not None:
-                Xfit, yfit, n_blocks = _cluster.to_dask(Xtr, ytr, client)
-                print(f"  cluster: fit on {client.scheduler.address} "
-                      f"({len(client.scheduler_info()['workers'])} workers, "
-                      f"{n_blocks} row blocks)")
-            with _progress.fit_progress(estimator, args.verbose):
-                estimator.fit(Xfit, yfit)
-    except (ValueError, TypeError) as exc:
-        # options valid on the stand-in but not at the data's size (e.g. a batch
-        # larger than the training part): an argument error when it names an option
-        if _flag_in_message(str(exc), args) is None:
-            raise
-        raise _option_error(exc, args) from None
+    # every option was validated before the data were read (_preflight); the
+    # estimator fitted is built from them and the label set and N the command line
+    # derived itself, so its fit takes them as validated (one validation, not two)
+    with trusted_parameters(estimator):
+        note = data_budget_note(estimator, n_classes) if private else None
+        if note is not None:
+            print(note, file=sys.stderr)
+        t0 = time.perf_counter()
+        try:
+            with _cluster.cluster_client(args, UsageError) as client:
+                Xfit, yfit = Xtr, ytr
+                if client is not None:
+                    Xfit, yfit, n_blocks = _cluster.to_dask(Xtr, ytr, client)
+                    print(f"  cluster: fit on {client.scheduler.address} "
+                          f"({len(client.scheduler_info()['workers'])} workers, "
+                          f"{n_blocks} row blocks)")
+                with _progress.fit_progress(estimator, args.verbose):
+                    estimator.fit(Xfit, yfit)
+        except (ValueError, TypeError) as exc:
+            # options valid on the stand-in but not at the data's size (e.g. a batch
+            # larger than the training part): an argument error when it names an option
+            if _flag_in_message(str(exc), args) is None:
+                raise
+            raise _option_error(exc, args) from None
     fit_time = time.perf_counter() - t0
     t0 = time.perf_counter()
     # a model without predictions (a registered private transformer): nothing to score

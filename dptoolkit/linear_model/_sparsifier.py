@@ -12,7 +12,8 @@ from .._docstrings import fill_doc
 from .._private import fit_with_stream, nested_fits, PrivateEstimatorMixin
 from .._validation import (Boolean, check_positive_int, check_scalar_range,
                            Checked, CLASSES, DELTA_OPEN, Interval,
-                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON)
+                           NEIGHBOURING, Options, POSITIVE, PRIVATE_COMMON,
+                           trusted_parameters)
 from ..accounting.events import ComposedEvent, PureDPEvent
 from ..mechanisms import DoubleGeometric
 from .._estimator import _ClassifierOutputs, _store_params
@@ -527,7 +528,8 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         # (3) first (its spend is part of the plan the template checked, before any
         # work); the order of the fits does not change the output.
         private = self._private_estimator(epsilon - epsilon_count, classes, composition)
-        fit_with_stream(private, fit_stream, X, y)
+        with trusted_parameters(private):     # built from this fit's validated values
+            fit_with_stream(private, fit_stream, X, y)
         # the radius of both fits: "auto" is the private fit's (public quantities only)
         nonprivate_args = (private.l1_bound_,) + nonprivate_args[1:]
         # (1)-(2)
@@ -581,8 +583,9 @@ class SparsifiedLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         if epsilon is None:
             return self._plan(None, None, params)
         private = self._private_estimator(epsilon - epsilon_count, classes, composition)
-        budget = private.budget(n_features, classes.size,
-                                n_samples=self.n_samples_public or n_samples)
+        with trusted_parameters(private):     # built from this fit's validated values
+            budget = private.budget(n_features, classes.size,
+                                    n_samples=self.n_samples_public or n_samples)
         # the count (double-geometric, epsilon_1-DP) and the private fit compose
         event = ComposedEvent((PureDPEvent(epsilon_count), budget.event))
         return self._plan(event, (epsilon_count + budget.epsilon, budget.delta), params)

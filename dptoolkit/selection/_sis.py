@@ -28,7 +28,7 @@ from ._sis_rules import (GAUSSIAN_MAX_K, GAUSSIAN_MIN_K, INFORMATIVE_SCORE,  # n
                          _gaussian_noise_multiplier, _top_k_privacy, auto_k, gaussian_auto_k)
 from ._sis_scores import (BOUNDS, CENTER, _bounded_sums_block, _broadcast_bounds,
                           _broadcast_center, _column_sums, _row_bounded_sums_block)
-from ._topk import canonical_lipschitz_top_k, peeling_top_k
+from ._topk import _canonical_lipschitz, peeling_top_k
 
 __all__ = ["SIS", "DPSIS", "auto_k", "gaussian_auto_k"]
 
@@ -491,9 +491,8 @@ class DPSIS(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin, BaseEstima
             if p.epsilon is None:
                 sel = _select_top_k(scores, p.k)
             elif p.selector == "canonical_lipschitz":
-                sel = canonical_lipschitz_top_k(scores, p.k, epsilon=p.epsilon,
-                                                sensitivity=p.sensitivity, gamma=p.gamma,
-                                                random_state=rng)
+                sel = _canonical_lipschitz(scores, p.k, p.epsilon, p.sensitivity, p.gamma,
+                                           rng)
             else:
                 sel = np.sort(peeling_top_k(scores, p.k, epsilon=p.epsilon,
                                             sensitivity=p.sensitivity, random_state=rng))

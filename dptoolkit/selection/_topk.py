@@ -362,8 +362,14 @@ def canonical_lipschitz_top_k(scores, k, *, epsilon, sensitivity=1.0, gamma=0.5,
     gamma = check_scalar_range(gamma, "gamma", low=0.0, high=1.0)
     n_draws = _check_size(size)
     rng = check_random_state(random_state)
+    return _canonical_lipschitz(x, k, epsilon, sensitivity, gamma, rng, n_draws)
 
-    x = x / sensitivity
+
+def _canonical_lipschitz(x, k, epsilon, sensitivity, gamma, rng, n_draws=None):
+    """:func:`canonical_lipschitz_top_k` on validated arguments: the selectors' path
+    (their constraint tables checked ``epsilon`` and ``gamma``; finite scores of the
+    validated data, ``1 <= k < len(x)``, a Generator)."""
+    x = np.asarray(x, dtype=np.float64) / sensitivity
     # Any order of tied scores gives the same output law (the loss depends on
     # score values only), so the faster unstable sort is fine.
     order = np.argsort(-x)

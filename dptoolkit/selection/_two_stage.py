@@ -28,7 +28,7 @@ from ._selector_base import (
     _validate_X_y,
 )
 from ._sis_rules import _top_k_privacy
-from ._topk import canonical_lipschitz_top_k, peeling_top_k
+from ._topk import _canonical_lipschitz, peeling_top_k
 
 __all__ = ["TwoStageSelector", "block_support_counts"]
 
@@ -432,8 +432,7 @@ class TwoStageSelector(PrivateEstimatorMixin, _SelectorTagsMixin, SelectorMixin,
         # depends on the private data, and a warning is an output the epsilon
         # does not cover.
         elif selector == "canonical_lipschitz":
-            sel = canonical_lipschitz_top_k(counts, k, epsilon=epsilon, sensitivity=1.0,
-                                            gamma=gamma, random_state=rng)
+            sel = _canonical_lipschitz(counts, k, epsilon, 1.0, gamma, rng)
         else:
             sel = np.sort(peeling_top_k(counts, k, epsilon=epsilon, sensitivity=1.0,
                                         random_state=rng))
