@@ -361,3 +361,46 @@ def test_fit_in_a_child_forked_after_threads_runs_on_one_thread(monkeypatch):
     finally:
         proc.kill()
         proc.join()
+
+
+def test_full_pass_lane_bounds_integer_targets_match_the_real_targets():
+    """_lane_bounds' integer targets ceil(l nnz / n_lanes) give the bounds of the
+    real targets l nnz / n_lanes (searchsorted against float targets)."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        d = int(rng.integers(0, 60))
+        indptr = np.concatenate([[0], np.cumsum(rng.integers(0, 7, d))]).astype(np.int64)
+        for parts in (1, 2, 3):
+            n_lanes = parts * 4
+            real = indptr[-1] * np.arange(n_lanes + 1) / n_lanes
+            want = np.searchsorted(indptr[:d], real, side="left")
+            want[0], want[-1] = 0, d
+            np.testing.assert_array_equal(_fw_fast._lane_bounds(indptr, parts), want)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_csr_to_csc_output_is_trusted_as_scanned(binary):
+    """FastFW(from_csr_to_csc=True) skips the scans for repeated rows and binary
+    values: it must infer what they find from csr_to_csc's output, so the fit
+    (coefficients, gaps and work counters, which count the multiply-free binary
+    path and the parallel row loop alike) is the one of the scanned kernel."""
+    rng = np.random.default_rng(4)
+    X = sp.random_array((300, 80), density=0.1, format="csr", random_state=rng)
+    X.data[:] = 1.0 if binary else rng.uniform(0.1, 1.0, X.nnz)
+    y = (rng.random(300) < 0.5).astype(np.float64)
+    indptr = X.indptr.astype(np.int64)
+    indices = X.indices.astype(np.int32)
+    cd, ci, cp = _fw_fast.csr_to_csc(indptr, indices, X.data, 80)
+    assert (cd is X.data) == binary
+    fits = []
+    for trusted in (False, True):
+        k = _fw_fast.FastFW(X.data, indices, indptr, cd, ci, cp, y, 5.0,
+                            _fw_fast.SELECTOR_CODES["grouped"], 0.5,
+                            np.random.default_rng(0).bit_generator, refresh_tol=0.3,
+                            from_csr_to_csc=trusted)
+        gaps = np.zeros(60)
+        k.run(60, gaps)
+        fits.append((k.coef(), gaps, k.stats.as_dict()))
+    np.testing.assert_array_equal(fits[0][0], fits[1][0])
+    np.testing.assert_array_equal(fits[0][1], fits[1][1])
+    assert fits[0][2] == fits[1][2]

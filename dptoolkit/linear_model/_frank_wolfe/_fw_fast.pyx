@@ -296,7 +296,10 @@ def _lane_bounds(c_indptr, n_parts=1):
     c_indptr = np.asarray(c_indptr, dtype=np.int64)
     n_cols = c_indptr.shape[0] - 1
     n_lanes = max(1, int(n_parts)) * N_LANES
-    targets = c_indptr[n_cols] * np.arange(n_lanes + 1) / n_lanes
+    # integer targets ceil(nnz l / n_lanes): the first column whose pointer
+    # reaches the real target l nnz / n_lanes (float targets would make
+    # searchsorted convert all D + 1 pointers to float64 on every call)
+    targets = -(-(c_indptr[n_cols] * np.arange(n_lanes + 1, dtype=np.int64)) // n_lanes)
     bounds = np.searchsorted(c_indptr[:n_cols], targets, side="left").astype(np.intp)
     bounds[0], bounds[n_lanes] = 0, n_cols
     return bounds
@@ -1077,6 +1080,12 @@ cdef class FastFW(_FWBase):
     time per step is bounded by the standard one's.  Counter: FWStats.n_full_steps (not released by
     private fits).
 
+    ``from_csr_to_csc=True`` says that the CSC arrays were built by
+    :func:`csr_to_csc` from the given CSR arrays in canonical form (sorted
+    column indices, no duplicates), as the estimator's kernel views are: the
+    scans for repeated rows in a column and for binary values are then skipped
+    (csr_to_csc's output answers both).
+
     Indices are read as int32 (half the memory traffic of int64; int32 input,
     what the estimator passes, is used without a copy), and
     when every stored value of X is 1.0 the multiplications by it are skipped
@@ -1114,7 +1123,7 @@ cdef class FastFW(_FWBase):
     cdef bint distinct_rows                # no column lists a row twice (parallel row updates)
 
     def __init__(self, *args, double refresh_tol=0.1, long group_size=0,
-                 int refresh_mode=RF_AUTO):
+                 int refresh_mode=RF_AUTO, bint from_csr_to_csc=False):
         _FWBase.__init__(self, *args, int64_indices=False)
         if refresh_mode not in (RF_AUTO, RF_FULL, RF_INCREMENTAL):
             raise ValueError(f"refresh_mode must be 0, 1 or 2, got {refresh_mode}")
@@ -1130,12 +1139,21 @@ cdef class FastFW(_FWBase):
         if self.r_idx.shape[0] != self.r_data.shape[0] or self.c_idx.shape[0] != self.c_data.shape[0]:
             raise ValueError("index and data arrays of X differ in length")
         self.nnz = self.r_indptr[self.n_samples]
-        with nogil:
-            self.distinct_rows = _rows_increase(self.c_indptr, self.c_idx)
-            # (the CSC values are the CSR array itself for binary data: csr_to_csc)
-            self.binary = _all_ones(self.r_data) and (
-                self.c_data.shape[0] == 0 or &self.c_data[0] == &self.r_data[0]
-                or _all_ones(self.c_data))
+        if from_csr_to_csc:
+            # the caller built the CSC arrays by csr_to_csc from these CSR arrays,
+            # canonical (kernel_views): its rows increase within every column, and
+            # its values are the CSR array itself exactly when every value is 1.0
+            # (both scans below are then known: two passes over X saved)
+            self.distinct_rows = True
+            self.binary = self.nnz == 0 or (
+                self.c_data.shape[0] > 0 and &self.c_data[0] == &self.r_data[0])
+        else:
+            with nogil:
+                self.distinct_rows = _rows_increase(self.c_indptr, self.c_idx)
+                # (the CSC values are the CSR array itself for binary data: csr_to_csc)
+                self.binary = _all_ones(self.r_data) and (
+                    self.c_data.shape[0] == 0 or &self.c_data[0] == &self.r_data[0]
+                    or _all_ones(self.c_data))
         self.wt = np.zeros(self.n_features)
         self.w_m = 1.0
         self.vt = np.zeros(self.n_samples)

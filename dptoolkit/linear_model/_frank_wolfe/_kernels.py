@@ -43,7 +43,9 @@ def make_kernel(*, y, classes, csr, csc, p, solver, mechanism, kernel_parameter,
     classes : ndarray of shape (n_classes,)
         Sorted label set (two: binary kernels, more: the multinomial one).
     csr, csc : tuple of ndarray
-        (data, indices, indptr) views of X (after screening).
+        (data, indices, indptr) views of X (after screening), as
+        :func:`kernel_views` returns them (int32 CSC indices come from
+        ``csr_to_csc`` of canonical CSR arrays).
     p : dict
         Checked and resolved parameters (``l1_bound``, ``spec``, ``private``,
         ``refresh_tol``, ``group_size``).
@@ -72,8 +74,10 @@ def make_kernel(*, y, classes, csr, csc, p, solver, mechanism, kernel_parameter,
     args = (*csr, *csc, y01, p.l1_bound, _fw_fast.SELECTOR_CODES[spec.kernel],
             kernel_parameter, bit_generator)
     if solver == "fast":
+        # kernel_views builds int32 CSC arrays by csr_to_csc from canonical CSR
         return _fw_fast.FastFW(*args, refresh_tol=p.refresh_tol,
-                               group_size=p.group_size), spec
+                               group_size=p.group_size,
+                               from_csr_to_csc=csc[1].dtype == np.int32), spec
     return _fw_fast.StandardFW(*args), spec
 
 
