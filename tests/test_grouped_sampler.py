@@ -722,6 +722,14 @@ def test_kernel_scaled_weights_within_the_stated_error():
                    - np.longdouble(_fw_fast.SCALED_OFFSET))
     rel = np.abs(scaled[given].astype(np.longdouble) / exact - 1)
     assert float(rel.max()) <= SCALED_REL_ERR, float(rel.max()) / 2.0 ** -53
+    # the log-weights themselves (series below x = 0.01, table from there to 4,
+    # exp/log1p beyond): within 2 u of log(2 cosh x) relative, the scaled
+    # weights within 2 u of cosh x (_fw_fast's comments)
+    x = np.abs(a).astype(np.longdouble)
+    true = np.log(np.longdouble(2.0)) + np.log(np.cosh(x))
+    assert float(np.max(np.abs(logw.astype(np.longdouble) / true - 1))) <= 2.0 * 2.0 ** -53
+    assert float(np.max(np.abs(scaled[given].astype(np.longdouble) / np.cosh(x[given])
+                               - 1))) <= 2.0 * 2.0 ** -53
 
 
 @pytest.mark.parametrize("n, group_size", [(1024, None), (300, 7)])

@@ -413,40 +413,81 @@ SELECTOR_CODES = {
 PRIVATE_SELECTORS = frozenset(["exponential", "noisy_max", "grouped", "laplace"])
 
 
-cdef inline double log_weight(double coef, double a) noexcept nogil:
-    # log(exp(coef*a) + exp(-coef*a)) = log(2 cosh x), x = coef*|a|: both signs of
-    # coordinate j together.  Small x (most coordinates at private budgets) use
-    # the series ln 2 + x^2/2 - x^4/12 + x^6/45, whose truncation error
-    # 17 x^8 / 2520 is below 1e-17 for x < 0.01.
-    cdef double x = coef * fabs(a), x2
-    if x < 0.01:
-        x2 = x * x
-        return LN2 + x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0)))
-    return x + log1p(exp(-2.0 * x))
+# Log-weights of 0.01 <= x < 4 from a table (no exp, no log1p).  With x_k = k h
+# (h = 1/LWT_PER_UNIT = 1/128) the nearest node and r = x - x_k (exact: Sterbenz,
+# x and x_k are within a factor 2 for k >= 1), |r| <= h/2 = 1/256:
+#   cosh x = cosh x_k (1 + z),  z = (cosh r - 1) + tanh(x_k) sinh r,
+#   log(2 cosh x) = log(2 cosh x_k) + log1p(z),  |z| < 0.004,
+# with cosh r - 1 = r^2/2 + r^4/24 + r^6/720, sinh r = r + r^3/6 + r^5/120 and
+# log1p(z) to z^6 (truncation below 1e-18 relative to each), the table's
+# log(2 cosh x_k), cosh x_k, tanh x_k rounded from 80-bit extended precision
+# where the platform has it (half an ulp each), one cache line a node.  Measured
+# against 80-bit references (tests/test_grouped_sampler.py): the log-weight
+# within 2 u of log(2 cosh x) relative, the scaled weight C_k + C_k z within 2 u of
+# cosh x (u = 2**-53), as the exp/log1p form they replace.
+cdef enum:
+    LWT_PER_UNIT = 128
+    LWT_SIZE = 4 * LWT_PER_UNIT + 1
+cdef double LWT_H = 1.0 / LWT_PER_UNIT
+# node k: log(2 cosh x_k), cosh x_k, tanh x_k (and padding to 32 bytes)
+cdef double _lwt[LWT_SIZE][4]
+
+
+def _fill_log_weight_table():
+    xk = np.arange(LWT_SIZE, dtype=np.longdouble) / LWT_PER_UNIT
+    cdef const double[::1] lg = (np.log(np.longdouble(2.0))
+                                 + np.log(np.cosh(xk))).astype(np.float64)
+    cdef const double[::1] ch = np.cosh(xk).astype(np.float64)
+    cdef const double[::1] th = np.tanh(xk).astype(np.float64)
+    cdef intp_t k
+    for k in range(LWT_SIZE):
+        _lwt[k][0] = lg[k]
+        _lwt[k][1] = ch[k]
+        _lwt[k][2] = th[k]
+        _lwt[k][3] = 0.0
+
+
+_fill_log_weight_table()
 
 
 cdef inline double log_weight_scaled(double coef, double a, double* scaled) noexcept nogil:
-    # log_weight(coef, a), the same bits, and in scaled[0] the scaled weight
-    # cosh x ~ exp(logw - LN2) for the sampler (_grouped_sampler, *Scaled
-    # weights*; u = 2**-53), so that the sampler spends no exp on it:
-    #   x < 0.01: the series 1 + x^2/2 + x^4/24 + x^6/720 (positive terms,
-    #     truncation below x^8/40320 < 3e-21): within 3 u of exp(logw - LN2)
-    #     (logw's rounding about 1 u, the series' 2 u);
-    #   0.01 <= x < 4: (1 + e) / (2 sqrt(e)) with e = exp(-2x), the value
-    #     log_weight's second branch computes anyway (-2x is exact; sqrt and the
-    #     division are correctly rounded): within 4 u of cosh x, and logw =
-    #     x + log1p(e) < 4.7 within 5 u of log(2 cosh x) (half an ulp of 4.7 is
-    #     4 u): within 9 u of exp(logw - LN2);
-    # both inside the sampler's SCALED_REL_ERR = 16 u.  x >= 4: -1 (the sampler
-    # computes exp(logw - ref)).
-    cdef double x = coef * fabs(a), x2, e
+    # log(exp(coef*a) + exp(-coef*a)) = log(2 cosh x), x = coef*|a| (both signs of
+    # coordinate j together), and in scaled[0] the scaled weight cosh x ~
+    # exp(logw - LN2) for the sampler (_grouped_sampler, *Scaled weights*; u =
+    # 2**-53), so that the sampler spends no exp on it:
+    #   x < 0.01 (most coordinates at private budgets): the series ln 2 + x^2/2 -
+    #     x^4/12 + x^6/45 (truncation 17 x^8/2520 < 1e-17) and 1 + x^2/2 + x^4/24 +
+    #     x^6/720 (positive terms, truncation below 3e-21): within 3 u of
+    #     exp(logw - LN2) (logw's rounding about 1 u, the series' 2 u);
+    #   0.01 <= x < 4: the table above: logw < 4.7 within 6 u of log(2 cosh x)
+    #     absolute, and the scaled weight within 2 u of cosh x: within 8 u of
+    #     exp(logw - LN2);
+    # both inside the sampler's SCALED_REL_ERR = 16 u.  x >= 4: x + log1p(exp(-2x))
+    # (rare: the largest gradients) and -1 (the sampler computes exp(logw - ref)).
+    cdef double x = coef * fabs(a), x2, r, r2, z, cz
+    cdef const double* node
     if x < 0.01:
         x2 = x * x
         scaled[0] = 1.0 + x2 * (0.5 + x2 * (1.0 / 24.0 + x2 * (1.0 / 720.0)))
         return LN2 + x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0)))
-    e = exp(-2.0 * x)
-    scaled[0] = (1.0 + e) / (2.0 * sqrt(e)) if x < 4.0 else -1.0
-    return x + log1p(e)
+    if x < 4.0:
+        node = _lwt[<intp_t> (x * LWT_PER_UNIT + 0.5)]
+        r = x - <intp_t> (x * LWT_PER_UNIT + 0.5) * LWT_H
+        r2 = r * r
+        z = (r2 * (0.5 + r2 * (1.0 / 24.0 + r2 * (1.0 / 720.0)))
+             + node[2] * (r + r * r2 * (1.0 / 6.0 + r2 * (1.0 / 120.0))))
+        cz = node[1]
+        scaled[0] = cz + cz * z
+        return node[0] + z * (1.0 + z * (-0.5 + z * (1.0 / 3.0 + z * (-0.25 + z * (
+            0.2 + z * (-1.0 / 6.0))))))
+    scaled[0] = -1.0
+    return x + log1p(exp(-2.0 * x))
+
+
+cdef inline double log_weight(double coef, double a) noexcept nogil:
+    # log(2 cosh(coef |a|)), log_weight_scaled's bits
+    cdef double unused
+    return log_weight_scaled(coef, a, &unused)
 
 
 def log_weight_array(double coef, const double[::1] a):
