@@ -26,6 +26,11 @@ Usage::
     python scripts/study_multiclass.py --corpus r8 --epsilons 0.5 1 2
     python scripts/study_multiclass.py --corpus 20news --epsilons 1 2 8 --seeds 1 \
         --models baseline DPNB DPSGD DPSCD DPIGHT
+    python scripts/study_multiclass.py --corpus 20news --epsilons 1 --seeds 3 \
+        --models DPSCD DPSGD --params n_epochs=10
+
+``--params NAME=VALUE ...`` sets parameters of every private model of the run
+(numbers as floats), e.g. the passes, to isolate one difference between models.
 
 Corpora: ``20news`` (20 Newsgroups by date, 20 classes), ``comprec`` (its comp.*
 and rec.* groups as a 9-class task) and ``r8`` (Reuters-21578 ModApte, the 8 most
@@ -93,7 +98,18 @@ def main():
     parser.add_argument("--vocabulary", type=int, default=5000)
     parser.add_argument("--models", nargs="+", default=["baseline", "DPNB", "FW"],
                         choices=["baseline", *MODELS, *NONPRIVATE])
+    parser.add_argument("--params", nargs="+", default=[], metavar="NAME=VALUE",
+                        help="parameters set on every private model of the run")
     args = parser.parse_args()
+    params = {}
+    for item in args.params:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            parser.error(f"--params takes NAME=VALUE items, got {item!r}")
+        try:
+            params[name] = float(value)
+        except ValueError:
+            params[name] = value
     path = get_data_path(CORPORA[args.corpus])
     X, y, names = load_text_corpus(path, "train")
     Xt, yt, _ = load_text_corpus(path, "test")
@@ -127,7 +143,7 @@ def main():
                     else:
                         clf = MODELS[m](epsilon=eps, delta=args.delta,
                                         n_samples_public=X.shape[0], classes=classes,
-                                        random_state=seed).fit(X, y)
+                                        random_state=seed, **params).fit(X, y)
                 secs[m].append(time.perf_counter() - t0)
                 acc[m].append(clf.score(Xt, yt))
         print(f"{eps:>8g} " + " ".join(f"{np.mean(acc[m]):>9.3f} {np.mean(secs[m]):>7.1f}"

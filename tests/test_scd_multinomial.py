@@ -80,6 +80,33 @@ def test_multinomial_event_is_the_binary_event(k):
     assert multi.coef_.shape == (k, 12) and multi.dual_coef_ is None
 
 
+@pytest.mark.parametrize("eps, n_public, expected", [
+    (4.0, 10**5, 20.0),                                   # the multinomial cap binds
+    (2.0, 11314, math.sqrt(2.0 * 11314 * 320) / 180)])    # the rule, above 10 passes
+def test_multinomial_auto_epochs_cap_is_20_and_the_plan_sees_t(eps, n_public, expected):
+    """n_epochs="auto" of the multinomial model: sqrt(epsilon N L) / 180 in [1, 20]
+    (one-vs-rest and binary fits keep [1, 10]); the event has the T = ceil(E / q)
+    steps of those passes, the noise multiplier is calibrated for them and the
+    fit spends exactly its budget.  Deterministic (no statistical check)."""
+    X, y = _problem(300, 6, 3)
+    kw = dict(epsilon=eps, delta=1e-5, n_samples_public=n_public, random_state=0)
+    multi = _quiet(DPSCDClassifier(classes=[0, 1, 2], **kw).fit, X, y)
+    ovr = _quiet(DPSCDClassifier(classes=[0, 1, 2], multi_class="ovr", **kw).fit, X, y)
+    L = multi.batch_size_
+    assert L == min(max(100, math.ceil(3 * math.sqrt(n_public))), 1000)
+    assert multi.n_epochs_ == pytest.approx(expected, rel=1e-12)
+    assert ovr.n_epochs_ == 10.0
+    q = L / n_public
+    T = math.ceil(multi.n_epochs_ / q)
+    assert multi.n_steps_ == T
+    sigma = calibrate_noise_multiplier(target_epsilon=eps, delta=1e-5, sampling_rate=q,
+                                       steps=T, accountant="rdp", sampling="poisson")
+    assert multi.privacy_event_ == SelfComposedEvent(
+        PoissonSampledEvent(q, GaussianEvent(sigma)), T)
+    assert multi.privacy_spent_[0] == pytest.approx(eps, rel=1e-5)
+    assert multi.privacy_spent_[1] == 1e-5
+
+
 def test_one_vs_rest_stays_available_and_pays_k_t_steps():
     X, y = _problem(1200, 12, 4)
     kw = dict(epsilon=1.0, n_samples_public=1200, batch_size=40, n_epochs=2, random_state=0)

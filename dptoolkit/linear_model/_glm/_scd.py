@@ -42,7 +42,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from . import _scd_fast
 from ._scd_softmax import _softmax_dual_scd
 from ._scd_defaults import (_LOGISTIC_BOX, _auto_batch, _auto_clip, _auto_clip_softmax,
-                            _auto_epochs, _softmax_step)
+                            _auto_epochs, _softmax_step, _SOFTMAX_MAX_AUTO_EPOCHS)
 from ..._docstrings import fill_doc
 from ..._private import data_dependent_error
 from ._base import (_BaseLinearDP, _calibrate, _class_doc, _fit_doc, _linear_dp_constraints,
@@ -192,8 +192,10 @@ class _BaseSCD(_BaseLinearDP):
             L = self._example_lot(N, public=private and p.n_samples_public,
                                   batch_size=_auto_batch(self.batch_size, p, N, self.variant))
             # sigma' = L damps the dual variant's updates (_auto_epochs); sigma' = 1
-            # for the sequential one
-            n_epochs = _auto_epochs(p, N, L if self.variant == "dual" else 100.0)
+            # for the sequential one; the multinomial model's cap is 20 passes
+            n_epochs = _auto_epochs(p, N, L if self.variant == "dual" else 100.0,
+                                    **({"cap": _SOFTMAX_MAX_AUTO_EPOCHS}
+                                       if self._is_multinomial(K) else {}))
             p = dataclasses.replace(p, n_epochs=n_epochs)
             if private:
                 q = L / N
@@ -318,7 +320,8 @@ _SCD_DOC_PARAMS = r"""
         Number of passes, in (0, 10**6]: :math:`T = \lceil n\_epochs / q\rceil` steps for a private
         dual fit (:math:`\lceil n\_epochs \cdot \lceil M/L\rceil\rceil` for the
         primal), the paper's :math:`T = 10N` updates for 10 epochs.  "auto": for a
-        private fit :math:`\sqrt{\varepsilon N L}/180` in [1, 10] with :math:`N` =
+        private fit :math:`\sqrt{\varepsilon N L}/180` in [1, 10] (in [1, 20] for
+        the multinomial model) with :math:`N` =
         ``n_samples_public`` and :math:`L` the batch size (100 for the
         sequential and primal variants): the bias-noise balance of the noise
         summed over the epochs, see ``_auto_epochs``; 6.0 for
@@ -552,7 +555,10 @@ _SCD_DOC_MULTICLASS = r"""
     ``epsilon=None`` takes the safe :math:`\sigma' = L` of the binary analysis and
     converges to the multinomial optimum; a private fit, which runs a few epochs
     only, takes :math:`\sigma' = L/10` (``_softmax_step``; chosen on development
-    sets, not covered by the convergence bound, and without effect on privacy).  Privacy: the same
+    sets, not covered by the convergence bound, and without effect on privacy);
+    its ``n_epochs="auto"`` is capped at 20 passes instead of 10 (the number of
+    steps :math:`T`, hence the noise multiplier calibrated for the :math:`T`
+    steps, follows).  Privacy: the same
     neighbouring relation (add/remove one example, public :math:`N`); the
     updates of a batch are computed independently from the released :math:`V`
     and each :math:`\zeta_i` is scaled to :math:`\|\zeta_i\|_2 \le C`, so adding
