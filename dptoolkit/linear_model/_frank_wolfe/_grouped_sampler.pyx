@@ -132,8 +132,9 @@ give, with each log-weight, a *scaled weight* ``scaled = exp(logw - offset)``
 for an ``offset`` of its choice, computed without ``exp`` to within a relative
 ``SCALED_REL_ERR = 16 u`` (``u = 2**-53``): the Frank-Wolfe solver's log-weights
 are ``log(2 cosh x)``, and for small ``x`` (almost every coordinate at private
-budgets) ``cosh x`` is a short polynomial, for larger ``x`` a square root of
-the ``exp(-2x)`` the log-weight needs anyway (``_fw_fast.log_weight_scaled``).  The
+budgets) ``cosh x`` is a short polynomial, for ``x`` up to 4 the product of a
+tabulated ``cosh x_k`` and a short series in ``x - x_k``
+(``_fw_fast.log_weight_scaled``).  The
 stored weight is then ``scale * scaled`` with ``scale = exp(offset - ref)``
 computed once per batch from the exact split ``offset - ref = hi + lo``
 (TwoSum), within 4 u; it is used when ``|offset - ref| <= 700``.  Such a weight
