@@ -363,6 +363,26 @@ def test_fit_in_a_child_forked_after_threads_runs_on_one_thread(monkeypatch):
         proc.join()
 
 
+def test_full_pass_parts_start_on_mark_words():
+    """With several threads each part of the full pass starts at a multiple of 64
+    columns, so that the threads mark changed coordinates in disjoint 64-bit
+    words; the lanes stay contiguous, non-decreasing and cover every column, and
+    one part is left as _lane_bounds gives it."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        d = int(rng.integers(0, 700))
+        indptr = np.concatenate([[0], np.cumsum(rng.integers(0, 7, d))]).astype(np.int64)
+        np.testing.assert_array_equal(
+            _fw_fast._parts_on_mark_words(_fw_fast._lane_bounds(indptr, 1)),
+            _fw_fast._lane_bounds(indptr, 1))
+        for parts in (2, 3):
+            bounds = _fw_fast._parts_on_mark_words(_fw_fast._lane_bounds(indptr, parts))
+            assert bounds.shape == (parts * 4 + 1,)
+            assert bounds[0] == 0 and bounds[-1] == d
+            assert np.all(np.diff(bounds) >= 0)
+            assert np.all(bounds[4:-1:4] % 64 == 0)
+
+
 def test_full_pass_lane_bounds_integer_targets_match_the_real_targets():
     """_lane_bounds' integer targets ceil(l nnz / n_lanes) give the bounds of the
     real targets l nnz / n_lanes (searchsorted against float targets)."""

@@ -49,7 +49,7 @@ from cython.parallel cimport prange
 from libc.math cimport exp, log, log1p, fabs, INFINITY, isfinite
 from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memset
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from numpy.random cimport bitgen_t
 
 import os
@@ -74,17 +74,43 @@ cdef extern from *:
 # Prefetch distance (items) of the loops that gather/scatter by index.
 cdef intp_t PF = 16
 
+# Marks: one bit per coordinate (word j >> 6, bit j & 63) flags the coordinates
+# whose alpha changed since the selector last saw them.  A bit rather than a
+# byte: 2^20 coordinates take 128 KiB, which stays in the core's L2 cache beside
+# alpha and the sampler's records (a byte array of 1 MiB missed it at about
+# every other mark of a step's scatter).
+cdef extern from *:
+    """
+    #define DPT_CTZ64(x) __builtin_ctzll(x)
+    """
+    int ctz64 "DPT_CTZ64"(uint64_t x) noexcept nogil
+
+cdef inline uint64_t _mark_bit(intp_t k) noexcept nogil:
+    return (<uint64_t> 1) << (k & 63)
+
+cdef inline int _test_and_mark(uint64_t* marks, intp_t k) noexcept nogil:
+    # set k's mark; returns 1 if it was already set (branch-free)
+    cdef uint64_t word = marks[k >> 6]
+    marks[k >> 6] = word | _mark_bit(k)
+    return <int> ((word >> (k & 63)) & 1)
+
+cdef inline void _unmark(uint64_t* marks, intp_t k) noexcept nogil:
+    marks[k >> 6] &= ~_mark_bit(k)
+
+cdef inline intp_t _n_mark_words(intp_t d) noexcept nogil:
+    return (d + 63) >> 6
+
 cdef inline intp_t _scatter_rows(double[::1] alpha, const int32_t[::1] rows,
                                  const double[::1] gam, intp_t n_rows,
                                  const index_t[::1] indptr, const int32_t[::1] idx,
                                  const float64_t[::1] data, bint binary,
-                                 unsigned char[::1] dirty, int32_t[::1] dirty_list,
+                                 uint64_t* marks, int32_t[::1] dirty_list,
                                  bint mark) noexcept nogil:
     """alpha += X^T gamma over the listed rows (CSR scatter, prefetching PF
     non-zeros ahead; binary X: x * 1.0 == x, no multiply).  With ``mark``, every
-    coordinate written is flagged in dirty[] and listed once in dirty_list
-    (branch-free append: dirty_list has room for one more than the features);
-    returns the number listed."""
+    coordinate written is marked (marks: bits, see _test_and_mark) and listed
+    once in dirty_list (branch-free append: dirty_list has room for one more
+    than the features); returns the number listed."""
     cdef intp_t m, k, n_dirty = 0
     cdef index_t p, lo, hi
     cdef double g
@@ -95,8 +121,6 @@ cdef inline intp_t _scatter_rows(double[::1] alpha, const int32_t[::1] rows,
         for p in range(lo, hi):
             if p + PF < hi:
                 prefetch(&alpha[idx[p + PF]])
-                if mark:
-                    prefetch(&dirty[idx[p + PF]])
             k = idx[p]
             if binary:
                 alpha[k] = alpha[k] + g
@@ -104,8 +128,7 @@ cdef inline intp_t _scatter_rows(double[::1] alpha, const int32_t[::1] rows,
                 alpha[k] = alpha[k] + g * data[p]
             if mark:
                 dirty_list[n_dirty] = <int32_t> k
-                n_dirty += 1 - dirty[k]
-                dirty[k] = 1
+                n_dirty += 1 - _test_and_mark(marks, k)
     return n_dirty
 
 
@@ -126,13 +149,14 @@ ctypedef struct _Lane:
     double acc      # partial sum of column c
 
 cdef inline _Lane _lane_store(_Lane L, const index_t* indptr, double* alpha,
-                              unsigned char* dirty, bint mark) noexcept nogil:
-    # column L.c is summed (p == e): store it (with ``mark``, flag a bitwise
-    # change) and move on to the next column with non-zeros left (empty columns
-    # store 0.0), or past the lane's range (L.c == L.end_c)
+                              uint64_t* marks, bint mark) noexcept nogil:
+    # column L.c is summed (p == e): store it (with ``mark``, mark a bitwise
+    # change: the marks are clear on entry) and move on to the next column with
+    # non-zeros left (empty columns store 0.0), or past the lane's range
+    # (L.c == L.end_c)
     while True:
         if mark:
-            dirty[L.c] = L.acc != alpha[L.c]
+            marks[L.c >> 6] |= (<uint64_t> (L.acc != alpha[L.c])) << (L.c & 63)
         alpha[L.c] = L.acc
         L.c += 1
         L.acc = 0.0
@@ -143,7 +167,7 @@ cdef inline _Lane _lane_store(_Lane L, const index_t* indptr, double* alpha,
             return L
 
 cdef inline _Lane _lane_start(intp_t c0, intp_t c1, const index_t* indptr, double* alpha,
-                              unsigned char* dirty, bint mark) noexcept nogil:
+                              uint64_t* marks, bint mark) noexcept nogil:
     cdef _Lane L
     L.c = c0
     L.end_c = c1
@@ -151,12 +175,12 @@ cdef inline _Lane _lane_start(intp_t c0, intp_t c1, const index_t* indptr, doubl
     L.e = indptr[c0 + 1] if c0 < c1 else L.p
     L.acc = 0.0
     if c0 < c1 and L.p == L.e:
-        L = _lane_store(L, indptr, alpha, dirty, mark)
+        L = _lane_store(L, indptr, alpha, marks, mark)
     return L
 
 cdef inline _Lane _lane_finish(_Lane L, const index_t* indptr, const int32_t* idx,
                                const float64_t* data, const double* q, double* alpha,
-                               unsigned char* dirty, bint mark, bint binary) noexcept nogil:
+                               uint64_t* marks, bint mark, bint binary) noexcept nogil:
     # the rest of the lane's columns, one after the other
     cdef index_t p
     while L.c < L.end_c:
@@ -167,22 +191,23 @@ cdef inline _Lane _lane_finish(_Lane L, const index_t* indptr, const int32_t* id
             for p in range(L.p, L.e):
                 L.acc = L.acc + data[p] * q[idx[p]]
         L.p = L.e
-        L = _lane_store(L, indptr, alpha, dirty, mark)
+        L = _lane_store(L, indptr, alpha, marks, mark)
     return L
 
 cdef inline index_t _min_index(index_t a, index_t b) noexcept nogil:
     return a if a < b else b
 
 cdef void _gather_columns(const index_t* indptr, const int32_t* idx, const float64_t* data,
-                          const double* q, double* alpha, unsigned char* dirty,
+                          const double* q, double* alpha, uint64_t* marks,
                           const intp_t* bounds, bint mark, bint binary) noexcept nogil:
     """alpha_j = sum_p x_pj q_{i_p} over column j's non-zeros in order, for every
     column (binary X: data not read); lane l sums columns bounds[l] .. bounds[l+1] - 1.
-    With ``mark``, dirty[j] = 1 where alpha_j changed (bitwise), else 0."""
-    cdef _Lane L0 = _lane_start(bounds[0], bounds[1], indptr, alpha, dirty, mark)
-    cdef _Lane L1 = _lane_start(bounds[1], bounds[2], indptr, alpha, dirty, mark)
-    cdef _Lane L2 = _lane_start(bounds[2], bounds[3], indptr, alpha, dirty, mark)
-    cdef _Lane L3 = _lane_start(bounds[3], bounds[4], indptr, alpha, dirty, mark)
+    With ``mark``, j is marked where alpha_j changed (bitwise; the marks of the
+    columns summed must be clear on entry)."""
+    cdef _Lane L0 = _lane_start(bounds[0], bounds[1], indptr, alpha, marks, mark)
+    cdef _Lane L1 = _lane_start(bounds[1], bounds[2], indptr, alpha, marks, mark)
+    cdef _Lane L2 = _lane_start(bounds[2], bounds[3], indptr, alpha, marks, mark)
+    cdef _Lane L3 = _lane_start(bounds[3], bounds[4], indptr, alpha, marks, mark)
     cdef index_t n, k
     cdef const int32_t* i0
     cdef const int32_t* i1
@@ -220,22 +245,23 @@ cdef void _gather_columns(const index_t* indptr, const int32_t* idx, const float
         L2.p += n
         L3.p += n
         if L0.p == L0.e:
-            L0 = _lane_store(L0, indptr, alpha, dirty, mark)
+            L0 = _lane_store(L0, indptr, alpha, marks, mark)
         if L1.p == L1.e:
-            L1 = _lane_store(L1, indptr, alpha, dirty, mark)
+            L1 = _lane_store(L1, indptr, alpha, marks, mark)
         if L2.p == L2.e:
-            L2 = _lane_store(L2, indptr, alpha, dirty, mark)
+            L2 = _lane_store(L2, indptr, alpha, marks, mark)
         if L3.p == L3.e:
-            L3 = _lane_store(L3, indptr, alpha, dirty, mark)
-    _lane_finish(L0, indptr, idx, data, q, alpha, dirty, mark, binary)
-    _lane_finish(L1, indptr, idx, data, q, alpha, dirty, mark, binary)
-    _lane_finish(L2, indptr, idx, data, q, alpha, dirty, mark, binary)
-    _lane_finish(L3, indptr, idx, data, q, alpha, dirty, mark, binary)
+            L3 = _lane_store(L3, indptr, alpha, marks, mark)
+    _lane_finish(L0, indptr, idx, data, q, alpha, marks, mark, binary)
+    _lane_finish(L1, indptr, idx, data, q, alpha, marks, mark, binary)
+    _lane_finish(L2, indptr, idx, data, q, alpha, marks, mark, binary)
+    _lane_finish(L3, indptr, idx, data, q, alpha, marks, mark, binary)
 
 
 # Threads.  The full pass runs its columns in n_parts contiguous parts of about
 # equal non-zeros, one OpenMP thread each, each part by N_LANES lanes
-# (_gather_columns): a part writes alpha and dirty at its own columns only, and
+# (_gather_columns): a part writes alpha and the marks at its own columns only
+# (its first column a multiple of 64 when marking: _parts_on_mark_words), and
 # every column is still summed in its own order, so alpha is the same bits for any
 # number of threads.  The number of threads follows scikit-learn's practice: the
 # OpenMP maximum (OMP_NUM_THREADS, or a threadpoolctl limit, when set), else the
@@ -273,19 +299,21 @@ def _openmp_effective_n_threads():
 
 
 cdef void _gather_parts(const index_t* indptr, const int32_t* idx, const float64_t* data,
-                        const double* q, double* alpha, unsigned char* dirty,
+                        const double* q, double* alpha, uint64_t* marks,
                         const intp_t* bounds, int n_parts, int n_threads, bint mark,
                         bint binary) noexcept nogil:
     """_gather_columns over n_parts column ranges, part t by lanes
-    bounds[t * N_LANES] .. bounds[(t + 1) * N_LANES], on up to n_threads threads."""
+    bounds[t * N_LANES] .. bounds[(t + 1) * N_LANES], on up to n_threads threads.
+    With ``mark`` and several threads, every part must start at a multiple of 64
+    columns (_parts_on_mark_words): a thread then writes its own mark words only."""
     cdef int t
     if n_parts <= 1 or n_threads <= 1:
         for t in range(n_parts):
-            _gather_columns(indptr, idx, data, q, alpha, dirty, bounds + t * N_LANES,
+            _gather_columns(indptr, idx, data, q, alpha, marks, bounds + t * N_LANES,
                             mark, binary)
         return
     for t in prange(n_parts, num_threads=n_threads, schedule="static"):
-        _gather_columns(indptr, idx, data, q, alpha, dirty, bounds + t * N_LANES,
+        _gather_columns(indptr, idx, data, q, alpha, marks, bounds + t * N_LANES,
                         mark, binary)
 
 
@@ -305,6 +333,18 @@ def _lane_bounds(c_indptr, n_parts=1):
     return bounds
 
 
+def _parts_on_mark_words(bounds):
+    """The lane bounds of _lane_bounds with every part's first column moved down
+    to a multiple of 64 (and the lanes before it clipped to it), so that the parts'
+    threads mark coordinates in disjoint 64-bit words (_gather_parts)."""
+    bounds = np.array(bounds, dtype=np.intp)
+    n_parts = (bounds.shape[0] - 1) // N_LANES
+    for t in range(1, n_parts):
+        bounds[t * N_LANES] -= bounds[t * N_LANES] % 64
+    # keep the bounds non-decreasing: the lanes before a moved start end there
+    return np.minimum.accumulate(bounds[::-1])[::-1].copy()
+
+
 def gather_columns(c_indptr, c_indices, c_data, q, *, bint binary=False, bounds=None,
                    int n_threads=1):
     """alpha = X^T q by _gather_parts, FastFW's full pass (for tests and
@@ -318,19 +358,18 @@ def gather_columns(c_indptr, c_indices, c_data, q, *, bint binary=False, bounds=
     cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
     cdef intp_t d = indptr.shape[0] - 1
     n_threads = min(n_threads, _openmp_effective_n_threads()) if n_threads > 1 else 1
-    cdef intp_t[::1] lanes = (_lane_bounds(c_indptr, n_threads) if bounds is None
-                              else np.asarray(bounds, dtype=np.intp))
+    cdef intp_t[::1] lanes = (_parts_on_mark_words(_lane_bounds(c_indptr, n_threads))
+                              if bounds is None else np.asarray(bounds, dtype=np.intp))
     if (lanes.shape[0] - 1) % N_LANES or lanes.shape[0] < N_LANES + 1:
         raise ValueError(f"bounds must have k * {N_LANES} + 1 entries, got {lanes.shape[0]}")
     cdef int n_parts = (lanes.shape[0] - 1) // N_LANES
     alpha = np.full(d, np.nan)
     cdef double[::1] a = alpha
-    cdef unsigned char[::1] dirty = np.zeros(d, dtype=np.uint8)
     if d > 0:
         with nogil:
             _gather_parts(&indptr[0], &idx[0] if idx.shape[0] else NULL,
                           &data[0] if data.shape[0] else NULL,
-                          &qv[0] if qv.shape[0] else NULL, &a[0], &dirty[0], &lanes[0],
+                          &qv[0] if qv.shape[0] else NULL, &a[0], NULL, &lanes[0],
                           n_parts, n_threads, False, binary)
     return alpha
 
@@ -1141,7 +1180,7 @@ cdef class FastFW(_FWBase):
     cdef double h                 # <alpha, wt>
     cdef double prod              # product of (1 - eta) since the last refresh
     cdef double refresh_tol
-    cdef unsigned char[::1] dirty
+    cdef uint64_t[::1] marks               # changed coordinates, one bit each (_test_and_mark)
     cdef int32_t[::1] dirty_list
     cdef LazyMaxQueue queue
     cdef GroupedExpSampler sampler
@@ -1203,7 +1242,7 @@ cdef class FastFW(_FWBase):
         self.q = np.zeros(self.n_samples)
         self.h = 0.0
         self.prod = 1.0
-        self.dirty = np.zeros(self.n_features, dtype=np.uint8)
+        self.marks = np.zeros(_n_mark_words(self.n_features) + 1, dtype=np.uint64)
         self.dirty_list = np.zeros(self.n_features + 1, dtype=np.int32)  # +1: branch-free append
         self.support = np.zeros(self.n_features, dtype=np.int32)
         self.n_support = 0
@@ -1233,7 +1272,7 @@ cdef class FastFW(_FWBase):
         cdef int n_threads = _openmp_effective_n_threads()
         if n_threads != self.n_threads:
             self.n_threads = n_threads
-            self.lanes = _lane_bounds(self.c_indptr, n_threads)
+            self.lanes = _parts_on_mark_words(_lane_bounds(self.c_indptr, n_threads))
         cdef long done = _FWBase.run(self, n_steps, gaps, tol)
         if self.sampler is not None:
             self.stats.sampler_group_resums = self.sampler.n_group_resums
@@ -1279,13 +1318,14 @@ cdef class FastFW(_FWBase):
     cdef void full_alpha(self, bint mark) noexcept nogil:
         # alpha = X^T q by columns (CSC gather), the summation order of xt_q
         # (_gather_columns: several columns side by side, each summed in order);
-        # with ``mark``, dirty[j] = 1 where alpha_j changed (bitwise)
+        # with ``mark``, j is marked where alpha_j changed (bitwise; the marks
+        # are clear: every path that marks lists and clears them after)
         if self.n_features == 0:
             return
         _gather_parts(&self.c_indptr[0], &self.c_idx[0] if self.nnz > 0 else NULL,
                       &self.c_data[0] if self.c_data.shape[0] > 0 else NULL,
                       &self.q[0] if self.n_samples > 0 else NULL, &self.alpha[0],
-                      &self.dirty[0], &self.lanes[0], (self.lanes.shape[0] - 1) // N_LANES,
+                      &self.marks[0], &self.lanes[0], (self.lanes.shape[0] - 1) // N_LANES,
                       self.n_threads, mark, self.binary)
 
     cdef intp_t column_rows_parallel(self, intp_t j, double delta, double w_m,
@@ -1328,18 +1368,18 @@ cdef class FastFW(_FWBase):
         return n_rows
 
     cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
-        # one queue/sampler update per listed coordinate; clears the dirty flags
+        # one queue/sampler update per listed coordinate; clears their marks
         cdef intp_t r, k, kk
         cdef double c = self.mech_coef
         cdef double[::1] alpha = self.alpha
-        cdef unsigned char[::1] dirty = self.dirty
+        cdef uint64_t* marks = &self.marks[0]
         cdef const int32_t[::1] dirty_list = self.dirty_list
         cdef double* lwb
         cdef double* scb
         if self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI:
             for r in range(n_dirty):
                 k = dirty_list[r]
-                dirty[k] = 0
+                _unmark(marks, k)
                 self.queue.update(k, alpha[k])
         elif self.selector == SEL_GROUPED:
             # the new log-weights in list order, then one batched sampler update
@@ -1352,38 +1392,41 @@ cdef class FastFW(_FWBase):
                 if r + PF < n_dirty:
                     kk = dirty_list[r + PF]
                     prefetch(&alpha[kk])
-                    prefetch(&dirty[kk])
                 k = dirty_list[r]
-                dirty[k] = 0
+                _unmark(marks, k)
                 lwb[r] = log_weight_scaled(c, alpha[k], &scb[r])
             if n_dirty > 0:
                 self.sampler._batch(&dirty_list[0], lwb, scb, LN2, n_dirty, False)
         else:
             for r in range(n_dirty):
-                dirty[dirty_list[r]] = 0
+                _unmark(marks, dirty_list[r])
         self.stats.selector_updates += n_dirty
 
     cdef void selector_from_marks(self, bint force_rebuild) noexcept nogil:
-        # The coordinates whose alpha changed are marked in dirty[]: list them in
-        # increasing order and clear the marks (one branch-free pass), then
+        # The coordinates whose alpha changed are marked: list them in increasing
+        # order and clear the marks (one pass over the mark words), then
         # bring the selector up to date for them.  Many changed coordinates
         # (more than REBUILD_FRACTION of D, or forced for the heaps): the heaps
         # are rebuilt; the sampler takes the new log-weights and re-sums every
         # group exactly (reweight_batch: no exp for the unchanged coordinates).
         # Few: one batched update (update_selector).
-        cdef intp_t j, r, n_dirty = 0, d = self.n_features
+        cdef intp_t r, w, n_dirty = 0, d = self.n_features
+        cdef intp_t n_words = _n_mark_words(d)
+        cdef uint64_t word
+        cdef uint64_t* marks = &self.marks[0]
         cdef double c = self.mech_coef
         cdef const double[::1] alpha = self.alpha
-        cdef unsigned char[::1] dirty = self.dirty
         cdef int32_t[::1] dirty_list = self.dirty_list
         cdef double* lwb
         cdef double* scb
         cdef bint many
-        for j in range(d):
-            dirty_list[n_dirty] = <int32_t> j
-            n_dirty += dirty[j]
-        if d > 0:
-            memset(&dirty[0], 0, d)
+        for w in range(n_words):
+            word = marks[w]
+            while word != 0:
+                dirty_list[n_dirty] = <int32_t> ((w << 6) + ctz64(word))
+                n_dirty += 1
+                word = word & (word - 1)
+        memset(marks, 0, n_words * sizeof(uint64_t))
         many = n_dirty > REBUILD_FRACTION * d
         if self.selector == SEL_GROUPED and many:
             lwb = &self.lw_buf[0]
@@ -1412,7 +1455,6 @@ cdef class FastFW(_FWBase):
         cdef const index_t[::1] r_indptr = self.r_indptr
         cdef int32_t[::1] rows = self.rows, support = self.support
         cdef int32_t[::1] dirty_list = self.dirty_list
-        cdef unsigned char[::1] dirty = self.dirty
         cdef bint full, track, rebuild
         cdef int selector = self.selector
         if w_m != 1.0:
@@ -1448,7 +1490,7 @@ cdef class FastFW(_FWBase):
             self.stats.n_full_refresh += 1
         else:
             _scatter_rows(self.alpha, rows, gam, n_rows, r_indptr, self.r_idx, self.r_data,
-                          self.binary, dirty, dirty_list, track)
+                          self.binary, &self.marks[0], dirty_list, track)
             self.drift_nnz += work
         # gap term over the chosen coordinates, in increasing order
         if not self.support_sorted:
@@ -1460,8 +1502,11 @@ cdef class FastFW(_FWBase):
         self.h = h
         self.prod = 1.0
         if track and not self.selector_ready:
-            for j in range(d):      # the first refresh sets every log-weight
-                dirty[j] = 1
+            # the first refresh sets every log-weight: mark coordinates 0 .. d - 1
+            for j in range(d >> 6):
+                self.marks[j] = ~(<uint64_t> 0)
+            if d & 63:
+                self.marks[d >> 6] = _mark_bit(d) - 1
             self.selector_ready = True
         if track:
             # (the heaps are rebuilt at every refresh, as before: their
@@ -1482,7 +1527,7 @@ cdef class FastFW(_FWBase):
         cdef const float64_t[::1] r_data = self.r_data, c_data = self.c_data, y = self.y
         cdef const int32_t[::1] r_idx = self.r_idx, c_idx = self.c_idx
         cdef const index_t[::1] r_indptr = self.r_indptr, c_indptr = self.c_indptr
-        cdef unsigned char[::1] dirty = self.dirty
+        cdef uint64_t* marks = &self.marks[0]
         cdef int32_t[::1] dirty_list = self.dirty_list
         cdef bint binary = self.binary
         cdef int selector = self.selector
@@ -1565,7 +1610,7 @@ cdef class FastFW(_FWBase):
                 # alpha += X^T gamma over those rows, each changed coordinate
                 # listed once (branch-free), then one selector update each
                 n_dirty = _scatter_rows(alpha, rows, gam, n_rows, r_indptr, r_idx, r_data,
-                                        binary, dirty, dirty_list, track)
+                                        binary, marks, dirty_list, track)
                 touched_nnz += work
                 self.update_selector(n_dirty)
             self.stats.n_iter += 1
