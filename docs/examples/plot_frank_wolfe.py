@@ -234,7 +234,7 @@ for label, (model, seconds) in fits.items():
 # a single iterate fluctuates a lot from step to step (the last column is the
 # gap of the final weights only), so a single short run says little about
 # which ``refresh_tol`` is best; the default 0.3 was chosen from the staleness
-# study reported in :doc:`/tutorials/frank_wolfe`.
+# study reported in :ref:`study_frank_wolfe_speed`.
 #
 # On ``a9a`` the fast solver has little to gain: with 123 features, each
 # present in thousands of rows, every step touches a large part of the data.
