@@ -26,6 +26,7 @@ from dptoolkit.distributed import (class_feature_sums, clipped_gradient_sum,  # 
 from dptoolkit.distributed import _blocksum  # noqa: E402
 from dptoolkit.distributed import _engine, _seeds  # noqa: E402
 from dptoolkit.linear_model._glm import _dask_sgd as _sgd_rounds  # noqa: E402
+from dptoolkit.linear_model._frank_wolfe import _fw_fast  # noqa: E402
 from dptoolkit.exceptions import PrivacyLeakWarning  # noqa: E402
 from dptoolkit.linear_model import DPNBLogisticClassifier  # noqa: E402
 from dptoolkit.linear_model._glm._nb_logistic import _transform  # noqa: E402
@@ -1019,6 +1020,24 @@ def test_frank_wolfe_on_dask_matches_in_memory(live):
     _assert_same_fw(dist, mem)
     assert r_dist.bit_generator.state == r_mem.bit_generator.state
     assert np.count_nonzero(mem.coef_) > 5
+
+
+def test_frank_wolfe_on_dask_numbers_the_columns_as_in_memory(live, monkeypatch):
+    """Where the kernel numbers its columns by their counts (wide fits: here from
+    one column on), the coordinating worker's sampler takes the same numbering
+    from the counts summed over the blocks: the same model, event and generator
+    state as in memory, and other draws than the columns' own order."""
+    X, y = _fw_data()
+    Xd, yd = _dask(X, y)
+    plain, _ = _fw_fit(X, y, np.random.default_rng(4))
+    monkeypatch.setattr(_fw_fast, "RENUMBER_MIN_FEATURES", 1)
+    r_mem, r_dist = np.random.default_rng(4), np.random.default_rng(4)
+    mem, _ = _fw_fit(X, y, r_mem)
+    dist, _ = _fw_fit(Xd, yd, r_dist)
+    _assert_same_fw(dist, mem)
+    assert r_dist.bit_generator.state == r_mem.bit_generator.state
+    np.testing.assert_array_equal(mem.screened_features_, plain.screened_features_)
+    assert np.abs(mem.coef_ - plain.coef_).max() > 1e-6
 
 
 def test_frank_wolfe_on_dask_naive_bayes_start(live):

@@ -27,7 +27,10 @@ generator, on the client, exactly as the in-memory kernel draws it:
   (``_fw_multinomial_fast.select_vertices``, the code of a step of
   ``MultinomialFW``: any of its selectors);
 * two classes: the grouped sampler (:class:`GroupedExpSampler`, Algorithm 4) holds the
-  kernel's log-weights (:func:`_fw_fast.log_weight_array`), is built at the
+  kernel's log-weights (:func:`_fw_fast.log_weight_array`) with the columns
+  in the kernel's numbering (:func:`_fw_fast.column_order` of the columns'
+  counts of stored entries, summed over the blocks in the pass of the bound
+  check or of the screening statistic), is built at the
   first refresh and updated for the coordinates whose :math:`\alpha` changed
   (re-summed when more than an eighth changed, as the kernel), and each step
   draws the coordinate and then the sign with one uniform, in the kernel's
@@ -60,9 +63,10 @@ __all__ = ["validate_dask_data", "check_dask_plan", "fit_dask"]
 _REBUILD_FRACTION = 0.125
 
 
-def _statistic_block(Xb, yb, bound, score, n_classes=2, class_sums=False):
+def _statistic_block(Xb, yb, bound, score, n_classes=2, class_sums=False, counts=False):
     """The screening statistic of block X_b (``yb``: the rows' class indices in
-    ``range(n_classes)``) after clipping to the public bound, raveled, and (last
+    ``range(n_classes)``) after clipping to the public bound, raveled, with
+    ``counts`` the block's column counts (:func:`_column_counts`), and (last
     entry) whether an entry was outside it."""
     from scipy import sparse as sp
 
@@ -73,18 +77,28 @@ def _statistic_block(Xb, yb, bound, score, n_classes=2, class_sums=False):
     over = Xb.data.size > 0 and (Xb.data.max() > bound or -Xb.data.min() > bound)
     Xb.data = np.clip(Xb.data, -bound, bound)
     yb = None if yb is None else np.asarray(yb, dtype=np.int64)
-    return np.append(screening_statistic(Xb, score, yb, n_classes, class_sums).ravel(),
-                     float(over))
+    return np.concatenate([screening_statistic(Xb, score, yb, n_classes, class_sums).ravel(),
+                           _column_counts(Xb) if counts else [], [float(over)]])
 
 
-def _over_block(Xb, yb, bound):
-    """Whether the block has an entry outside [-bound, bound] (NaN refused)."""
+def _column_counts(Xb):
+    """Stored entries per column of block X_b (CSR, duplicates summed), as floats:
+    summed over the blocks, the counts from which the in-memory kernel numbers
+    its columns (:func:`_fw_fast.column_order`)."""
+    return np.bincount(Xb.indices, minlength=Xb.shape[1]).astype(np.float64)
+
+
+def _over_block(Xb, yb, bound, counts=False):
+    """With ``counts`` the block's column counts (:func:`_column_counts`), and (last
+    entry) whether it has an entry outside [-bound, bound] (NaN refused)."""
     from scipy import sparse as sp
 
     Xb = sp.csr_array(Xb, dtype=np.float64)
+    Xb.sum_duplicates()
     if not np.isfinite(Xb.data).all():
         raise ValueError("Input X contains NaN or infinity")
-    return np.array([float(Xb.data.size > 0 and np.abs(Xb.data).max() > bound)])
+    return np.append(_column_counts(Xb) if counts else [],
+                     float(Xb.data.size > 0 and np.abs(Xb.data).max() > bound))
 
 
 class _GroupedSelector:
@@ -101,10 +115,15 @@ class _GroupedSelector:
     #: Uniforms a step consumes without a rejection: group, item, sign.
     uniforms_per_step = 3
 
-    def __init__(self, n_items, group_size, coef, rng):
+    def __init__(self, n_items, group_size, coef, rng, order=None):
+        # the kernel's numbering of the columns (FastFW.order): column order[i]
+        # is the sampler's item i, so that a uniform draws the kernel's column
         self.sampler = GroupedExpSampler(n_items, group_size or None)
         self.coef, self.rng = coef, rng
         self.uniforms, self.consumed = None, 0
+        self.order = np.arange(n_items) if order is None else np.asarray(order)
+        self.item_of = np.empty(n_items, dtype=np.intp)
+        self.item_of[self.order] = np.arange(n_items)
 
     def __getstate__(self):
         # never the generator: a worker must not be able to regenerate the noise
@@ -120,7 +139,9 @@ class _GroupedSelector:
         # the log-weights and scaled weights the kernel gives its sampler
         logw, scaled = _fw_fast.log_weight_scaled_array(self.coef,
                                                         np.ascontiguousarray(alpha[items]))
-        if first or items.size > _REBUILD_FRACTION * alpha.size:
+        resum = first or items.size > _REBUILD_FRACTION * alpha.size
+        items = self.item_of[items]
+        if resum:
             self.sampler.update_items_resummed(items, logw, scaled, _fw_fast.SCALED_OFFSET)
         else:
             self.sampler.update_items_batched(items, logw, scaled, _fw_fast.SCALED_OFFSET)
@@ -137,6 +158,7 @@ class _GroupedSelector:
                 return None
             u = self.uniforms[pos]
             self.consumed = pos + 1
+        j = self.order[j]
         a = alpha[j]
         # the sign: P(descent) = sigmoid(2 coef |alpha_j|), one uniform (draw_sign)
         x = 2.0 * self.coef * abs(a)
@@ -241,13 +263,18 @@ def fit_dask(est, X, y_local, plan, rng):
     p, budget = plan.params, plan.params.budget
     codes = row_aligned(np.searchsorted(classes, y_local).astype(np.float64), X)
     D = X.shape[1]
-    columns, start = _screened_columns(est, X, codes, p, budget, rng, classes.size)
+    columns, start, counts = _screened_columns(est, X, codes, p, budget, rng, classes.size)
     n_kept = D if columns is None else columns.size
     bound = 1.0 if p.private else None
     stop = p.tol * X.shape[0] if p.tol > 0 else -np.inf
     if binary:
         if p.private:
-            selector = _GroupedSelector(n_kept, p.group_size, budget.kernel_parameter, rng)
+            # the in-memory kernel's numbering of the kept columns (FastFW.order)
+            order = None
+            if counts is not None:
+                order = _fw_fast.column_order(counts if columns is None else counts[columns])
+            selector = _GroupedSelector(n_kept, p.group_size, budget.kernel_parameter, rng,
+                                        order)
         else:
             selector = _ArgmaxSelector()
         coef, gaps, n_done, n_refresh = frank_wolfe_over_blocks(
@@ -276,37 +303,50 @@ def fit_dask(est, X, y_local, plan, rng):
 
 
 def _screened_columns(est, X, codes, p, budget, rng, n_classes):
-    """``(columns, start)``: the private candidate columns of a screened fit (None
-    otherwise), after checking the public bound over the blocks (the in-memory
-    check's error or warning): the statistic summed over the blocks, the noise on
-    the client; and with the naive-Bayes start ``(w0, t0)`` from the released
-    per-class sums (else None), as in memory."""
+    """``(columns, start, counts)``: the private candidate columns of a screened fit
+    (None otherwise), after checking the public bound over the blocks (the
+    in-memory check's error or warning): the statistic summed over the blocks, the
+    noise on the client; with the naive-Bayes start ``(w0, t0)`` from the
+    released per-class sums (else None), as in memory; and when the kernel numbers
+    its columns (two classes, at least ``_fw_fast.RENUMBER_MIN_FEATURES`` kept)
+    the stored entries of each of the D columns, summed over the blocks in the
+    same pass (else None; not released: they number the kernel's columns,
+    :func:`_fw_fast.column_order`).  Non-private: ``(None, None, None)``."""
     if not p.private:
-        return None, None
+        return None, None, None
     bound = 1.0
     screened = budget.screening_noise_multiplier is not None
+    n_kept = p.screening if screened else X.shape[1]
+    # the column counts, where the kernel numbers its columns by them
+    with_counts = n_classes == 2 and n_kept >= _fw_fast.RENUMBER_MIN_FEATURES
     starts = p.start == "naive_bayes"
     if screened:
         score = est._screening_score()
         out = block_sum(_statistic_block, X, codes if score == "gradient" or starts else None,
-                        (bound, score, n_classes, starts), what="the screening statistic")
-        statistic, over = out[:-1].reshape(-1, X.shape[1]), out[-1] > 0
+                        (bound, score, n_classes, starts, with_counts),
+                        what="the screening statistic")
     else:
-        over = block_sum(_over_block, X, None, (bound,), what="the bound check")[0] > 0
+        out = block_sum(_over_block, X, None, (bound, with_counts), what="the bound check")
+    out, over = out[:-1], out[-1] > 0
+    counts = None
+    if with_counts:
+        out, counts = out[:-X.shape[1]], out[-X.shape[1]:]
+    if screened:
+        statistic = out.reshape(-1, X.shape[1])
     if over:   # the in-memory check's error or warning, on a one-entry stand-in
         from scipy import sparse as sp
 
         est._enforce_public_bound(sp.csr_array(np.array([[2.0 * bound]])), "linf", bound)
     if not screened:
-        return None, None
+        return None, None, counts
     # the draws of private_top_columns, in place (no X to dwarf them)
     sensitivity = sensitivity_factor(est.neighbouring)
     columns = noisy_top_columns(statistic, p.screening, budget.screening_noise_multiplier,
                                 rng, sensitivity=sensitivity, score=score,
                                 keep_statistic=starts)
     if not starts:
-        return columns, None
+        return columns, None, counts
     # post-processing of the release, as the in-memory fit
     w0 = naive_bayes_start(statistic, columns, p.l1_bound,
                            budget.screening_noise_multiplier * sensitivity)
-    return columns, (w0, start_steps(p.max_iter, w0, p.start_steps))
+    return columns, (w0, start_steps(p.max_iter, w0, p.start_steps)), counts

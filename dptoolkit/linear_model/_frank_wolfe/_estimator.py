@@ -588,6 +588,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             y=y, classes=classes, csr=csr, csc=csc, p=p, solver=self.solver,
             mechanism=self.mechanism, kernel_parameter=budget.kernel_parameter if budget else 0.0,
             bit_generator=rng.bit_generator)
+        del csr, csc  # the kernel holds what it reads (the fast one may renumber a copy)
         if p.start == "naive_bayes":  # post-processing of the screening's release
             noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
             if classes.size > 2:
