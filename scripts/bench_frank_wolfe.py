@@ -9,6 +9,10 @@ process on the same data, so machine load affects both sides alike.
     python scripts/bench_frank_wolfe.py baseline   # standard step vs SciPy gradient
     python scripts/bench_frank_wolfe.py pernnz     # ns per touched non-zero of a fast
                                                    # step vs SciPy's ns per non-zero
+    python scripts/bench_frank_wolfe.py renumber   # the same steps with the columns
+                                                   # numbered by frequency or not
+    python scripts/bench_frank_wolfe.py fits       # CPU of whole fast private fits
+                                                   # over --seeds random states
     python scripts/bench_frank_wolfe.py perstep    # per-step time of private fits at
                                                    # the defaults, fast vs standard
     python scripts/bench_frank_wolfe.py nonprivate # standard vs fast (each selector)
@@ -249,7 +253,7 @@ def baseline(args, X, y, Xt, yt):
     return rows
 
 
-def _private_fast_kernel(Xr, Xc, y01, eps, lam, T, rho, seed=0):
+def _private_fast_kernel(Xr, Xc, y01, eps, lam, T, rho, seed=0, renumber=-1):
     """FastFW with the grouped sampler, configured as a private fit of T steps
     (the estimator's own budget split gives the log-weight coefficient)."""
     est = FrankWolfeLassoClassifier(l1_bound=lam, max_iter=T, epsilon=eps,
@@ -257,7 +261,8 @@ def _private_fast_kernel(Xr, Xc, y01, eps, lam, T, rho, seed=0):
     coef = est.budget(Xr.shape[1], n_samples=Xr.shape[0]).kernel_parameter
     return _fw_fast.FastFW(Xr.data, Xr.indices, Xr.indptr, Xc.data, Xc.indices,
                            Xc.indptr, y01, lam, _fw_fast.SELECTOR_CODES["grouped"], coef,
-                           np.random.default_rng(seed).bit_generator, refresh_tol=rho)
+                           np.random.default_rng(seed).bit_generator, refresh_tol=rho,
+                           renumber=renumber)
 
 
 def pernnz(args, X, y, Xt, yt):
@@ -333,6 +338,56 @@ def pernnz(args, X, y, Xt, yt):
             refresh_ns_per_nnz=round((c_rho - c_steps) / max(refresh_nnz, 1) * 1e9, 2),
             load1=load1()))
         print(rows[-1], flush=True)
+    return rows
+
+
+def renumber(args, X, y, Xt, yt):
+    """CPU time of T - 1 fast private steps (refresh_tol=inf, after the first) with
+    the columns in their own order (renumber=0) and in column_order's numbering
+    (renumber=1), for --seeds seeds each, one after the other in one process.
+    The two numberings draw other vertices from the same uniforms, so a seed's
+    work differs between them; ns per touched non-zero compares the two on runs
+    without a full-pass step (a step that drew a feature in more than a third
+    of the rows: its non-zeros cost a gather's, a few times less)."""
+    Xr = sp.csr_array(X)
+    Xc = sp.csc_array(Xr)
+    y01 = (y == np.unique(y)[1]).astype(np.float64)
+    T, lam = args.max_iter, args.l1_bound
+    rows = []
+    for eps in args.epsilons:
+        for seed in range(args.seeds):
+            for ren in (0, 1):
+                k = _private_fast_kernel(Xr, Xc, y01, eps, lam, T, np.inf, seed, ren)
+                gaps = np.zeros(T)
+                k.run(1, gaps)
+                nnz0, full0 = k.stats.touched_nnz, k.stats.n_full_steps
+                c0 = time.process_time()
+                k.run(T - 1, gaps)
+                c = time.process_time() - c0
+                touched = k.stats.touched_nnz - nnz0
+                rows.append(dict(epsilon=eps, seed=seed, renumber=ren, step_cpu_s=round(c, 4),
+                                 touched_nnz=touched,
+                                 full_steps=k.stats.n_full_steps - full0,
+                                 ns_per_touched_nnz=round(c / touched * 1e9, 2),
+                                 load1=load1()))
+                print(rows[-1], flush=True)
+    return rows
+
+
+def fits(args, X, y, Xt, yt):
+    """CPU seconds of whole fast private fits (grouped sampler, the default
+    refresh_tol) at random_state 0 .. --seeds - 1: a fit's work depends on the
+    vertices its noise draws (a frequent feature drawn costs a full pass), so a
+    comparison of two kernels whose draws differ needs several seeds."""
+    rows = []
+    for eps in args.epsilons:
+        for seed in range(args.seeds):
+            _, wall, cpu = timed_fit(X, y, cpu=True, l1_bound=args.l1_bound,
+                                     max_iter=args.max_iter, epsilon=eps,
+                                     delta=1.0 / X.shape[0], random_state=seed)
+            rows.append(dict(epsilon=eps, seed=seed, wall_s=round(wall, 3),
+                             cpu_s=round(cpu, 3), load1=load1()))
+            print(rows[-1], flush=True)
     return rows
 
 
@@ -474,7 +529,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("mode", choices=["speed", "staleness", "work", "baseline", "pernnz",
-                                    "nonprivate", "perstep"])
+                                    "nonprivate", "perstep", "renumber", "fits"])
     p.add_argument("--data")
     p.add_argument("--n-features", type=int, default=2 ** 20)
     p.add_argument("--l1-bound", type=float, default=50.0)
@@ -515,7 +570,8 @@ def main(argv=None):
     else:
         X, y, Xt, yt = load(args)
         rows = {"speed": speed, "staleness": staleness, "work": work,
-                "baseline": baseline, "pernnz": pernnz, "perstep": perstep}[args.mode](
+                "baseline": baseline, "pernnz": pernnz, "perstep": perstep,
+                "renumber": renumber, "fits": fits}[args.mode](
             args, X, y, Xt, yt)
     if args.out and rows:
         with open(args.out, "w", newline="") as fh:
