@@ -1251,9 +1251,10 @@ cdef class FastFW(_FWBase):
     ``renumber``: 1 works on the columns in :func:`column_order`'s numbering
     (frequent features first, so that their entries of alpha, of the marks and of
     the sampler's records stay in cache), 0 in their own order, -1 (default) the
-    former with the grouped sampler on at least RENUMBER_MIN_FEATURES columns.  The numbering changes neither alpha
-    (each column is summed in its own order), nor the margins, nor the law of a
-    private step (the exponential mechanism over the same vertices); it changes
+    former with the grouped sampler on at least RENUMBER_MIN_FEATURES columns.
+    The numbering changes neither alpha (each column is summed in its own
+    order), nor the margins, nor the law of a private step (the exponential
+    mechanism over the same vertices); it changes
     which vertex a given uniform draws (the sampler's groups follow the
     numbering; the Dask fit's selector takes the same numbering), the order of
     the heaps' and argmax's ties, and the rounding of the gap term h (summed in
