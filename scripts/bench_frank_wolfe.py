@@ -265,6 +265,19 @@ def _private_fast_kernel(Xr, Xc, y01, eps, lam, T, rho, seed=0, renumber=-1):
                            renumber=renumber)
 
 
+def _timed_steps(k, T):
+    """Run kernel ``k`` one step, then time its T - 1 next steps (CPU seconds);
+    returns (seconds, the steps' increments of the kernel's counters)."""
+    gaps = np.zeros(T)
+    k.run(1, gaps)
+    before = k.stats.as_dict()
+    c0 = time.process_time()
+    k.run(T - 1, gaps)
+    seconds = time.process_time() - c0
+    after = k.stats.as_dict()
+    return seconds, {key: after[key] - before[key] for key in after}
+
+
 def pernnz(args, X, y, Xt, yt):
     """ns per touched non-zero of a fast private step vs SciPy's ns per non-zero.
 
@@ -302,26 +315,14 @@ def pernnz(args, X, y, Xt, yt):
     rows = []
     for eps in args.epsilons:
         ref0 = scipy_ns()
-        k = _private_fast_kernel(Xr, Xc, y01, eps, lam, T, np.inf)
-        gaps = np.zeros(T)
-        k.run(1, gaps)
-        nnz0, upd0 = k.stats.touched_nnz, k.stats.selector_updates
-        c0 = time.process_time()
-        k.run(T - 1, gaps)
-        c_steps = time.process_time() - c0
-        touched = k.stats.touched_nnz - nnz0
-        updates = k.stats.selector_updates - upd0
+        c_steps, done = _timed_steps(_private_fast_kernel(Xr, Xc, y01, eps, lam, T, np.inf), T)
+        touched, updates = done["touched_nnz"], done["selector_updates"]
         k2 = _private_fast_kernel(Xr, Xc, y01, eps, lam, T, DEFAULT_REFRESH_TOL)
-        gaps2 = np.zeros(T)
-        k2.run(1, gaps2)
-        r0 = k2.stats.refresh_nnz
-        c0 = time.process_time()
-        k2.run(T - 1, gaps2)
-        c_rho = time.process_time() - c0
+        c_rho, done2 = _timed_steps(k2, T)
         ref1 = scipy_ns()
         ref = {key: min(ref0[key], ref1[key]) for key in ref0}
         ns_nnz = c_steps / touched * 1e9
-        refresh_nnz = k2.stats.refresh_nnz - r0
+        refresh_nnz = done2["refresh_nnz"]
         rows.append(dict(
             epsilon=eps, steps=T - 1, step_cpu_s=round(c_steps, 3),
             touched_nnz_per_step=round(touched / (T - 1)),
@@ -357,17 +358,11 @@ def renumber(args, X, y, Xt, yt):
     for eps in args.epsilons:
         for seed in range(args.seeds):
             for ren in (0, 1):
-                k = _private_fast_kernel(Xr, Xc, y01, eps, lam, T, np.inf, seed, ren)
-                gaps = np.zeros(T)
-                k.run(1, gaps)
-                nnz0, full0 = k.stats.touched_nnz, k.stats.n_full_steps
-                c0 = time.process_time()
-                k.run(T - 1, gaps)
-                c = time.process_time() - c0
-                touched = k.stats.touched_nnz - nnz0
+                c, done = _timed_steps(
+                    _private_fast_kernel(Xr, Xc, y01, eps, lam, T, np.inf, seed, ren), T)
+                touched = done["touched_nnz"]
                 rows.append(dict(epsilon=eps, seed=seed, renumber=ren, step_cpu_s=round(c, 4),
-                                 touched_nnz=touched,
-                                 full_steps=k.stats.n_full_steps - full0,
+                                 touched_nnz=touched, full_steps=done["n_full_steps"],
                                  ns_per_touched_nnz=round(c / touched * 1e9, 2),
                                  load1=load1()))
                 print(rows[-1], flush=True)
