@@ -446,6 +446,33 @@ def test_column_order_numbers_the_frequent_columns_first():
             _fw_fast.column_order(bad)
 
 
+@pytest.mark.parametrize("binary", [True, False])
+def test_number_columns_copies_the_columns_in_column_order(binary):
+    """_number_columns: the numbering of column_order, its inverse, and the CSC
+    arrays with column order[i] at position i (rows and values in their order),
+    as fancy indexing builds them; empty columns, no entries, no columns."""
+    rng = np.random.default_rng(5)
+    for d, n in ((0, 5), (7, 0), (300, 50), (2000, 40)):
+        X = sp.csc_array(sp.random(n, d, density=0.05, random_state=rng, format="csc"))
+        if n and d:  # a few long columns among short and empty ones
+            X = sp.csc_array(sp.hstack([X, sp.csc_array(rng.random((n, 3)) < 0.9)]))
+            X = sp.csc_array(X[:, rng.permutation(X.shape[1])])
+        X.indices = X.indices.astype(np.int32)
+        indptr = X.indptr.astype(np.int64)
+        order, new_index, c_indptr, c_idx, c_data = _fw_fast._number_columns(
+            indptr, X.indices, None if binary else X.data)
+        np.testing.assert_array_equal(order, _fw_fast.column_order(np.diff(indptr)))
+        np.testing.assert_array_equal(new_index[order], np.arange(X.shape[1]))
+        assert new_index.dtype == np.int32 and c_idx.dtype == np.int32
+        Y = X[:, order]
+        np.testing.assert_array_equal(c_indptr, Y.indptr)
+        np.testing.assert_array_equal(c_idx, Y.indices)
+        if binary:
+            assert c_data is None
+        else:
+            np.testing.assert_array_equal(c_data, Y.data)
+
+
 def _renumbering_problem(binary, seed=3):
     """Columns of very different frequencies in no particular order (so that
     column_order is not the identity), no two columns alike."""

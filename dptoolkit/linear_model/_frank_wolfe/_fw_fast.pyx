@@ -955,6 +955,15 @@ cdef inline void _exclusive_prefix_sums(intp_t* a, intp_t n) noexcept nogil:
         acc += v
 
 
+cdef inline void _exclusive_prefix_sums64(index_t* a, intp_t n) noexcept nogil:
+    cdef intp_t i
+    cdef index_t acc = 0, v
+    for i in range(n):
+        v = a[i]
+        a[i] = acc
+        acc += v
+
+
 def _map_indices(const int32_t[::1] idx, const int32_t[::1] new_index):
     """new_index[idx] as a new int32 array (the CSR indices in a new numbering)."""
     out = np.empty(idx.shape[0], dtype=np.int32)
@@ -966,21 +975,85 @@ def _map_indices(const int32_t[::1] idx, const int32_t[::1] new_index):
     return out
 
 
-cdef void _copy_columns(const index_t* indptr, const int32_t* idx, const float64_t* data,
-                        const intp_t* order, intp_t d, index_t* new_indptr,
-                        int32_t* new_idx, float64_t* new_data) noexcept nogil:
-    # the columns order[0], order[1], ... one after the other (data if not NULL)
-    cdef intp_t j
-    cdef index_t lo, n, at = 0
-    new_indptr[0] = 0
-    for j in range(d):
-        lo = indptr[order[j]]
-        n = indptr[order[j] + 1] - lo
-        memcpy(&new_idx[at], &idx[lo], n * sizeof(int32_t))
-        if new_data != NULL:
-            memcpy(&new_data[at], &data[lo], n * sizeof(float64_t))
-        at += n
-        new_indptr[j + 1] = at
+cdef inline void _copy_ints(int32_t* dst, const int32_t* src, index_t n) noexcept nogil:
+    # most columns of a wide sparse matrix hold a few entries: a loop beats a
+    # call to memcpy there
+    cdef index_t k
+    if n >= 32:
+        memcpy(dst, src, n * sizeof(int32_t))
+    else:
+        for k in range(n):
+            dst[k] = src[k]
+
+
+def _number_columns(c_indptr_arr, c_idx_arr, c_data_arr=None):
+    """The columns of CSC arrays in :func:`column_order`'s numbering, in one pass.
+
+    Returns ``(order, new_index, indptr, indices, data)``: ``order`` as
+    ``column_order(np.diff(c_indptr))`` gives it, ``new_index[j]`` the number of
+    column j (int32), and the CSC arrays with column ``order[i]`` at position i
+    (its rows in their order; ``data`` None when ``c_data`` is None).
+
+    column_order is a stable counting sort by bit length: within one length the
+    columns keep their order, so the columns are read in storage order and each
+    is written at the cursor of its length (a few dozen sequential streams)
+    instead of being read in the new order (a jump per column).
+    """
+    cdef const index_t[::1] indptr = c_indptr_arr
+    cdef const int32_t[::1] idx = c_idx_arr
+    cdef const float64_t[::1] data
+    cdef intp_t d = indptr.shape[0] - 1
+    cdef index_t nnz = indptr[d]
+    order_arr = np.empty(d, dtype=np.intp)
+    new_index_arr = np.empty(d, dtype=np.int32)
+    new_indptr_arr = np.empty(d + 1, dtype=np.int64)
+    new_idx_arr = np.empty(nnz, dtype=np.int32)
+    new_data_arr = None if c_data_arr is None else np.empty(nnz)
+    cdef intp_t[::1] order = order_arr
+    cdef int32_t[::1] new_index = new_index_arr
+    cdef index_t[::1] new_indptr = new_indptr_arr
+    cdef int32_t[::1] new_idx = new_idx_arr
+    cdef float64_t[::1] new_data
+    cdef const float64_t* dp = NULL
+    cdef float64_t* ndp = NULL
+    cdef intp_t[65] item_at
+    cdef index_t[65] nnz_at
+    cdef intp_t j, pos
+    cdef index_t lo, n, at
+    cdef int b
+    if new_data_arr is not None and nnz > 0:
+        data = c_data_arr
+        new_data = new_data_arr
+        dp = &data[0]
+        ndp = &new_data[0]
+    with nogil:
+        for b in range(65):
+            item_at[b] = 0
+            nnz_at[b] = 0
+        for j in range(d):
+            n = indptr[j + 1] - indptr[j]
+            b = 64 - _bit_length(n)
+            item_at[b] += 1
+            nnz_at[b] += n
+        _exclusive_prefix_sums(item_at, 65)
+        _exclusive_prefix_sums64(nnz_at, 65)
+        new_indptr[0] = 0
+        for j in range(d):
+            lo = indptr[j]
+            n = indptr[j + 1] - lo
+            b = 64 - _bit_length(n)
+            pos = item_at[b]
+            item_at[b] = pos + 1
+            at = nnz_at[b]
+            nnz_at[b] = at + n
+            order[pos] = j
+            new_index[j] = <int32_t> pos
+            new_indptr[pos + 1] = at + n
+            if n > 0:
+                _copy_ints(&new_idx[at], &idx[lo], n)
+                if ndp != NULL:
+                    memcpy(&ndp[at], &dp[lo], n * sizeof(float64_t))
+    return order_arr, new_index_arr, new_indptr_arr, new_idx_arr, new_data_arr
 
 
 cdef class _FWBase:
@@ -1378,33 +1451,14 @@ cdef class FastFW(_FWBase):
         # (each row's entries keep their positions, so every row is summed and
         # scattered in the same order), the CSC columns copied in the new order
         # (each column's rows unchanged, so each alpha_j is the same sum, bit for
-        # bit).  set_start, coef and state map between the numberings.
-        cdef intp_t d = self.n_features
-        order = column_order(np.diff(self.c_indptr))
-        if np.array_equal(order, np.arange(d)):
+        # bit; binary data: the CSC values are all 1.0 in any order and may be
+        # the CSR array itself, other data: copied too).  set_start, coef and
+        # state map between the numberings.
+        order, new_index, new_indptr, new_idx, new_data = _number_columns(
+            self.c_indptr, self.c_idx, None if self.binary else self.c_data)
+        if np.array_equal(order, np.arange(self.n_features)):
             return
-        inverse = np.empty(d, dtype=np.int32)
-        inverse[order] = np.arange(d, dtype=np.int32)
-        self.r_idx = _map_indices(self.r_idx, inverse)
-        new_indptr = np.empty(d + 1, dtype=np.int64)
-        new_idx = np.empty(self.nnz, dtype=np.int32)
-        # binary data: the CSC values are all 1.0 in any order (and may be the
-        # CSR array itself); other data: copied in the new order
-        new_data = None if self.binary else np.empty(self.nnz)
-        cdef const intp_t[::1] o = order
-        cdef index_t[::1] ip = new_indptr
-        cdef int32_t[::1] ix = new_idx
-        cdef float64_t[::1] dv
-        cdef float64_t* dp = NULL
-        if new_data is not None and self.nnz > 0:
-            dv = new_data
-            dp = &dv[0]
-        if self.nnz > 0:
-            with nogil:
-                _copy_columns(&self.c_indptr[0], &self.c_idx[0], &self.c_data[0], &o[0], d,
-                              &ip[0], &ix[0], dp)
-        else:
-            new_indptr[:] = 0
+        self.r_idx = _map_indices(self.r_idx, new_index)
         self.c_indptr = new_indptr
         self.c_idx = new_idx
         if new_data is not None:
