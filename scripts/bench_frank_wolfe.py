@@ -28,16 +28,21 @@ Options: --data (LIBSVM file or corpus; default the IMDB train set hashed to
 2^20 binary features), --l1-bound, --max-iter, --standard-iters (run the standard
 solver for fewer iterations and extrapolate its per-step time, fit(k) - fit(1),
 to T: its per-iteration cost does not depend on t; the table's
-``standard_iters_run`` says when this is done), --out (CSV).
+``standard_iters_run`` says when this is done), --threads (OpenMP and BLAS
+threads of every fit: 1 compares the two solvers on one core each, as the
+standard solver's passes run on one; CPU time counts a waiting thread's spin,
+wall time does not), --out (CSV).
 """
 import argparse
 import csv
 import os
 import sys
 import time
+from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from dptoolkit.kernels import fw_fast as _fw_fast
 from dptoolkit.datasets import get_data_path, load_libsvm, load_text_corpus
@@ -163,7 +168,8 @@ def speed(args, X, y, Xt, yt):
                                (c_std_full - c_1) / (c_fast - setup_cpu), 1),
                            refreshes=fast.solver_stats_["n_refresh"],
                            test_acc=round(fast.score(Xt, yt), 4),
-                           nnz=int(np.count_nonzero(fast.coef_)), load1=load1())
+                           nnz=int(np.count_nonzero(fast.coef_)),
+                           threads=args.threads or "default", load1=load1())
                 rows.append(row)
                 print(row, flush=True)
     return rows
@@ -370,19 +376,37 @@ def renumber(args, X, y, Xt, yt):
 
 
 def fits(args, X, y, Xt, yt):
-    """CPU seconds of whole fast private fits (grouped sampler, the default
-    refresh_tol) at random_state 0 .. --seeds - 1: a fit's work depends on the
-    vertices its noise draws (a frequent feature drawn costs a full pass), so a
-    comparison of two kernels whose draws differ needs several seeds."""
+    """CPU seconds of whole fast private fits (grouped sampler) at random_state
+    0 .. --seeds - 1 and each of --fit-refresh-tols (default: the default
+    refresh_tol), the settings of one seed one after the other: a fit's work
+    depends on the vertices its noise draws (a frequent feature drawn costs a
+    full pass), so a comparison of two kernels whose draws differ needs several
+    seeds.  With --standard-iters k, the standard solver's fit of T steps is
+    extrapolated from k steps (as in ``speed``) once per epsilon and each row
+    gives the whole fit's ratio to it."""
     rows = []
+    rhos = args.fit_refresh_tols or [DEFAULT_REFRESH_TOL]
     for eps in args.epsilons:
+        kw = dict(l1_bound=args.l1_bound, epsilon=eps, delta=1.0 / X.shape[0])
+        c_std = None
+        if args.standard_iters:
+            k = args.standard_iters
+            c_k = timed_fit(X, y, cpu=True, max_iter=k, solver="standard", random_state=0,
+                            **kw)[2]
+            c_1 = min(timed_fit(X, y, cpu=True, max_iter=1, solver="standard",
+                                random_state=0, **kw)[2] for _ in range(3))
+            c_std = c_1 + (c_k - c_1) * (args.max_iter - 1) / (k - 1)
         for seed in range(args.seeds):
-            _, wall, cpu = timed_fit(X, y, cpu=True, l1_bound=args.l1_bound,
-                                     max_iter=args.max_iter, epsilon=eps,
-                                     delta=1.0 / X.shape[0], random_state=seed)
-            rows.append(dict(epsilon=eps, seed=seed, wall_s=round(wall, 3),
-                             cpu_s=round(cpu, 3), load1=load1()))
-            print(rows[-1], flush=True)
+            for rho in rhos:
+                _, wall, cpu = timed_fit(X, y, cpu=True, max_iter=args.max_iter,
+                                         random_state=seed, refresh_tol=rho, **kw)
+                row = dict(epsilon=eps, seed=seed, refresh_tol=rho, wall_s=round(wall, 3),
+                           cpu_s=round(cpu, 3))
+                if c_std is not None:
+                    row.update(standard_cpu_s=round(c_std, 2),
+                               speedup_cpu=round(c_std / cpu, 1))
+                rows.append(dict(row, threads=args.threads or "default", load1=load1()))
+                print(rows[-1], flush=True)
     return rows
 
 
@@ -557,17 +581,23 @@ def main(argv=None):
     p.add_argument("--npz-prefix", help="load X/y from PREFIX_{train,test}_{X.npz,y.npy}")
     p.add_argument("--perstep-settings", nargs="+", default=None,
                    choices=list(PERSTEP_SETTINGS), help="perstep: settings (default all)")
+    p.add_argument("--fit-refresh-tols", type=float, nargs="+", default=None,
+                   help="fits: refresh_tol values (default: the estimator's default)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="limit the OpenMP (and BLAS) threads of every fit to this "
+                        "many (threadpoolctl; default: the libraries' own)")
     p.add_argument("--sets", nargs="+", default=None,
                    help="nonprivate: data sets (LIBSVM names, news20, imdb; default all)")
     args = p.parse_args(argv)
-    if args.mode == "nonprivate":
-        rows = nonprivate(args)
-    else:
-        X, y, Xt, yt = load(args)
-        rows = {"speed": speed, "staleness": staleness, "work": work,
-                "baseline": baseline, "pernnz": pernnz, "perstep": perstep,
-                "renumber": renumber, "fits": fits}[args.mode](
-            args, X, y, Xt, yt)
+    with (threadpool_limits(limits=args.threads) if args.threads else nullcontext()):
+        if args.mode == "nonprivate":
+            rows = nonprivate(args)
+        else:
+            X, y, Xt, yt = load(args)
+            rows = {"speed": speed, "staleness": staleness, "work": work,
+                    "baseline": baseline, "pernnz": pernnz, "perstep": perstep,
+                    "renumber": renumber, "fits": fits}[args.mode](
+                args, X, y, Xt, yt)
     if args.out and rows:
         with open(args.out, "w", newline="") as fh:
             wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
