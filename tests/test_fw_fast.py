@@ -259,6 +259,27 @@ def test_full_pass_lane_bounds_balance_the_non_zeros():
                                   [0, 1, 3, 5, 5, 5, 5, 5, 8])
 
 
+def test_full_pass_skips_the_trailing_empty_columns():
+    """FastFW's lanes end at the last column with entries (_full_pass_lanes):
+    the empty columns after it keep alpha_j = 0.0, the sum over no entries,
+    for one or several parts; no columns, no entries."""
+    indptr = np.array([0, 2, 2, 5, 6, 6, 6, 6], dtype=np.int64)  # columns 4-6 empty
+    np.testing.assert_array_equal(_fw_fast._full_pass_lanes(indptr),
+                                  _fw_fast._lane_bounds(indptr[:5]))
+    assert _fw_fast._full_pass_lanes(indptr, 2)[-1] == 4
+    np.testing.assert_array_equal(_fw_fast._full_pass_lanes(np.zeros(4, np.int64)),
+                                  [0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(_fw_fast._full_pass_lanes(np.zeros(1, np.int64)),
+                                  [0, 0, 0, 0, 0])
+    idx = np.array([0, 1, 0, 1, 2, 2], dtype=np.int32)
+    q = np.array([0.5, -0.25, 2.0])
+    want = np.array([0.25, 0.0, 2.25, 2.0, 0.0, 0.0, 0.0])
+    for n_threads in (1, 2):
+        got = _fw_fast.gather_columns(indptr, idx, np.ones(6), q, binary=True,
+                                      n_threads=n_threads)
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
 def test_full_pass_rejects_bounds_not_whole_parts():
     indptr = np.array([0, 1, 2], dtype=np.int64)
     with pytest.raises(ValueError, match="bounds must have"):

@@ -346,25 +346,39 @@ def _parts_on_mark_words(bounds):
     return np.minimum.accumulate(bounds[::-1])[::-1].copy()
 
 
+def _full_pass_lanes(c_indptr, n_parts=1):
+    """FastFW's lane bounds (_lane_bounds, parts on mark words) over the columns up
+    to the last one with entries: the trailing empty columns (in column_order's
+    numbering, every empty column) keep alpha_j = 0 from the start and are
+    never summed (a lane pays a few nanoseconds a column even when empty)."""
+    c_indptr = np.asarray(c_indptr, dtype=np.int64)
+    n_cols = c_indptr.shape[0] - 1
+    used = int(np.searchsorted(c_indptr, c_indptr[n_cols], side="left")) if n_cols > 0 else 0
+    lanes = _lane_bounds(c_indptr[:used + 1], n_parts)
+    return _parts_on_mark_words(lanes) if n_parts > 1 else lanes
+
+
 def gather_columns(c_indptr, c_indices, c_data, q, *, bint binary=False, bounds=None,
                    int n_threads=1):
     """alpha = X^T q by _gather_parts, FastFW's full pass (for tests and
     benchmarks): X given by CSC arrays (int64 indptr, int32 indices), q of shape
     (n_samples,); ``bounds``: k * N_LANES + 1 lane bounds, k parts (default:
-    FastFW's for ``n_threads`` parts; (0, 0, 0, 0, D) sums the columns one after
-    the other).  The parts run on up to ``n_threads`` threads."""
+    FastFW's for ``n_threads`` parts, _full_pass_lanes: the trailing empty columns
+    are not summed and get 0.0; (0, 0, 0, 0, D) sums the columns one after the
+    other).  The parts run on up to ``n_threads`` threads."""
     cdef const index_t[::1] indptr = np.ascontiguousarray(c_indptr, dtype=np.int64)
     cdef const int32_t[::1] idx = np.ascontiguousarray(c_indices, dtype=np.int32)
     cdef const float64_t[::1] data = np.ascontiguousarray(c_data, dtype=np.float64)
     cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
     cdef intp_t d = indptr.shape[0] - 1
     n_threads = min(n_threads, _openmp_effective_n_threads()) if n_threads > 1 else 1
-    cdef intp_t[::1] lanes = (_parts_on_mark_words(_lane_bounds(c_indptr, n_threads))
+    cdef intp_t[::1] lanes = (_full_pass_lanes(c_indptr, n_threads)
                               if bounds is None else np.asarray(bounds, dtype=np.intp))
     if (lanes.shape[0] - 1) % N_LANES or lanes.shape[0] < N_LANES + 1:
         raise ValueError(f"bounds must have k * {N_LANES} + 1 entries, got {lanes.shape[0]}")
     cdef int n_parts = (lanes.shape[0] - 1) // N_LANES
     alpha = np.full(d, np.nan)
+    alpha[lanes[lanes.shape[0] - 1]:] = 0.0  # columns past the lanes: empty (sum 0.0)
     cdef double[::1] a = alpha
     if d > 0:
         with nogil:
@@ -1392,7 +1406,7 @@ cdef class FastFW(_FWBase):
         self.r_idx = np.asarray(args[1]).astype(np.int32, copy=False)
         self.c_idx = np.asarray(args[4]).astype(np.int32, copy=False)
         self.n_threads = 1
-        self.lanes = _lane_bounds(self.c_indptr, 1)
+        self.lanes = _full_pass_lanes(self.c_indptr, 1)
         if self.r_idx.shape[0] != self.r_data.shape[0] or self.c_idx.shape[0] != self.c_data.shape[0]:
             raise ValueError("index and data arrays of X differ in length")
         self.nnz = self.r_indptr[self.n_samples]
@@ -1463,7 +1477,7 @@ cdef class FastFW(_FWBase):
         self.c_idx = new_idx
         if new_data is not None:
             self.c_data = new_data
-        self.lanes = _lane_bounds(self.c_indptr, 1)
+        self.lanes = _full_pass_lanes(self.c_indptr, 1)
         self.order = order
 
     def _to_columns(self, v):
@@ -1482,7 +1496,7 @@ cdef class FastFW(_FWBase):
         cdef int n_threads = _openmp_effective_n_threads()
         if n_threads != self.n_threads:
             self.n_threads = n_threads
-            self.lanes = _parts_on_mark_words(_lane_bounds(self.c_indptr, n_threads))
+            self.lanes = _full_pass_lanes(self.c_indptr, n_threads)
         cdef long done = _FWBase.run(self, n_steps, gaps, tol)
         if self.sampler is not None:
             self.stats.sampler_group_resums = self.sampler.n_group_resums
