@@ -254,6 +254,8 @@ def read_rows(datasets, out_dir):
 
 
 def summary(args):
+    from scipy.stats import binomtest
+
     rows = read_rows(args.datasets, args.out_dir)
     out = []
     a = [r for r in rows if r["part"] == "A"]
@@ -279,11 +281,14 @@ def summary(args):
                 "Per rho: mean test accuracy over the seeds, refreshes of the (inner) "
                 "Frank-Wolfe fit (min-max over seeds), steps T (min-max), and the "
                 "paired difference to rho = 0.3 over the same seeds: mean, standard "
-                "deviation, seeds where rho is better / worse / equal, and seeds whose "
-                "coef_ is bit-identical to rho = 0.3's.", "",
-                "| data set | model | eps | rho | seeds | mean acc | refreshes | T "
-                "| mean diff vs 0.3 | sd diff | better/worse/equal | identical coef_ |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "deviation, seeds where rho is better / worse / equal, the two-sided "
+                "sign test's p-value (ties dropped), seeds whose coef_ is "
+                "bit-identical to rho = 0.3's, and the mean (sd) paired difference of the "
+                "training objective (mean logistic loss of the released coef_).", "",
+                "| data set | model | eps | rho | seeds | mean acc (sd) | refreshes | T "
+                "| mean diff vs 0.3 | sd diff | better/worse/equal | sign p | identical coef_ "
+                "| objective diff vs 0.3 (sd) |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for (name, model, eps), rs in groups.items():
             by = {}
             for r in rs:
@@ -297,15 +302,21 @@ def summary(args):
                 seeds = [s for s in d if s in ref]
                 diff = np.array([float(d[s]["test_acc"]) - float(ref[s]["test_acc"])
                                  for s in seeds])
+                dobj = np.array([float(d[s]["objective"]) - float(ref[s]["objective"])
+                                 for s in seeds])
                 same = sum(d[s]["coef_sha1"] == ref[s]["coef_sha1"] for s in seeds)
                 if rho == "0.3" or not seeds:
-                    dtxt = "- | - | - | -"
+                    dtxt = "- | - | - | - | - | -"
                 else:
                     sd = diff.std(ddof=1) if diff.size > 1 else float("nan")
-                    dtxt = (f"{diff.mean():+.4f} | {sd:.4f} | {(diff > 0).sum()}/"
-                            f"{(diff < 0).sum()}/{(diff == 0).sum()} | {same}/{len(seeds)}")
+                    up, down = int((diff > 0).sum()), int((diff < 0).sum())
+                    pval = binomtest(up, up + down).pvalue if up + down else 1.0
+                    dtxt = (f"{diff.mean():+.4f} | {sd:.4f} | {up}/{down}/"
+                            f"{(diff == 0).sum()} | {pval:.2f} | {same}/{len(seeds)} | "
+                            f"{dobj.mean():+.2e} ({dobj.std(ddof=1) if dobj.size > 1 else 0:.1e})")
+                sd_acc = acc.std(ddof=1) if acc.size > 1 else float("nan")
                 out.append(f"| {name} | {model} | {eps} | {rho} | {acc.size} | "
-                           f"{acc.mean():.4f} | {min(nr)}-{max(nr)} | {min(ts)}-{max(ts)} | "
+                           f"{acc.mean():.4f} ({sd_acc:.4f}) | {min(nr)}-{max(nr)} | {min(ts)}-{max(ts)} | "
                            f"{dtxt} |")
         out.append("")
     text = "\n".join(out)
