@@ -30,6 +30,8 @@ measures no time.
   default ``"projected_gradient"``); both are patched.  The same seed draws the
   same noise stream for every rho, so the summary reports paired differences.
   ``memory`` caches the sparsifier's non-private fit (it does not depend on rho).
+  Model ``FrankWolfeLasso-kNone`` (not a default fit): the same with ``k=None``,
+  so no screening and the zero start (``t_0 = 0``, the refreshes of Part A).
 
 Data: ``load(name)`` of ``scripts/study_accuracy_vs_epsilon.py`` (news20: 20
 Newsgroups comp.* (1) vs rec.* (0), hashed 2^20 binary features; a9a: LIBSVM
@@ -220,10 +222,11 @@ def part_b(name, data, store, args):
                     lo = load1()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        if model == "FrankWolfeLasso":
+                        if model.startswith("FrankWolfeLasso"):
+                            extra = dict(k=None) if model == "FrankWolfeLasso-kNone" else {}
                             est = FrankWolfeLassoClassifier(
                                 epsilon=eps, random_state=seed, refresh_tol=rho,
-                                **common).fit(X, y)
+                                **extra, **common).fit(X, y)
                             inner = est
                         else:
                             with sparsifier_refresh_tol(rho):
@@ -233,7 +236,7 @@ def part_b(name, data, store, args):
                             inner = est.estimator_
                             assert inner.refresh_tol == rho
                     lam = float(inner.l1_bound_)
-                    row = dict(key, mechanism=inner.mechanism_ if model == "FrankWolfeLasso"
+                    row = dict(key, mechanism=inner.mechanism_ if model != "SparsifiedLasso"
                                else "auto", max_iter=inner.n_iter_, l1_bound=lam,
                                n_refresh=inner.solver_stats_.get("n_refresh", ""),
                                load1=lo, **quality(X, y, Xte, yte, est, lam))
@@ -272,7 +275,8 @@ def summary(args):
                        f"{float(r['objective']):.6f} | {float(r['gap']):.5f} | "
                        f"{float(r['test_acc']):.4f} | {r['nnz']} |")
         out.append("")
-    b = [r for r in rows if r["part"] == "B"]
+    b = [r for r in rows if r["part"] == "B"
+         and (args.summary_seeds is None or int(r["seed"]) in args.summary_seeds)]
     groups = {}
     for r in b:
         groups.setdefault((r["dataset"], r["model"], r["epsilon"]), []).append(r)
@@ -335,13 +339,17 @@ def main(argv=None):
     p.add_argument("--mechanisms", nargs="+", default=["argmax", "pairing_heap"],
                    help="Part A: non-private selectors of the fast solver")
     p.add_argument("--models", nargs="+", default=["FrankWolfeLasso"],
-                   choices=("FrankWolfeLasso", "SparsifiedLasso"))
+                   choices=("FrankWolfeLasso", "SparsifiedLasso", "FrankWolfeLasso-kNone"),
+                   help="FrankWolfeLasso-kNone: the defaults but k=None (no screening, "
+                   "so the zero start: not a default fit)")
     p.add_argument("--epsilons", nargs="+", type=float, default=[0.5, 1.0, 2.0])
     p.add_argument("--seeds", nargs="+", type=int, default=list(range(10)))
     p.add_argument("--memory", default="/tmp/refresh_tol_study_cache",
                    help="joblib cache of the sparsifier's non-private fit")
     p.add_argument("--out-dir", default=str(OUT_DIR))
     p.add_argument("--write", default=None, help="summary: write the tables here")
+    p.add_argument("--summary-seeds", nargs="+", type=int, default=None,
+                   help="summary: Part B rows of these seeds only (default all)")
     args = p.parse_args(argv)
     if args.command == "summary":
         return summary(args)
