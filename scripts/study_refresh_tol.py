@@ -257,7 +257,12 @@ def read_rows(datasets, out_dir):
 
 
 def summary(args):
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest, ttest_1samp
+
+    def tpval(x):
+        if x.size < 2 or not np.any(x != 0):
+            return 1.0
+        return float(ttest_1samp(x, 0.0).pvalue)
 
     rows = read_rows(args.datasets, args.out_dir)
     out = []
@@ -288,12 +293,15 @@ def summary(args):
                 "deviation, seeds where rho is better / worse / equal, the two-sided "
                 "sign test's p-value (ties dropped), seeds whose coef_ is "
                 "bit-identical to rho = 0.3's, and the mean (sd) paired difference of the "
-                "training objective (mean logistic loss of the released coef_).", "",
+                "training objective (mean logistic loss of the released coef_) with the "
+                "two-sided paired t-test's p-value.", "",
                 "| data set | model | eps | rho | seeds | mean acc (sd) | refreshes | T "
                 "| mean diff vs 0.3 | sd diff | better/worse/equal | sign p | identical coef_ "
-                "| objective diff vs 0.3 (sd) |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for (name, model, eps), rs in groups.items():
+                "| objective diff vs 0.3 (sd) | objective t-test p |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        order = {name: i for i, name in enumerate(args.datasets)}
+        for (name, model, eps), rs in sorted(
+                groups.items(), key=lambda g: (order[g[0][0]], g[0][1], float(g[0][2]))):
             by = {}
             for r in rs:
                 by.setdefault(r["refresh_tol"], {})[r["seed"]] = r
@@ -310,14 +318,15 @@ def summary(args):
                                  for s in seeds])
                 same = sum(d[s]["coef_sha1"] == ref[s]["coef_sha1"] for s in seeds)
                 if rho == "0.3" or not seeds:
-                    dtxt = "- | - | - | - | - | -"
+                    dtxt = "- | - | - | - | - | - | -"
                 else:
                     sd = diff.std(ddof=1) if diff.size > 1 else float("nan")
                     up, down = int((diff > 0).sum()), int((diff < 0).sum())
                     pval = binomtest(up, up + down).pvalue if up + down else 1.0
                     dtxt = (f"{diff.mean():+.4f} | {sd:.4f} | {up}/{down}/"
                             f"{(diff == 0).sum()} | {pval:.2f} | {same}/{len(seeds)} | "
-                            f"{dobj.mean():+.2e} ({dobj.std(ddof=1) if dobj.size > 1 else 0:.1e})")
+                            f"{dobj.mean():+.2e} ({dobj.std(ddof=1) if dobj.size > 1 else 0:.1e}) | "
+                            f"{tpval(dobj):.3g}")
                 sd_acc = acc.std(ddof=1) if acc.size > 1 else float("nan")
                 out.append(f"| {name} | {model} | {eps} | {rho} | {acc.size} | "
                            f"{acc.mean():.4f} ({sd_acc:.4f}) | {min(nr)}-{max(nr)} | {min(ts)}-{max(ts)} | "
