@@ -58,10 +58,20 @@ Commands (repository root, one process at a time)::
     python scripts/study_refresh_tol.py run --part B --datasets news20 a9a
     python scripts/study_refresh_tol.py run --part B --datasets news20 a9a \
         --models SparsifiedLasso --epsilons 1
-    python scripts/study_refresh_tol.py run --part A --datasets imdb
+    python scripts/study_refresh_tol.py run --part A --datasets imdb \
+        --mechanisms argmax                      # and --max-iter 1000, 2000
     python scripts/study_refresh_tol.py run --part B --datasets imdb --epsilons 1 \
         --seeds 0 1 2 3 4
+    python scripts/study_refresh_tol.py run --part B --datasets a9a --seeds $(seq 10 39)
+    python scripts/study_refresh_tol.py run --part B --datasets a9a \
+        --models SparsifiedLasso --epsilons 1 --seeds $(seq 10 39)
+    python scripts/study_refresh_tol.py run --part B --datasets news20 \
+        --models FrankWolfeLasso-kNone --epsilons 0.5 1 2 --seeds $(seq 0 39)
+    python scripts/study_refresh_tol.py run --part B --datasets imdb \
+        --models FrankWolfeLasso-kNone --epsilons 1 --seeds $(seq 0 39)
     python scripts/study_refresh_tol.py summary --datasets news20 a9a imdb
+    python scripts/study_refresh_tol.py summary --datasets news20 a9a imdb \
+        --summary-seeds $(seq 0 9)
 """
 import os
 
