@@ -19,7 +19,8 @@ from dptoolkit.accounting._talwar import (
 )
 from dptoolkit.datasets import make_correlated_classification
 from dptoolkit.exceptions import BudgetExceededError, DataClippedWarning, PrivacyLeakWarning
-from dptoolkit.linear_model import FrankWolfeLassoClassifier, SparsifiedLassoClassifier
+from dptoolkit.linear_model import (DEFAULT_REFRESH_TOL, FrankWolfeLassoClassifier,
+                                  SparsifiedLassoClassifier)
 from dptoolkit.linear_model import _l1_ball as l1_ball_module
 from dptoolkit.linear_model import _sparsifier as sparsifier_module
 from dptoolkit.linear_model._sparsifier import check_count_bounds, keep_largest, noisy_count
@@ -505,7 +506,7 @@ def test_sparsifier_frank_wolfe_count():
     """nonprivate_solver="frank_wolfe": the count of nonprivate_max_iter Frank-Wolfe
     steps (Khanna, Lu and Raff's (2023) code), at most that many non-zeros."""
     X, y = _problem(n=300, d=60, seed=3)
-    fw = FrankWolfeLassoClassifier(l1_bound=50.0, max_iter=7, refresh_tol=0.3,
+    fw = FrankWolfeLassoClassifier(l1_bound=50.0, max_iter=7, refresh_tol=DEFAULT_REFRESH_TOL,
                                    epsilon=None).fit(X, y)
     est = SparsifiedLassoClassifier(l1_bound=50.0, nonprivate_solver="frank_wolfe",
                                     nonprivate_max_iter=7, count_bounds=(0, 60),
