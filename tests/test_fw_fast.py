@@ -38,6 +38,24 @@ def test_csr_to_csc_equals_scipy(binary, shape, density):
         assert not np.shares_memory(data, X.data)
 
 
+def test_csr_to_csc_takes_the_callers_binary_flag():
+    """binary=True (the caller knows every value is 1.0) gives the arrays of the
+    scan without it; binary=False copies the values even when they are all 1.0
+    (the same values); the estimator's private fits pass True when the bound
+    check's smallest and largest value are 1.0."""
+    X = sp.random_array((60, 90), density=0.1, format="csr", rng=4)
+    X.data[:] = 1.0
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, X.shape[1])
+    scanned = _fw_fast.csr_to_csc(*args)
+    told = _fw_fast.csr_to_csc(*args, binary=True)
+    copied = _fw_fast.csr_to_csc(*args, binary=False)
+    for got in (told, copied):
+        for a, b in zip(got, scanned):
+            np.testing.assert_array_equal(a, b)
+    assert told[0] is X.data and scanned[0] is X.data
+    assert not np.shares_memory(copied[0], X.data)
+
+
 def _scipy_csc(X):
     ref = sp.csc_array(sp.csr_array(X))
     ref.sort_indices()

@@ -298,7 +298,7 @@ class PrivateEstimatorMixin(FitTemplate):
                              f"classes={check_classes(own).tolist()!r}")
         return estimator.set_params(classes=classes)
 
-    def _enforce_public_bound(self, X, norm, bound, *, clip=None):
+    def _enforce_public_bound(self, X, norm, bound, *, clip=None, value_range=None):
         """Make every row satisfy the public bound ``||x_i||_norm <= bound``.
 
         Parameters
@@ -312,6 +312,9 @@ class PrivateEstimatorMixin(FitTemplate):
         clip : bool or None
             Clip (with a DataClippedWarning) or raise ValueError; ``None`` reads
             the ``clip_data`` hyper-parameter (default True).
+        value_range : (float, float) or None
+            The smallest and the largest stored entry of ``X``, when the caller
+            has computed them (``"linf"`` only; ``None``: computed here).
 
         Returns
         -------
@@ -328,8 +331,9 @@ class PrivateEstimatorMixin(FitTemplate):
         is_sparse = sp.issparse(X)
         if norm == "linf":
             values = X.data if is_sparse else np.asarray(X)
-            over = values.size and (float(values.max()) > bound
-                                    or -float(values.min()) > bound)
+            if values.size and value_range is None:
+                value_range = (float(values.min()), float(values.max()))
+            over = values.size and (value_range[1] > bound or -value_range[0] > bound)
             if not over:
                 return X
             what = f"entries outside [-{bound:g}, {bound:g}]"

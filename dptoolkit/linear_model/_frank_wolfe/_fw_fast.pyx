@@ -779,7 +779,8 @@ def _csc_block_bits(intp_t n_rows, intp_t n_cols, int64_t nnz, bint binary):
     return min(bits, 32 - _row_bits(n_rows))
 
 
-def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bits=-1):
+def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bits=-1,
+               binary=None):
     """Transpose CSR arrays into canonical CSC arrays for the kernels (one set-up pass).
 
     A counting sort by column, rows in increasing order within each column: the
@@ -812,6 +813,10 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
         ``block_bits`` plus the bits of ``n_rows - 1`` at most 32; ``-1`` chooses
         it from the shape (about 512 KiB of output per block).  The result does
         not depend on it (exposed for tests).
+    binary : bool or None, default=None
+        Whether every stored value is 1.0, when the caller knows it (e.g. from
+        the smallest and largest value); None scans ``data`` for it.  A wrong
+        True returns ``data`` as the CSC values unpermuted.
 
     Returns
     -------
@@ -835,7 +840,7 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
     cdef intp_t i, b, n_blocks, width
     cdef int64_t nnz, acc = 0, largest = 0, bad = -1
     cdef int shift, n_copies
-    cdef bint binary, decreasing = False
+    cdef bint ones, decreasing = False
     if n_rows < 0 or n_rows >= 2 ** 31 - 1 or n_cols < 0 or n_cols >= 2 ** 31 - 1:
         raise ValueError(f"csr_to_csc needs n_rows and n_cols in [0, 2**31 - 1), got "
                          f"{n_rows} and {n_cols}")
@@ -849,8 +854,12 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
         raise ValueError(f"block_bits must be -1 or in [0, {CSC_MAX_BLOCK_BITS}] with "
                          f"block_bits + {_row_bits(n_rows)} (bits of the row index) "
                          f"<= 32, got {block_bits}")
+    cdef bint scan = binary is None
+    if not scan:
+        ones = bool(binary)
     with nogil:
-        binary = _all_ones(data)
+        if scan:
+            ones = _all_ones(data)
         for i in range(n_rows):
             if indptr[i + 1] < indptr[i]:
                 decreasing = True
@@ -862,7 +871,7 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
     if bad >= 0:
         raise ValueError(f"column indices must be in [0, {n_cols}), got "
                          f"{indices[bad]}")
-    shift = block_bits if block_bits >= 0 else _csc_block_bits(n_rows, n_cols, nnz, binary)
+    shift = block_bits if block_bits >= 0 else _csc_block_bits(n_rows, n_cols, nnz, ones)
     n_blocks = ((n_cols - 1) >> shift) + 1 if n_cols > 0 else 0
     n_copies = 4 if n_blocks <= 65536 else 1
     c_indptr = np.empty(n_cols + 1, dtype=np.int64)
@@ -884,13 +893,13 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
     if nnz == 0:
         cp[:] = 0
         return data_arr, c_indices, c_indptr
-    if binary:
+    if ones:
         c_data = data_arr
     else:
         c_data = np.empty(nnz)
         cd = c_data
     w_scratch_arr = np.empty(largest, dtype=np.uint32)
-    v_scratch_arr = np.empty(0 if binary else largest)
+    v_scratch_arr = np.empty(0 if ones else largest)
     pos_arr = np.empty(min(<intp_t> 1 << shift, n_cols) + 1, dtype=np.int64)
     cdef uint32_t[::1] w_scratch = w_scratch_arr
     cdef float64_t[::1] vs = v_scratch_arr
@@ -898,7 +907,7 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
     cdef float64_t* v_scratch = NULL
     cdef int64_t[::1] pos = pos_arr
     cdef uint32_t* words = <uint32_t*> &ci[0]
-    if not binary:
+    if not ones:
         values = &cd[0]
         v_scratch = &vs[0]
     with nogil:

@@ -140,8 +140,16 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
         finite_checked = False
     if not finite_checked and not np.all(np.isfinite(Xr.data)):
         raise ValueError("Input X contains NaN or infinity")
+    binary = None  # unknown: csr_to_csc scans the values
     if private:
-        Xr = est._enforce_public_bound(Xr, "linf", 1.0)
+        # the bound check's range also says whether every value is 1.0 (binary
+        # data: csr_to_csc then skips its own scan of the values)
+        value_range = ((float(Xr.data.min()), float(Xr.data.max())) if Xr.data.size
+                       else None)
+        checked = est._enforce_public_bound(Xr, "linf", 1.0, value_range=value_range)
+        if checked is Xr and value_range == (1.0, 1.0):
+            binary = True  # also true of any column subset (the screening's)
+        Xr = checked
     columns = sums = None
     if budget is not None and budget.screening_noise_multiplier is not None:
         columns = private_top_columns(
@@ -157,7 +165,7 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
     indptr = Xr.indptr.astype(np.int64, copy=False)
     if max(n_rows, n_cols) < 2 ** 31 - 1:
         indices = Xr.indices.astype(np.int32, copy=False)
-        csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols)
+        csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols, binary=binary)
     else:  # beyond int32 (the fast solver refuses such shapes)
         indices = Xr.indices
         Xc = Xr.tocsc()
