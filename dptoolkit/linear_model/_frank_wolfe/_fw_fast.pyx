@@ -978,14 +978,6 @@ cdef inline void _exclusive_prefix_sums(intp_t* a, intp_t n) noexcept nogil:
         acc += v
 
 
-cdef inline void _exclusive_prefix_sums64(index_t* a, intp_t n) noexcept nogil:
-    cdef intp_t i
-    cdef index_t acc = 0, v
-    for i in range(n):
-        v = a[i]
-        a[i] = acc
-        acc += v
-
 
 def _map_indices(const int32_t[::1] idx, const int32_t[::1] new_index):
     """new_index[idx] as a new int32 array (the CSR indices in a new numbering)."""
@@ -1040,7 +1032,7 @@ def _number_columns(c_indptr_arr, c_idx_arr, c_data_arr=None):
     cdef const float64_t* dp = NULL
     cdef float64_t* ndp = NULL
     cdef intp_t[65] item_at
-    cdef index_t[65] nnz_at
+    cdef intp_t[65] nnz_at                 # (intp_t: an array size)
     cdef intp_t j, pos
     cdef index_t lo, n, at
     cdef int b
@@ -1059,7 +1051,7 @@ def _number_columns(c_indptr_arr, c_idx_arr, c_data_arr=None):
             item_at[b] += 1
             nnz_at[b] += n
         _exclusive_prefix_sums(item_at, 65)
-        _exclusive_prefix_sums64(nnz_at, 65)
+        _exclusive_prefix_sums(nnz_at, 65)
         new_indptr[0] = 0
         for j in range(d):
             lo = indptr[j]
