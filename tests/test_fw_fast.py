@@ -106,6 +106,53 @@ def test_csr_to_csc_blocks_equal_scipy(name, block_bits):
     assert np.shares_memory(got[0], X.data) == (X.nnz > 0 and bool(np.all(X.data == 1.0)))
 
 
+def _numbered_reference(X):
+    """What csr_to_numbered_csc builds, from the tested pieces: csr_to_csc,
+    _number_columns (column_order's numbering of the CSC) and the CSR indices
+    mapped by new_index."""
+    ptr, idx = X.indptr.astype(np.int64), X.indices.astype(np.int32)
+    c_data, c_idx, c_ptr = _fw_fast.csr_to_csc(ptr, idx, X.data, X.shape[1])
+    order, new_index, n_ptr, n_idx, n_data = _fw_fast._number_columns(c_ptr, c_idx, c_data)
+    return order, new_index, new_index[idx], n_data, n_idx, n_ptr
+
+
+@pytest.mark.parametrize("name", sorted(_structured_matrices()) + ["zipf"])
+@pytest.mark.parametrize("block_bits", [-1, 0, 3, 16])
+def test_csr_to_numbered_csc_equals_the_reference(name, block_bits):
+    """csr_to_numbered_csc: the numbering, its inverse, the mapped CSR indices
+    and the numbered CSC arrays of the reference (csr_to_csc, _number_columns,
+    new_index[indices]) bit for bit, for every block width, with SciPy's
+    X[:, order] as the CSC; binary values are X.data itself, read-only input
+    is not written."""
+    if name == "zipf":  # frequent columns scattered among rare and empty ones
+        rng = np.random.default_rng(11)
+        d = 3000
+        density = rng.permutation(np.minimum(1.0, 2.0 / np.arange(1, d + 1)))
+        density[rng.choice(d, 400, replace=False)] = 0.0
+        X = sp.csr_array((rng.random((300, d)) < density).astype(float))
+    else:
+        X = _structured_matrices()[name]
+    ptr, idx = X.indptr.astype(np.int64), X.indices.astype(np.int32)
+    data = X.data.copy()
+    for a in (ptr, idx, data):
+        a.flags.writeable = False
+    got = _fw_fast.csr_to_numbered_csc(ptr, idx, data, X.shape[1], block_bits=block_bits)
+    want = _numbered_reference(X)
+    order, new_index, r_idx, c_data, c_idx, c_ptr = got
+    for g, w, key in zip(got, want, ("order", "new_index", "r_idx", "c_data", "c_idx",
+                                     "c_ptr")):
+        if key == "c_data" and w is None:   # binary: _number_columns copies nothing
+            w = np.ones(X.nnz)
+        np.testing.assert_array_equal(g, w, err_msg=key)
+    assert r_idx.dtype == np.int32 and c_idx.dtype == np.int32 and c_ptr.dtype == np.int64
+    assert new_index.dtype == np.int32
+    Y = sp.csc_array(X)[:, order]
+    Y.sort_indices()
+    _assert_csc_equal((c_data, c_idx, c_ptr), sp.csr_array(Y))
+    binary = X.nnz > 0 and bool(np.all(X.data == 1.0))
+    assert (c_data is data) == (binary or X.nnz == 0)
+
+
 def test_csr_to_csc_many_rows_at_the_packing_limit():
     """Row index and column-within-block share one 32-bit word: with 2**21 rows
     (21 bits) block_bits may be 11 but not 12; rows near the top and columns at
@@ -138,30 +185,33 @@ def test_csc_block_bits_limits(n_rows, n_cols, nnz, binary):
         assert -(-n_cols // 2 ** bits) <= 256
 
 
-def test_csr_to_csc_rejects_bad_arrays():
+@pytest.mark.parametrize("name", ["csr_to_csc", "csr_to_numbered_csc"])
+def test_csr_builders_reject_bad_arrays(name):
+    """Both CSC builders share their checks; the error names the builder."""
+    build = getattr(_fw_fast, name)
     ptr = np.array([0, 2, 3], dtype=np.int64)
     idx = np.array([0, 4, 1], dtype=np.int32)
     val = np.ones(3)
     with pytest.raises(ValueError, match=r"column indices must be in \[0, 3\), got 4"):
-        _fw_fast.csr_to_csc(ptr, idx, val, 3)
+        build(ptr, idx, val, 3)
     with pytest.raises(ValueError, match="indptr must start at 0"):
-        _fw_fast.csr_to_csc(ptr, idx[:2], val[:2], 5)
+        build(ptr, idx[:2], val[:2], 5)
     with pytest.raises(ValueError, match="non-decreasing"):
-        _fw_fast.csr_to_csc(np.array([0, 3, 2, 3], dtype=np.int64), idx, val, 5)
-    with pytest.raises(ValueError, match=r"n_cols in \[0, 2\*\*31 - 1\)"):
-        _fw_fast.csr_to_csc(ptr, idx, val, 2 ** 31)
+        build(np.array([0, 3, 2, 3], dtype=np.int64), idx, val, 5)
+    with pytest.raises(ValueError, match=name + r" needs n_rows and n_cols in \[0, 2\*\*31 - 1\)"):
+        build(ptr, idx, val, 2 ** 31)
     with pytest.raises(ValueError):  # dtype of the buffer
-        _fw_fast.csr_to_csc(ptr, idx.astype(np.int64), val, 5)
+        build(ptr, idx.astype(np.int64), val, 5)
     # negative indices (above every bound as unsigned) and the first bad one named
     with pytest.raises(ValueError, match=r"column indices must be in \[0, 5\), got -1"):
-        _fw_fast.csr_to_csc(ptr, np.array([0, -1, 7], dtype=np.int32), val, 5)
+        build(ptr, np.array([0, -1, 7], dtype=np.int32), val, 5)
     with pytest.raises(ValueError, match=r"got -2147483648"):
-        _fw_fast.csr_to_csc(ptr, np.array([0, 1, -2 ** 31], dtype=np.int32), val, 5)
+        build(ptr, np.array([0, 1, -2 ** 31], dtype=np.int32), val, 5)
     with pytest.raises(ValueError, match=r"column indices must be in \[0, 0\)"):
-        _fw_fast.csr_to_csc(ptr, idx, val, 0)
+        build(ptr, idx, val, 0)
     for bits in (-2, 17):
         with pytest.raises(ValueError, match="block_bits must be"):
-            _fw_fast.csr_to_csc(ptr, idx, val, 5, block_bits=bits)
+            build(ptr, idx, val, 5, block_bits=bits)
 
 
 @pytest.mark.parametrize("solver", ["fast", "standard"])
@@ -172,7 +222,7 @@ def test_kernel_views_dtypes(solver):
     X.indices = X.indices.astype(np.int32)
     est = FrankWolfeLassoClassifier(solver=solver, epsilon=None)
     dtype = np.int32 if solver == "fast" else np.int64
-    csr, csc, shape, columns, _ = est._kernel_views(X, private=False, index_dtype=dtype)
+    csr, csc, shape, columns, _, _ = est._kernel_views(X, private=False, index_dtype=dtype)
     assert shape == X.shape and columns is None
     assert csr[1].dtype == dtype and csc[1].dtype == dtype
     assert csr[2].dtype == np.int64 and csc[2].dtype == np.int64
@@ -595,6 +645,67 @@ def test_private_first_step_is_the_exponential_mechanism_with_renumbered_columns
     assert expected.min() > 5
     p_value = stats.chisquare(counts, expected).pvalue
     assert p_value > 1e-4, (p_value, counts, expected)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_numbered_views_give_the_renumbered_kernel(binary):
+    """FastFW(column_order=...) on csr_to_numbered_csc's arrays is the kernel
+    that renumbers the columns' own arrays itself (renumber=1): same numbering,
+    same 40 private steps of the grouped sampler (one seed), same state and
+    coefficients bit for bit; a column_order of the wrong length is refused."""
+    X, y = _renumbering_problem(binary)
+    Xc = sp.csc_array(X)
+    Xc.sort_indices()
+    ptr, idx = X.indptr.astype(np.int64), X.indices.astype(np.int32)
+    order, _, r_idx, c_data, c_idx, c_ptr = _fw_fast.csr_to_numbered_csc(
+        ptr, idx, X.data, X.shape[1])
+    code = _fw_fast.SELECTOR_CODES["grouped"]
+
+    def run(k):
+        gaps = np.zeros(40)
+        k.run(40, gaps)
+        return k
+
+    ref = run(_fw_fast.FastFW(X.data, idx, ptr, Xc.data, Xc.indices, Xc.indptr, y, 2.0,
+                              code, 0.05, np.random.default_rng(3).bit_generator,
+                              refresh_tol=0.3, group_size=4, renumber=1))
+    got = run(_fw_fast.FastFW(X.data, r_idx, ptr, c_data, c_idx, c_ptr, y, 2.0, code,
+                              0.05, np.random.default_rng(3).bit_generator, refresh_tol=0.3,
+                              group_size=4, from_csr_to_csc=True, column_order=order))
+    np.testing.assert_array_equal(got.order, ref.order)
+    np.testing.assert_array_equal(got.coef().view(np.uint64), ref.coef().view(np.uint64))
+    for key in ("wt", "vt", "q", "alpha"):
+        np.testing.assert_array_equal(got.state()[key].view(np.uint64),
+                                      ref.state()[key].view(np.uint64))
+    assert np.count_nonzero(got.coef()) >= 3
+    with pytest.raises(ValueError, match="column_order must have 60 entries"):
+        _fw_fast.FastFW(X.data, r_idx, ptr, c_data, c_idx, c_ptr, y, 2.0, code, 0.05,
+                        np.random.default_rng(3).bit_generator, column_order=order[:-1])
+
+
+def test_wide_private_fits_build_the_numbered_views(monkeypatch):
+    """The estimator's fast private fit on at least RENUMBER_MIN_FEATURES columns
+    gets its views from csr_to_numbered_csc (the CSC in the columns' own order is
+    not built) and releases the model of the kernel that renumbers them itself."""
+    from dptoolkit.linear_model._frank_wolfe import _kernels
+
+    X, y = _renumbering_problem(True)
+    monkeypatch.setattr(_fw_fast, "RENUMBER_MIN_FEATURES", 60)
+    built = []
+    real = {name: getattr(_fw_fast, name) for name in ("csr_to_csc", "csr_to_numbered_csc")}
+    for name, fn in real.items():
+        monkeypatch.setattr(_fw_fast, name,
+                            lambda *a, _n=name, _f=fn, **k: built.append(_n) or _f(*a, **k))
+    kw = dict(l1_bound=2.0, epsilon=4.0, delta=1e-4, classes=[0, 1], k=None, max_iter=30,
+              random_state=0)
+    numbered = FrankWolfeLassoClassifier(**kw).fit(X, y)
+    assert built == ["csr_to_numbered_csc"]
+    monkeypatch.setattr(_kernels, "fast_selector", lambda *a: None)
+    built.clear()
+    itself = FrankWolfeLassoClassifier(**kw).fit(X, y)  # FastFW renumbers (renumber=-1)
+    assert built == ["csr_to_csc"]
+    np.testing.assert_array_equal(numbered.coef_.view(np.uint64), itself.coef_.view(np.uint64))
+    assert np.count_nonzero(numbered.coef_) >= 2
 
 
 def test_renumbering_is_the_default_of_wide_private_fits(monkeypatch):

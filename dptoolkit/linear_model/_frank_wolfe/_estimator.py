@@ -584,13 +584,14 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         classes = self.classes_
         p, budget = plan.params, plan.params.budget
         n_rows = classes.size if classes.size > 2 else 1  # rows of coef_
-        csr, csc, (n_samples, _), columns, sums = self._kernel_views(
+        csr, csc, (n_samples, _), columns, sums, order = self._kernel_views(
             X, p.private, budget, p, rng, y_codes=(np.searchsorted(classes, y), classes.size),
-            index_dtype=_kernels.index_dtype(classes.size, self.solver))
+            index_dtype=_kernels.index_dtype(classes.size, self.solver),
+            fast_selector=_kernels.fast_selector(classes.size, self.solver, p))
         kernel, spec = _kernels.make_kernel(
             y=y, classes=classes, csr=csr, csc=csc, p=p, solver=self.solver,
             mechanism=self.mechanism, kernel_parameter=budget.kernel_parameter if budget else 0.0,
-            bit_generator=rng.bit_generator)
+            bit_generator=rng.bit_generator, column_order=order)
         del csr, csc  # the kernel holds what it reads (the fast one may renumber a copy)
         if p.start == "naive_bayes":  # post-processing of the screening's release
             noise_std = budget.screening_noise_multiplier * sensitivity_factor(self.neighbouring)
@@ -644,9 +645,10 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.composition_ = None
 
     def _kernel_views(self, X, private, budget=None, p=None, rng=None, index_dtype=np.int64,
-                      y_codes=None):
+                      y_codes=None, fast_selector=None):
         """CSR and CSC views for the kernels (:func:`._kernels.kernel_views`)."""
-        return _kernels.kernel_views(self, X, private, budget, p, rng, index_dtype, y_codes)
+        return _kernels.kernel_views(self, X, private, budget, p, rng, index_dtype, y_codes,
+                                     fast_selector)
 
     def _run(self, kernel, max_iter, gaps, stop):
         if not self.verbose:

@@ -71,6 +71,12 @@ cdef extern from *:
     """
     void prefetch "DPT_PREFETCH"(const void* p) noexcept nogil
 
+cdef extern from *:
+    """
+    #define DPT_PREFETCH_W(p) __builtin_prefetch((const void*)(p), 1)
+    """
+    void prefetch_w "DPT_PREFETCH_W"(const void* p) noexcept nogil
+
 # Prefetch distance (items) of the loops that gather/scatter by index.
 cdef intp_t PF = 16
 
@@ -779,6 +785,49 @@ def _csc_block_bits(intp_t n_rows, intp_t n_cols, int64_t nnz, bint binary):
     return min(bits, 32 - _row_bits(n_rows))
 
 
+def _check_csr_arrays(name, indptr_arr, indices_arr, data_arr, intp_t n_cols,
+                      int block_bits, binary):
+    # the checks of csr_to_csc and csr_to_numbered_csc (their Raises); returns
+    # whether every value is 1.0 (binary when given, else scanned)
+    cdef const int64_t[::1] indptr = indptr_arr
+    cdef const int32_t[::1] indices = indices_arr
+    cdef const float64_t[::1] data = data_arr
+    cdef intp_t i, n_rows = indptr.shape[0] - 1
+    cdef int64_t nnz, bad = -1
+    cdef bint ones, decreasing = False
+    if n_rows < 0 or n_rows >= 2 ** 31 - 1 or n_cols < 0 or n_cols >= 2 ** 31 - 1:
+        raise ValueError(f"{name} needs n_rows and n_cols in [0, 2**31 - 1), got "
+                         f"{n_rows} and {n_cols}")
+    nnz = indptr[n_rows]
+    if indptr[0] != 0 or nnz != indices.shape[0] or nnz != data.shape[0]:
+        raise ValueError(f"indptr must start at 0 and end at len(indices) == len(data), "
+                         f"got {indptr[0]}..{nnz} for {indices.shape[0]} indices and "
+                         f"{data.shape[0]} values")
+    if block_bits != -1 and not (0 <= block_bits <= CSC_MAX_BLOCK_BITS
+                                 and block_bits + _row_bits(n_rows) <= 32):
+        raise ValueError(f"block_bits must be -1 or in [0, {CSC_MAX_BLOCK_BITS}] with "
+                         f"block_bits + {_row_bits(n_rows)} (bits of the row index) "
+                         f"<= 32, got {block_bits}")
+    cdef bint scan = binary is None
+    if not scan:
+        ones = bool(binary)
+    with nogil:
+        if scan:
+            ones = _all_ones(data)
+        for i in range(n_rows):
+            if indptr[i + 1] < indptr[i]:
+                decreasing = True
+                break
+        if not decreasing and nnz > 0:
+            bad = _first_out_of_range(&indices[0], nnz, <uint32_t> n_cols)
+    if decreasing:
+        raise ValueError("indptr must be non-decreasing")
+    if bad >= 0:
+        raise ValueError(f"column indices must be in [0, {n_cols}), got "
+                         f"{indices[bad]}")
+    return ones
+
+
 def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bits=-1,
                binary=None):
     """Transpose CSR arrays into canonical CSC arrays for the kernels (one set-up pass).
@@ -837,40 +886,11 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
     cdef const int32_t[::1] indices = indices_arr
     cdef const float64_t[::1] data = data_arr
     cdef intp_t n_rows = indptr.shape[0] - 1
-    cdef intp_t i, b, n_blocks, width
-    cdef int64_t nnz, acc = 0, largest = 0, bad = -1
+    cdef intp_t b, n_blocks, width
+    cdef int64_t nnz = indptr[n_rows] if n_rows >= 0 else 0, acc = 0, largest = 0
     cdef int shift, n_copies
-    cdef bint ones, decreasing = False
-    if n_rows < 0 or n_rows >= 2 ** 31 - 1 or n_cols < 0 or n_cols >= 2 ** 31 - 1:
-        raise ValueError(f"csr_to_csc needs n_rows and n_cols in [0, 2**31 - 1), got "
-                         f"{n_rows} and {n_cols}")
-    nnz = indptr[n_rows]
-    if indptr[0] != 0 or nnz != indices.shape[0] or nnz != data.shape[0]:
-        raise ValueError(f"indptr must start at 0 and end at len(indices) == len(data), "
-                         f"got {indptr[0]}..{nnz} for {indices.shape[0]} indices and "
-                         f"{data.shape[0]} values")
-    if block_bits != -1 and not (0 <= block_bits <= CSC_MAX_BLOCK_BITS
-                                 and block_bits + _row_bits(n_rows) <= 32):
-        raise ValueError(f"block_bits must be -1 or in [0, {CSC_MAX_BLOCK_BITS}] with "
-                         f"block_bits + {_row_bits(n_rows)} (bits of the row index) "
-                         f"<= 32, got {block_bits}")
-    cdef bint scan = binary is None
-    if not scan:
-        ones = bool(binary)
-    with nogil:
-        if scan:
-            ones = _all_ones(data)
-        for i in range(n_rows):
-            if indptr[i + 1] < indptr[i]:
-                decreasing = True
-                break
-        if not decreasing and nnz > 0:
-            bad = _first_out_of_range(&indices[0], nnz, <uint32_t> n_cols)
-    if decreasing:
-        raise ValueError("indptr must be non-decreasing")
-    if bad >= 0:
-        raise ValueError(f"column indices must be in [0, {n_cols}), got "
-                         f"{indices[bad]}")
+    cdef bint ones = _check_csr_arrays("csr_to_csc", indptr_arr, indices_arr, data_arr,
+                                       n_cols, block_bits, binary)
     shift = block_bits if block_bits >= 0 else _csc_block_bits(n_rows, n_cols, nnz, ones)
     n_blocks = ((n_cols - 1) >> shift) + 1 if n_cols > 0 else 0
     n_copies = 4 if n_blocks <= 65536 else 1
@@ -926,6 +946,13 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
 # longer fit the core's 2 MiB L2 cache beside the rest; below, the numbering
 # would only cost its set-up (a pass over the indices and a copy of the CSC).
 RENUMBER_MIN_FEATURES = 1 << 16
+
+
+def renumbers(int selector, intp_t n_features):
+    """Whether the fast solver works on its columns in :func:`column_order`'s
+    numbering by default (``FastFW(renumber=-1)``): with the grouped sampler
+    (``selector`` 12) on at least ``RENUMBER_MIN_FEATURES`` columns."""
+    return selector == SEL_GROUPED and n_features >= RENUMBER_MIN_FEATURES
 
 
 def column_order(counts):
@@ -1001,6 +1028,42 @@ cdef inline void _copy_ints(int32_t* dst, const int32_t* src, index_t n) noexcep
             dst[k] = src[k]
 
 
+cdef void _number_by_length(intp_t d, int64_t* counts, intp_t* order, int32_t* new_index,
+                            int64_t* new_indptr) noexcept nogil:
+    # column_order's numbering from the columns' counts (counts[j] of column j),
+    # its inverse new_index and the CSC pointers in it; counts[j] is overwritten
+    # with column j's first position in the numbered arrays.  A stable counting
+    # sort by bit length: within one length the columns keep their order, so
+    # the columns of a range of j are written at a few sequential cursors (one
+    # per length) when taken in increasing j.
+    cdef intp_t[65] item_at
+    cdef intp_t[65] nnz_at                 # (intp_t: an array size)
+    cdef intp_t j, pos
+    cdef int64_t n, at
+    cdef int b
+    for b in range(65):
+        item_at[b] = 0
+        nnz_at[b] = 0
+    for j in range(d):
+        b = 64 - _bit_length(counts[j])
+        item_at[b] += 1
+        nnz_at[b] += counts[j]
+    _exclusive_prefix_sums(item_at, 65)
+    _exclusive_prefix_sums(nnz_at, 65)
+    new_indptr[0] = 0
+    for j in range(d):
+        n = counts[j]
+        b = 64 - _bit_length(n)
+        pos = item_at[b]
+        item_at[b] = pos + 1
+        at = nnz_at[b]
+        nnz_at[b] = at + n
+        order[pos] = j
+        new_index[j] = <int32_t> pos
+        new_indptr[pos + 1] = at + n
+        counts[j] = at
+
+
 def _number_columns(c_indptr_arr, c_idx_arr, c_data_arr=None):
     """The columns of CSC arrays in :func:`column_order`'s numbering, in one pass.
 
@@ -1009,10 +1072,10 @@ def _number_columns(c_indptr_arr, c_idx_arr, c_data_arr=None):
     column j (int32), and the CSC arrays with column ``order[i]`` at position i
     (its rows in their order; ``data`` None when ``c_data`` is None).
 
-    column_order is a stable counting sort by bit length: within one length the
-    columns keep their order, so the columns are read in storage order and each
-    is written at the cursor of its length (a few dozen sequential streams)
-    instead of being read in the new order (a jump per column).
+    The columns are read in storage order and each is written at the cursor of
+    its bit length (a few dozen sequential streams) instead of being read in
+    the new order (a jump per column).  :func:`csr_to_numbered_csc` builds the
+    same arrays from CSR ones without the CSC in the columns' own order.
     """
     cdef const index_t[::1] indptr = c_indptr_arr
     cdef const int32_t[::1] idx = c_idx_arr
@@ -1022,53 +1085,178 @@ def _number_columns(c_indptr_arr, c_idx_arr, c_data_arr=None):
     order_arr = np.empty(d, dtype=np.intp)
     new_index_arr = np.empty(d, dtype=np.int32)
     new_indptr_arr = np.empty(d + 1, dtype=np.int64)
+    first_arr = np.diff(np.asarray(c_indptr_arr, dtype=np.int64))
     new_idx_arr = np.empty(nnz, dtype=np.int32)
     new_data_arr = None if c_data_arr is None else np.empty(nnz)
     cdef intp_t[::1] order = order_arr
     cdef int32_t[::1] new_index = new_index_arr
     cdef index_t[::1] new_indptr = new_indptr_arr
+    cdef int64_t[::1] first = first_arr
     cdef int32_t[::1] new_idx = new_idx_arr
     cdef float64_t[::1] new_data
     cdef const float64_t* dp = NULL
     cdef float64_t* ndp = NULL
-    cdef intp_t[65] item_at
-    cdef intp_t[65] nnz_at                 # (intp_t: an array size)
-    cdef intp_t j, pos
+    cdef intp_t j
     cdef index_t lo, n, at
-    cdef int b
     if new_data_arr is not None and nnz > 0:
         data = c_data_arr
         new_data = new_data_arr
         dp = &data[0]
         ndp = &new_data[0]
     with nogil:
-        for b in range(65):
-            item_at[b] = 0
-            nnz_at[b] = 0
-        for j in range(d):
-            n = indptr[j + 1] - indptr[j]
-            b = 64 - _bit_length(n)
-            item_at[b] += 1
-            nnz_at[b] += n
-        _exclusive_prefix_sums(item_at, 65)
-        _exclusive_prefix_sums(nnz_at, 65)
-        new_indptr[0] = 0
+        if d > 0:
+            _number_by_length(d, &first[0], &order[0], &new_index[0], &new_indptr[0])
+        else:
+            new_indptr[0] = 0
         for j in range(d):
             lo = indptr[j]
             n = indptr[j + 1] - lo
-            b = 64 - _bit_length(n)
-            pos = item_at[b]
-            item_at[b] = pos + 1
-            at = nnz_at[b]
-            nnz_at[b] = at + n
-            order[pos] = j
-            new_index[j] = <int32_t> pos
-            new_indptr[pos + 1] = at + n
+            at = first[j]
             if n > 0:
                 _copy_ints(&new_idx[at], &idx[lo], n)
                 if ndp != NULL:
                     memcpy(&ndp[at], &dp[lo], n * sizeof(float64_t))
     return order_arr, new_index_arr, new_indptr_arr, new_idx_arr, new_data_arr
+
+
+cdef void _count_columns(const uint32_t* words, const int64_t* block_start,
+                         intp_t n_blocks, int shift, int64_t* counts) noexcept nogil:
+    # counts[j] (zeroed by the caller) = entries of column j, from the words of
+    # csr_to_csc's first pass (each block's counts stay in cache)
+    cdef intp_t b, c0
+    cdef int64_t p
+    cdef uint32_t mask = (<uint32_t> 1 << shift) - 1
+    for b in range(n_blocks):
+        c0 = b << shift
+        for p in range(block_start[b], block_start[b + 1]):
+            counts[c0 + (words[p] & mask)] += 1
+
+
+cdef void _scatter_numbered(const uint32_t* words, const float64_t* values,
+                            const int64_t* block_start, intp_t n_blocks, int shift,
+                            int64_t* cursor, int32_t* c_idx, float64_t* c_values) noexcept nogil:
+    # second pass: each block's entries, in row order, to the next slot of their
+    # column in the numbered CSC (cursor[j]: column j's next position).  The
+    # block's columns are numbered in a few ranges (one per bit length), so
+    # its writes stay within a few regions; each target is fetched PF entries
+    # ahead (its cursor's line is in cache, the target line usually not).
+    cdef intp_t b, c0, j
+    cdef int64_t p, e, d
+    cdef uint32_t v, mask = (<uint32_t> 1 << shift) - 1
+    for b in range(n_blocks):
+        c0 = b << shift
+        e = block_start[b + 1]
+        for p in range(block_start[b], e):
+            if p + PF < e:
+                prefetch_w(&c_idx[cursor[c0 + (words[p + PF] & mask)]])
+            v = words[p]
+            j = c0 + (v & mask)
+            d = cursor[j]
+            cursor[j] = d + 1
+            c_idx[d] = <int32_t> (v >> shift)
+            if values != NULL:
+                c_values[d] = values[p]
+
+
+def csr_to_numbered_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *,
+                        int block_bits=-1, binary=None):
+    """CSR arrays in :func:`column_order`'s numbering, with their CSC arrays (one set-up).
+
+    The arrays of ``_number_columns(*csr_to_csc(...))`` and of the CSR column
+    indices mapped to the new numbering, built without the CSC in the columns'
+    own order: csr_to_csc's first pass (entries bucketed by block of
+    ``2**block_bits`` columns, in row order) into a scratch array, the column
+    counts from it block by block, the numbering from the counts, then each
+    block's entries in row order to their column's slot in the numbered CSC.
+    The scratch array then receives the mapped CSR indices.  Rows increase
+    within every column; the numbering is a function of the data but not a
+    release (see :func:`column_order`).
+
+    Parameters
+    ----------
+    indptr, indices, data, n_cols, block_bits, binary
+        As for :func:`csr_to_csc` (``block_bits`` does not change the result).
+
+    Returns
+    -------
+    order : ndarray of intp of shape (n_cols,)
+        ``column_order`` of the column counts: column ``order[i]`` is numbered i.
+    new_index : ndarray of int32 of shape (n_cols,)
+        The number of column j (the inverse of ``order``).
+    r_indices : ndarray of int32 of shape (nnz,)
+        ``new_index[indices]``: the CSR column indices in the numbering (each row's
+        entries at their positions, so no longer sorted within a row).
+    c_data : ndarray of float64 of shape (nnz,)
+        ``data`` itself when every value is 1.0, else a new array.
+    c_indices : ndarray of int32 of shape (nnz,)
+    c_indptr : ndarray of int64 of shape (n_cols + 1,)
+        The CSC arrays with column ``order[i]`` at position i.
+
+    Raises
+    ------
+    ValueError
+        As :func:`csr_to_csc`.
+    """
+    cdef bint ones = _check_csr_arrays("csr_to_numbered_csc", indptr_arr, indices_arr,
+                                       data_arr, n_cols, block_bits, binary)
+    cdef const int64_t[::1] indptr = indptr_arr
+    cdef const int32_t[::1] indices = indices_arr
+    cdef const float64_t[::1] data = data_arr
+    cdef intp_t n_rows = indptr.shape[0] - 1, b, n_blocks
+    cdef int64_t p, nnz = indptr[n_rows], acc = 0
+    cdef int shift = block_bits if block_bits >= 0 else _csc_block_bits(n_rows, n_cols, nnz,
+                                                                        ones)
+    n_blocks = ((n_cols - 1) >> shift) + 1 if n_cols > 0 else 0
+    cdef int n_copies = 4 if n_blocks <= 65536 else 1
+    order_arr = np.empty(n_cols, dtype=np.intp)
+    new_index_arr = np.empty(n_cols, dtype=np.int32)
+    c_indptr = np.zeros(n_cols + 1, dtype=np.int64)
+    counts_arr = np.zeros(max(n_copies * n_blocks, n_cols) + 1, dtype=np.int64)
+    block_start_arr = np.empty(n_blocks + 1, dtype=np.int64)
+    fill_arr = np.empty(n_blocks + 1, dtype=np.int64)
+    words_arr = np.empty(nnz, dtype=np.uint32)
+    c_indices = np.empty(nnz, dtype=np.int32)
+    c_data = data_arr if ones else np.empty(nnz)
+    v_scratch_arr = np.empty(0 if ones else nnz)
+    cdef intp_t[::1] order = order_arr
+    cdef int32_t[::1] new_index = new_index_arr
+    cdef int64_t[::1] cp = c_indptr, counts = counts_arr
+    cdef int64_t[::1] block_start = block_start_arr, fill = fill_arr
+    cdef uint32_t[::1] words = words_arr
+    cdef int32_t[::1] ci = c_indices
+    cdef float64_t[::1] cd, vs
+    cdef float64_t* values = NULL
+    cdef float64_t* c_values = NULL
+    cdef int32_t* mapped
+    if nnz == 0:
+        order_arr[:] = np.arange(n_cols)
+        new_index_arr[:] = np.arange(n_cols, dtype=np.int32)
+        return order_arr, new_index_arr, words_arr.view(np.int32), c_data, c_indices, c_indptr
+    if not ones:
+        cd = c_data
+        vs = v_scratch_arr
+        values = &vs[0]
+        c_values = &cd[0]
+    with nogil:
+        _block_counts(&indices[0], nnz, shift, &counts[0], n_blocks, n_copies)
+        for b in range(n_blocks):
+            block_start[b] = acc
+            fill[b] = acc
+            acc += counts[b]
+        block_start[n_blocks] = acc
+        fill[n_blocks] = acc
+        memset(&counts[0], 0, counts.shape[0] * sizeof(int64_t))
+        _bucket_by_block(&indptr[0], &indices[0], &data[0], n_rows, shift, &fill[0],
+                         &words[0], values)
+        _count_columns(&words[0], &block_start[0], n_blocks, shift, &counts[0])
+        _number_by_length(n_cols, &counts[0], &order[0], &new_index[0], &cp[0])
+        _scatter_numbered(&words[0], values, &block_start[0], n_blocks, shift,
+                          &counts[0], &ci[0], c_values)
+        # the scratch words are read: they become the mapped CSR indices
+        mapped = <int32_t*> &words[0]
+        for p in range(nnz):
+            mapped[p] = new_index[indices[p]]
+    return order_arr, new_index_arr, words_arr.view(np.int32), c_data, c_indices, c_indptr
 
 
 cdef class _FWBase:
@@ -1350,11 +1538,17 @@ cdef class FastFW(_FWBase):
     speak the columns' own order; ``order`` is the numbering (None: the
     columns' own).
 
+    ``column_order``: the arrays given are already in a numbering, as
+    :func:`csr_to_numbered_csc` returns them (column i of the arrays is column
+    ``column_order[i]`` of X; ``renumber`` is then not applied).  The estimator
+    passes its kernel views so when ``renumbers(selector, D)``: the CSC in the
+    columns' own order is then never built.
+
     ``from_csr_to_csc=True`` says that the CSC arrays were built by
-    :func:`csr_to_csc` from the given CSR arrays in canonical form (sorted
-    column indices, no duplicates), as the estimator's kernel views are: the
-    scans for repeated rows in a column and for binary values are then skipped
-    (csr_to_csc's output answers both).
+    :func:`csr_to_csc` (or :func:`csr_to_numbered_csc`) from the given CSR arrays
+    in canonical form (sorted column indices, no duplicates), as the estimator's
+    kernel views are: the scans for repeated rows in a column and for binary
+    values are then skipped (the builder's output answers both).
 
     Indices are read as int32 (half the memory traffic of int64; int32 input,
     what the estimator passes, is used without a copy), and
@@ -1395,7 +1589,7 @@ cdef class FastFW(_FWBase):
 
     def __init__(self, *args, double refresh_tol=0.1, long group_size=0,
                  int refresh_mode=RF_AUTO, bint from_csr_to_csc=False,
-                 int renumber=-1):
+                 int renumber=-1, column_order=None):
         _FWBase.__init__(self, *args, int64_indices=False)
         if refresh_mode not in (RF_AUTO, RF_FULL, RF_INCREMENTAL):
             raise ValueError(f"refresh_mode must be 0, 1 or 2, got {refresh_mode}")
@@ -1427,11 +1621,18 @@ cdef class FastFW(_FWBase):
                     self.c_data.shape[0] == 0 or &self.c_data[0] == &self.r_data[0]
                     or _all_ones(self.c_data))
         self.order = None
-        if renumber == -1:
-            renumber = (self.selector == SEL_GROUPED
-                        and self.n_features >= RENUMBER_MIN_FEATURES)
-        if renumber and self.n_features > 1:
-            self._renumber_columns()
+        if column_order is not None:
+            column_order = np.asarray(column_order)
+            if column_order.shape != (self.n_features,):
+                raise ValueError(f"column_order must have {self.n_features} entries, "
+                                 f"got shape {column_order.shape}")
+            if not np.array_equal(column_order, np.arange(self.n_features)):
+                self.order = column_order
+        else:
+            if renumber == -1:
+                renumber = renumbers(self.selector, self.n_features)
+            if renumber and self.n_features > 1:
+                self._renumber_columns()
         self.wt = np.zeros(self.n_features)
         self.w_m = 1.0
         self.vt = np.zeros(self.n_samples)

@@ -23,7 +23,7 @@ from ._budget import nonprivate_fast_selector
 from ._screening import private_top_columns
 from ..._private import sensitivity_factor
 
-__all__ = ["index_dtype", "kernel_views", "make_kernel", "released_stats"]
+__all__ = ["fast_selector", "index_dtype", "kernel_views", "make_kernel", "released_stats"]
 
 
 def index_dtype(n_classes, solver):
@@ -32,8 +32,18 @@ def index_dtype(n_classes, solver):
     return np.int32 if n_classes == 2 and solver == "fast" else np.int64
 
 
+def fast_selector(n_classes, solver, p):
+    """The selector code of the fast binary solver when it runs the fit (``p``:
+    the checked parameters), else None (the views' numbering depends on it:
+    :func:`kernel_views`).  A non-private ``mechanism="auto"``, resolved by
+    :func:`make_kernel` from the views' shape, is never the grouped sampler."""
+    if n_classes > 2 or solver != "fast":
+        return None
+    return _fw_fast.SELECTOR_CODES[p.spec.kernel]
+
+
 def make_kernel(*, y, classes, csr, csc, p, solver, mechanism, kernel_parameter,
-                bit_generator):
+                bit_generator, column_order=None):
     """The kernel of one fit, and the selector it runs.
 
     Parameters
@@ -55,6 +65,9 @@ def make_kernel(*, y, classes, csr, csc, p, solver, mechanism, kernel_parameter,
     kernel_parameter : float
         Exponential-mechanism coefficient or Laplace scale (0 without privacy).
     bit_generator : numpy.random.BitGenerator
+    column_order : ndarray of shape (n_features,) or None
+        The numbering the views are in (:func:`kernel_views`' ``order``), for
+        the fast binary solver.
 
     Returns
     -------
@@ -77,7 +90,8 @@ def make_kernel(*, y, classes, csr, csc, p, solver, mechanism, kernel_parameter,
         # kernel_views builds int32 CSC arrays by csr_to_csc from canonical CSR
         return _fw_fast.FastFW(*args, refresh_tol=p.refresh_tol,
                                group_size=p.group_size,
-                               from_csr_to_csc=csc[1].dtype == np.int32), spec
+                               from_csr_to_csc=csc[1].dtype == np.int32,
+                               column_order=column_order), spec
     return _fw_fast.StandardFW(*args), spec
 
 
@@ -101,7 +115,7 @@ def released_stats(kernel, private, n_classes):
 
 
 def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.int64,
-                 y_codes=None):
+                 y_codes=None, fast_selector=None):
     """CSR and CSC arrays (data, indices, int64 indptr) for the kernels of ``est`` (a
     FrankWolfeLassoClassifier).
 
@@ -122,11 +136,18 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
     y_codes : (ndarray of shape (n_samples,), int) or None
         Index of each row's class in ``classes_`` and the number of classes
         (the gradient screening score reads them).
+    fast_selector : int or None
+        The selector code of the fast binary solver that will read the views
+        (None: another kernel).  When that solver works in
+        :func:`~dptoolkit.linear_model._frank_wolfe._fw_fast.column_order`'s
+        numbering (``_fw_fast.renumbers``), the views come in it, built by
+        ``csr_to_numbered_csc`` (the CSC in the columns' own order is not built).
 
-    Returns ``(csr_arrays, csc_arrays, shape, columns, sums)`` (``columns`` None
-    without screening; ``shape`` is the restricted shape; ``sums`` the released
-    per-class sums of shape (n_classes, n_features) when ``p.start`` is
-    ``"naive_bayes"``, else None).
+    Returns ``(csr_arrays, csc_arrays, shape, columns, sums, order)`` (``columns``
+    None without screening; ``shape`` is the restricted shape; ``sums`` the
+    released per-class sums of shape (n_classes, n_features) when ``p.start`` is
+    ``"naive_bayes"``, else None; ``order`` the numbering of the views' columns,
+    None for the columns' own order).
     """
     Xr = sp.csr_array(X)
     # validate_data checked every value of dense, CSR and CSC input, and the
@@ -163,9 +184,14 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
     n_rows, n_cols = Xr.shape
     data = np.ascontiguousarray(Xr.data, dtype=np.float64)
     indptr = Xr.indptr.astype(np.int64, copy=False)
+    order = None
     if max(n_rows, n_cols) < 2 ** 31 - 1:
         indices = Xr.indices.astype(np.int32, copy=False)
-        csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols, binary=binary)
+        if fast_selector is not None and _fw_fast.renumbers(fast_selector, n_cols):
+            order, _, indices, *csc = _fw_fast.csr_to_numbered_csc(
+                indptr, indices, data, n_cols, binary=binary)
+        else:
+            csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols, binary=binary)
     else:  # beyond int32 (the fast solver refuses such shapes)
         indices = Xr.indices
         Xc = Xr.tocsc()
@@ -173,4 +199,4 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
                Xc.indptr.astype(np.int64, copy=False))
     csr = (data, indices.astype(index_dtype, copy=False), indptr)
     csc = (csc[0], csc[1].astype(index_dtype, copy=False), csc[2])
-    return csr, csc, Xr.shape, columns, sums
+    return csr, csc, Xr.shape, columns, sums, order
