@@ -683,6 +683,24 @@ def test_numbered_views_give_the_renumbered_kernel(binary):
                         np.random.default_rng(3).bit_generator, column_order=order[:-1])
 
 
+def test_unnumber_scatters_and_scales():
+    """_unnumber (coef and state of a numbered kernel): out[order[i]] = v[i] * scale
+    with the products' own rounding; an order of the wrong length or with an
+    index out of range raises instead of writing outside the output."""
+    rng = np.random.default_rng(2)
+    order = rng.permutation(1000)
+    v = rng.normal(size=1000)
+    want = np.empty(1000)
+    want[order] = v * 0.3
+    np.testing.assert_array_equal(_fw_fast._unnumber(v, order, 0.3).view(np.uint64),
+                                  want.view(np.uint64))
+    with pytest.raises(ValueError, match="order has 999 entries"):
+        _fw_fast._unnumber(v, order[:-1], 1.0)
+    for bad in (1000, -1):
+        with pytest.raises(IndexError):
+            _fw_fast._unnumber(v, np.where(order == 5, bad, order), 1.0)
+
+
 def test_wide_private_fits_build_the_numbered_views(monkeypatch):
     """The estimator's fast private fit on at least RENUMBER_MIN_FEATURES columns
     gets its views from csr_to_numbered_csc (the CSC in the columns' own order is

@@ -1006,6 +1006,20 @@ cdef inline void _exclusive_prefix_sums(intp_t* a, intp_t n) noexcept nogil:
 
 
 
+@cython.boundscheck(True)
+def _unnumber(const double[::1] v, const intp_t[::1] order, double scale):
+    """out[order[i]] = v[i] * scale: a vector in a numbering (column_order's), in
+    the columns' own order (one pass; the products as ``v * scale`` rounds them)."""
+    out = np.empty(v.shape[0])
+    cdef double[::1] o = out
+    cdef intp_t i
+    if order.shape[0] != v.shape[0]:
+        raise ValueError(f"order has {order.shape[0]} entries, the vector {v.shape[0]}")
+    for i in range(v.shape[0]):
+        o[order[i]] = v[i] * scale       # checked: a bad order raises, never writes out
+    return out
+
+
 def _map_indices(const int32_t[::1] idx, const int32_t[::1] new_index):
     """new_index[idx] as a new int32 array (the CSR indices in a new numbering)."""
     out = np.empty(idx.shape[0], dtype=np.int32)
@@ -1622,7 +1636,7 @@ cdef class FastFW(_FWBase):
                     or _all_ones(self.c_data))
         self.order = None
         if column_order is not None:
-            column_order = np.asarray(column_order)
+            column_order = np.asarray(column_order, dtype=np.intp)
             if column_order.shape != (self.n_features,):
                 raise ValueError(f"column_order must have {self.n_features} entries, "
                                  f"got shape {column_order.shape}")
@@ -1682,14 +1696,11 @@ cdef class FastFW(_FWBase):
         self.lanes = _full_pass_lanes(self.c_indptr, 1)
         self.order = order
 
-    def _to_columns(self, v):
-        # a vector in the kernel's numbering, in the columns' own order
-        v = np.asarray(v)
+    def _to_columns(self, v, double scale=1.0):
+        # scale * v (a vector in the kernel's numbering) in the columns' own order
         if self.order is None:
-            return v
-        out = np.empty_like(v)
-        out[self.order] = v
-        return out
+            return np.asarray(v) * scale        # a new array
+        return _unnumber(v, self.order, scale)
 
     def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
         """Run ``n_steps`` iterations (see _FWBase.run) on the OpenMP threads
@@ -2060,4 +2071,4 @@ cdef class FastFW(_FWBase):
         self.w_m = 1.0
 
     def coef(self):
-        return self._to_columns(np.asarray(self.wt) * self.w_m)
+        return self._to_columns(self.wt, self.w_m)
