@@ -740,7 +740,8 @@ def test_scaled_batches_keep_the_law(n, group_size):
     within 1e-9 of a fresh logsumexp, the same draws for a fixed seed (they could
     differ only when a uniform falls within a few ulps of a boundary: probability
     below 1e-9 over all draws here), and the draws follow the exact law (Pearson
-    chi-square, false-failure rate ALPHA); a refresh-like batch (resummed) too.
+    chi-square, false-failure rate ALPHA); a refresh-like batch (resummed) too,
+    the first of which leaves the empty state with the scaled weights.
     Entries of scaled = -1 take the exp path in the same batch."""
     rng = np.random.default_rng(21)
     coef = 0.05
@@ -792,6 +793,14 @@ def test_scaled_weights_are_used():
     # (the exp path's argument logw - ref, about 150, is rounded: 1e-14 relative)
     np.testing.assert_allclose(np.exp(s.log_group_weights()), [3.0 + math.e, 4.0],
                                rtol=1e-12)
+    # a re-weighting batch that leaves the empty state (the fast solver's first
+    # refresh) stores the scaled weights too, at the reference a rebuild takes
+    e = GroupedExpSampler(8, 4)
+    lw = np.linspace(-1.0, 1.0, 8)
+    e.update_items_resummed(np.arange(8), lw, 2.0 * np.exp(lw - 0.5), 0.5)
+    np.testing.assert_allclose(np.exp(e.log_group_weights()),
+                               2.0 * np.exp(lw).reshape(2, 4).sum(axis=1), rtol=1e-12)
+    assert e.n_rebuilds == 0
 
 
 @pytest.mark.parametrize("scaled, offset, match", [

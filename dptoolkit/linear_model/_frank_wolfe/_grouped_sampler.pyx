@@ -123,7 +123,11 @@ then that of a rebuild with that reference, bit for bit, and the invariant
 holds with fresh bounds; unlike a rebuild it spends no ``exp`` on the items
 that did not change, nor a scan for the maximum.  The rebuild conditions of
 the per-item updates (overflow and underflow guards, the empty state) apply
-and end the batch with a rebuild.
+and end the batch with a rebuild, except that a re-weighting batch with scaled
+weights that leaves the empty state takes the reference of a rebuild (the
+largest log-weight given in the batch minus ``_REF_OFFSET``; every other weight
+is 0) and stores the scaled weights: the state of a rebuild up to the scaled
+weights' rounding (no ``exp`` for most items).
 
 Scaled weights
 --------------
@@ -661,6 +665,20 @@ cdef class GroupedExpSampler:
         cdef unsigned char* touched = &self.g_touched[0]
         cdef intp_t* glist = &self.g_list[0]
         cdef double* gold = &self.g_old[0]
+        cdef double big = -INFINITY
+        if rebuild and resum and scaled != NULL:
+            # a re-weighting batch that leaves the empty state (the solver's first
+            # refresh): the reference a rebuild would take (every other weight is
+            # 0), then the batch's scaled weights as for any re-weighting, so no
+            # exp is spent on most items (module docstring, *Scaled weights*)
+            for r in range(n):
+                if logws[r] > big:
+                    big = logws[r]
+            if big > -INFINITY:
+                ref = big - _REF_OFFSET
+                self.ref = ref
+                scale = _scale_of(offset, ref)
+                rebuild = False
         for r in range(n):
             # the records are spread over n_items * 16 bytes: fetch each one
             # _BATCH_PREFETCH items ahead (at 16, about half of a Frank-Wolfe
