@@ -590,6 +590,7 @@ def test_renumbered_columns_keep_the_fit_bit_for_bit(binary, start):
     d = X.shape[1]
     w0 = np.zeros(d)
     w0[[2, 17, 41]] = [0.4, -0.3, 0.2]
+    w0[5] = -0.0             # a zero with its sign: coef() gives +0.0 in both
     runs = {}
     for renumber in (0, 1):
         k = _fw_fast.FastFW(X.data, X.indices, X.indptr, Xc.data, Xc.indices, Xc.indptr,
@@ -683,22 +684,31 @@ def test_numbered_views_give_the_renumbered_kernel(binary):
                         np.random.default_rng(3).bit_generator, column_order=order[:-1])
 
 
-def test_unnumber_scatters_and_scales():
-    """_unnumber (coef and state of a numbered kernel): out[order[i]] = v[i] * scale
-    with the products' own rounding; an order of the wrong length or with an
-    index out of range raises instead of writing outside the output."""
+def test_unnumber_scatters():
+    """_unnumber (state of a numbered kernel): out[order[i]] = v[i]; an order of
+    the wrong length or with an index out of range raises instead of writing
+    outside the output; coef's _unnumber_support scatters the support only."""
     rng = np.random.default_rng(2)
     order = rng.permutation(1000)
     v = rng.normal(size=1000)
     want = np.empty(1000)
-    want[order] = v * 0.3
-    np.testing.assert_array_equal(_fw_fast._unnumber(v, order, 0.3).view(np.uint64),
+    want[order] = v
+    np.testing.assert_array_equal(_fw_fast._unnumber(v, order).view(np.uint64),
                                   want.view(np.uint64))
     with pytest.raises(ValueError, match="order has 999 entries"):
-        _fw_fast._unnumber(v, order[:-1], 1.0)
+        _fw_fast._unnumber(v, order[:-1])
     for bad in (1000, -1):
         with pytest.raises(IndexError):
-            _fw_fast._unnumber(v, np.where(order == 5, bad, order), 1.0)
+            _fw_fast._unnumber(v, np.where(order == 5, bad, order))
+    # the support-only scatter of coef(): zero off the support
+    support = np.array([3, 500, 999, 0], dtype=np.int32)
+    want = np.zeros(1000)
+    want[order[support]] = v[support] * 0.3
+    np.testing.assert_array_equal(
+        _fw_fast._unnumber_support(v, order, support, 0.3).view(np.uint64),
+        want.view(np.uint64))
+    with pytest.raises(IndexError):
+        _fw_fast._unnumber_support(v, order, np.array([1000], dtype=np.int32), 1.0)
 
 
 def test_wide_private_fits_build_the_numbered_views(monkeypatch):

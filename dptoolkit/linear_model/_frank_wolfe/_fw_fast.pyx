@@ -1007,16 +1007,32 @@ cdef inline void _exclusive_prefix_sums(intp_t* a, intp_t n) noexcept nogil:
 
 
 @cython.boundscheck(True)
-def _unnumber(const double[::1] v, const intp_t[::1] order, double scale):
-    """out[order[i]] = v[i] * scale: a vector in a numbering (column_order's), in
-    the columns' own order (one pass; the products as ``v * scale`` rounds them)."""
+def _unnumber(const double[::1] v, const intp_t[::1] order):
+    """out[order[i]] = v[i]: a vector in a numbering (column_order's), in the
+    columns' own order (one pass)."""
     out = np.empty(v.shape[0])
     cdef double[::1] o = out
     cdef intp_t i
     if order.shape[0] != v.shape[0]:
         raise ValueError(f"order has {order.shape[0]} entries, the vector {v.shape[0]}")
     for i in range(v.shape[0]):
-        o[order[i]] = v[i] * scale       # checked: a bad order raises, never writes out
+        o[order[i]] = v[i]               # checked: a bad order raises, never writes out
+    return out
+
+
+@cython.boundscheck(True)
+def _unnumber_support(const double[::1] v, const intp_t[::1] order,
+                      const int32_t[::1] support, double scale):
+    """out[order[j]] = v[j] * scale for j in ``support``, 0.0 elsewhere: the
+    columns' own order of a vector in a numbering that is zero off ``support``."""
+    out = np.zeros(v.shape[0])
+    cdef double[::1] o = out
+    cdef intp_t r, j
+    if order.shape[0] != v.shape[0]:
+        raise ValueError(f"order has {order.shape[0]} entries, the vector {v.shape[0]}")
+    for r in range(support.shape[0]):
+        j = support[r]
+        o[order[j]] = v[j] * scale       # checked: a bad index raises
     return out
 
 
@@ -1696,11 +1712,11 @@ cdef class FastFW(_FWBase):
         self.lanes = _full_pass_lanes(self.c_indptr, 1)
         self.order = order
 
-    def _to_columns(self, v, double scale=1.0):
-        # scale * v (a vector in the kernel's numbering) in the columns' own order
+    def _to_columns(self, v):
+        # a vector in the kernel's numbering, in the columns' own order
         if self.order is None:
-            return np.asarray(v) * scale        # a new array
-        return _unnumber(v, self.order, scale)
+            return np.asarray(v)
+        return _unnumber(v, self.order)
 
     def run(self, long n_steps, double[::1] gaps, double tol=-INFINITY):
         """Run ``n_steps`` iterations (see _FWBase.run) on the OpenMP threads
@@ -1736,8 +1752,10 @@ cdef class FastFW(_FWBase):
         cdef index_t p
         cdef double acc
         for j in range(self.n_features):
-            self.wt[j] = w[j]
+            # (a zero of w0, -0.0 too, stays the +0.0 of wt: only the support is
+            # ever non-zero, which coef() relies on)
             if w[j] != 0.0:
+                self.wt[j] = w[j]
                 self.in_support[j] = 1
                 self.support[self.n_support] = <int32_t> j
                 self.n_support += 1
@@ -2071,4 +2089,9 @@ cdef class FastFW(_FWBase):
         self.w_m = 1.0
 
     def coef(self):
-        return self._to_columns(self.wt, self.w_m)
+        if self.order is None:
+            return np.asarray(self.wt) * self.w_m
+        # w_m * wt is zero off the support (set_start, the steps): scatter the
+        # support only, in the columns' own order (the same values as a dense pass)
+        return _unnumber_support(self.wt, self.order, self.support[:self.n_support],
+                                 self.w_m)
