@@ -153,6 +153,65 @@ def test_csr_to_numbered_csc_equals_the_reference(name, block_bits):
     assert (c_data is data) == (binary or X.nnz == 0)
 
 
+def test_csr_is_canonical_agrees_with_scipy():
+    """csr_is_canonical: SciPy's has_canonical_format and the column range in one
+    pass: True for canonical arrays in range (empty rows, no rows, no entries), False
+    for unsorted or repeated indices in a row, an index out of range (negative,
+    n_cols, in the middle of a sorted row it cannot be), a decreasing indptr or
+    lengths that disagree; the builders skip their own scan of the indices only
+    when told (same arrays)."""
+    def check(ptr, idx, n_cols):
+        return _fw_fast.csr_is_canonical(np.asarray(ptr, dtype=np.int64),
+                                         np.asarray(idx, dtype=np.int32), n_cols)
+
+    for name, X in _structured_matrices().items():
+        assert check(X.indptr, X.indices, X.shape[1]), name
+        assert X.has_canonical_format
+        got = _fw_fast.csr_to_csc(X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                                  X.data, X.shape[1], check_indices=False)
+        _assert_csc_equal(got, X)
+    assert check([0], [], 0) and check([0, 0, 0], [], 3)
+    ptr = [0, 3, 3, 5]
+    assert check(ptr, [0, 2, 4, 1, 4], 5)
+    for idx in ([0, 4, 2, 1, 4],      # unsorted row
+                [0, 2, 2, 1, 4],      # repeated index
+                [-1, 2, 4, 1, 4],     # negative first
+                [0, 2, 5, 1, 4]):     # past n_cols
+        X = sp.csr_array((np.ones(5), np.array(idx) % 5, ptr), shape=(3, 5))
+        assert not check(ptr, idx, 5)
+        if min(idx) >= 0 and max(idx) < 5:
+            assert not X.has_canonical_format
+    assert not check([0, 3, 2, 5], [0, 2, 4, 1, 4], 5)      # indptr decreasing
+    assert not check([0, 3, 3, 6], [0, 2, 4, 1, 4], 5)      # indptr past the indices
+    assert not check([1, 3, 3, 5], [0, 2, 4, 1, 4], 5)      # indptr not from 0
+
+
+def test_fits_of_non_canonical_csr_equal_the_canonical_ones():
+    """A CSR X with unsorted indices and split duplicates (as built by hand) fits
+    the model of its canonical form, private and not (the views sum the
+    duplicates first; X itself is not modified)."""
+    X, y = _renumbering_problem(False)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    half = X.data / 2
+    # every entry as two halves, the row's entries reversed
+    order = np.lexsort((-X.indices, rows))
+    idx = np.repeat(X.indices[order], 2)
+    val = np.repeat(half[order], 2)
+    ptr = 2 * X.indptr
+    Xn = sp.csr_array((val, idx, ptr), shape=X.shape)
+    Xn.has_canonical_format = False
+    assert not _fw_fast.csr_is_canonical(ptr.astype(np.int64), idx.astype(np.int32),
+                                         X.shape[1])
+    saved = Xn.indices.copy()
+    for kw in (dict(epsilon=None), dict(epsilon=4.0, delta=1e-4, classes=[0, 1], k=None)):
+        a = FrankWolfeLassoClassifier(l1_bound=2.0, max_iter=30, random_state=0,
+                                      **kw).fit(X, y)
+        b = FrankWolfeLassoClassifier(l1_bound=2.0, max_iter=30, random_state=0,
+                                      **kw).fit(Xn, y)
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(Xn.indices, saved)
+
+
 def test_csr_to_csc_many_rows_at_the_packing_limit():
     """Row index and column-within-block share one 32-bit word: with 2**21 rows
     (21 bits) block_bits may be 11 but not 12; rows near the top and columns at

@@ -785,10 +785,57 @@ def _csc_block_bits(intp_t n_rows, intp_t n_cols, int64_t nnz, bint binary):
     return min(bits, 32 - _row_bits(n_rows))
 
 
+def csr_is_canonical(indptr_arr, indices_arr, intp_t n_cols):
+    """Whether CSR arrays are canonical and in range: ``indptr`` starts at 0 and
+    never decreases, and each row's column indices increase strictly (sorted, no
+    duplicates) within ``[0, n_cols)``.
+
+    SciPy's ``has_canonical_format`` and the builders' range check in one pass:
+    with increasing indices a row is in range when its first and last entries
+    are, and the comparisons of neighbours vectorise within a row.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64 of shape (n_rows + 1,)
+    indices : ndarray of int32 of shape (indptr[-1],)
+    n_cols : int
+
+    Returns
+    -------
+    bool
+        False also when the array lengths disagree (nothing is raised: the
+        caller's fallback, SciPy's conversion, reports such arrays).
+    """
+    cdef const int64_t[::1] indptr = indptr_arr
+    cdef const int32_t[::1] idx = indices_arr
+    cdef intp_t i, n_rows = indptr.shape[0] - 1
+    cdef int64_t p, lo, hi, prev = 0
+    cdef int bad = 0
+    if n_rows < 0 or indptr[0] != 0 or indptr[n_rows] != idx.shape[0]:
+        return False
+    with nogil:
+        for i in range(n_rows):
+            lo = indptr[i]
+            hi = indptr[i + 1]
+            if hi < lo:
+                bad = 1
+                break
+            if hi == lo:
+                continue
+            bad |= (idx[lo] < 0) | (idx[hi - 1] >= n_cols)
+            for p in range(lo, hi - 1):
+                bad |= idx[p + 1] <= idx[p]
+            if bad:
+                break
+    return not bad
+
+
 def _check_csr_arrays(name, indptr_arr, indices_arr, data_arr, intp_t n_cols,
-                      int block_bits, binary):
+                      int block_bits, binary, bint check_indices=True):
     # the checks of csr_to_csc and csr_to_numbered_csc (their Raises); returns
-    # whether every value is 1.0 (binary when given, else scanned)
+    # whether every value is 1.0 (binary when given, else scanned).  Without
+    # check_indices the column indices are not scanned (the caller has checked
+    # them, e.g. by csr_is_canonical)
     cdef const int64_t[::1] indptr = indptr_arr
     cdef const int32_t[::1] indices = indices_arr
     cdef const float64_t[::1] data = data_arr
@@ -818,7 +865,7 @@ def _check_csr_arrays(name, indptr_arr, indices_arr, data_arr, intp_t n_cols,
             if indptr[i + 1] < indptr[i]:
                 decreasing = True
                 break
-        if not decreasing and nnz > 0:
+        if not decreasing and nnz > 0 and check_indices:
             bad = _first_out_of_range(&indices[0], nnz, <uint32_t> n_cols)
     if decreasing:
         raise ValueError("indptr must be non-decreasing")
@@ -829,7 +876,7 @@ def _check_csr_arrays(name, indptr_arr, indices_arr, data_arr, intp_t n_cols,
 
 
 def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bits=-1,
-               binary=None):
+               binary=None, bint check_indices=True):
     """Transpose CSR arrays into canonical CSC arrays for the kernels (one set-up pass).
 
     A counting sort by column, rows in increasing order within each column: the
@@ -866,6 +913,10 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
         Whether every stored value is 1.0, when the caller knows it (e.g. from
         the smallest and largest value); None scans ``data`` for it.  A wrong
         True returns ``data`` as the CSC values unpermuted.
+    check_indices : bool, default=True
+        Whether to scan the column indices for the range ``[0, n_cols)``; False
+        when the caller has checked them (:func:`csr_is_canonical` on these
+        arrays): an index out of range then writes out of bounds.
 
     Returns
     -------
@@ -890,7 +941,7 @@ def csr_to_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *, int block_bi
     cdef int64_t nnz = indptr[n_rows] if n_rows >= 0 else 0, acc = 0, largest = 0
     cdef int shift, n_copies
     cdef bint ones = _check_csr_arrays("csr_to_csc", indptr_arr, indices_arr, data_arr,
-                                       n_cols, block_bits, binary)
+                                       n_cols, block_bits, binary, check_indices)
     shift = block_bits if block_bits >= 0 else _csc_block_bits(n_rows, n_cols, nnz, ones)
     n_blocks = ((n_cols - 1) >> shift) + 1 if n_cols > 0 else 0
     n_copies = 4 if n_blocks <= 65536 else 1
@@ -1189,7 +1240,7 @@ cdef void _scatter_numbered(const uint32_t* words, const float64_t* values,
 
 
 def csr_to_numbered_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *,
-                        int block_bits=-1, binary=None):
+                        int block_bits=-1, binary=None, bint check_indices=True):
     """CSR arrays in :func:`column_order`'s numbering, with their CSC arrays (one set-up).
 
     The arrays of ``_number_columns(*csr_to_csc(...))`` and of the CSR column
@@ -1204,7 +1255,7 @@ def csr_to_numbered_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *,
 
     Parameters
     ----------
-    indptr, indices, data, n_cols, block_bits, binary
+    indptr, indices, data, n_cols, block_bits, binary, check_indices
         As for :func:`csr_to_csc` (``block_bits`` does not change the result).
 
     Returns
@@ -1228,7 +1279,7 @@ def csr_to_numbered_csc(indptr_arr, indices_arr, data_arr, intp_t n_cols, *,
         As :func:`csr_to_csc`.
     """
     cdef bint ones = _check_csr_arrays("csr_to_numbered_csc", indptr_arr, indices_arr,
-                                       data_arr, n_cols, block_bits, binary)
+                                       data_arr, n_cols, block_bits, binary, check_indices)
     cdef const int64_t[::1] indptr = indptr_arr
     cdef const int32_t[::1] indices = indices_arr
     cdef const float64_t[::1] data = data_arr

@@ -155,7 +155,14 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
     # cannot read; COO: converting sums duplicates) and summed duplicates need
     # the check here
     finite_checked = not sp.issparse(X) or X.format in ("csr", "csc")
-    if not Xr.has_canonical_format:  # duplicates or unsorted indices
+    # canonical (sorted, no duplicates) with indices in range: the kernels' own
+    # check (one pass) where their index dtype holds X, else SciPy's
+    indices_checked = (Xr.indices.dtype == np.int32 and max(Xr.shape) < 2 ** 31 - 1
+                       and _fw_fast.csr_is_canonical(Xr.indptr.astype(np.int64, copy=False),
+                                                     Xr.indices, Xr.shape[1]))
+    if indices_checked:
+        Xr.has_canonical_format = True
+    elif not Xr.has_canonical_format:  # duplicates or unsorted indices
         Xr = Xr.copy()
         Xr.sum_duplicates()
         finite_checked = False
@@ -181,6 +188,7 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
         if p.start == "naive_bayes":
             columns, sums = columns
         Xr = Xr[:, columns]
+        indices_checked = False     # new arrays
     n_rows, n_cols = Xr.shape
     data = np.ascontiguousarray(Xr.data, dtype=np.float64)
     indptr = Xr.indptr.astype(np.int64, copy=False)
@@ -189,9 +197,11 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
         indices = Xr.indices.astype(np.int32, copy=False)
         if fast_selector is not None and _fw_fast.renumbers(fast_selector, n_cols):
             order, _, indices, *csc = _fw_fast.csr_to_numbered_csc(
-                indptr, indices, data, n_cols, binary=binary)
+                indptr, indices, data, n_cols, binary=binary,
+                check_indices=not indices_checked)
         else:
-            csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols, binary=binary)
+            csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols, binary=binary,
+                                      check_indices=not indices_checked)
     else:  # beyond int32 (the fast solver refuses such shapes)
         indices = Xr.indices
         Xc = Xr.tocsc()
