@@ -380,6 +380,37 @@ def test_budget_accountant_checked_before_work_and_spent():
     assert acc.spent == pytest.approx((0.6, 5e-6))  # nothing spent by the refusal
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_data_refused_before_the_spend(fmt):
+    """The data checks of a private fit come before the spend (the template's
+    _check_fit_data): entries outside the public bound with clip_data=False, NaN
+    and infinity (sparse input: found by the same pass over the values) raise and
+    charge nothing; the same data clipped, or a dense NaN, are refused or fitted as
+    before."""
+    from dptoolkit.accounting import BudgetAccountant
+
+    X, y = _problem()
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    kw = dict(l1_bound=5.0, max_iter=10, epsilon=1.0, delta=1e-5, accountant=acc,
+              classes=[0, 1], random_state=0)
+    big = sp.csr_array(X, copy=True)
+    big.data[0] = 3.0
+    with pytest.raises(ValueError, match="public bound"):
+        _fit(big.asformat(fmt), y, clip_data=False, **kw)
+    for bad, match in ((np.nan, r"\bX\b.*NaN"), (np.inf, r"\bX\b.*infinity"),
+                       (-np.inf, r"\bX\b.*infinity")):
+        Xb = sp.csr_array(X, copy=True)
+        Xb.data[1] = bad
+        with pytest.raises(ValueError, match=match):
+            _fit(Xb.asformat(fmt), y, **kw)
+        with pytest.raises(ValueError, match=match):
+            _fit(Xb.toarray(), y, **kw)
+    assert acc.spent == (0, 0)
+    with pytest.warns(DataClippedWarning):
+        _fit(big.asformat(fmt), y, **kw)
+    assert acc.spent == pytest.approx((1.0, 1e-5))
+
+
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 

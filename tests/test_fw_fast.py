@@ -281,7 +281,10 @@ def test_kernel_views_dtypes(solver):
     X.indices = X.indices.astype(np.int32)
     est = FrankWolfeLassoClassifier(solver=solver, epsilon=None)
     dtype = np.int32 if solver == "fast" else np.int64
-    csr, csc, shape, columns, _, _ = est._kernel_views(X, private=False, index_dtype=dtype)
+    from dptoolkit.linear_model._frank_wolfe import _kernels
+
+    data = _kernels.fit_data(est, X, private=False)
+    csr, csc, shape, columns, _, _ = _kernels.kernel_views(est, data, index_dtype=dtype)
     assert shape == X.shape and columns is None
     assert csr[1].dtype == dtype and csc[1].dtype == dtype
     assert csr[2].dtype == np.int64 and csc[2].dtype == np.int64

@@ -204,13 +204,15 @@ class PrivateEstimatorMixin(FitTemplate):
                 PrivacyLeakWarning, stacklevel=3)
         return int(n_rows)
 
-    def _classifier_data(self, X, y):
+    def _classifier_data(self, X, y, ensure_all_finite=True):
         """The start of a classifier's fit: ``X`` and ``y`` validated (float64,
         finite, sparse accepted, equal lengths) and the label set
-        (:meth:`_resolve_classes`); returns ``(X, y, classes)``."""
+        (:meth:`_resolve_classes`); returns ``(X, y, classes)``.
+        ``ensure_all_finite=False``: the caller checks X's values for NaN and
+        infinity itself, before the spend (as ``_check_fit_data``)."""
         check_X_y_named(X, y)
         X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64,
-                             ensure_all_finite=True, y_numeric=False)
+                             ensure_all_finite=ensure_all_finite, y_numeric=False)
         check_classification_targets(y)
         return X, y, self._resolve_classes(y, private=self.epsilon is not None)
 

@@ -569,23 +569,28 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
     def _validate_fit_data(self, X, y):
         if is_dask_array(X):  # X stays on the workers
             return _fw_distributed.validate_dask_data(self, X, y)
-        return self._classifier_data(X, y)
+        # a private fit on CSR/CSC input checks NaN and infinity with the public
+        # bound (_check_fit_data: one pass over the values for both)
+        return self._classifier_data(X, y, ensure_all_finite=not _kernels.defers_finite_check(
+            X, self.epsilon is not None))
 
     def _check_fit_data(self, X, plan):
+        """A Dask array's rules; in memory, the data checks before the spend (``fit_data``)."""
         if is_dask_array(X):
             _fw_distributed.check_dask_plan(self, plan)
-        return X
+            return X
+        return _kernels.fit_data(self, X, private=plan.spent is not None)
 
     def _fit_private(self, X, y, plan, rng):
         """Frank-Wolfe on the L1 ball (binary or multinomial), in memory or over a
         Dask array's blocks."""
         if is_dask_array(X):
             return _fw_distributed.fit_dask(self, X, y, plan, rng)
-        classes = self.classes_
+        data, classes = X, self.classes_  # in memory: the checked data (_check_fit_data)
         p, budget = plan.params, plan.params.budget
         n_rows = classes.size if classes.size > 2 else 1  # rows of coef_
-        csr, csc, (n_samples, _), columns, sums, order = self._kernel_views(
-            X, p.private, budget, p, rng, y_codes=(np.searchsorted(classes, y), classes.size),
+        csr, csc, (n_samples, _), columns, sums, order = _kernels.kernel_views(
+            self, data, budget, p, rng, y_codes=(np.searchsorted(classes, y), classes.size),
             index_dtype=_kernels.index_dtype(classes.size, self.solver),
             fast_selector=_kernels.fast_selector(classes.size, self.solver, p))
         kernel, spec = _kernels.make_kernel(
@@ -608,7 +613,7 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.mechanism_ = spec.name
         self.l1_bound_ = float(p.l1_bound)
         self.coef_ = _fw_multinomial.expand_columns(kernel.coef().reshape(n_rows, -1),
-                                                    columns, X.shape[1])
+                                                    columns, data.X.shape[1])
         self.screened_features_ = columns
         self.intercept_ = np.zeros(n_rows)
         self.n_iter_ = int(n_done)
@@ -643,12 +648,6 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
         self.gap_history_ = gaps[:n_done] / n_samples
         self.epsilon_step_ = None
         self.composition_ = None
-
-    def _kernel_views(self, X, private, budget=None, p=None, rng=None, index_dtype=np.int64,
-                      y_codes=None, fast_selector=None):
-        """CSR and CSC views for the kernels (:func:`._kernels.kernel_views`)."""
-        return _kernels.kernel_views(self, X, private, budget, p, rng, index_dtype, y_codes,
-                                     fast_selector)
 
     def _run(self, kernel, max_iter, gaps, stop):
         if not self.verbose:

@@ -15,6 +15,8 @@ steps, the release) for two classes and for K > 2; the kernels differ:
 Every kernel takes the same CSC views, ``l1_bound``, selector code, mechanism
 parameter and bit generator, and offers ``run(n_steps, gaps, tol)`` and ``coef()``.
 """
+import dataclasses
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -23,7 +25,8 @@ from ._budget import nonprivate_fast_selector
 from ._screening import private_top_columns
 from ..._private import sensitivity_factor
 
-__all__ = ["fast_selector", "index_dtype", "kernel_views", "make_kernel", "released_stats"]
+__all__ = ["FitData", "defers_finite_check", "fast_selector", "fit_data", "index_dtype",
+           "kernel_views", "make_kernel", "released_stats"]
 
 
 def index_dtype(n_classes, solver):
@@ -114,19 +117,104 @@ def released_stats(kernel, private, n_classes):
     return stats
 
 
-def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.int64,
+def defers_finite_check(X, private):
+    """Whether a fit leaves the check of X's values for NaN and infinity to
+    :func:`fit_data` (scikit-learn's validation skips it): a private fit on CSR
+    or CSC input, whose smallest and largest values (the public bound's check)
+    answer it in the same pass."""
+    return private and sp.issparse(X) and X.format in ("csr", "csc")
+
+
+@dataclasses.dataclass(frozen=True)
+class FitData:
+    """``X`` of an in-memory fit after the data checks that come before the spend
+    (:func:`fit_data`), as :func:`kernel_views` reads it.
+
+    Attributes
+    ----------
+    X : scipy.sparse.csr_array
+        Canonical, finite and, for a private fit, within the public bound
+        ``|x_ij| <= 1`` (clipped or refused); its arrays are those of the input
+        when nothing had to change.
+    binary : bool or None
+        True when every stored value is 1.0 (known from the bound check; None:
+        unknown, the CSC builders scan for it).
+    indices_checked : bool
+        X's column indices were checked in range (``_fw_fast.csr_is_canonical``).
+    """
+    X: object
+    binary: object = None
+    indices_checked: bool = False
+
+
+def fit_data(est, X, private):
+    """The data checks of an in-memory fit of ``est`` (a FrankWolfeLassoClassifier),
+    before the spend is checked (the template's ``_check_fit_data``): a check that
+    refuses the data charges nothing.
+
+    ``X`` is as returned by ``validate_data(..., accept_sparse=True)``, its values
+    checked for NaN and infinity unless :func:`defers_finite_check`.  Shares X's
+    data and indices when X is canonical CSR (X itself is never modified).
+
+    Returns
+    -------
+    FitData
+
+    Raises
+    ------
+    ValueError
+        NaN or infinity in X (also when duplicates sum to infinity), or, with
+        ``clip_data=False``, entries outside [-1, 1] in a private fit (a
+        data-dependent error).
+    """
+    Xr = sp.csr_array(X)
+    # validate_data checked every value of dense, CSR and CSC input (unless the
+    # check is deferred to the value range), and the conversion to CSR keeps
+    # them; other formats (LIL, DOK: values sklearn cannot read; COO: converting
+    # sums duplicates) and summed duplicates need the check here
+    finite_checked = ((not sp.issparse(X) or X.format in ("csr", "csc"))
+                      and not defers_finite_check(X, private))
+    # canonical (sorted, no duplicates) with indices in range: the kernels' own
+    # check (one pass) where their index dtype holds X, else SciPy's
+    indices_checked = (Xr.indices.dtype == np.int32 and max(Xr.shape) < 2 ** 31 - 1
+                       and _fw_fast.csr_is_canonical(Xr.indptr.astype(np.int64, copy=False),
+                                                     Xr.indices, Xr.shape[1]))
+    if indices_checked:
+        Xr.has_canonical_format = True
+    elif not Xr.has_canonical_format:  # duplicates or unsorted indices
+        Xr = Xr.copy()
+        Xr.sum_duplicates()
+        finite_checked = False
+    if not private:
+        if not finite_checked and not np.all(np.isfinite(Xr.data)):
+            raise ValueError("Input X contains NaN or infinity")
+        return FitData(Xr, None, bool(indices_checked))
+    # the smallest and largest value: NaN and infinity (as scikit-learn names
+    # them), the public bound, and whether every value is 1.0 (binary data: the
+    # CSC builders then skip their own scan of the values)
+    value_range = (float(Xr.data.min()), float(Xr.data.max())) if Xr.data.size else None
+    if value_range is not None and not np.all(np.isfinite(value_range)):
+        if np.isnan(value_range).any():
+            raise ValueError("Input X contains NaN.")
+        raise ValueError("Input X contains infinity or a value too large for "
+                         "dtype('float64').")
+    checked = est._enforce_public_bound(Xr, "linf", 1.0, value_range=value_range)
+    binary = True if checked is Xr and value_range == (1.0, 1.0) else None
+    return FitData(checked, binary, bool(indices_checked))
+
+
+def kernel_views(est, data, budget=None, p=None, rng=None, index_dtype=np.int64,
                  y_codes=None, fast_selector=None):
     """CSR and CSC arrays (data, indices, int64 indptr) for the kernels of ``est`` (a
     FrankWolfeLassoClassifier).
 
-    ``X`` is as returned by ``validate_data(..., ensure_all_finite=True)``.
-    Shares X's data and indices when X is canonical CSR (X itself is never
-    modified).  With a screening budget, the columns are first restricted to
-    the private top ``p.screening`` candidates
-    (``_screening``).  The CSC arrays come from
-    one cache-blocked counting sort (``dptoolkit.linear_model._frank_wolfe._fw_fast.csr_to_csc()``: int32 row
-    indices, and for binary data the CSR values array itself, as nothing needs
-    permuting), the same arrays as ``tocsc()``.
+    ``data`` is the :class:`FitData` of the fit (:func:`fit_data`).  With a
+    screening budget, the columns are first restricted to the private top
+    ``p.screening`` candidates (``_screening``).  The CSC arrays come from one
+    cache-blocked counting sort (``_fw_fast.csr_to_csc``, or
+    ``csr_to_numbered_csc`` below: int32 row indices, and for binary data the
+    CSR values array itself, as nothing needs permuting), the same arrays as
+    ``tocsc()``.
 
     Parameters
     ----------
@@ -149,35 +237,7 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
     ``"naive_bayes"``, else None; ``order`` the numbering of the views' columns,
     None for the columns' own order).
     """
-    Xr = sp.csr_array(X)
-    # validate_data checked every value of dense, CSR and CSC input, and the
-    # conversion to CSR keeps them; other formats (LIL, DOK: values sklearn
-    # cannot read; COO: converting sums duplicates) and summed duplicates need
-    # the check here
-    finite_checked = not sp.issparse(X) or X.format in ("csr", "csc")
-    # canonical (sorted, no duplicates) with indices in range: the kernels' own
-    # check (one pass) where their index dtype holds X, else SciPy's
-    indices_checked = (Xr.indices.dtype == np.int32 and max(Xr.shape) < 2 ** 31 - 1
-                       and _fw_fast.csr_is_canonical(Xr.indptr.astype(np.int64, copy=False),
-                                                     Xr.indices, Xr.shape[1]))
-    if indices_checked:
-        Xr.has_canonical_format = True
-    elif not Xr.has_canonical_format:  # duplicates or unsorted indices
-        Xr = Xr.copy()
-        Xr.sum_duplicates()
-        finite_checked = False
-    if not finite_checked and not np.all(np.isfinite(Xr.data)):
-        raise ValueError("Input X contains NaN or infinity")
-    binary = None  # unknown: csr_to_csc scans the values
-    if private:
-        # the bound check's range also says whether every value is 1.0 (binary
-        # data: csr_to_csc then skips its own scan of the values)
-        value_range = ((float(Xr.data.min()), float(Xr.data.max())) if Xr.data.size
-                       else None)
-        checked = est._enforce_public_bound(Xr, "linf", 1.0, value_range=value_range)
-        if checked is Xr and value_range == (1.0, 1.0):
-            binary = True  # also true of any column subset (the screening's)
-        Xr = checked
+    Xr, binary, indices_checked = data.X, data.binary, data.indices_checked
     columns = sums = None
     if budget is not None and budget.screening_noise_multiplier is not None:
         columns = private_top_columns(
@@ -190,23 +250,23 @@ def kernel_views(est, X, private, budget=None, p=None, rng=None, index_dtype=np.
         Xr = Xr[:, columns]
         indices_checked = False     # new arrays
     n_rows, n_cols = Xr.shape
-    data = np.ascontiguousarray(Xr.data, dtype=np.float64)
+    values = np.ascontiguousarray(Xr.data, dtype=np.float64)
     indptr = Xr.indptr.astype(np.int64, copy=False)
     order = None
     if max(n_rows, n_cols) < 2 ** 31 - 1:
         indices = Xr.indices.astype(np.int32, copy=False)
         if fast_selector is not None and _fw_fast.renumbers(fast_selector, n_cols):
             order, _, indices, *csc = _fw_fast.csr_to_numbered_csc(
-                indptr, indices, data, n_cols, binary=binary,
+                indptr, indices, values, n_cols, binary=binary,
                 check_indices=not indices_checked)
         else:
-            csc = _fw_fast.csr_to_csc(indptr, indices, data, n_cols, binary=binary,
+            csc = _fw_fast.csr_to_csc(indptr, indices, values, n_cols, binary=binary,
                                       check_indices=not indices_checked)
     else:  # beyond int32 (the fast solver refuses such shapes)
         indices = Xr.indices
         Xc = Xr.tocsc()
         csc = (np.ascontiguousarray(Xc.data, dtype=np.float64), Xc.indices,
                Xc.indptr.astype(np.int64, copy=False))
-    csr = (data, indices.astype(index_dtype, copy=False), indptr)
+    csr = (values, indices.astype(index_dtype, copy=False), indptr)
     csc = (csc[0], csc[1].astype(index_dtype, copy=False), csc[2])
     return csr, csc, Xr.shape, columns, sums, order
