@@ -1918,16 +1918,11 @@ cdef class FastFW(_FWBase):
         # are rebuilt; the sampler takes the new log-weights and re-sums every
         # group exactly (reweight_batch: no exp for the unchanged coordinates).
         # Few: one batched update (update_selector).
-        cdef intp_t r, w, n_dirty = 0, d = self.n_features
-        cdef intp_t n_words = _n_mark_words(d)
+        cdef intp_t w, n_dirty = 0
+        cdef intp_t n_words = _n_mark_words(self.n_features)
         cdef uint64_t word
         cdef uint64_t* marks = &self.marks[0]
-        cdef double c = self.mech_coef
-        cdef const double[::1] alpha = self.alpha
         cdef int32_t[::1] dirty_list = self.dirty_list
-        cdef double* lwb
-        cdef double* scb
-        cdef bint many
         for w in range(n_words):
             word = marks[w]
             while word != 0:
@@ -1935,7 +1930,18 @@ cdef class FastFW(_FWBase):
                 n_dirty += 1
                 word = word & (word - 1)
         memset(marks, 0, n_words * sizeof(uint64_t))
-        many = n_dirty > REBUILD_FRACTION * d
+        self.selector_from_list(n_dirty, force_rebuild)
+
+    cdef void selector_from_list(self, intp_t n_dirty, bint force_rebuild) noexcept nogil:
+        # the selector brought up to date for the n_dirty coordinates listed in
+        # dirty_list, in increasing order (selector_from_marks)
+        cdef intp_t r, d = self.n_features
+        cdef double c = self.mech_coef
+        cdef const double[::1] alpha = self.alpha
+        cdef int32_t[::1] dirty_list = self.dirty_list
+        cdef double* lwb
+        cdef double* scb
+        cdef bint many = n_dirty > REBUILD_FRACTION * d
         if self.selector == SEL_GROUPED and many:
             lwb = &self.lw_buf[0]
             scb = &self.sc_buf[0]
@@ -1963,7 +1969,7 @@ cdef class FastFW(_FWBase):
         cdef const index_t[::1] r_indptr = self.r_indptr
         cdef int32_t[::1] rows = self.rows, support = self.support
         cdef int32_t[::1] dirty_list = self.dirty_list
-        cdef bint full, track, rebuild
+        cdef bint full, track, first
         cdef int selector = self.selector
         if w_m != 1.0:
             for r in range(self.n_support):
@@ -1991,8 +1997,10 @@ cdef class FastFW(_FWBase):
                     or self.drift_nnz + work > DRIFT_PASSES * self.nnz)
         track = (selector == SEL_PAIRING or selector == SEL_FIBONACCI
                  or selector == SEL_GROUPED)
+        # the first refresh sets every coordinate's log-weight: nothing to mark
+        first = track and not self.selector_ready
         if full:
-            self.full_alpha(track)
+            self.full_alpha(track and not first)
             self.drift_nnz = 0.0
             work = self.nnz
             self.stats.n_full_refresh += 1
@@ -2009,14 +2017,15 @@ cdef class FastFW(_FWBase):
             h = h + alpha[j] * wt[j]
         self.h = h
         self.prod = 1.0
-        if track and not self.selector_ready:
-            # the first refresh sets every log-weight: mark coordinates 0 .. d - 1
-            for j in range(d >> 6):
-                self.marks[j] = ~(<uint64_t> 0)
-            if d & 63:
-                self.marks[d >> 6] = _mark_bit(d) - 1
+        if first:
+            # list coordinates 0 .. d - 1 (and clear the marks of an incremental
+            # first refresh's scatter)
+            memset(&self.marks[0], 0, _n_mark_words(d) * sizeof(uint64_t))
+            for j in range(d):
+                dirty_list[j] = <int32_t> j
             self.selector_ready = True
-        if track:
+            self.selector_from_list(d, True)
+        elif track:
             # (the heaps are rebuilt at every refresh, as before: their
             # tie-breaking depends on the order of insertions)
             self.selector_from_marks(selector != SEL_GROUPED)
