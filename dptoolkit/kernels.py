@@ -3,15 +3,17 @@
 The estimators are the supported interface; these modules are what they call:
 typed Cython loops without the GIL over raw CSR/CSC arrays (float64 data; int64
 indices and pointers, except ``fw_fast.FastFW``, which reads int32 row and
-column indices with int64 pointers, and ``fw_fast.csr_to_csc``, which makes
-them).  Each lives beside the Python that drives it (docs/architecture.rst,
+column indices with int64 pointers, and ``fw_fast.csr_to_csc`` and
+``fw_fast.csr_to_numbered_csc`` (the columns in ``fw_fast.column_order``'s
+numbering), which make them).  Each lives beside the Python that drives it (docs/architecture.rst,
 "Kernels").  Their signatures follow the estimators' needs and may change
 between versions; benchmarks (``asv_benchmarks/``, ``scripts/``) and tests of
 the kernels import them from here rather than from the private modules.
 
 ``fw_fast``
     Frank-Wolfe kernels (Raff, Khanna and Lu (2023), Algorithms 1-2 with bounded staleness):
-    ``StandardFW``, ``FastFW``, ``SELECTOR_CODES``.
+    ``StandardFW``, ``FastFW``, ``SELECTOR_CODES``; their set-up: ``csr_is_canonical``,
+    ``csr_to_csc``, ``csr_to_numbered_csc``, ``column_order``.
 ``fw_multinomial_fast``
     Multinomial Frank-Wolfe (Khanna, Lu and Raff (2023), Algorithm 3): ``MultinomialFW``.
 ``grouped_sampler``

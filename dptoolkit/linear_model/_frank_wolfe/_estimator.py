@@ -545,8 +545,8 @@ class FrankWolfeLassoClassifier(_ClassifierOutputs, PrivateEstimatorMixin, Class
             Invalid hyper-parameters (``classes`` not 1-D, fewer than two or
             duplicate labels), NaN/inf in X, inconsistent shapes, fewer than two
             classes, labels of ``y`` outside ``classes``, data outside the public
-            bound with ``clip_data=False``, or a budget the ``accountant`` cannot
-            pay; a private fit on a Dask array without ``n_samples_public``.
+            bound with ``clip_data=False`` (all before the spend), or a budget the
+            ``accountant`` cannot pay; a private Dask fit without ``n_samples_public``.
         RuntimeError
             On a Dask array: workers died repeatedly (more often than
             ``distributed.scheduler.allowed-failures``); nothing is released or
