@@ -631,6 +631,7 @@ def renumbers(int selector, intp_t n_features):
 
 
 @cython.boundscheck(True)
+@cython.wraparound(False)     # a negative index raises too (also in the debug build)
 def _unnumber(const double[::1] v, const intp_t[::1] order):
     """out[order[i]] = v[i]: a vector in a numbering (column_order's), in the
     columns' own order (one pass)."""
@@ -645,6 +646,7 @@ def _unnumber(const double[::1] v, const intp_t[::1] order):
 
 
 @cython.boundscheck(True)
+@cython.wraparound(False)     # a negative index raises too (also in the debug build)
 def _unnumber_support(const double[::1] v, const intp_t[::1] order,
                       const int32_t[::1] support, double scale):
     """out[order[j]] = v[j] * scale for j in ``support``, 0.0 elsewhere: the
