@@ -62,9 +62,9 @@ from dptoolkit._random cimport get_bitgen, uniform, uniform_open, standard_gumbe
 from dptoolkit._math cimport sigmoid, sign_of
 from dptoolkit.linear_model._frank_wolfe._heap cimport LazyMaxQueue
 from dptoolkit.linear_model._frank_wolfe._grouped_sampler cimport GroupedExpSampler
-from dptoolkit.linear_model._frank_wolfe._csc cimport _all_ones
-# the set-up kernels (_csc), also reached from here (dptoolkit.kernels.fw_fast)
-from dptoolkit.linear_model._frank_wolfe._csc import (  # noqa: F401
+from dptoolkit.linear_model._frank_wolfe._csc_fast cimport _all_ones
+# the set-up kernels (_csc_fast), also reached from here (dptoolkit.kernels.fw_fast)
+from dptoolkit.linear_model._frank_wolfe._csc_fast import (  # noqa: F401
     _check_csr_arrays, _csc_block_bits, _map_indices, _number_columns, column_order,
     csr_is_canonical, csr_to_csc, csr_to_numbered_csc)
 
