@@ -390,17 +390,20 @@ def test_full_pass_lane_bounds_balance_the_non_zeros():
 
 
 def test_full_pass_skips_the_trailing_empty_columns():
-    """FastFW's lanes end at the last column with entries (_full_pass_lanes):
+    """FastFW's layout ends at the last column with entries (_full_pass_lanes):
     the empty columns after it keep alpha_j = 0.0, the sum over no entries,
     for one or several parts; no columns, no entries."""
     indptr = np.array([0, 2, 2, 5, 6, 6, 6, 6], dtype=np.int64)  # columns 4-6 empty
-    np.testing.assert_array_equal(_fw_fast._full_pass_lanes(indptr),
-                                  _fw_fast._lane_bounds(indptr[:5]))
-    assert _fw_fast._full_pass_lanes(indptr, 2)[-1] == 4
-    np.testing.assert_array_equal(_fw_fast._full_pass_lanes(np.zeros(4, np.int64)),
-                                  [0, 0, 0, 0, 0])
-    np.testing.assert_array_equal(_fw_fast._full_pass_lanes(np.zeros(1, np.int64)),
-                                  [0, 0, 0, 0, 0])
+    lanes, short = _fw_fast._full_pass_lanes(indptr)
+    # every used column is short: the lanes are empty, the short range is 0..4
+    np.testing.assert_array_equal(lanes, [0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(short, [0, 4])
+    lanes, short = _fw_fast._full_pass_lanes(indptr, 2)
+    assert lanes[-1] == 0 and short[-1] == 4
+    for empty in (np.zeros(4, np.int64), np.zeros(1, np.int64)):
+        lanes, short = _fw_fast._full_pass_lanes(empty)
+        np.testing.assert_array_equal(lanes, [0, 0, 0, 0, 0])
+        np.testing.assert_array_equal(short, [0, 0])
     idx = np.array([0, 1, 0, 1, 2, 2], dtype=np.int32)
     q = np.array([0.5, -0.25, 2.0])
     want = np.array([0.25, 0.0, 2.25, 2.0, 0.0, 0.0, 0.0])
@@ -410,11 +413,75 @@ def test_full_pass_skips_the_trailing_empty_columns():
         np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
 
 
+def test_full_pass_layout_splits_at_the_short_tail():
+    """_full_pass_lanes: lanes over the columns before the trailing run of columns
+    with at most SHORT_COLUMN (15) entries (its start moved up to a multiple of 64),
+    short ranges after it up to the last column with entries; every non-empty range
+    but the first starts at a multiple of 64 (the threads' mark words are
+    disjoint), and the ranges cover every used column once."""
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        n_long, n_short = int(rng.integers(0, 150)), int(rng.integers(0, 400))
+        counts = np.concatenate([rng.integers(0, 40, n_long), rng.integers(0, 16, n_short),
+                                 np.zeros(int(rng.integers(0, 3)), np.int64)])
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        used = int(np.flatnonzero(counts)[-1]) + 1 if counts.any() else 0
+        tail = used
+        while tail > 0 and counts[tail - 1] <= 15:
+            tail -= 1
+        start = min(-(-tail // 64) * 64, used)
+        for parts in (1, 2, 3):
+            lanes, short = _fw_fast._full_pass_lanes(indptr, parts)
+            assert lanes.shape == (4 * parts + 1,) and short.shape == (parts + 1,)
+            assert lanes[0] == 0 and lanes[-1] == start == short[0] and short[-1] == used
+            assert np.all(np.diff(lanes) >= 0) and np.all(np.diff(short) >= 0)
+            # (a range's start may be the first's or the end when ranges are empty)
+            assert all(b % 64 == 0 or b in (start, used) for b in short[1:-1])
+            assert start % 64 == 0 or start == used
+            if parts > 1:
+                assert np.all(lanes[4:-1:4] % 64 == 0)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_full_pass_short_columns_sum_in_order(binary):
+    """_gather_short (fixed 1, 3, 7 or 15 adds per column, the terms past the
+    column masked to +0.0) gives every alpha_j as the column's own sum in order,
+    bit for bit: columns of 0 to 40 entries in random order (longer ones summed
+    one by one), the last columns of the array (no loads past it), q spanning
+    1e-3 to 1e15 with both signs and zeros of both signs (a sum of -0.0 terms is
+    +0.0, as the sum from +0.0), for one to three parts on one to three threads."""
+    rng = np.random.default_rng(13)
+    for d in (1, 7, 300, 2000):
+        counts = rng.choice([0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 15, 16, 40], d,
+                            p=[.05, .2, .15, .15, .1, .05, .05, .05, .05, .05, .05, .03, .02])
+        n = 60
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        idx = np.concatenate([np.sort(rng.choice(n, c, replace=False)) for c in counts]
+                             ).astype(np.int32)
+        data = np.ones(idx.size) if binary else rng.uniform(-2, 2, idx.size)
+        Xc = sp.csc_array((data, idx, indptr), shape=(n, d))
+        q = rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(-3, 15, n)
+        q[:6] = [0.0, -0.0, -0.0, 0.0, -0.0, -0.0]
+        want = _sequential_column_sums(Xc, q, binary)
+        for parts in (1, 2, 3):
+            short = np.linspace(0, d, parts + 1).astype(np.intp)
+            for n_threads in (1, 2, 3):
+                got = _fw_fast.gather_columns(indptr, idx, data, q, binary=binary,
+                                              bounds=[0] * (4 * parts + 1),
+                                              short_bounds=short, n_threads=n_threads)
+                np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+        got = _fw_fast.gather_columns(indptr, idx, data, q, binary=binary)
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
 def test_full_pass_rejects_bounds_not_whole_parts():
     indptr = np.array([0, 1, 2], dtype=np.int64)
     with pytest.raises(ValueError, match="bounds must have"):
         _fw_fast.gather_columns(indptr, np.array([0, 0], np.int32), np.ones(2), np.ones(1),
                                 bounds=[0, 1, 2])
+    with pytest.raises(ValueError, match="short_bounds must have 2 entries"):
+        _fw_fast.gather_columns(indptr, np.array([0, 0], np.int32), np.ones(2), np.ones(1),
+                                bounds=[0, 1, 2, 2, 2], short_bounds=[2])
 
 
 @pytest.mark.skipif(not _fw_fast.OPENMP_ENABLED, reason="built without OpenMP")

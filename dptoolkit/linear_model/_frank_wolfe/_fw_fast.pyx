@@ -48,7 +48,7 @@ cimport cython
 from cython.parallel cimport prange
 from libc.math cimport exp, log, log1p, fabs, INFINITY, isfinite
 from libc.stdlib cimport malloc, free, qsort
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from numpy.random cimport bitgen_t
 
@@ -303,23 +303,117 @@ def _openmp_effective_n_threads():
     return max(1, n)
 
 
+# The short columns.  In column_order's numbering the last ~3/4 of the columns
+# with entries hold at most SHORT_COLUMN entries each (on IMDB 740,000 columns,
+# a quarter of nnz(X)): there the lanes above change column every few entries and
+# most of their time goes to the mispredicted column ends.  _gather_short sums such
+# a column with a fixed number of adds (1, 3, 7 or 15: the least power of two
+# minus one that holds it), the k-th add's term being the entry's product when
+# k < n and +0.0 otherwise (its bits masked, no branch), so the only branch is the
+# column's size class, which stays the same over long runs of the numbering.
+# Adding +0.0 leaves a sum unchanged bit for bit unless the sum is -0.0, and a sum
+# started at +0.0 is never -0.0 (round to nearest: x + y is -0.0 only when both
+# are): every alpha_j is the same sum as the column's own adds in order.
+cdef enum:
+    SHORT_COLUMN = 15
+
+cdef inline double _sum_column(const int32_t* ix, const float64_t* d, const double* q,
+                               index_t n, bint binary) noexcept nogil:
+    # sum_k d[k] q[ix[k]] over the column's n entries, in order
+    cdef double acc = 0.0
+    cdef index_t k
+    if binary:
+        for k in range(n):
+            acc = acc + q[ix[k]]
+    else:
+        for k in range(n):
+            acc = acc + d[k] * q[ix[k]]
+    return acc
+
+cdef inline double _kept(double v, bint keep) noexcept nogil:
+    # v when keep, else +0.0 (the bits masked: no branch)
+    cdef uint64_t u
+    memcpy(&u, &v, sizeof(double))
+    u &= (<uint64_t> 0) - (<uint64_t> keep)
+    memcpy(&v, &u, sizeof(double))
+    return v
+
+cdef inline double _sum_short(const int32_t* ix, const float64_t* d, const double* q,
+                              index_t n, int m, bint binary) noexcept nogil:
+    # _sum_column for 1 <= n <= m: m adds, the terms past the column's own (the
+    # next columns' entries: valid rows) masked to +0.0
+    cdef double acc = 0.0
+    cdef int k
+    for k in range(m):
+        acc = acc + _kept(q[ix[k]] if binary else d[k] * q[ix[k]], k < n)
+    return acc
+
+cdef inline void _gather_short_as(const index_t* indptr, const int32_t* idx,
+                                  const float64_t* data, const double* q, double* alpha,
+                                  uint64_t* marks, intp_t c0, intp_t c1, bint mark,
+                                  bint binary) noexcept nogil:
+    # _gather_short, inlined with ``mark`` and ``binary`` as constants
+    cdef intp_t c
+    cdef index_t p, n, nnz = indptr[c1] if c1 > c0 else 0
+    cdef const float64_t* d = NULL
+    cdef double acc
+    for c in range(c0, c1):
+        p = indptr[c]
+        n = indptr[c + 1] - p
+        if not binary:
+            d = data + p
+        if n > SHORT_COLUMN or p + SHORT_COLUMN > nnz:   # (the loads past the end)
+            acc = _sum_column(idx + p, d, q, n, binary)
+        elif n <= 1:
+            acc = (0.0 + (q[idx[p]] if binary else d[0] * q[idx[p]])) if n == 1 else 0.0
+        elif n <= 3:
+            acc = _sum_short(idx + p, d, q, n, 3, binary)
+        elif n <= 7:
+            acc = _sum_short(idx + p, d, q, n, 7, binary)
+        else:
+            acc = _sum_short(idx + p, d, q, n, SHORT_COLUMN, binary)
+        if mark:
+            marks[c >> 6] |= (<uint64_t> (acc != alpha[c])) << (c & 63)
+        alpha[c] = acc
+
+cdef void _gather_short(const index_t* indptr, const int32_t* idx, const float64_t* data,
+                        const double* q, double* alpha, uint64_t* marks, intp_t c0,
+                        intp_t c1, bint mark, bint binary) noexcept nogil:
+    """alpha_j for the columns c0 .. c1 - 1 (any length; fastest for at most
+    SHORT_COLUMN entries), each summed over its non-zeros in order, with ``mark``
+    as _gather_columns."""
+    if mark and binary:
+        _gather_short_as(indptr, idx, data, q, alpha, marks, c0, c1, True, True)
+    elif mark:
+        _gather_short_as(indptr, idx, data, q, alpha, marks, c0, c1, True, False)
+    elif binary:
+        _gather_short_as(indptr, idx, data, q, alpha, marks, c0, c1, False, True)
+    else:
+        _gather_short_as(indptr, idx, data, q, alpha, marks, c0, c1, False, False)
+
+
 cdef void _gather_parts(const index_t* indptr, const int32_t* idx, const float64_t* data,
                         const double* q, double* alpha, uint64_t* marks,
-                        const intp_t* bounds, int n_parts, int n_threads, bint mark,
-                        bint binary) noexcept nogil:
+                        const intp_t* bounds, int n_parts, const intp_t* tails,
+                        int n_threads, bint mark, bint binary) noexcept nogil:
     """_gather_columns over n_parts column ranges, part t by lanes
-    bounds[t * N_LANES] .. bounds[(t + 1) * N_LANES], on up to n_threads threads.
-    With ``mark`` and several threads, every part must start at a multiple of 64
-    columns (_parts_on_mark_words): a thread then writes its own mark words only."""
+    bounds[t * N_LANES] .. bounds[(t + 1) * N_LANES], then _gather_short over the
+    columns tails[t] .. tails[t + 1], on up to n_threads threads.  With ``mark``
+    and several threads, every range a thread writes must start at a multiple of
+    64 columns (_full_pass_lanes): a thread then writes its own mark words only."""
     cdef int t
     if n_parts <= 1 or n_threads <= 1:
         for t in range(n_parts):
             _gather_columns(indptr, idx, data, q, alpha, marks, bounds + t * N_LANES,
                             mark, binary)
+            _gather_short(indptr, idx, data, q, alpha, marks, tails[t], tails[t + 1],
+                          mark, binary)
         return
     for t in prange(n_parts, num_threads=n_threads, schedule="static"):
         _gather_columns(indptr, idx, data, q, alpha, marks, bounds + t * N_LANES,
                         mark, binary)
+        _gather_short(indptr, idx, data, q, alpha, marks, tails[t], tails[t + 1],
+                      mark, binary)
 
 
 def _lane_bounds(c_indptr, n_parts=1):
@@ -350,46 +444,77 @@ def _parts_on_mark_words(bounds):
     return np.minimum.accumulate(bounds[::-1])[::-1].copy()
 
 
+def _short_tail(const index_t[::1] c_indptr, intp_t used):
+    """The first column of the longest run of columns ending at column ``used`` - 1
+    that hold at most SHORT_COLUMN entries each (``used`` when there is none)."""
+    cdef intp_t c = used
+    with nogil:
+        while c > 0 and c_indptr[c] - c_indptr[c - 1] <= SHORT_COLUMN:
+            c -= 1
+    return c
+
+
 def _full_pass_lanes(c_indptr, n_parts=1):
-    """FastFW's lane bounds (_lane_bounds, parts on mark words) over the columns up
-    to the last one with entries: the trailing empty columns (in column_order's
-    numbering, every empty column) keep alpha_j = 0 from the start and are
-    never summed (a lane pays a few nanoseconds a column even when empty)."""
+    """FastFW's full-pass layout over the columns up to the last one with entries
+    (the trailing empty columns, in column_order's numbering every empty column,
+    keep alpha_j = 0 from the start and are never summed): ``(lanes, tails)``.
+
+    The columns are split at the start of their trailing run of short columns
+    (_short_tail; moved up to a multiple of 64): before it, ``lanes`` are the
+    n_parts * N_LANES + 1 bounds of _lane_bounds (parts on mark words when
+    n_parts > 1); from it, ``tails`` are the n_parts + 1 bounds of the parts'
+    ranges of short columns (_gather_short), of about equal numbers of columns,
+    each starting at a multiple of 64 but the first."""
     c_indptr = np.asarray(c_indptr, dtype=np.int64)
     n_cols = c_indptr.shape[0] - 1
+    n_parts = max(1, int(n_parts))
     used = int(np.searchsorted(c_indptr, c_indptr[n_cols], side="left")) if n_cols > 0 else 0
-    lanes = _lane_bounds(c_indptr[:used + 1], n_parts)
-    return _parts_on_mark_words(lanes) if n_parts > 1 else lanes
+    start = min(-(-_short_tail(c_indptr, used) // 64) * 64, used)
+    lanes = _lane_bounds(c_indptr[:start + 1], n_parts)
+    if n_parts > 1:
+        lanes = _parts_on_mark_words(lanes)
+    tails = start + (used - start) * np.arange(n_parts + 1, dtype=np.intp) // n_parts
+    tails[1:n_parts] -= tails[1:n_parts] % 64
+    tails = np.maximum(tails, start)
+    return lanes, tails
 
 
 def gather_columns(c_indptr, c_indices, c_data, q, *, bint binary=False, bounds=None,
-                   int n_threads=1):
+                   short_bounds=None, int n_threads=1):
     """alpha = X^T q by _gather_parts, FastFW's full pass (for tests and
     benchmarks): X given by CSC arrays (int64 indptr, int32 indices), q of shape
-    (n_samples,); ``bounds``: k * N_LANES + 1 lane bounds, k parts (default:
-    FastFW's for ``n_threads`` parts, _full_pass_lanes: the trailing empty columns
-    are not summed and get 0.0; (0, 0, 0, 0, D) sums the columns one after the
-    other).  The parts run on up to ``n_threads`` threads."""
+    (n_samples,); ``bounds``: k * N_LANES + 1 lane bounds, k parts, and
+    ``short_bounds``: the k + 1 bounds of the parts' short-column ranges after
+    them (default: none, the columns after the lanes are empty and get 0.0);
+    both None: FastFW's layout for ``n_threads`` parts (_full_pass_lanes;
+    (0, 0, 0, 0, D) sums the columns one after the other in one lane).  The
+    parts run on up to ``n_threads`` threads."""
     cdef const index_t[::1] indptr = np.ascontiguousarray(c_indptr, dtype=np.int64)
     cdef const int32_t[::1] idx = np.ascontiguousarray(c_indices, dtype=np.int32)
     cdef const float64_t[::1] data = np.ascontiguousarray(c_data, dtype=np.float64)
     cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
     cdef intp_t d = indptr.shape[0] - 1
     n_threads = min(n_threads, _openmp_effective_n_threads()) if n_threads > 1 else 1
-    cdef intp_t[::1] lanes = (_full_pass_lanes(c_indptr, n_threads)
-                              if bounds is None else np.asarray(bounds, dtype=np.intp))
+    if bounds is None:
+        bounds, short_bounds = _full_pass_lanes(c_indptr, n_threads)
+    cdef intp_t[::1] lanes = np.asarray(bounds, dtype=np.intp)
     if (lanes.shape[0] - 1) % N_LANES or lanes.shape[0] < N_LANES + 1:
         raise ValueError(f"bounds must have k * {N_LANES} + 1 entries, got {lanes.shape[0]}")
     cdef int n_parts = (lanes.shape[0] - 1) // N_LANES
+    if short_bounds is None:
+        short_bounds = np.full(n_parts + 1, lanes[lanes.shape[0] - 1])
+    cdef intp_t[::1] tails = np.asarray(short_bounds, dtype=np.intp)
+    if tails.shape[0] != n_parts + 1:
+        raise ValueError(f"short_bounds must have {n_parts + 1} entries, got {tails.shape[0]}")
     alpha = np.full(d, np.nan)
-    alpha[lanes[lanes.shape[0] - 1]:] = 0.0  # columns past the lanes: empty (sum 0.0)
+    alpha[tails[n_parts]:] = 0.0  # columns past the short ranges: empty (sum 0.0)
     cdef double[::1] a = alpha
     if d > 0:
         with nogil:
             _gather_parts(&indptr[0], &idx[0] if idx.shape[0] else NULL,
                           &data[0] if data.shape[0] else NULL,
                           &qv[0] if qv.shape[0] else NULL, &a[0], NULL, &lanes[0],
-                          n_parts, n_threads, False, binary)
+                          n_parts, &tails[0], n_threads, False, binary)
     return alpha
 
 
@@ -986,6 +1111,7 @@ cdef class FastFW(_FWBase):
     cdef double[::1] lw_buf                # new log-weights of one batched sampler update
     cdef double[::1] sc_buf                # ... and their scaled weights (log_weight_scaled)
     cdef intp_t[::1] lanes                 # column bounds of the full pass (_gather_parts)
+    cdef intp_t[::1] tails                 # ... and of its short-column ranges (_full_pass_lanes)
     cdef int n_threads                     # OpenMP threads of the full pass and of long columns
     cdef bint distinct_rows                # no column lists a row twice (parallel row updates)
     cdef readonly object order             # column_order's numbering, or None (columns' own)
@@ -1004,7 +1130,7 @@ cdef class FastFW(_FWBase):
         self.r_idx = np.asarray(args[1]).astype(np.int32, copy=False)
         self.c_idx = np.asarray(args[4]).astype(np.int32, copy=False)
         self.n_threads = 1
-        self.lanes = _full_pass_lanes(self.c_indptr, 1)
+        self.lanes, self.tails = _full_pass_lanes(self.c_indptr, 1)
         if self.r_idx.shape[0] != self.r_data.shape[0] or self.c_idx.shape[0] != self.c_data.shape[0]:
             raise ValueError("index and data arrays of X differ in length")
         self.nnz = self.r_indptr[self.n_samples]
@@ -1082,7 +1208,7 @@ cdef class FastFW(_FWBase):
         self.c_idx = new_idx
         if new_data is not None:
             self.c_data = new_data
-        self.lanes = _full_pass_lanes(self.c_indptr, 1)
+        self.lanes, self.tails = _full_pass_lanes(self.c_indptr, 1)
         self.order = order
 
     def _to_columns(self, v):
@@ -1098,7 +1224,7 @@ cdef class FastFW(_FWBase):
         cdef int n_threads = _openmp_effective_n_threads()
         if n_threads != self.n_threads:
             self.n_threads = n_threads
-            self.lanes = _full_pass_lanes(self.c_indptr, n_threads)
+            self.lanes, self.tails = _full_pass_lanes(self.c_indptr, n_threads)
         cdef long done = _FWBase.run(self, n_steps, gaps, tol)
         if self.sampler is not None:
             self.stats.sampler_group_resums = self.sampler.n_group_resums
@@ -1156,7 +1282,7 @@ cdef class FastFW(_FWBase):
                       &self.c_data[0] if self.c_data.shape[0] > 0 else NULL,
                       &self.q[0] if self.n_samples > 0 else NULL, &self.alpha[0],
                       &self.marks[0], &self.lanes[0], (self.lanes.shape[0] - 1) // N_LANES,
-                      self.n_threads, mark, self.binary)
+                      &self.tails[0], self.n_threads, mark, self.binary)
 
     cdef intp_t column_rows_parallel(self, intp_t j, double delta, double w_m,
                                      double* h_io, long* work_out) noexcept nogil:
