@@ -813,6 +813,41 @@ def test_numbered_views_give_the_renumbered_kernel(binary):
                         np.random.default_rng(3).bit_generator, column_order=order[:-1])
 
 
+@pytest.mark.parametrize("binary", [True, False])
+def test_sampler_holds_the_log_weights_of_alpha(binary):
+    """After every run of private steps the grouped sampler holds log_weight(coef,
+    alpha_j) for every coordinate, bit for bit, as a recomputation would give:
+    on a sparse problem whose steps change a few coordinates each (the batched
+    update, its coordinates split by formula, not a full pass), with coef = 2 so
+    that the batches mix the series (x < 0.01), the table and x >= 4."""
+    rng = np.random.default_rng(6)
+    n, d = 2000, 3000
+    X = sp.random_array((n, d), density=0.002, format="csr", rng=rng)
+    X.data = np.ones(X.nnz) if binary else rng.uniform(-1.0, 1.0, X.nnz)
+    y = (rng.random(n) < 0.5).astype(float)
+    Xc = sp.csc_array(X)
+    Xc.sort_indices()
+    code = _fw_fast.SELECTOR_CODES["grouped"]
+    coef = 2.0
+    for renumber in (0, 1):
+        k = _fw_fast.FastFW(X.data, X.indices, X.indptr, Xc.data, Xc.indices, Xc.indptr,
+                            y, 2.0, code, coef, np.random.default_rng(5).bit_generator,
+                            refresh_tol=0.3, group_size=8, renumber=renumber)
+        gaps = np.zeros(200)
+        x_seen = []
+        for n_steps in (1, 9, 40, 150):
+            k.run(n_steps, gaps)
+            st = k.state()
+            x_seen.append(coef * np.abs(st["alpha"]))
+            np.testing.assert_array_equal(
+                st["sampler_log_weights"].view(np.uint64),
+                _fw_fast.log_weight_array(coef, st["alpha"]).view(np.uint64))
+        assert k.stats.n_full_steps == 0      # every step a batched update
+        x_seen = np.concatenate(x_seen)
+        assert np.any((x_seen > 0) & (x_seen < 0.01))
+        assert np.any((x_seen >= 0.01) & (x_seen < 4)) and np.any(x_seen >= 4)
+
+
 def test_unnumber_scatters():
     """_unnumber (state of a numbered kernel): out[order[i]] = v[i]; an order of
     the wrong length or with an index out of range raises instead of writing

@@ -647,13 +647,26 @@ cdef inline double log_weight_scaled(double coef, double a, double* scaled) noex
     #     exp(logw - LN2);
     # both inside the sampler's SCALED_REL_ERR = 16 u.  x >= 4: x + log1p(exp(-2x))
     # (rare: the largest gradients) and -1 (the sampler computes exp(logw - ref)).
-    cdef double x = coef * fabs(a), x2, r, r2, z, cz
+    cdef double x = coef * fabs(a)
+    if x < LWT_SERIES_BELOW:
+        return _log_weight_series(x, scaled)
+    return _log_weight_table(x, scaled)
+
+
+cdef double LWT_SERIES_BELOW = 0.01
+
+cdef inline double _log_weight_series(double x, double* scaled) noexcept nogil:
+    # log_weight_scaled for x < LWT_SERIES_BELOW
+    cdef double x2 = x * x
+    scaled[0] = 1.0 + x2 * (0.5 + x2 * (1.0 / 24.0 + x2 * (1.0 / 720.0)))
+    return LN2 + x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0)))
+
+
+cdef inline double _log_weight_table(double x, double* scaled) noexcept nogil:
+    # log_weight_scaled for x >= LWT_SERIES_BELOW
+    cdef double r, r2, z, cz
     cdef const double* node
     cdef intp_t k
-    if x < 0.01:
-        x2 = x * x
-        scaled[0] = 1.0 + x2 * (0.5 + x2 * (1.0 / 24.0 + x2 * (1.0 / 720.0)))
-        return LN2 + x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0)))
     if x < 4.0:
         k = <intp_t> (x * LWT_PER_UNIT + 0.5)      # 1 <= k <= 4 LWT_PER_UNIT
         node = _lwt[k]
@@ -1110,6 +1123,7 @@ cdef class FastFW(_FWBase):
     cdef bint selector_ready               # the selector holds every coordinate
     cdef double[::1] lw_buf                # new log-weights of one batched sampler update
     cdef double[::1] sc_buf                # ... and their scaled weights (log_weight_scaled)
+    cdef int32_t[::1] part_buf             # ... and their positions split by formula (update_selector)
     cdef intp_t[::1] lanes                 # column bounds of the full pass (_gather_parts)
     cdef intp_t[::1] tails                 # ... and of its short-column ranges (_full_pass_lanes)
     cdef int n_threads                     # OpenMP threads of the full pass and of long columns
@@ -1190,6 +1204,7 @@ cdef class FastFW(_FWBase):
                                              group_size if group_size > 0 else None)
             self.lw_buf = np.zeros(self.n_features + 1)
             self.sc_buf = np.zeros(self.n_features + 1)
+            self.part_buf = np.zeros(self.n_features + 1, dtype=np.int32)
 
     def _renumber_columns(self):
         # Work on the columns in column_order's numbering: the CSR indices mapped
@@ -1266,10 +1281,16 @@ cdef class FastFW(_FWBase):
         self.t_offset = t_offset
 
     def state(self):
-        """Copies of the maintained state (for tests): w_m, wt, vt, q, alpha, h."""
-        return dict(w_m=self.w_m, wt=self._to_columns(self.wt).copy(),
-                    vt=np.asarray(self.vt).copy(), q=np.asarray(self.q).copy(),
-                    alpha=self._to_columns(self.alpha).copy(), h=self.h, prod=self.prod)
+        """Copies of the maintained state (for tests): w_m, wt, vt, q, alpha, h,
+        and with the grouped sampler the log-weights it holds (sampler_log_weights;
+        -inf before the first refresh)."""
+        out = dict(w_m=self.w_m, wt=self._to_columns(self.wt).copy(),
+                   vt=np.asarray(self.vt).copy(), q=np.asarray(self.q).copy(),
+                   alpha=self._to_columns(self.alpha).copy(), h=self.h, prod=self.prod)
+        if self.sampler is not None:
+            out["sampler_log_weights"] = self._to_columns(
+                np.ascontiguousarray(self.sampler.logw)).copy()
+        return out
 
     cdef void full_alpha(self, bint mark) noexcept nogil:
         # alpha = X^T q by columns (CSC gather), the summation order of xt_q
@@ -1325,8 +1346,10 @@ cdef class FastFW(_FWBase):
 
     cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
         # one queue/sampler update per listed coordinate; clears their marks
-        cdef intp_t r, k, kk
-        cdef double c = self.mech_coef
+        cdef intp_t r, k, kk, i, n_series, n_table
+        cdef double c = self.mech_coef, x
+        cdef int32_t* part
+        cdef bint series
         cdef double[::1] alpha = self.alpha
         cdef uint64_t* marks = &self.marks[0]
         cdef const int32_t[::1] dirty_list = self.dirty_list
@@ -1342,15 +1365,36 @@ cdef class FastFW(_FWBase):
             # (same weights as one update per coordinate; each changed group's
             # sum checked and the total updated once: _grouped_sampler)
             # (and their scaled weights: no exp in the sampler for most of them)
+            # The coordinates are split by formula first (x in lwb[r], r listed
+            # from the front of part for the series, from its back for the
+            # table, both slots written and one count moved: no branch), then
+            # each formula runs over its own list: at private budgets about
+            # half of a step's coordinates take each formula, in no order a
+            # branch predictor can follow.  Same bits as log_weight_scaled.
             lwb = &self.lw_buf[0]
             scb = &self.sc_buf[0]
+            part = &self.part_buf[0]
+            n_series = 0
+            n_table = 0
             for r in range(n_dirty):
                 if r + PF < n_dirty:
                     kk = dirty_list[r + PF]
                     prefetch(&alpha[kk])
                 k = dirty_list[r]
                 _unmark(marks, k)
-                lwb[r] = log_weight_scaled(c, alpha[k], &scb[r])
+                x = c * fabs(alpha[k])
+                lwb[r] = x
+                series = x < LWT_SERIES_BELOW
+                part[n_series] = <int32_t> r
+                part[n_dirty - 1 - n_table] = <int32_t> r
+                n_series += series
+                n_table += 1 - series
+            for i in range(n_series):
+                r = part[i]
+                lwb[r] = _log_weight_series(lwb[r], &scb[r])
+            for i in range(n_dirty - n_table, n_dirty):
+                r = part[i]
+                lwb[r] = _log_weight_table(lwb[r], &scb[r])
             if n_dirty > 0:
                 self.sampler._batch(&dirty_list[0], lwb, scb, LN2, n_dirty, False)
         else:
