@@ -654,6 +654,9 @@ cdef inline double log_weight_scaled(double coef, double a, double* scaled) noex
 
 
 cdef double LWT_SERIES_BELOW = 0.01
+# Coordinates whose log-weights FastFW.list_log_weights computes at a time.
+cdef enum:
+    LOG_WEIGHT_BLOCK = 2048
 
 cdef inline double _log_weight_series(double x, double* scaled) noexcept nogil:
     # log_weight_scaled for x < LWT_SERIES_BELOW
@@ -1204,7 +1207,7 @@ cdef class FastFW(_FWBase):
                                              group_size if group_size > 0 else None)
             self.lw_buf = np.zeros(self.n_features + 1)
             self.sc_buf = np.zeros(self.n_features + 1)
-            self.part_buf = np.zeros(self.n_features + 1, dtype=np.int32)
+            self.part_buf = np.zeros(LOG_WEIGHT_BLOCK, dtype=np.int32)
 
     def _renumber_columns(self):
         # Work on the columns in column_order's numbering: the CSR indices mapped
@@ -1344,17 +1347,59 @@ cdef class FastFW(_FWBase):
         work_out[0] = work
         return n_rows
 
+    cdef void list_log_weights(self, intp_t n, bint unmark) noexcept nogil:
+        # lw_buf[r], sc_buf[r] = log_weight_scaled(coef, alpha_k) and its scaled
+        # weight for the coordinates k = dirty_list[r], r < n (with ``unmark``,
+        # their marks cleared).  In blocks of LOG_WEIGHT_BLOCK coordinates (their
+        # buffers stay in the L1 cache), the coordinates are split by formula
+        # first (x in lw_buf[r]; r listed from the front of part_buf for the
+        # series, from its back for the table, both slots written and one count
+        # moved: no branch), then each formula runs over its own list: at
+        # private budgets about half of a step's coordinates take each formula,
+        # in no order a branch predictor can follow.  Same bits as
+        # log_weight_scaled.
+        cdef intp_t r, r0, r1, k, kk, i, n_series, n_table
+        cdef double c = self.mech_coef, x
+        cdef bint series
+        cdef const double* alpha = &self.alpha[0]
+        cdef uint64_t* marks = &self.marks[0]
+        cdef const int32_t* dirty_list = &self.dirty_list[0]
+        cdef double* lwb = &self.lw_buf[0]
+        cdef double* scb = &self.sc_buf[0]
+        cdef int32_t* part = &self.part_buf[0]
+        r0 = 0
+        while r0 < n:
+            r1 = r0 + LOG_WEIGHT_BLOCK if r0 + LOG_WEIGHT_BLOCK < n else n
+            n_series = 0
+            n_table = 0
+            for r in range(r0, r1):
+                if r + PF < n:
+                    kk = dirty_list[r + PF]
+                    prefetch(&alpha[kk])
+                k = dirty_list[r]
+                if unmark:
+                    _unmark(marks, k)
+                x = c * fabs(alpha[k])
+                lwb[r] = x
+                series = x < LWT_SERIES_BELOW
+                part[n_series] = <int32_t> r
+                part[r1 - r0 - 1 - n_table] = <int32_t> r
+                n_series += series
+                n_table += 1 - series
+            for i in range(n_series):
+                r = part[i]
+                lwb[r] = _log_weight_series(lwb[r], &scb[r])
+            for i in range(r1 - r0 - n_table, r1 - r0):
+                r = part[i]
+                lwb[r] = _log_weight_table(lwb[r], &scb[r])
+            r0 = r1
+
     cdef void update_selector(self, intp_t n_dirty) noexcept nogil:
         # one queue/sampler update per listed coordinate; clears their marks
-        cdef intp_t r, k, kk, i, n_series, n_table
-        cdef double c = self.mech_coef, x
-        cdef int32_t* part
-        cdef bint series
+        cdef intp_t r, k
         cdef double[::1] alpha = self.alpha
         cdef uint64_t* marks = &self.marks[0]
         cdef const int32_t[::1] dirty_list = self.dirty_list
-        cdef double* lwb
-        cdef double* scb
         if self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI:
             for r in range(n_dirty):
                 k = dirty_list[r]
@@ -1365,38 +1410,10 @@ cdef class FastFW(_FWBase):
             # (same weights as one update per coordinate; each changed group's
             # sum checked and the total updated once: _grouped_sampler)
             # (and their scaled weights: no exp in the sampler for most of them)
-            # The coordinates are split by formula first (x in lwb[r], r listed
-            # from the front of part for the series, from its back for the
-            # table, both slots written and one count moved: no branch), then
-            # each formula runs over its own list: at private budgets about
-            # half of a step's coordinates take each formula, in no order a
-            # branch predictor can follow.  Same bits as log_weight_scaled.
-            lwb = &self.lw_buf[0]
-            scb = &self.sc_buf[0]
-            part = &self.part_buf[0]
-            n_series = 0
-            n_table = 0
-            for r in range(n_dirty):
-                if r + PF < n_dirty:
-                    kk = dirty_list[r + PF]
-                    prefetch(&alpha[kk])
-                k = dirty_list[r]
-                _unmark(marks, k)
-                x = c * fabs(alpha[k])
-                lwb[r] = x
-                series = x < LWT_SERIES_BELOW
-                part[n_series] = <int32_t> r
-                part[n_dirty - 1 - n_table] = <int32_t> r
-                n_series += series
-                n_table += 1 - series
-            for i in range(n_series):
-                r = part[i]
-                lwb[r] = _log_weight_series(lwb[r], &scb[r])
-            for i in range(n_dirty - n_table, n_dirty):
-                r = part[i]
-                lwb[r] = _log_weight_table(lwb[r], &scb[r])
+            self.list_log_weights(n_dirty, True)
             if n_dirty > 0:
-                self.sampler._batch(&dirty_list[0], lwb, scb, LN2, n_dirty, False)
+                self.sampler._batch(&dirty_list[0], &self.lw_buf[0], &self.sc_buf[0], LN2,
+                                    n_dirty, False)
         else:
             for r in range(n_dirty):
                 _unmark(marks, dirty_list[r])
@@ -1427,19 +1444,13 @@ cdef class FastFW(_FWBase):
     cdef void selector_from_list(self, intp_t n_dirty, bint force_rebuild) noexcept nogil:
         # the selector brought up to date for the n_dirty coordinates listed in
         # dirty_list, in increasing order (selector_from_marks)
-        cdef intp_t r, d = self.n_features
-        cdef double c = self.mech_coef
-        cdef const double[::1] alpha = self.alpha
+        cdef intp_t d = self.n_features
         cdef int32_t[::1] dirty_list = self.dirty_list
-        cdef double* lwb
-        cdef double* scb
         cdef bint many = n_dirty > REBUILD_FRACTION * d
         if self.selector == SEL_GROUPED and many:
-            lwb = &self.lw_buf[0]
-            scb = &self.sc_buf[0]
-            for r in range(n_dirty):
-                lwb[r] = log_weight_scaled(c, alpha[dirty_list[r]], &scb[r])
-            self.sampler._batch(&dirty_list[0], lwb, scb, LN2, n_dirty, True)
+            self.list_log_weights(n_dirty, False)     # (the marks are clear)
+            self.sampler._batch(&dirty_list[0], &self.lw_buf[0], &self.sc_buf[0], LN2,
+                                n_dirty, True)
             self.stats.selector_updates += n_dirty
         elif (self.selector == SEL_PAIRING or self.selector == SEL_FIBONACCI) and (
                 force_rebuild or many):
