@@ -818,8 +818,9 @@ def test_sampler_holds_the_log_weights_of_alpha(binary):
     """After every run of private steps the grouped sampler holds log_weight(coef,
     alpha_j) for every coordinate, bit for bit, as a recomputation would give:
     on a sparse problem whose steps change a few coordinates each (the batched
-    update, its coordinates split by formula, not a full pass), with coef = 2 so
-    that the batches mix the series (x < 0.01), the table and x >= 4."""
+    update, not a full pass): with coef = 2 the batches mix the series (x < 0.01),
+    the table and x >= 4, with coef = 0.005 most coordinates take the series (the
+    blocks split by formula or computed in order as their mix decides)."""
     rng = np.random.default_rng(6)
     n, d = 2000, 3000
     X = sp.random_array((n, d), density=0.002, format="csr", rng=rng)
@@ -828,8 +829,7 @@ def test_sampler_holds_the_log_weights_of_alpha(binary):
     Xc = sp.csc_array(X)
     Xc.sort_indices()
     code = _fw_fast.SELECTOR_CODES["grouped"]
-    coef = 2.0
-    for renumber in (0, 1):
+    for coef, renumber in ((2.0, 0), (2.0, 1), (0.005, 1)):
         k = _fw_fast.FastFW(X.data, X.indices, X.indptr, Xc.data, Xc.indices, Xc.indptr,
                             y, 2.0, code, coef, np.random.default_rng(5).bit_generator,
                             refresh_tol=0.3, group_size=8, renumber=renumber)
@@ -845,7 +845,42 @@ def test_sampler_holds_the_log_weights_of_alpha(binary):
         assert k.stats.n_full_steps == 0      # every step a batched update
         x_seen = np.concatenate(x_seen)
         assert np.any((x_seen > 0) & (x_seen < 0.01))
-        assert np.any((x_seen >= 0.01) & (x_seen < 4)) and np.any(x_seen >= 4)
+        assert np.any((x_seen >= 0.01) & (x_seen < 4))
+        assert np.any(x_seen >= 4) if coef == 2.0 else np.mean(x_seen < 0.01) > 0.9
+
+
+def test_log_weights_split_by_formula_or_in_order():
+    """list_log_weights gives log_weight_scaled's log-weights and scaled weights
+    bit for bit, its blocks split by formula or computed in order (the first
+    block as asked, the next ones as the previous block's mix decides): lists of
+    1 to 5000 coordinates (three blocks of 2048), repeated coordinates, mixes of
+    series, table and x >= 4 from all-series to all-table."""
+    rng = np.random.default_rng(7)
+    n, d = 500, 6000
+    X = sp.random_array((n, d), density=0.01, format="csr", rng=rng)
+    X.data[:] = 1.0
+    Xc = sp.csc_array(X)
+    Xc.sort_indices()
+    y = (rng.random(n) < 0.5).astype(float)
+    code = _fw_fast.SELECTOR_CODES["grouped"]
+    for coef in (0.002, 0.05, 0.5, 20.0):
+        k = _fw_fast.FastFW(X.data, X.indices, X.indptr, Xc.data, Xc.indices, Xc.indptr,
+                            y, 2.0, code, coef, np.random.default_rng(1).bit_generator,
+                            renumber=0)
+        k.run(5, np.zeros(5))
+        alpha = k.state()["alpha"]
+        for size in (1, 7, 2048, 5000):
+            # the coordinates sorted by |alpha| in the first half (one formula a
+            # block) and shuffled in the second (mixed)
+            ks = rng.choice(d, size)
+            ks[:size // 2] = ks[:size // 2][np.argsort(np.abs(alpha[ks[:size // 2]]))]
+            want_lw, want_sc = _fw_fast.log_weight_scaled_array(coef, alpha[ks])
+            for split in (True, False):
+                lw, sc = k._log_weights_of(ks, split)
+                np.testing.assert_array_equal(lw.view(np.uint64), want_lw.view(np.uint64))
+                np.testing.assert_array_equal(sc.view(np.uint64), want_sc.view(np.uint64))
+    with pytest.raises(ValueError, match="out of range"):
+        k._log_weights_of([d], True)
 
 
 def test_unnumber_scatters():
