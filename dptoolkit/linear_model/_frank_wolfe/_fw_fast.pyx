@@ -1369,7 +1369,7 @@ cdef class FastFW(_FWBase):
         # than the split and the block is computed in order.  Same bits either way.
         cdef intp_t r, r0, r1, k, kk, i, n_series, n_table
         cdef double c = self.mech_coef, x
-        cdef bint series
+        cdef bint series, split
         cdef const double* alpha = &self.alpha[0]
         cdef uint64_t* marks = &self.marks[0]
         cdef const int32_t* dirty_list = &self.dirty_list[0]
@@ -1381,42 +1381,33 @@ cdef class FastFW(_FWBase):
             r1 = r0 + LOG_WEIGHT_BLOCK if r0 + LOG_WEIGHT_BLOCK < n else n
             n_series = 0
             n_table = 0
-            if self.split_formulas:
-                for r in range(r0, r1):
-                    if r + PF < n:
-                        kk = dirty_list[r + PF]
-                        prefetch(&alpha[kk])
-                    k = dirty_list[r]
-                    if unmark:
-                        _unmark(marks, k)
-                    x = c * fabs(alpha[k])
+            split = self.split_formulas
+            for r in range(r0, r1):
+                if r + PF < n:
+                    kk = dirty_list[r + PF]
+                    prefetch(&alpha[kk])
+                k = dirty_list[r]
+                if unmark:
+                    _unmark(marks, k)
+                x = c * fabs(alpha[k])
+                series = x < LWT_SERIES_BELOW
+                if split:
                     lwb[r] = x
-                    series = x < LWT_SERIES_BELOW
                     part[n_series] = <int32_t> r
                     part[r1 - r0 - 1 - n_table] = <int32_t> r
-                    n_series += series
                     n_table += 1 - series
+                elif series:
+                    lwb[r] = _log_weight_series(x, &scb[r])
+                else:
+                    lwb[r] = _log_weight_table(x, &scb[r])
+                n_series += series
+            if split:
                 for i in range(n_series):
                     r = part[i]
                     lwb[r] = _log_weight_series(lwb[r], &scb[r])
                 for i in range(r1 - r0 - n_table, r1 - r0):
                     r = part[i]
                     lwb[r] = _log_weight_table(lwb[r], &scb[r])
-            else:
-                for r in range(r0, r1):
-                    if r + PF < n:
-                        kk = dirty_list[r + PF]
-                        prefetch(&alpha[kk])
-                    k = dirty_list[r]
-                    if unmark:
-                        _unmark(marks, k)
-                    x = c * fabs(alpha[k])
-                    series = x < LWT_SERIES_BELOW
-                    n_series += series
-                    if series:
-                        lwb[r] = _log_weight_series(x, &scb[r])
-                    else:
-                        lwb[r] = _log_weight_table(x, &scb[r])
             self.split_formulas = (SPLIT_SHARE_LO * (r1 - r0) <= n_series
                                    <= SPLIT_SHARE_HI * (r1 - r0))
             r0 = r1
