@@ -183,18 +183,26 @@ cdef inline _Lane _lane_start(intp_t c0, intp_t c1, const index_t* indptr, doubl
         L = _lane_store(L, indptr, alpha, marks, mark)
     return L
 
+cdef inline double _sum_column(double acc, const int32_t* ix, const float64_t* d,
+                               const double* q, index_t n, bint binary) noexcept nogil:
+    # acc + d[0] q[ix[0]] + ... + d[n-1] q[ix[n-1]], added in that order (binary
+    # X: the products are q[ix[k]], d is not read)
+    cdef index_t k
+    if binary:
+        for k in range(n):
+            acc = acc + q[ix[k]]
+    else:
+        for k in range(n):
+            acc = acc + d[k] * q[ix[k]]
+    return acc
+
 cdef inline _Lane _lane_finish(_Lane L, const index_t* indptr, const int32_t* idx,
                                const float64_t* data, const double* q, double* alpha,
                                uint64_t* marks, bint mark, bint binary) noexcept nogil:
     # the rest of the lane's columns, one after the other
-    cdef index_t p
     while L.c < L.end_c:
-        if binary:
-            for p in range(L.p, L.e):
-                L.acc = L.acc + q[idx[p]]
-        else:
-            for p in range(L.p, L.e):
-                L.acc = L.acc + data[p] * q[idx[p]]
+        L.acc = _sum_column(L.acc, idx + L.p, NULL if binary else data + L.p, q, L.e - L.p,
+                            binary)
         L.p = L.e
         L = _lane_store(L, indptr, alpha, marks, mark)
     return L
@@ -317,19 +325,6 @@ def _openmp_effective_n_threads():
 cdef enum:
     SHORT_COLUMN = 15
 
-cdef inline double _sum_column(const int32_t* ix, const float64_t* d, const double* q,
-                               index_t n, bint binary) noexcept nogil:
-    # sum_k d[k] q[ix[k]] over the column's n entries, in order
-    cdef double acc = 0.0
-    cdef index_t k
-    if binary:
-        for k in range(n):
-            acc = acc + q[ix[k]]
-    else:
-        for k in range(n):
-            acc = acc + d[k] * q[ix[k]]
-    return acc
-
 cdef inline double _kept(double v, bint keep) noexcept nogil:
     # v when keep, else +0.0 (the bits masked: no branch)
     cdef uint64_t u
@@ -340,7 +335,7 @@ cdef inline double _kept(double v, bint keep) noexcept nogil:
 
 cdef inline double _sum_short(const int32_t* ix, const float64_t* d, const double* q,
                               index_t n, int m, bint binary) noexcept nogil:
-    # _sum_column for 1 <= n <= m: m adds, the terms past the column's own (the
+    # _sum_column(0.0, ...) for 1 <= n <= m: m adds, the terms past the column's own (the
     # next columns' entries: valid rows) masked to +0.0
     cdef double acc = 0.0
     cdef int k
@@ -363,7 +358,7 @@ cdef inline void _gather_short_as(const index_t* indptr, const int32_t* idx,
         if not binary:
             d = data + p
         if n > SHORT_COLUMN or p + SHORT_COLUMN > nnz:   # (the loads past the end)
-            acc = _sum_column(idx + p, d, q, n, binary)
+            acc = _sum_column(0.0, idx + p, d, q, n, binary)
         elif n <= 1:
             acc = (0.0 + (q[idx[p]] if binary else d[0] * q[idx[p]])) if n == 1 else 0.0
         elif n <= 3:
